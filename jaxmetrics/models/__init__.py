@@ -1,0 +1,18 @@
+"""Text and models: Flax NNX GPT-2 / BERT / RoBERTa loaded from Hugging Face safetensors
+checkpoints, and featurizers that turn texts into arrays.
+
+This is the only layer of jaxmetrics that touches strings, files or the network.
+"""
+from jaxmetrics.models._base import ModelOutput
+from jaxmetrics.models.loader import LoadedModel, load_model
+from jaxmetrics.models.registry import ARCHITECTURES, Architecture, known_model_types, register_architecture
+
+__all__ = [
+    "ARCHITECTURES",
+    "Architecture",
+    "LoadedModel",
+    "ModelOutput",
+    "known_model_types",
+    "load_model",
+    "register_architecture",
+]

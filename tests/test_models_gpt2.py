@@ -1,0 +1,74 @@
+"""GPT-2 in Flax NNX vs transformers' PyTorch GPT2LMHeadModel on a tiny random checkpoint."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from jaxmetrics.models import ModelOutput, load_model  # noqa: E402
+from jaxmetrics.models.testing import tiny_checkpoint  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def gpt2(tmp_path_factory):
+    d, tm = tiny_checkpoint("gpt2", tmp_path_factory.mktemp("gpt2"), return_torch=True)
+    return load_model(d), tm
+
+
+def _batch(vocab, rng):
+    ids = rng.integers(0, vocab, (3, 10)).astype(np.int32)
+    mask = np.ones((3, 10), bool)
+    mask[1, 6:] = False
+    mask[2, 3:] = False  # right padding
+    return ids, mask
+
+
+def test_hidden_states_and_logits_match_torch(gpt2, rng):
+    lm, tm = gpt2
+    ids, mask = _batch(lm.config.vocab_size, rng)
+    out = lm.forward(ids, mask, output_hidden_states=True)
+    with torch.no_grad():
+        ref = tm(input_ids=torch.tensor(ids, dtype=torch.long),
+                 attention_mask=torch.tensor(mask.astype(np.int64)), output_hidden_states=True)
+    assert isinstance(out, ModelOutput)
+    assert len(out.hidden_states) == lm.config.n_layer + 1 == len(ref.hidden_states)
+    for ours, theirs in zip(out.hidden_states, ref.hidden_states):
+        np.testing.assert_allclose(np.asarray(ours)[mask], theirs.numpy()[mask], atol=1e-4, rtol=0)
+    # hidden_states[-1] is after ln_f and equals last_hidden_state (transformers' convention)
+    np.testing.assert_array_equal(np.asarray(out.hidden_states[-1]), np.asarray(out.last_hidden_state))
+    assert out.logits.dtype == np.float32
+    assert out.logits.shape == (3, 10, lm.config.vocab_size)
+    np.testing.assert_allclose(np.asarray(out.logits)[mask], ref.logits.numpy()[mask], atol=1e-4, rtol=0)
+
+
+def test_padding_does_not_change_real_tokens(gpt2, rng):
+    lm, _ = gpt2
+    ids, mask = _batch(lm.config.vocab_size, rng)
+    short = lm.forward(ids[1:2, :6], mask[1:2, :6]).last_hidden_state
+    padded = lm.forward(ids, mask).last_hidden_state
+    np.testing.assert_allclose(np.asarray(padded)[1, :6], np.asarray(short)[0], atol=1e-5)
+
+
+def test_jit_equals_eager_and_no_retrace(gpt2, rng):
+    lm, _ = gpt2
+    ids, mask = _batch(lm.config.vocab_size, rng)
+    jitted = lm.forward(ids, mask, return_logits=False)
+    assert jitted.logits is None and jitted.hidden_states is None
+    eager = lm.model(ids, mask, return_logits=False)
+    np.testing.assert_allclose(np.asarray(jitted.last_hidden_state)[mask],
+                               np.asarray(eager.last_hidden_state)[mask], atol=1e-5)
+    fn, _ = lm._compiled()
+    before = fn._cache_size()
+    lm.forward(ids + 1, mask, return_logits=False)
+    assert fn._cache_size() == before
+
+
+def test_bad_forward_input(gpt2):
+    lm, _ = gpt2
+    with pytest.raises(ValueError, match="^input_ids"):
+        lm.forward(np.zeros(4, np.int32), np.ones(4, bool))
+    with pytest.raises(ValueError, match="^attention_mask"):
+        lm.forward(np.zeros((2, 4), np.int32), np.ones((2, 3), bool))
+    with pytest.raises(TypeError, match="^input_ids"):
+        lm.forward(np.zeros((2, 4), np.float32), np.ones((2, 4), bool))
