@@ -1,0 +1,14 @@
+"""Diversity metrics (n-gram, Self-BLEU, MAUVE-paper text statistics), the
+similarity → diversity reduction and Tevet & Berant's decoding / content tests."""
+from jaxmetrics.diversity.ngrams import (
+    averaged_distinct_n,
+    distinct_n,
+    encode_sequences,
+    encode_sets,
+    ngram_count_stats,
+    ngram_cosine_matrix,
+    ngram_entropy,
+    ngram_ids,
+    tevet_tokenize,
+)
+from jaxmetrics.diversity.selfbleu import bleu_from_stats, self_bleu, self_bleu_scores, self_bleu_stats
