@@ -43,6 +43,9 @@ ARCHITECTURES: dict[str, Architecture] = {
     "bert": Architecture("jaxmetrics.models.bert", "Bert", "convert_bert", "bert"),
     "roberta": Architecture("jaxmetrics.models.bert", "Roberta", "convert_roberta", "roberta"),
     "xlm-roberta": Architecture("jaxmetrics.models.bert", "Roberta", "convert_roberta", "roberta"),
+    "llama": Architecture("jaxmetrics.models.llama", "Llama", "convert_llama", "llama"),
+    "mistral": Architecture("jaxmetrics.models.llama", "Llama", "convert_llama", "mistral"),
+    "qwen2": Architecture("jaxmetrics.models.llama", "Llama", "convert_llama", "qwen2"),
 }
 
 
