@@ -128,7 +128,9 @@ class LoadedModel:
     name: str = ""
     path: str = ""
     fingerprint: str = ""
+    dtype: Any = jnp.float32
     _jitted: Any = field(default=None, repr=False)
+    _reductions: dict = field(default_factory=dict, repr=False)
 
     @property
     def pad_token_id(self) -> int:
@@ -176,6 +178,23 @@ class LoadedModel:
         return jitted(state, jnp.asarray(ids, jnp.int32), jnp.asarray(mask, bool),
                       bool(output_hidden_states), bool(return_logits and self.is_causal))
 
+    def reduction(self, key: Any, fn):
+        """A jit-compiled ``(input_ids, attention_mask) -> fn(model, input_ids, attention_mask)``.
+
+        Used by the featurizers so that only what they keep (e.g. one layer at the last
+        token) leaves the compiled program. Cached by ``key`` (hashable), and by shape by jit.
+        """
+        if key not in self._reductions:
+            graphdef, state = nnx.split(self.model)
+
+            def run(state, input_ids, attention_mask):
+                return fn(nnx.merge(graphdef, state), input_ids, attention_mask)
+
+            jitted = jax.jit(run)
+            self._reductions[key] = (jitted, state)
+        jitted, state = self._reductions[key]
+        return lambda ids, mask: jitted(state, jnp.asarray(ids, jnp.int32), jnp.asarray(mask, bool))
+
     @property
     def num_layers(self) -> int:
         """Number of transformer blocks (``hidden_states`` has one more entry)."""
@@ -184,6 +203,22 @@ class LoadedModel:
             if getattr(cfg, attr, None) is not None:
                 return int(getattr(cfg, attr))
         raise AttributeError("config has no layer count")
+
+    @property
+    def max_positions(self) -> int | None:
+        """Longest input the position embeddings allow (``None`` if unbounded)."""
+        cfg = self.config
+        if self.kind == "roberta":
+            return int(cfg.max_position_embeddings) - int(cfg.pad_token_id) - 1
+        for attr in ("n_positions", "max_position_embeddings"):
+            if getattr(cfg, attr, None) is not None:
+                return int(getattr(cfg, attr))
+        return None
+
+    @property
+    def model_vocab_size(self) -> int:
+        """Rows of the input embedding table."""
+        return int(self.config.vocab_size)
 
     @property
     def hidden_size(self) -> int:
@@ -242,4 +277,4 @@ def load_model(name_or_path: str | os.PathLike, *, dtype=jnp.float32) -> LoadedM
                          name=f"name_or_path ({d})")
     return LoadedModel(model=model, tokenizer=tokenizer, config=config, kind=arch.kind,
                        is_causal=bool(getattr(cls, "is_causal", False)), name=os.fspath(name_or_path),
-                       path=str(d), fingerprint=_fingerprint(d, files))
+                       path=str(d), fingerprint=_fingerprint(d, files), dtype=dtype)

