@@ -12,3 +12,22 @@ from jaxmetrics.diversity.ngrams import (
     tevet_tokenize,
 )
 from jaxmetrics.diversity.selfbleu import bleu_from_stats, self_bleu, self_bleu_scores, self_bleu_stats
+from jaxmetrics.diversity.stats import (
+    repetition_flags,
+    repetition_fraction,
+    termination_ratio,
+    zipf_coefficient,
+    zipf_stats,
+)
+from jaxmetrics.diversity.reduction import (
+    batched_set_diversity,
+    cosine_similarity,
+    distinct_n_sets,
+    embedding_cosine_diversity,
+    ngram_cosine_diversity,
+    ngram_entropy_sets,
+    pairwise_similarity,
+    self_bleu_sets,
+    set_diversity,
+    similarity_to_diversity,
+)

@@ -245,7 +245,7 @@ def _pooled_stats_one_order(g: jax.Array, valid: jax.Array):
                               jnp.where(ok, run, W), num_segments=W + 1)[:W]
     totf = jnp.maximum(total, 1).astype(cnt.dtype)
     p = cnt / totf
-    ent = -jnp.sum(jnp.where(cnt > 0, p * jnp.log(jnp.where(cnt > 0, p, 1.0)), 0.0))
+    ent = 0.0 - jnp.sum(jnp.where(cnt > 0, p * jnp.log(jnp.where(cnt > 0, p, 1.0)), 0.0))
     return unique, total, ent
 
 

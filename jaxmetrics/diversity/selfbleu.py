@@ -57,10 +57,11 @@ def _clipped_numerators(g: jax.Array, valid: jax.Array, row: jax.Array, B: int) 
     return jax.ops.segment_sum(clipped, jnp.where(ok, run_r, B), num_segments=B + 1)[:B]
 
 
-def _closest_other_length(lengths: jax.Array) -> jax.Array:
-    """``argmin_{r≠h} (|len_r - len_h|, len_r)`` for every h; ``[B] -> [B]``."""
-    srt = jnp.sort(lengths)
+def _closest_other_length(lengths: jax.Array, mask: jax.Array | None = None) -> jax.Array:
+    """``argmin_{r≠h} (|len_r - len_h|, len_r)`` over rows r in ``mask``; ``[B] -> [B]``."""
     B = lengths.shape[0]
+    far = jnp.int32(2 ** 28)  # masked rows never win (lengths are far below this)
+    srt = jnp.sort(lengths if mask is None else jnp.where(mask, lengths, far))
     left = jnp.searchsorted(srt, lengths, side="left")
     right = jnp.searchsorted(srt, lengths, side="right")
     big = jnp.iinfo(jnp.int32).max // 2
@@ -71,12 +72,15 @@ def _closest_other_length(lengths: jax.Array) -> jax.Array:
 
 
 @partial(jax.jit, static_argnames=("max_n",))
-def self_bleu_stats(ids: jax.Array, lengths: jax.Array, max_n: int = 4):
+def self_bleu_stats(ids: jax.Array, lengths: jax.Array, max_n: int = 4,
+                    mask: jax.Array | None = None):
     """Integer sufficient statistics of Self-BLEU for every row of a padded batch.
 
     Args:
       ids: ``[B, T]`` token ids (B >= 2); lengths: ``[B]`` real lengths.
       max_n: largest n-gram order (static).
+      mask: optional ``[B]`` bool; rows outside it are neither references nor counted
+        (their own outputs are meaningless).
 
     Returns:
       ``(numerators [B, max_n], denominators [B, max_n], hyp_len [B], ref_len [B])`` —
@@ -92,13 +96,15 @@ def self_bleu_stats(ids: jax.Array, lengths: jax.Array, max_n: int = 4):
     B, T = ids.shape
     W = B * T
     lengths = lengths.astype(jnp.int32)
+    if mask is not None:
+        lengths = jnp.where(mask, lengths, 0)
     gid, valid = ngram_ids(ids, lengths, max_n)
     row = jnp.broadcast_to(jnp.arange(B, dtype=jnp.int32)[:, None], (B, T)).reshape(W)
     nums = jax.vmap(lambda g, v: _clipped_numerators(g, v, row, B))(
         gid.reshape(max_n, W), valid.reshape(max_n, W))
     orders = jnp.arange(1, max_n + 1, dtype=jnp.int32)
     dens = jnp.maximum(1, lengths[:, None] - orders[None, :] + 1)
-    return nums.T, dens, lengths, _closest_other_length(lengths)
+    return nums.T, dens, lengths, _closest_other_length(lengths, mask)
 
 
 def bleu_from_stats(numerators: jax.Array, denominators: jax.Array, hyp_len: jax.Array,
