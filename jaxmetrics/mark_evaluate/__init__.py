@@ -29,3 +29,4 @@ from jaxmetrics.mark_evaluate.baselines import (
     prd_curve,
     prd_f_beta,
 )
+from jaxmetrics.mark_evaluate.pipeline import embed_texts, mark_evaluate
