@@ -1,0 +1,223 @@
+"""Soft (differentiable) MAUVE: gradients, limits, padding, training signal, bad input."""
+from __future__ import annotations
+
+import sys
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+import pytest
+from jax.test_util import check_grads
+
+from jaxmetrics.mauve.histograms import mauve_from_histograms
+from jaxmetrics.mauve.soft import (
+    CentroidQuantizer,
+    hard_mauve,
+    mauve_loss,
+    soft_assign,
+    soft_histogram,
+    soft_mauve,
+)
+
+
+def _data(rng, n_p=12, n_q=10, d=3, k=5):
+    c = rng.standard_normal((k, d)) * 2.0
+    p = c[rng.integers(0, k, n_p)] + 0.5 * rng.standard_normal((n_p, d))
+    q = c[rng.integers(0, 2, n_q)] + 0.5 * rng.standard_normal((n_q, d))  # q covers 2 bins only
+    return p, q, c
+
+
+def test_soft_assign_definition(x64):
+    x = jnp.array([[0.0, 0.0], [1.0, 2.0]])
+    c = jnp.array([[0.0, 1.0], [2.0, 2.0], [-1.0, 0.0]])
+    tau = 0.7
+    d2 = np.array([[np.sum((np.asarray(xi) - np.asarray(cj)) ** 2) for cj in c] for xi in x])
+    e = np.exp(-d2 / tau)
+    np.testing.assert_allclose(soft_assign(x, c, tau), e / e.sum(1, keepdims=True), rtol=1e-12)
+
+
+def test_hand_computed_cases():
+    c = jnp.array([[0.0], [1.0]])
+    # identical spreads -> 1, disjoint supports -> mauve-text's disjoint value with 25 points
+    same = soft_mauve(jnp.array([[0.0], [1.0]]), jnp.array([[1.0], [0.0]]), c, temperature=1e-4)
+    assert float(same.mauve) == pytest.approx(1.0, abs=1e-6)
+    assert float(same.frontier_integral) == pytest.approx(0.0, abs=1e-6)
+    dis = hard_mauve(jnp.array([[0.0], [0.1]]), jnp.array([[1.0], [0.9]]), c)
+    assert float(dis.mauve) == pytest.approx(0.0040720962619613, abs=1e-6)
+    assert float(dis.frontier_integral) == pytest.approx(1.0, abs=1e-6)
+
+
+def test_hard_mauve_matches_mauve_text_on_same_bins(x64, rng):
+    pytest.importorskip("mauve")
+    import mauve  # noqa: F401
+
+    cm = sys.modules["mauve.compute_mauve"]
+    p, q, c = _data(rng, n_p=60, n_q=50, k=6)
+    r = hard_mauve(p, q, c)
+    lab = lambda x: np.argmin(((x[:, None] - c[None]) ** 2).sum(-1), 1)  # noqa: E731
+    ph = np.bincount(lab(p), minlength=6) / 60.0
+    qh = np.bincount(lab(q), minlength=6) / 50.0
+    w = np.linspace(1e-6, 1 - 1e-6, 25)
+    x_, y_ = cm.get_divergence_curve_for_multinomials(ph, qh, w, 5).T
+    i1, i2 = np.argsort(x_), np.argsort(y_)
+    ref = 0.5 * (cm.compute_area_under_curve(x_[i1], y_[i1]) + cm.compute_area_under_curve(y_[i2], x_[i2]))
+    assert float(r.mauve) == pytest.approx(ref, abs=1e-9)
+    assert float(r.frontier_integral) == pytest.approx(cm.get_fronter_integral(ph, qh), abs=1e-9)
+
+
+@pytest.mark.parametrize("pseudocount", [0.0, 0.5])
+def test_gradients_match_finite_differences(x64, rng, pseudocount):
+    p, q, c = _data(rng)
+    p, q, c = map(jnp.asarray, (p, q, c))
+
+    def mauve_of(p, q, c):
+        return soft_mauve(p, q, c, temperature=1.5, pseudocount=pseudocount).mauve
+
+    def fi_of(p, q, c):
+        return soft_mauve(p, q, c, temperature=1.5, pseudocount=pseudocount).frontier_integral
+
+    for f in (mauve_of, fi_of):
+        check_grads(f, (p, q, c), order=1, modes=["rev"], eps=1e-6, atol=1e-6, rtol=1e-5)
+    # gradient w.r.t. the temperature too
+    check_grads(
+        lambda t: soft_mauve(p, q, c, temperature=t, pseudocount=pseudocount).mauve,
+        (jnp.asarray(1.5),),
+        order=1,
+        modes=["rev"],
+        eps=1e-6,
+        atol=1e-6,
+        rtol=1e-5,
+    )
+
+
+def test_gradients_finite_with_empty_bins_and_padding(x64, rng):
+    p, q, c = _data(rng)
+    c = np.concatenate([c, [[1e3, 1e3, 1e3]]])  # a bin nobody reaches: exactly empty
+    pad = np.full((4, 3), 5e2)  # padding rows with extreme values
+    pq = np.concatenate([q, pad])
+    q_mask = np.r_[np.ones(len(q)), np.zeros(4)]
+    for b in (0.0, 0.5):
+        for tau in (1e-3, 1.0):  # tiny tau: assignments underflow to exact 0/1
+            f = lambda q_, c_: soft_mauve(p, q_, c_, temperature=tau, pseudocount=b, q_mask=q_mask)  # noqa: B023,E731
+            r_pad = f(jnp.asarray(pq), jnp.asarray(c))
+            r_cut = soft_mauve(p, q, c, temperature=tau, pseudocount=b)
+            np.testing.assert_allclose(r_pad.mauve, r_cut.mauve, rtol=1e-12)
+            np.testing.assert_allclose(r_pad.frontier_integral, r_cut.frontier_integral, rtol=1e-12)
+            for out in ("mauve", "frontier_integral"):
+                gq, gc = jax.grad(lambda a, z: getattr(f(a, z), out), argnums=(0, 1))(jnp.asarray(pq), jnp.asarray(c))  # noqa: B023
+                assert np.all(np.isfinite(gq)) and np.all(np.isfinite(gc))
+                assert np.all(gq[len(q) :] == 0.0)  # padding gets no gradient
+    # the masked-out loss is a usable training signal at an empty bin too
+    g = jax.grad(lambda a: mauve_loss(p, a, c, temperature=1.0, q_mask=q_mask))(jnp.asarray(pq))
+    assert np.all(np.isfinite(g)) and np.any(g[: len(q)] != 0)
+
+
+def test_soft_tends_to_hard_as_temperature_goes_to_zero(x64, rng):
+    p, q, c = _data(rng, n_p=80, n_q=70, k=6)
+    hard = hard_mauve(p, q, c)
+    errs = []
+    for tau in (3.0, 0.3, 0.03, 3e-3, 3e-4, 3e-5):
+        s = soft_mauve(p, q, c, temperature=tau)
+        errs.append(abs(float(s.mauve) - float(hard.mauve)) + abs(float(s.frontier_integral) - float(hard.frontier_integral)))
+    assert errs[-1] < 1e-6
+    assert errs[0] > 1e-3  # the limit is approached, not trivially equal
+    assert errs[2] < errs[0]
+    # with smoothing, the limit is the smoothed hard MAUVE (mauve_star-style)
+    np.testing.assert_allclose(
+        soft_mauve(p, q, c, temperature=1e-4, pseudocount=0.5).mauve,
+        hard_mauve(p, q, c, pseudocount=0.5).mauve,
+        atol=1e-9,
+    )
+
+
+def test_soft_histogram_definition():
+    a = jnp.array([[0.2, 0.8], [0.6, 0.4], [1.0, 0.0]])
+    h = soft_histogram(a, jnp.array([1, 1, 0]), pseudocount=0.5)
+    np.testing.assert_allclose(h, np.array([0.8 + 0.5, 1.2 + 0.5]) / 3.0, rtol=1e-6)
+    # hand case through mauve_from_histograms
+    r = soft_mauve(jnp.zeros((1, 1)), jnp.ones((1, 1)), jnp.array([[0.0], [1.0]]), temperature=1.0)
+    e = 1.0 / (1.0 + np.exp(-1.0))  # weight of the nearer centroid
+    ref = mauve_from_histograms(jnp.array([e, 1 - e]), jnp.array([1 - e, e]))
+    np.testing.assert_allclose(r.mauve, ref.mauve, rtol=1e-5)
+
+
+def test_jit_equals_eager_and_no_retrace(rng):
+    p, q, c = (jnp.asarray(a, jnp.float32) for a in _data(rng))
+    traces = []
+
+    def f(p, q, c, t):
+        traces.append(1)
+        r = soft_mauve(p, q, CentroidQuantizer(c), temperature=t, pseudocount=0.5)
+        return r.mauve, r.frontier_integral
+
+    jf = jax.jit(f)
+    eager = f(p, q, c, 1.0)
+    j1 = jf(p, q, c, 1.0)
+    j2 = jf(p + 0.1, q, c, 2.0)  # same shapes, new values and temperature
+    np.testing.assert_allclose(j1, eager, rtol=1e-5)
+    np.testing.assert_allclose(j2, f(p + 0.1, q, c, 2.0), rtol=1e-5)
+    assert len(traces) == 3  # 2 eager calls + exactly 1 trace for both jitted calls
+
+
+def test_vmap_over_a_batch_of_q_sets(rng):
+    p, q, c = (jnp.asarray(a, jnp.float32) for a in _data(rng))
+    qs = jnp.stack([q, q + 1.0, q * 0.5])
+    batched = jax.vmap(lambda qq: soft_mauve(p, qq, c, temperature=1.0).mauve)(qs)
+    single = [float(soft_mauve(p, qq, c, temperature=1.0).mauve) for qq in qs]
+    np.testing.assert_allclose(batched, single, rtol=1e-5)
+
+
+def test_optax_ascent_moves_point_cloud_to_target():
+    rng = np.random.default_rng(0)
+    d, k, n = 4, 8, 400
+    means = rng.standard_normal((k, d)) * 3
+    p = (means[rng.integers(0, k, n)] + 0.5 * rng.standard_normal((n, d))).astype(np.float32)
+    cq = CentroidQuantizer(jnp.asarray(means, jnp.float32))
+    q = jnp.asarray(rng.standard_normal((n, d)) * 0.5 + np.array([6.0, 0, 0, 0]), jnp.float32)
+    start = float(hard_mauve(p, q, cq).mauve)
+    assert start < 0.2
+    tau = 10.0
+    opt = optax.adam(0.05)
+    state = opt.init(q)
+
+    @jax.jit
+    def step(q, state):
+        loss, g = jax.value_and_grad(lambda x: mauve_loss(p, x, cq, temperature=tau))(q)
+        upd, state = opt.update(g, state, q)
+        return optax.apply_updates(q, upd), state, loss
+
+    losses = []
+    for _ in range(400):
+        q, state, loss = step(q, state)
+        losses.append(float(loss))
+    end = float(hard_mauve(p, q, cq).mauve)
+    assert end > 0.9, (start, end)
+    assert losses[-1] < losses[0]
+
+
+def test_bad_input_raises():
+    p = jnp.ones((4, 2))
+    c = jnp.array([[0.0, 0.0], [1.0, 1.0]])
+    with pytest.raises(ValueError, match="^temperature"):
+        soft_mauve(p, p, c, temperature=0.0)
+    with pytest.raises(ValueError, match="^temperature"):
+        soft_mauve(p, p, c, temperature=float("nan"))
+    with pytest.raises(ValueError, match="^q_features"):
+        soft_mauve(p, jnp.ones((4, 3)), c, temperature=1.0)
+    with pytest.raises(ValueError, match="^p_features"):
+        soft_mauve(jnp.ones(4), p, c, temperature=1.0)
+    with pytest.raises(ValueError, match="^p_features"):
+        soft_mauve(p.at[0, 0].set(jnp.nan), p, c, temperature=1.0)
+    with pytest.raises(ValueError, match="^quantizer"):
+        soft_mauve(p, p, jnp.ones((2, 3)), temperature=1.0)
+    with pytest.raises(TypeError, match="^quantizer"):
+        soft_mauve(p, p, "kmeans", temperature=1.0)
+    with pytest.raises(ValueError, match="^q_mask"):
+        soft_mauve(p, p, c, temperature=1.0, q_mask=jnp.zeros(4))
+    with pytest.raises(ValueError, match="^p_mask"):
+        soft_mauve(p, p, c, temperature=1.0, p_mask=jnp.ones(3))
+    with pytest.raises(ValueError, match="^pseudocount"):
+        mauve_loss(p, p, c, temperature=1.0, pseudocount=-1.0)
+    with pytest.raises(ValueError, match="^scaling"):
+        soft_mauve(p, p, c, temperature=1.0, scaling=0.0)
