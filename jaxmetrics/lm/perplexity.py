@@ -1,0 +1,473 @@
+"""Strided sliding-window perplexity of fixed-context causal LMs, and generation perplexity.
+
+Every window of the corpus is laid out once as a padded batch ``[W, T]`` of token windows
+with a target mask, and the windows are scored ``batch_size`` at a time by one jit-compiled
+function (model forward + log-softmax + masked NLL sums per window) — no Python loop over
+single windows. Sums are accumulated on the host in float64.
+
+Two conventions for the window layout (``convention=``):
+
+``'exact'`` (default)
+    Every token after the first of each document is scored exactly once, with the longest
+    context the window allows. Window ``w`` ends at ``e_w = min(w·s' + L, N)`` with
+    ``s' = min(stride, L - 1)`` (a window of ``L`` tokens predicts at most ``L - 1`` of them,
+    so with ``stride == L`` consecutive windows overlap by the one token that conditions the
+    next window's first target), starts at ``max(0, e_w - L)`` (so the final window is also a
+    full ``L`` tokens of context where the document allows), and scores the targets
+    ``[max(e_{w-1}, 1), e_w)``. Token count = ``Σ_docs (N_d - 1)``.
+
+``'document'``
+    The Hugging Face loop of "Perplexity of fixed-length models" reproduced number for
+    number: windows start at ``w·stride``, end at ``min(w·stride + L, N)``, their labels
+    are the last ``trg_len = e_w - e_{w-1}`` tokens, and each window's mean loss is weighted by
+    ``trg_len - 1`` (the doc's ``num_valid_tokens - batch_size``, "label-shift correction").
+    That count is exact only when the first label of the window is at position 0 (first
+    window, or ``stride == L``): in later overlapping windows the internal label shift drops a
+    *context* position, the loss averages over all ``trg_len`` labels, and the doc weights
+    them by ``trg_len - 1``. Also, with ``stride == L`` the first token of every window is
+    never scored (``N - #windows`` targets). A final window with ``trg_len == 1`` has no
+    scored label (the doc's loop gets ``0·NaN``); here it contributes nothing.
+
+The ``'exact'`` NLL and count equal the per-token definition ``Σ -ln p(x_j | x_{b_w..j-1})``
+over these windows; parity with the doc's PyTorch loop (both conventions) is tested.
+"""
+from __future__ import annotations
+
+import time
+import weakref
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxmetrics._validation import check_int
+
+__all__ = ["WindowLayout", "window_layout", "PerplexityResult", "perplexity", "generation_perplexity",
+           "score_windows"]
+
+
+# ----------------------------------------------------------------------------------------------
+# window layout (host-side index arithmetic; no model involved)
+
+
+@dataclass(frozen=True)
+class WindowLayout:
+    """All windows of a corpus. Arrays of shape ``[W]``.
+
+    Attributes:
+      doc: document index of each window.
+      start: first token of the window (offset inside its document).
+      length: number of input tokens of the window (``<= max_length``).
+      score_from: local index of the first scored label; labels ``score_from .. length-1``
+        are scored (label ``j`` is predicted by the logit at ``j - 1``), so ``score_from >= 1``.
+      weight: per-window multiplier of the mean window loss used by ``'document'``
+        (``(trg_len - 1) / n_scored``); all ones for ``'exact'``.
+      doc_count: per-window token count added to the total (``'exact'``: ``length -
+        score_from``; ``'document'``: ``trg_len - 1``).
+      width: padded width ``T`` of the batch (longest window).
+    """
+
+    doc: np.ndarray
+    start: np.ndarray
+    length: np.ndarray
+    score_from: np.ndarray
+    weight: np.ndarray
+    doc_count: np.ndarray
+    width: int
+
+    @property
+    def num_windows(self) -> int:
+        return int(self.doc.shape[0])
+
+    @property
+    def num_scored(self) -> np.ndarray:
+        """``[W]`` number of labels the forward pass scores in each window."""
+        return self.length - self.score_from
+
+
+def window_layout(lengths: Sequence[int], max_length: int, stride: int, *, convention: str = "exact") -> WindowLayout:
+    """Windows of documents of the given lengths (see the module docstring for the two conventions).
+
+    Args:
+      lengths: ``[n_docs]`` document lengths in tokens (each >= 2).
+      max_length: window size ``L`` (the model's context).
+      stride: step ``s`` between window starts, ``1 <= s <= L``.
+      convention: ``'exact'`` or ``'document'``.
+
+    Returns:
+      :class:`WindowLayout`.
+
+    Examples:
+      >>> lay = window_layout([10], max_length=4, stride=2)
+      >>> lay.start.tolist(), lay.length.tolist(), lay.score_from.tolist(), int(lay.doc_count.sum())
+      ([0, 2, 4, 6], [4, 4, 4, 4], [1, 2, 2, 2], 9)
+      >>> lay = window_layout([10], max_length=4, stride=4, convention="document")
+      >>> lay.start.tolist(), lay.length.tolist(), lay.doc_count.tolist()
+      ([0, 4, 8], [4, 4, 2], [3, 3, 1])
+    """
+    if convention not in ("exact", "document"):
+        raise ValueError(f"convention: expected 'exact' or 'document', got {convention!r}")
+    L = check_int(max_length, "max_length", minimum=2)
+    s = check_int(stride, "stride", minimum=1)
+    if s > L:
+        raise ValueError(f"stride: must be <= max_length ({L}), got {s}")
+    lens = np.asarray(lengths, dtype=np.int64).reshape(-1)
+    if lens.size == 0:
+        raise ValueError("token_ids: the corpus is empty (no documents)")
+    if np.any(lens < 2):
+        i = int(np.argmax(lens < 2))
+        raise ValueError(f"token_ids: document {i} has {int(lens[i])} token(s); at least 2 are needed")
+    step = min(s, L - 1) if convention == "exact" else s
+    # number of windows per document: w = 0.. while w*step + L < N, plus the last one
+    n_win = 1 + np.maximum(0, -(-(lens - L) // step))
+    doc = np.repeat(np.arange(lens.size), n_win)
+    first = np.cumsum(n_win) - n_win
+    w = np.arange(doc.size) - first[doc]
+    n = lens[doc]
+    end = np.minimum(w * step + L, n)
+    prev_end = np.where(w > 0, np.minimum((w - 1) * step + L, n), 0)
+    if convention == "exact":
+        start = np.maximum(0, end - L)
+        score_from = np.maximum(prev_end, 1) - start
+        weight = np.ones(doc.size)
+        doc_count = end - start - score_from
+    else:
+        start = w * step
+        length = end - start
+        trg_len = end - prev_end
+        score_from = np.maximum(length - trg_len, 1)
+        n_scored = length - score_from
+        doc_count = trg_len - 1
+        weight = np.where(n_scored > 0, doc_count / np.maximum(n_scored, 1), 0.0)
+    length = end - start
+    return WindowLayout(doc=doc, start=start, length=length, score_from=score_from, weight=weight,
+                        doc_count=doc_count, width=int(length.max()))
+
+
+def _gather_windows(flat: np.ndarray, offsets: np.ndarray, lay: WindowLayout, pad_id: int):
+    """Padded ``ids [W, T]``, ``attention_mask [W, T]`` and ``target_mask [W, T-1]``
+    (``target_mask[w, t]``: the logit at ``t`` predicting token ``t + 1`` is scored)."""
+    T = lay.width
+    col = np.arange(T)
+    idx = offsets[lay.doc][:, None] + lay.start[:, None] + col[None, :]
+    valid = col[None, :] < lay.length[:, None]
+    ids = np.where(valid, flat[np.minimum(idx, flat.size - 1)], pad_id).astype(np.int32)
+    lab = col[None, 1:]
+    tmask = (lab >= lay.score_from[:, None]) & (lab < lay.length[:, None])
+    return ids, valid, tmask
+
+
+# ----------------------------------------------------------------------------------------------
+# the jitted scoring function
+
+_SCORERS: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
+
+
+def _scorer(lm):
+    """``f(ids [B,T], mask [B,T], tmask [B,T-1]) -> (nll_sum [B], count [B])``, jit-compiled once per model."""
+    fn = _SCORERS.get(lm)
+    if fn is None:
+        from flax import nnx
+
+        graphdef, state = nnx.split(lm.model)
+
+        @jax.jit
+        def run(state, ids, mask, tmask):
+            model = nnx.merge(graphdef, state)
+            logits = model(ids, mask).logits[:, :-1]
+            tgt = ids[:, 1:]
+            z_y = jnp.take_along_axis(logits, tgt[..., None], axis=-1)[..., 0]
+            nll = jax.nn.logsumexp(logits, axis=-1) - z_y
+            nll = jnp.where(tmask, nll, 0.0)
+            return jnp.sum(nll, axis=-1), jnp.sum(tmask, axis=-1)
+
+        fn = (run, state)
+        _SCORERS[lm] = fn
+    return fn
+
+
+def score_windows(lm, ids, attention_mask, target_mask):
+    """NLL sum and count per window for one batch (one jit-compiled forward).
+
+    ``nll_sum[b] = Σ_t target_mask[b, t] · (-ln p(ids[b, t+1] | ids[b, :t+1]))``.
+
+    Args:
+      lm: a causal :class:`~jaxmetrics.models.LoadedModel`.
+      ids: ``[B, T]`` int token ids (right-padded); attention_mask: ``[B, T]`` bool;
+      target_mask: ``[B, T-1]`` bool, true where the logit at ``t`` is scored.
+
+    Returns:
+      ``(nll_sum [B] float32, count [B] int32)`` device arrays.
+
+    Examples:
+      >>> import tempfile, numpy as np
+      >>> from jaxmetrics.models import load_model
+      >>> from jaxmetrics.models.testing import tiny_checkpoint
+      >>> lm = load_model(tiny_checkpoint("gpt2", tempfile.mkdtemp()))
+      >>> nll, cnt = score_windows(lm, np.array([[5, 6, 7]]), np.ones((1, 3), bool), np.ones((1, 2), bool))
+      >>> int(cnt[0]), bool(nll[0] > 0)
+      (2, True)
+    """
+    run, state = _scorer(lm)
+    return run(state, jnp.asarray(ids, jnp.int32), jnp.asarray(attention_mask, bool), jnp.asarray(target_mask, bool))
+
+
+# ----------------------------------------------------------------------------------------------
+# public pipeline
+
+
+@dataclass
+class PerplexityResult:
+    """Result of :func:`perplexity`.
+
+    Attributes:
+      perplexity: the reported value (``reduction='corpus'``: ``exp(nll / num_tokens)``;
+        ``'sequence'``: mean of the per-document perplexities, as HF ``evaluate``).
+      nll: total negative log-likelihood (nats) over all scored tokens.
+      num_tokens: number of scored tokens (the denominator).
+      corpus_perplexity, mean_sequence_perplexity: both reductions.
+      doc_nll, doc_tokens, doc_perplexity: ``[n_docs]`` per-document values.
+      num_windows: number of forward windows; convention, max_length, stride: the settings.
+      seconds: wall time of the scoring (including compilation).
+    """
+
+    perplexity: float
+    nll: float
+    num_tokens: int
+    corpus_perplexity: float
+    mean_sequence_perplexity: float
+    doc_nll: np.ndarray
+    doc_tokens: np.ndarray
+    doc_perplexity: np.ndarray
+    num_windows: int
+    convention: str
+    max_length: int
+    stride: int
+    reduction: str
+    seconds: float = 0.0
+
+    @property
+    def tokens_per_second(self) -> float:
+        """Scored tokens per second of wall time."""
+        return self.num_tokens / self.seconds if self.seconds > 0 else float("inf")
+
+
+def _resolve_model(model):
+    from jaxmetrics.models import LoadedModel, load_model
+
+    if isinstance(model, LoadedModel):
+        lm = model
+    elif isinstance(model, str):
+        lm = load_model(model)
+    else:
+        raise TypeError(f"model: expected a LoadedModel or a model name/path, got {type(model).__name__}")
+    if not lm.is_causal:
+        raise ValueError(f"model: {lm.name or lm.kind!r} ({lm.kind}) has no causal LM head; perplexity needs "
+                         "a causal language model (GPT-2, Llama, Mistral, Qwen2)")
+    return lm
+
+
+def model_max_length(lm) -> int:
+    """Context size of a causal model (``n_positions`` / ``max_position_embeddings``)."""
+    for attr in ("n_positions", "max_position_embeddings", "n_ctx"):
+        v = getattr(lm.config, attr, None)
+        if v:
+            return int(v)
+    raise ValueError("model: config has no context size (n_positions / max_position_embeddings)")
+
+
+def _as_documents(lm, token_ids) -> list[np.ndarray]:
+    """One stream ``[N]`` -> one document; ``[D, N]`` or a list of 1-D arrays -> documents;
+    a string or a list of strings is tokenized with the model's tokenizer (no special tokens)."""
+    if isinstance(token_ids, str):
+        token_ids = [token_ids]
+    if isinstance(token_ids, np.ndarray) or hasattr(token_ids, "__array__") and not isinstance(token_ids, (list, tuple)):
+        arr = np.asarray(token_ids)
+        if arr.ndim == 1:
+            docs = [arr]
+        elif arr.ndim == 2:
+            docs = list(arr)
+        else:
+            raise ValueError(f"token_ids: expected a 1-D stream or 2-D [docs, tokens] array, got shape {arr.shape}")
+    else:
+        seq = list(token_ids)
+        if seq and all(isinstance(t, str) for t in seq):
+            enc = lm.tokenizer(seq, add_special_tokens=False)["input_ids"]
+            docs = [np.asarray(e, dtype=np.int64) for e in enc]
+        elif seq and all(isinstance(t, (int, np.integer)) for t in seq):
+            docs = [np.asarray(seq)]
+        else:
+            docs = [np.asarray(d) for d in seq]
+    if not docs:
+        raise ValueError("token_ids: the corpus is empty (no documents)")
+    vocab = int(getattr(lm.config, "vocab_size", 0) or 0)
+    out = []
+    for i, d in enumerate(docs):
+        if d.ndim != 1:
+            raise ValueError(f"token_ids: document {i} must be 1-D, got shape {d.shape}")
+        if d.size and not np.issubdtype(d.dtype, np.integer):
+            raise TypeError(f"token_ids: document {i} has dtype {d.dtype}; expected integer token ids")
+        d = d.astype(np.int64)
+        if d.size and (d.min() < 0 or (vocab and d.max() >= vocab)):
+            raise ValueError(f"token_ids: document {i} has ids outside [0, {vocab})")
+        out.append(d)
+    return out
+
+
+def perplexity(model, token_ids, *, max_length: int | None = None, stride: int = 512, batch_size: int = 8,
+               reduction: str = "corpus", convention: str = "exact", progress: bool = False) -> PerplexityResult:
+    """Sliding-window perplexity of a causal LM over one token stream or a list of documents.
+
+    ``PPL = exp(Σ_docs Σ_{scored t} -ln p(x_t | window context) / #scored)`` (corpus), or the
+    mean over documents of ``exp(nll_d / n_d)`` (``reduction='sequence'``, HF ``evaluate``'s
+    ``mean_perplexity``). Windows never cross document boundaries. The window layout and the
+    difference between ``convention='exact'`` and the Hugging Face doc's own number
+    (``'document'``, its ``- batch_size`` correction) are described in the module docstring.
+
+    Args:
+      model: a causal :class:`~jaxmetrics.models.LoadedModel` or a name / path for
+        :func:`~jaxmetrics.models.load_model`.
+      token_ids: one stream ``[N]``, a ``[D, N]`` array, a list of 1-D id arrays (documents),
+        or text(s) (tokenized with the model's tokenizer, no special tokens).
+      max_length: window size ``L``; default the model's context (``n_positions``).
+      stride: step between window starts, ``1 <= stride <= max_length``.
+      batch_size: windows per jitted forward (the last batch is padded, so one compile).
+      reduction: ``'corpus'`` (token-weighted) or ``'sequence'`` (mean of per-document PPLs).
+      convention: ``'exact'`` or ``'document'``.
+      progress: show a tqdm progress bar over batches.
+
+    Returns:
+      :class:`PerplexityResult`.
+
+    Examples:
+      >>> import tempfile, numpy as np
+      >>> from jaxmetrics.models import load_model
+      >>> from jaxmetrics.models.testing import tiny_checkpoint
+      >>> lm = load_model(tiny_checkpoint("gpt2", tempfile.mkdtemp()))
+      >>> ids = np.random.default_rng(0).integers(0, 200, size=100)
+      >>> res = perplexity(lm, ids, max_length=32, stride=16, batch_size=4)
+      >>> res.num_tokens, res.num_windows, bool(res.perplexity > 1)
+      (99, 6, True)
+    """
+    if reduction not in ("corpus", "sequence"):
+        raise ValueError(f"reduction: expected 'corpus' or 'sequence', got {reduction!r}")
+    if convention not in ("exact", "document"):
+        raise ValueError(f"convention: expected 'exact' or 'document', got {convention!r}")
+    lm = _resolve_model(model)
+    ctx = model_max_length(lm)
+    L = ctx if max_length is None else check_int(max_length, "max_length", minimum=2)
+    if L > ctx:
+        raise ValueError(f"max_length: {L} exceeds the model's context size {ctx}")
+    s = check_int(stride, "stride", minimum=1)
+    if s > L:
+        raise ValueError(f"stride: must be <= max_length ({L}), got {s}")
+    bs = check_int(batch_size, "batch_size", minimum=1)
+    docs = _as_documents(lm, token_ids)
+    lens = np.array([d.size for d in docs])
+    lay = window_layout(lens, L, s, convention=convention)
+    flat = np.concatenate(docs)
+    offsets = np.cumsum(lens) - lens
+    ids, mask, tmask = _gather_windows(flat, offsets, lay, lm.pad_token_id)
+    W = lay.num_windows
+    pad = (-W) % bs
+    if pad:  # dummy windows: nothing attended, nothing scored; keeps one compiled shape
+        ids = np.concatenate([ids, np.full((pad, ids.shape[1]), lm.pad_token_id, np.int32)])
+        mask = np.concatenate([mask, np.zeros((pad, mask.shape[1]), bool)])
+        mask[W:, 0] = True
+        tmask = np.concatenate([tmask, np.zeros((pad, tmask.shape[1]), bool)])
+
+    t0 = time.perf_counter()
+    batches = range(0, W + pad, bs)
+    if progress:
+        from tqdm.auto import tqdm
+
+        batches = tqdm(batches, desc="perplexity", unit="batch", total=(W + pad) // bs)
+    outs = []
+    for b in batches:
+        outs.append(score_windows(lm, ids[b:b + bs], mask[b:b + bs], tmask[b:b + bs]))
+        if progress:
+            jax.block_until_ready(outs[-1])
+    win_nll = np.concatenate([np.asarray(o[0], dtype=np.float64) for o in outs])[:W]
+    win_cnt = np.concatenate([np.asarray(o[1]) for o in outs])[:W]
+    seconds = time.perf_counter() - t0
+    if not np.all(np.isfinite(win_nll)):
+        raise ValueError("model: produced non-finite log-probabilities (NaN/inf logits); check the weights and dtype")
+    if np.any(win_cnt != lay.num_scored):  # pragma: no cover - internal consistency
+        raise AssertionError("internal error: scored-token count does not match the window layout")
+
+    if convention == "exact":
+        contrib, counts = win_nll, lay.doc_count
+    else:
+        contrib = np.where(win_cnt > 0, win_nll / np.maximum(win_cnt, 1), 0.0) * lay.doc_count
+        counts = lay.doc_count
+    D = len(docs)
+    doc_nll = np.bincount(lay.doc, weights=contrib, minlength=D)
+    doc_tok = np.bincount(lay.doc, weights=counts, minlength=D).astype(np.int64)
+    total_nll, total_tok = float(doc_nll.sum()), int(doc_tok.sum())
+    if total_tok <= 0:
+        raise ValueError("token_ids: no token could be scored with this window layout")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        doc_ppl = np.where(doc_tok > 0, np.exp(doc_nll / np.maximum(doc_tok, 1)), np.nan)
+    corpus = float(np.exp(total_nll / total_tok))
+    scored_docs = doc_tok > 0
+    seq_mean = float(np.mean(doc_ppl[scored_docs]))
+    return PerplexityResult(
+        perplexity=corpus if reduction == "corpus" else seq_mean, nll=total_nll, num_tokens=total_tok,
+        corpus_perplexity=corpus, mean_sequence_perplexity=seq_mean, doc_nll=doc_nll, doc_tokens=doc_tok,
+        doc_perplexity=doc_ppl, num_windows=W, convention=convention, max_length=L, stride=s,
+        reduction=reduction, seconds=seconds)
+
+
+def generation_perplexity(model, generations, *, max_length: int | None = 1024, batch_size: int = 8,
+                          convention: str = "mauve", remove_ids: Sequence[int] | None = None) -> float:
+    """Perplexity of generated texts under a scoring model (MAUVE-experiments "Gen. PPL").
+
+    Convention of ``krishnap25/mauve-experiments`` (``convention='mauve'``): each generation
+    (including its prompt tokens) is truncated to ``max_length`` tokens and scored in one
+    forward pass (teacher forcing, targets ``x_1 .. x_{n-1}``), and
+
+        ``Gen-PPL = exp( Σ_docs Σ_{t=1}^{n-1} -ln p(x_t | x_<t) / Σ_docs n )``
+
+    — the denominator counts all ``n`` tokens of each text although only ``n - 1`` are
+    predicted (a quirk of that code). ``convention='exact'`` divides by ``Σ (n - 1)`` instead.
+    The MAUVE experiments score with gpt2-large; pass any causal model here.
+
+    Args:
+      model: causal :class:`~jaxmetrics.models.LoadedModel` or name / path.
+      generations: list of texts (tokenized with the model's tokenizer, no special tokens) or
+        of 1-D token-id arrays.
+      max_length: truncation length (default 1024, as in the MAUVE experiments; capped at the
+        model's context); ``None`` = the model's context.
+      batch_size: documents per jitted forward.
+      convention: ``'mauve'`` or ``'exact'``.
+      remove_ids: token ids dropped before scoring (MAUVE experiments remove EOS/pad tokens).
+
+    Returns:
+      the generation perplexity (float).
+
+    Examples:
+      >>> import tempfile, numpy as np
+      >>> from jaxmetrics.models import load_model
+      >>> from jaxmetrics.models.testing import tiny_checkpoint
+      >>> lm = load_model(tiny_checkpoint("gpt2", tempfile.mkdtemp()))
+      >>> gens = [np.arange(5, 15), np.arange(20, 26)]
+      >>> a = generation_perplexity(lm, gens, convention="mauve")
+      >>> b = generation_perplexity(lm, gens, convention="exact")
+      >>> bool(a < b)
+      True
+    """
+    if convention not in ("mauve", "exact"):
+        raise ValueError(f"convention: expected 'mauve' or 'exact', got {convention!r}")
+    lm = _resolve_model(model)
+    ctx = model_max_length(lm)
+    L = ctx if max_length is None else min(check_int(max_length, "max_length", minimum=2), ctx)
+    docs = _as_documents(lm, generations)
+    if remove_ids is not None:
+        drop = np.asarray(list(remove_ids), dtype=np.int64)
+        docs = [d[~np.isin(d, drop)] for d in docs]
+    docs = [d[:L] for d in docs]
+    res = perplexity(lm, docs, max_length=L, stride=L, batch_size=batch_size, convention="exact")
+    denom = int(sum(d.size for d in docs)) if convention == "mauve" else res.num_tokens
+    return float(np.exp(res.nll / denom))

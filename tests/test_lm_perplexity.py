@@ -1,0 +1,205 @@
+"""Sliding-window perplexity: parity with the Hugging Face doc's PyTorch loop on a tiny random GPT-2."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from jaxmetrics.lm import perplexity as P
+from jaxmetrics.models import load_model
+from jaxmetrics.models.testing import tiny_checkpoint
+
+CTX = 32
+
+
+@pytest.fixture(scope="module")
+def gpt2(tmp_path_factory):
+    """Tiny random GPT-2 (weights re-drawn with a larger scale so the distribution is far from
+    uniform), saved with save_pretrained and loaded back by both libraries."""
+    d = tmp_path_factory.mktemp("gpt2")
+    path, tm = tiny_checkpoint("gpt2", d, max_positions=CTX, return_torch=True)
+    g = torch.Generator().manual_seed(0)
+    with torch.no_grad():
+        for name, p in tm.named_parameters():
+            if "ln" in name and name.endswith("weight"):
+                p.copy_(1.0 + 0.1 * torch.randn(p.shape, generator=g))
+            else:
+                p.copy_(0.3 * torch.randn(p.shape, generator=g))
+    tm.save_pretrained(path)
+    from transformers import GPT2LMHeadModel
+
+    ref = GPT2LMHeadModel.from_pretrained(path).eval()
+    return load_model(path), ref
+
+
+def doc_loop(model, ids, max_length, stride, *, exact=False):
+    """The loop of "Perplexity of fixed-length models" (returns nll_sum, n_tokens).
+
+    ``exact=True`` applies the two fixes of ``convention='exact'``: step ``min(stride, L-1)``,
+    window start ``max(0, end - L)``, and the exact count ``(labels[:, 1:] != -100).sum()``.
+    """
+    enc = torch.tensor(ids)[None, :]
+    seq_len = enc.size(1)
+    step = min(stride, max_length - 1) if exact else stride
+    nll_sum, n_tokens, prev_end_loc = 0.0, 0, 0
+    for begin_loc in range(0, seq_len, step):
+        end_loc = min(begin_loc + max_length, seq_len)
+        if exact:
+            begin_loc = max(0, end_loc - max_length)
+        trg_len = end_loc - prev_end_loc
+        input_ids = enc[:, begin_loc:end_loc]
+        target_ids = input_ids.clone()
+        target_ids[:, :-trg_len] = -100
+        with torch.no_grad():
+            neg_log_likelihood = model(input_ids, labels=target_ids).loss
+        if exact:
+            num_loss_tokens = int((target_ids[:, 1:] != -100).sum())
+        else:
+            num_valid_tokens = (target_ids != -100).sum().item()
+            num_loss_tokens = num_valid_tokens - target_ids.size(0)
+        nll_sum += float(neg_log_likelihood) * num_loss_tokens
+        n_tokens += num_loss_tokens
+        prev_end_loc = end_loc
+        if end_loc == seq_len:
+            break
+    return nll_sum, n_tokens
+
+
+@pytest.fixture(scope="module")
+def stream():
+    return np.random.default_rng(0).integers(0, 200, size=151)
+
+
+@pytest.mark.parametrize("stride", [CTX, CTX // 2, 5])
+def test_parity_with_document_loop(gpt2, stream, stride):
+    lm, ref = gpt2
+    for convention, exact in (("exact", True), ("document", False)):
+        res = P.perplexity(lm, stream, max_length=CTX, stride=stride, batch_size=4, convention=convention)
+        nll, n = doc_loop(ref, stream, CTX, stride, exact=exact)
+        assert res.num_tokens == n
+        assert res.nll == pytest.approx(nll, rel=1e-5)
+        assert res.perplexity == pytest.approx(np.exp(nll / n), rel=1e-5)
+    # exact: every token after the first, exactly once
+    ex = P.perplexity(lm, stream, max_length=CTX, stride=stride, batch_size=4)
+    assert ex.num_tokens == stream.size - 1
+    if stride == CTX:  # the doc's layout never scores the first token of each window
+        doc = P.perplexity(lm, stream, max_length=CTX, stride=stride, batch_size=4, convention="document")
+        assert doc.num_tokens == stream.size - doc.num_windows
+
+
+def test_definition_single_window_equals_full_forward(gpt2):
+    """With max_length >= N every stride gives the plain autoregressive perplexity of one forward pass."""
+    lm, ref = gpt2
+    ids = np.random.default_rng(3).integers(0, 200, size=CTX)
+    with torch.no_grad():
+        loss = float(ref(torch.tensor(ids)[None], labels=torch.tensor(ids)[None]).loss)
+    for stride in (1, 7, CTX):
+        res = P.perplexity(lm, ids, max_length=CTX, stride=stride, batch_size=2)
+        assert res.num_tokens == CTX - 1
+        assert res.perplexity == pytest.approx(np.exp(loss), rel=1e-5)
+
+
+def test_documents_per_document_values_and_reductions(gpt2):
+    lm, ref = gpt2
+    rng = np.random.default_rng(5)
+    docs = [rng.integers(0, 200, size=n) for n in (2, 17, 70, 40)]
+    res = P.perplexity(lm, docs, max_length=CTX, stride=8, batch_size=3)
+    for i, d in enumerate(docs):
+        nll, n = doc_loop(ref, d, CTX, 8, exact=True)
+        assert res.doc_tokens[i] == n == d.size - 1
+        assert res.doc_nll[i] == pytest.approx(nll, rel=1e-5)
+    assert res.nll == pytest.approx(res.doc_nll.sum(), rel=1e-12)
+    assert res.perplexity == pytest.approx(np.exp(res.doc_nll.sum() / res.doc_tokens.sum()), rel=1e-12)
+    seq = P.perplexity(lm, docs, max_length=CTX, stride=8, batch_size=3, reduction="sequence")
+    assert seq.perplexity == pytest.approx(np.mean(np.exp(res.doc_nll / res.doc_tokens)), rel=1e-12)
+    # a 2-D array = rows are documents; same numbers as the list
+    two = P.perplexity(lm, np.stack([docs[2][:40], docs[3]]), max_length=CTX, stride=8, batch_size=3)
+    sep = P.perplexity(lm, [docs[2][:40], docs[3]], max_length=CTX, stride=8, batch_size=3)
+    np.testing.assert_allclose(two.doc_nll, sep.doc_nll, rtol=1e-12)
+
+
+def test_batch_size_invariance_and_no_retrace(gpt2, stream):
+    lm, _ = gpt2
+    a = P.perplexity(lm, stream, max_length=CTX, stride=10, batch_size=1)
+    b = P.perplexity(lm, stream, max_length=CTX, stride=10, batch_size=5)
+    assert a.nll == pytest.approx(b.nll, rel=1e-6)
+    run, _ = P._scorer(lm)
+    n = run._cache_size()
+    P.perplexity(lm, stream[::-1].copy(), max_length=CTX, stride=10, batch_size=5)
+    assert run._cache_size() == n
+
+
+def test_window_layout_counts():
+    for n in (2, 5, 31, 32, 33, 100):
+        for L in (2, 4, 32):
+            for s in sorted({1, max(1, L // 2), L}):
+                lay = P.window_layout([n], L, s)
+                assert lay.doc_count.sum() == n - 1
+                assert np.all(lay.length <= L) and np.all(lay.score_from >= 1)
+                # each target scored exactly once
+                tg = np.concatenate([np.arange(st + f, st + ln) for st, f, ln in
+                                     zip(lay.start, lay.score_from, lay.length)])
+                np.testing.assert_array_equal(np.sort(tg), np.arange(1, n))
+
+
+def test_document_convention_final_single_label_window_is_not_nan(gpt2):
+    lm, _ = gpt2
+    ids = np.random.default_rng(1).integers(0, 200, size=CTX + 1)  # doc loop: last window has trg_len 1
+    res = P.perplexity(lm, ids, max_length=CTX, stride=CTX, convention="document")
+    assert np.isfinite(res.perplexity) and res.num_tokens == CTX - 1
+
+
+def test_generation_perplexity_mauve_convention(gpt2):
+    lm, ref = gpt2
+    rng = np.random.default_rng(2)
+    gens = [rng.integers(1, 200, size=n) for n in (5, 12, 50)]
+    eos = lm.tokenizer.eos_token_id
+    gens_eos = [np.concatenate([g, [eos]]) for g in gens]
+    nll, n_all = 0.0, 0
+    for g in gens:
+        g = g[:CTX]
+        with torch.no_grad():
+            loss = float(ref(torch.tensor(g)[None], labels=torch.tensor(g)[None]).loss)
+        nll += loss * (g.size - 1)
+        n_all += g.size
+    val = P.generation_perplexity(lm, gens_eos, max_length=None, remove_ids=[eos])
+    assert val == pytest.approx(np.exp(nll / n_all), rel=1e-5)
+    ex = P.generation_perplexity(lm, gens, max_length=None, convention="exact")
+    assert ex == pytest.approx(np.exp(nll / (n_all - 3)), rel=1e-5)
+
+
+def test_text_input_is_tokenized(gpt2):
+    lm, _ = gpt2
+    text = "The quick brown fox jumps over the lazy dog. " * 3
+    ids = np.asarray(lm.tokenizer(text, add_special_tokens=False)["input_ids"])
+    a = P.perplexity(lm, text, max_length=CTX, stride=8)
+    b = P.perplexity(lm, ids, max_length=CTX, stride=8)
+    assert a.nll == pytest.approx(b.nll, rel=1e-12) and a.num_tokens == ids.size - 1
+
+
+def test_bad_input(gpt2, tmp_path):
+    lm, _ = gpt2
+    ids = np.arange(10)
+    with pytest.raises(ValueError, match="^token_ids"):
+        P.perplexity(lm, [np.arange(5), np.array([3])], stride=4)
+    with pytest.raises(ValueError, match="^token_ids"):
+        P.perplexity(lm, [], stride=4)
+    with pytest.raises(ValueError, match="^token_ids"):
+        P.perplexity(lm, np.array([], dtype=int), stride=4)
+    with pytest.raises(ValueError, match="^token_ids"):
+        P.perplexity(lm, np.array([1, 5000]), stride=4)
+    with pytest.raises(TypeError, match="^token_ids"):
+        P.perplexity(lm, np.array([1.0, 2.0]), stride=4)
+    with pytest.raises(ValueError, match="^stride"):
+        P.perplexity(lm, ids, max_length=CTX, stride=0)
+    with pytest.raises(ValueError, match="^stride"):
+        P.perplexity(lm, ids, max_length=CTX, stride=CTX + 1)
+    with pytest.raises(ValueError, match="^max_length"):
+        P.perplexity(lm, ids, max_length=CTX * 2, stride=4)
+    with pytest.raises(ValueError, match="^reduction"):
+        P.perplexity(lm, ids, max_length=CTX, stride=4, reduction="mean")
+    with pytest.raises(TypeError, match="^model"):
+        P.perplexity(object(), ids, max_length=CTX, stride=4)
+    bert = load_model(tiny_checkpoint("bert", tmp_path / "bert"))
+    with pytest.raises(ValueError, match="^model.*causal"):
+        P.perplexity(bert, ids, stride=4)
