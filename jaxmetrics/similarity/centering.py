@@ -1,0 +1,105 @@
+"""Centering of contextual word vectors (Chen et al. 2020, §5) followed by L2 normalisation.
+
+Methods, for token vectors ``w`` of sentence ``i`` (only tokens inside ``mask`` count):
+
+* ``"none"``       — ``v = w`` (L2 normalisation only; the uncentred baseline).
+* ``"dimension"``  — ``v = w - mean_d(w)`` (scalar mean over the D coordinates).
+* ``"sentence"``   — ``v = w - mean of the tokens of the same sentence``.
+* ``"corpus"``     — ``v = w - mean of all tokens of all sentences`` (token weighted).
+* ``"batch"``      — ``v = w - mean of all tokens of the sentences in the same batch of
+  ``batch_size`` consecutive sentences`` (token weighted; the paper's recommendation,
+  approximating corpus centering).
+
+Candidates and references are centred **separately** (call this once per side), then every
+token vector is divided by its norm. A vector that is exactly zero after centering (e.g. a
+batch holding a single token) stays the zero vector — its similarities are 0 — instead of
+becoming NaN.
+"""
+from __future__ import annotations
+
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+
+CENTERING_METHODS = ("none", "dimension", "sentence", "corpus", "batch")
+
+
+def l2_normalize(x, mask=None, axis: int = -1):
+    """Divide vectors by their L2 norm; zero vectors (and masked ones) map to zero.
+
+    Definition: ``x / ||x||`` where ``||x|| > 0``, else ``0``. Gradients stay finite at 0.
+
+    Args:
+      x: ``[..., D]``.
+      mask: optional bool ``[...]``; masked vectors become 0.
+
+    Examples:
+      >>> import jax.numpy as jnp
+      >>> l2_normalize(jnp.array([[3.0, 4.0], [0.0, 0.0]])).tolist()
+      [[0.6000000238418579, 0.800000011920929], [0.0, 0.0]]
+    """
+    x = jnp.asarray(x)
+    sq = jnp.sum(x * x, axis=axis, keepdims=True)
+    pos = sq > 0
+    inv = jnp.where(pos, jax.lax.rsqrt(jnp.where(pos, sq, 1.0)), 0.0)
+    out = x * inv
+    if mask is not None:
+        out = jnp.where(jnp.expand_dims(mask, axis), out, 0.0)
+    return out
+
+
+@partial(jax.jit, static_argnames=("method", "batch_size", "normalize"))
+def center_embeddings(emb, mask, method: str = "batch", batch_size: int = 32,
+                      normalize: bool = True):
+    """Center padded token embeddings and L2-normalise every token vector.
+
+    Args:
+      emb: float ``[N, L, D]`` token vectors of N sentences (padded).
+      mask: bool ``[N, L]``, True for tokens that take part (padding False).
+      method: one of ``"none" | "dimension" | "sentence" | "corpus" | "batch"`` (static).
+      batch_size: sentences per centering batch for ``"batch"`` (static; the paper: 32).
+      normalize: L2-normalise after centering (static; default True).
+
+    Returns:
+      ``[N, L, D]`` centred unit vectors, zero at masked positions.
+
+    Examples:
+      >>> import jax.numpy as jnp
+      >>> e = jnp.array([[[1.0, 0.0], [0.0, 1.0]], [[1.0, 1.0], [9.0, 9.0]]])
+      >>> m = jnp.array([[True, True], [True, False]])
+      >>> out = center_embeddings(e, m, method="corpus", normalize=False)
+      >>> [[round(v, 4) for v in row] for row in out[0].tolist()]  # mean of 3 tokens: (2/3, 2/3)
+      [[0.3333, -0.6667], [-0.6667, 0.3333]]
+    """
+    if method not in CENTERING_METHODS:
+        raise ValueError(f"method: expected one of {CENTERING_METHODS}, got {method!r}")
+    emb = jnp.asarray(emb)
+    mask = jnp.asarray(mask, bool)
+    m = mask[..., None].astype(emb.dtype)
+    if method == "none":
+        v = emb
+    elif method == "dimension":
+        v = emb - jnp.mean(emb, axis=-1, keepdims=True)
+    else:
+        sums = jnp.sum(emb * m, axis=1)            # [N, D]
+        counts = jnp.sum(m, axis=1)                # [N, 1]
+        if method == "sentence":
+            gs, gc = sums, counts
+        else:
+            n = emb.shape[0]
+            if method == "corpus":
+                seg = jnp.zeros((n,), jnp.int32)
+                num = 1
+            else:
+                if batch_size < 1:
+                    raise ValueError(f"batch_size: must be >= 1, got {batch_size}")
+                seg = jnp.arange(n, dtype=jnp.int32) // batch_size
+                num = -(-n // batch_size)
+            gsum = jax.ops.segment_sum(sums, seg, num_segments=num)
+            gcnt = jax.ops.segment_sum(counts, seg, num_segments=num)
+            gs, gc = gsum[seg], gcnt[seg]
+        mean = gs / jnp.where(gc > 0, gc, 1.0)
+        v = emb - mean[:, None, :]
+    v = jnp.where(mask[..., None], v, 0.0)
+    return l2_normalize(v, mask) if normalize else v
