@@ -31,3 +31,18 @@ from jaxmetrics.diversity.reduction import (
     set_diversity,
     similarity_to_diversity,
 )
+from jaxmetrics.diversity.framework import (
+    SET_METRICS,
+    McDivData,
+    compute_set_metrics,
+    content_test,
+    correlations,
+    decoding_test,
+    format_table,
+    optimal_classification_accuracy,
+    plot_metric_vs_parameter,
+    read_mcdiv_csv,
+    run_diversity_test,
+    self_decoding_test,
+    unigram_generator,
+)
