@@ -174,6 +174,9 @@ class LoadedModel:
             raise ValueError(f"attention_mask: shape {mask.shape} does not match input_ids {ids.shape}")
         if not np.issubdtype(ids.dtype, np.integer):
             raise TypeError(f"input_ids: expected integer token ids, got dtype {ids.dtype}")
+        limit = self.max_positions
+        if limit is not None and ids.shape[1] > limit:
+            raise ValueError(f"input_ids: length {ids.shape[1]} exceeds the model's {limit} positions")
         jitted, state = self._compiled()
         return jitted(state, jnp.asarray(ids, jnp.int32), jnp.asarray(mask, bool),
                       bool(output_hidden_states), bool(return_logits and self.is_causal))

@@ -1,0 +1,167 @@
+"""featurize / token_embeddings / sentence_embeddings vs the reference conventions
+(mauve-text's featurize_tokens_from_model, transformers, sentence-transformers)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from jaxmetrics.models import (  # noqa: E402
+    bucket_length, featurize, featurize_tokens, load_model, sentence_embeddings, token_embeddings,
+)
+from jaxmetrics.models.testing import tiny_checkpoint  # noqa: E402
+
+TEXTS = [
+    "The quick brown fox jumps over the lazy dog.",
+    "Hi",
+    "To be, or not to be, that is the question: whether 'tis nobler in the mind to suffer "
+    "the slings and arrows of outrageous fortune, or to take arms against a sea of troubles.",
+    "Colorless green ideas sleep furiously.",
+    "A journey of a thousand miles begins with a single step, they say, and then many more.",
+    "Numbers 12345!",
+    "It was the best of times, it was the worst of times.",
+]
+
+
+@pytest.fixture(scope="module")
+def gpt2_dir(tmp_path_factory):
+    return tiny_checkpoint("gpt2", tmp_path_factory.mktemp("gpt2f"))
+
+
+@pytest.fixture(scope="module")
+def gpt2(gpt2_dir):
+    return load_model(gpt2_dir)
+
+
+@pytest.fixture(scope="module")
+def minilm(minilm_dir):
+    return load_model(minilm_dir)
+
+
+def _mauve_reference(model_dir, texts, max_length, batch_size=3):
+    """mauve-text's own featurization code path (tokenizer.encode + featurize_tokens_from_model)."""
+    from mauve.utils import featurize_tokens_from_model
+    from transformers import AutoModel, AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(model_dir)
+    model = AutoModel.from_pretrained(model_dir, pad_token_id=tok.eos_token_id).eval()
+    toks = [tok.encode(t, return_tensors="pt", truncation=True, max_length=max_length) for t in texts]
+    with torch.no_grad():
+        return featurize_tokens_from_model(model, toks, batch_size).numpy(), toks
+
+
+def test_gpt2_featurize_matches_mauve_text(gpt2, gpt2_dir):
+    max_length = 24
+    ref, toks = _mauve_reference(gpt2_dir, TEXTS, max_length)
+    n_long = sum(len(gpt2.tokenizer.encode(t)) > max_length for t in TEXTS)
+    assert n_long >= 1
+    with pytest.warns(UserWarning, match=rf"^texts: {n_long} text\(s\) longer than max_length=24"):
+        ours = featurize(TEXTS, gpt2, max_length=max_length, batch_size=4, progress=False)
+    assert ours.shape == (len(TEXTS), gpt2.hidden_size) and ours.dtype == np.float32
+    np.testing.assert_allclose(ours, ref, atol=1e-4, rtol=0)
+    # no BOS/EOS were added: the pretokenized path gives the same features
+    again = featurize_tokens([t[0].numpy() for t in toks], gpt2, max_length=max_length, batch_size=2,
+                             progress=False)
+    np.testing.assert_allclose(again, ours, atol=1e-5)
+
+
+def test_minilm_featurize_matches_mauve_text(minilm, minilm_dir):
+    ref, _ = _mauve_reference(minilm_dir, TEXTS, 16)
+    with pytest.warns(UserWarning, match="truncated"):
+        ours = featurize(TEXTS, minilm, max_length=16, batch_size=4, progress=False)
+    cos = (ours * ref).sum(1) / np.linalg.norm(ours, axis=1) / np.linalg.norm(ref, axis=1)
+    assert cos.min() >= 0.9999
+    np.testing.assert_allclose(ours, ref, atol=1e-4)
+
+
+def test_featurize_definition_last_real_token(gpt2):
+    """Hand check of the definition: the final hidden state at position len - 1 of each text alone."""
+    with pytest.warns(UserWarning, match="truncated"):
+        feats = featurize(TEXTS[:3], gpt2, max_length=40, batch_size=3, progress=False)
+    for i, t in enumerate(TEXTS[:3]):
+        ids = np.asarray(gpt2.tokenizer.encode(t)[:40], np.int32)[None]
+        out = gpt2.forward(ids, np.ones_like(ids, bool), output_hidden_states=True)
+        np.testing.assert_allclose(feats[i], np.asarray(out.hidden_states[-1])[0, -1], atol=1e-5)
+
+
+def test_sentence_embeddings_match_sentence_transformers(minilm, minilm_dir):
+    st = pytest.importorskip("sentence_transformers")
+    model = st.SentenceTransformer(minilm_dir, device="cpu")
+    ref = model.encode(TEXTS, convert_to_numpy=True, batch_size=4)  # includes the Normalize module
+    ours = sentence_embeddings(TEXTS, minilm, normalize=True, batch_size=4, progress=False)
+    cos = (ours * ref).sum(1) / np.linalg.norm(ref, axis=1)
+    assert cos.min() >= 0.9999
+    np.testing.assert_allclose(ours, ref, atol=1e-4)
+
+
+def test_token_embeddings_layer_and_masks(minilm):
+    from transformers import AutoModel
+
+    layer = 2
+    emb, mask, special, ids = token_embeddings(TEXTS, minilm, layer=layer, max_length=32, batch_size=3,
+                                               progress=False)
+    enc = minilm.tokenizer(TEXTS, truncation=True, max_length=32, padding=True, return_tensors="np")
+    assert emb.shape == (len(TEXTS), enc["input_ids"].shape[1], 384)
+    np.testing.assert_array_equal(mask, enc["attention_mask"].astype(bool))
+    np.testing.assert_array_equal(ids[mask], enc["input_ids"][mask])
+    cls_sep = np.isin(ids, [minilm.tokenizer.cls_token_id, minilm.tokenizer.sep_token_id]) & mask
+    np.testing.assert_array_equal(special, cls_sep)
+    assert np.all(emb[~mask] == 0)
+    tm = AutoModel.from_pretrained(minilm.path).eval()
+    with torch.no_grad():
+        ref = tm(input_ids=torch.tensor(enc["input_ids"]), attention_mask=torch.tensor(enc["attention_mask"]),
+                 output_hidden_states=True).hidden_states[layer].numpy()
+    a, b = emb[mask], ref[mask]
+    cos = (a * b).sum(-1) / np.linalg.norm(a, axis=-1) / np.linalg.norm(b, axis=-1)
+    assert cos.min() >= 0.9999
+    # layer numbering like transformers: 0 = embeddings, -1 = last
+    e0 = token_embeddings(TEXTS[:2], minilm, layer=0, progress=False)[0]
+    e_last = token_embeddings(TEXTS[:2], minilm, layer=-1, progress=False)[0]
+    e6 = token_embeddings(TEXTS[:2], minilm, layer=6, progress=False)[0]
+    np.testing.assert_array_equal(e_last, e6)
+    assert not np.allclose(e0, e6)
+
+
+def test_length_buckets_few_shapes_and_input_order(gpt2, rng):
+    words = "the quick brown fox jumps over a lazy dog".split()
+    texts = [" ".join(rng.choice(words, size=int(n))) for n in rng.integers(1, 12, size=23)]
+    lengths = [min(len(gpt2.tokenizer.encode(t)), 64) for t in texts]
+    feats = featurize(texts, gpt2, max_length=64, batch_size=4, progress=False)
+    fn, _ = gpt2._reductions[("last", gpt2.num_layers)]
+    buckets = {bucket_length(n, 64) for n in lengths}
+    assert fn._cache_size() <= len(buckets) <= 4  # a handful of shapes, not one per batch
+    # input order: each row equals the text featurized alone
+    for i in (0, 7, 22):
+        alone = featurize([texts[i]], gpt2, max_length=64, progress=False)[0]
+        np.testing.assert_allclose(feats[i], alone, atol=1e-5)
+    before = fn._cache_size()
+    featurize(texts[::-1], gpt2, max_length=64, batch_size=4, progress=False)
+    assert fn._cache_size() == before  # no retrace for the same shapes
+
+
+def test_bucket_length_definition():
+    assert [bucket_length(n, 100) for n in (1, 8, 9, 16, 17, 64, 65, 100)] == [8, 8, 16, 16, 32, 64, 100, 100]
+
+
+def test_bad_input(gpt2):
+    with pytest.raises(ValueError, match="^texts: no texts"):
+        featurize([], gpt2)
+    with pytest.raises(ValueError, match=r"^texts: 2 empty or whitespace-only"):
+        featurize(["ok", "", "  \n"], gpt2)
+    with pytest.raises(TypeError, match="^texts"):
+        featurize("a single string", gpt2)
+    with pytest.raises(TypeError, match="^texts: entry 1"):
+        featurize(["ok", 3], gpt2)
+    with pytest.raises(ValueError, match="^batch_size"):
+        featurize(["ok"], gpt2, batch_size=0)
+    with pytest.raises(ValueError, match="^max_length"):
+        featurize(["ok"], gpt2, max_length=0)
+    with pytest.raises(ValueError, match="^layer"):
+        token_embeddings(["ok"], gpt2, layer=gpt2.num_layers + 1)
+    with pytest.raises(TypeError, match="^lm"):
+        featurize(["ok"], 3.0)
+    with pytest.raises(ValueError, match="^token_ids: sequence 0 is empty"):
+        featurize_tokens([[]], gpt2)
+    with pytest.warns(UserWarning, match="^max_length: 5000 exceeds the 64 positions"):
+        featurize(["ok"], gpt2, max_length=5000, progress=False)
