@@ -25,6 +25,7 @@ from jax import lax
 from jaxmetrics._validation import as_2d_features
 from jaxmetrics.mark_evaluate.estimators import (
     _check_features,
+    _float,
     check_feature_pair,
     mark_evaluate_stats,
 )
@@ -63,7 +64,8 @@ def improved_precision_recall(references, candidates, k: int = 3, *,
       [1.0, 1.0]
     """
     s = mark_evaluate_stats(references, candidates, k, block_size=block_size)
-    return jnp.mean(s.cross.b_in_a.astype(jnp.float32)), jnp.mean(s.cross.a_in_b.astype(jnp.float32))
+    f = _float()
+    return jnp.mean(s.cross.b_in_a.astype(f)), jnp.mean(s.cross.a_in_b.astype(f))
 
 
 # --------------------------------------------------------------------------- k-means
@@ -137,8 +139,9 @@ def prd_curve(ref_hist: jax.Array, eval_hist: jax.Array, num_angles: int = 1001,
       >>> round(float(p[1]), 6), round(float(r[1]), 6)
       (1.0, 1.0)
     """
-    theta = jnp.linspace(epsilon, jnp.pi / 2 - epsilon, num_angles)
-    slopes = jnp.tan(theta).astype(ref_hist.dtype)
+    # angles on the host in float64: in float32, pi/2 - 1e-10 rounds past pi/2 and tan < 0
+    slopes = jnp.asarray(np.tan(np.linspace(epsilon, np.pi / 2 - epsilon, num_angles)),
+                         ref_hist.dtype)
     prec = jnp.sum(jnp.minimum(slopes[:, None] * ref_hist[None, :], eval_hist[None, :]), axis=1)
     rec = prec / slopes
     return jnp.clip(prec, 0.0, 1.0), jnp.clip(rec, 0.0, 1.0)
