@@ -1,0 +1,104 @@
+"""Loader: sharded safetensors, and clear errors for missing/incomplete/unsafe/unknown checkpoints."""
+from __future__ import annotations
+
+import json
+import shutil
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+
+from jaxmetrics.models import known_model_types, load_model  # noqa: E402
+from jaxmetrics.models.registry import get_architecture  # noqa: E402
+from jaxmetrics.models.testing import tiny_checkpoint  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def gpt2_dir(tmp_path_factory):
+    return tiny_checkpoint("gpt2", tmp_path_factory.mktemp("gpt2l"))
+
+
+def test_sharded_safetensors_load_like_single_file(tmp_path, gpt2_dir):
+    d, tm = tiny_checkpoint("bert", tmp_path / "bert", return_torch=True)
+    sharded = tmp_path / "sharded"
+    tm.save_pretrained(str(sharded), max_shard_size="20KB")
+    for f in ("tokenizer.json", "tokenizer_config.json"):
+        shutil.copy(f"{d}/{f}", sharded / f)
+    assert (sharded / "model.safetensors.index.json").exists()
+    assert not (sharded / "model.safetensors").exists()
+    ids = np.array([[2, 10, 11, 3]], np.int32)
+    mask = np.ones_like(ids, bool)
+    a = load_model(d).forward(ids, mask).last_hidden_state
+    b = load_model(sharded).forward(ids, mask).last_hidden_state
+    np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    # a missing shard is reported by name
+    shard = sorted(sharded.glob("model-*.safetensors"))[0]
+    shard.unlink()
+    with pytest.raises(ValueError, match=rf"^name_or_path: .*incomplete: missing weight shard.*{shard.name}"):
+        load_model(sharded)
+
+
+def test_missing_directory():
+    with pytest.raises(ValueError, match="^name_or_path: model directory './no/such/model' does not exist"):
+        load_model("./no/such/model")
+
+
+def test_hub_id_offline_is_a_clear_error(monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(ValueError, match="^name_or_path: 'not-a-cached-model-xyz' is not a local directory"):
+        load_model("not-a-cached-model-xyz")
+
+
+def test_incomplete_directory(tmp_path, gpt2_dir):
+    with pytest.raises(ValueError, match="^name_or_path: .* no config.json"):
+        load_model(tmp_path)
+    d = tmp_path / "noweights"
+    shutil.copytree(gpt2_dir, d)
+    (d / "model.safetensors").unlink()
+    with pytest.raises(ValueError, match=r"^name_or_path: .*incomplete: no model.safetensors"):
+        load_model(d)
+
+
+def test_pickled_bin_is_refused_without_unpickling(tmp_path, gpt2_dir):
+    d = tmp_path / "binonly"
+    shutil.copytree(gpt2_dir, d)
+    (d / "model.safetensors").unlink()
+    # not a valid pickle at all: the loader must refuse before ever opening it
+    (d / "pytorch_model.bin").write_bytes(b"\x80\x04 this would be unpickled")
+    with pytest.raises(ValueError, match=r"^name_or_path: .*pytorch_model.bin.*safetensors only and never unpickles"):
+        load_model(d)
+
+
+def test_unknown_architecture_lists_known_ones(tmp_path, gpt2_dir):
+    d = tmp_path / "mamba"
+    shutil.copytree(gpt2_dir, d)
+    cfg = json.loads((d / "config.json").read_text())
+    cfg["model_type"] = "mamba"
+    (d / "config.json").write_text(json.dumps(cfg))
+    with pytest.raises(ValueError, match=r"^model_type: architecture 'mamba' is not supported.*gpt2"):
+        load_model(d)
+    assert {"gpt2", "bert", "roberta"} <= set(known_model_types())
+    assert get_architecture("gpt2").kind == "gpt2"
+
+
+def test_wrong_weights_are_named(tmp_path, gpt2_dir):
+    from safetensors.numpy import load_file, save_file
+
+    d = tmp_path / "bad"
+    shutil.copytree(gpt2_dir, d)
+    sd = load_file(str(d / "model.safetensors"))
+    key = next(k for k in sd if k.endswith("wpe.weight"))  # 'transformer.wpe.weight' (LM-head checkpoint)
+    sd[key] = sd[key][:10]
+    save_file(sd, str(d / "model.safetensors"))
+    with pytest.raises(ValueError, match=r"^name_or_path .*wpe.embedding has shape \(10, 32\)"):
+        load_model(d)
+    del sd[key]
+    save_file(sd, str(d / "model.safetensors"))
+    with pytest.raises(ValueError, match=r"^checkpoint: weight 'wpe.weight' is missing"):
+        load_model(d)
+
+
+def test_bad_name_type():
+    with pytest.raises(TypeError, match="^name_or_path"):
+        load_model(3)
