@@ -1,0 +1,125 @@
+"""BERTScore: parity with the bert_score package (MiniLM, idf off/on), its quirks in compat
+mode vs correct masking by default, idf formula, baseline rescaling, bad input."""
+from __future__ import annotations
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from jaxmetrics.similarity.bertscore import (bertscore, bertscore_pair, idf_table,
+                                             rescale_with_baseline)
+from jaxmetrics.similarity.kernels import PRF
+
+CANDS = ["the cat sat on the mat", "a quick brown fox jumps over the lazy dog", "hello world",
+         "it is raining today in the city", "we went to the market and bought some apples",
+         "this is fine", "the weather is nice", "an unrelated sentence about quantum physics",
+         "dogs bark", "the cat sat on the mat"]
+REFS = ["a cat was sitting on a mat", "the fast brown fox leaped over a lazy dog", "hi there world",
+        "today it rains in town", "we bought apples at the market", "everything is okay",
+        "nice weather today", "a sentence on cooking pasta", "the dog is barking loudly", "cat"]
+
+
+@pytest.fixture(scope="module")
+def minilm(minilm_dir):
+    from jaxmetrics.models import load_model
+
+    return load_model(minilm_dir)
+
+
+@pytest.mark.parametrize("idf", [False, True])
+def test_matches_bert_score_package(minilm, minilm_dir, idf):
+    bert_score = pytest.importorskip("bert_score")
+    from jaxmetrics.similarity.pipeline import similarity
+
+    # bert_score 0.3.13 runs offline on a local directory with transformers 5 (checked in
+    # its source: AutoTokenizer/AutoModel.from_pretrained(model_type), num_layers truncates
+    # encoder.layer); nthreads=0 avoids its multiprocessing pool for idf.
+    want = bert_score.score(CANDS, REFS, model_type=minilm_dir, num_layers=6, idf=idf,
+                            batch_size=4, nthreads=0, device="cpu")
+    got = similarity(CANDS, REFS, model=minilm, layer=6, metric="bertscore", centering="none",
+                     idf=idf, bert_score_compat=True, compat_batch_size=4)
+    for w, g in zip(want, (got.precision, got.recall, got.f1)):
+        np.testing.assert_allclose(g, w.numpy(), atol=1e-4, rtol=0)
+    # the default (correct masking, special tokens dropped) is a different, defined number
+    default = similarity(CANDS, REFS, model=minilm, layer=6, metric="bertscore",
+                         centering="none", idf=idf)
+    assert np.all(np.isfinite(default.f1)) and not np.allclose(default.f1, got.f1, atol=1e-4)
+
+
+def _negative_case():
+    # candidate token 0 is anti-aligned with every reference token
+    x = jnp.array([[-1.0, 0.0], [0.0, 1.0], [0.0, 0.0]])
+    y = jnp.array([[1.0, 0.1], [1.0, -0.1], [9.0, 9.0]])
+    return x, y
+
+
+def test_compat_padding_scores_zero_quirk_vs_default():
+    x, y = _negative_case()
+    mx = jnp.array([True, True, False])
+    my = jnp.array([True, True, False])  # the reference side holds padding
+    yn = y[:2] / jnp.linalg.norm(y[:2], axis=1, keepdims=True)
+    true_max0 = float(jnp.max(jnp.array([-1.0, 0.0]) @ yn.T))
+    true_max1 = float(jnp.max(jnp.array([0.0, 1.0]) @ yn.T))
+    assert true_max0 < 0
+    default = bertscore_pair(x, y, mx, my)
+    np.testing.assert_allclose(float(default.precision), (true_max0 + true_max1) / 2, atol=1e-6)
+    compat = bertscore_pair(x, y, mx, my, compat=True)
+    np.testing.assert_allclose(float(compat.precision), (0.0 + true_max1) / 2, atol=1e-6)
+    # without padding on the reference side, compat equals the default
+    nopad = bertscore_pair(x, y, mx, my, compat=True, y_pad_zero=False)
+    np.testing.assert_allclose(float(nopad.precision), float(default.precision), atol=1e-6)
+
+
+def test_compat_special_tokens_match_with_zero_weight():
+    x = jnp.array([[1.0, 0.0], [0.0, 1.0], [0.6, 0.8]])   # [CLS], word, [SEP]
+    y = jnp.array([[1.0, 0.0], [0.6, -0.8], [0.6, 0.8]])
+    m = jnp.ones(3, bool)
+    w = jnp.array([0.0, 1.0, 0.0])
+    out = bertscore_pair(x, y, m, m, w, w, compat=True)
+    # the word token of x matches y's [SEP] (0.8); y's word token matches x's [CLS] (0.6)
+    np.testing.assert_allclose(np.array(out[:2]), [0.8, 0.6], atol=1e-6)
+
+
+def test_idf_table_formula_and_weighted_definition():
+    ids = np.array([[5, 7, 7, 0], [5, 8, 0, 0], [5, 9, 7, 0]])
+    mask = ids > 0
+    t = idf_table(ids, mask, 10)
+    n = 3
+    np.testing.assert_allclose(t[[5, 7, 8, 9, 1]], np.log((n + 1) / (np.array([3, 2, 1, 1, 0]) + 1)), rtol=1e-6)
+    x = jnp.array([[1.0, 0.0], [0.0, 1.0]])
+    y = jnp.array([[1.0, 0.0]])
+    out = bertscore_pair(x, y, jnp.ones(2, bool), jnp.ones(1, bool), jnp.array([3.0, 1.0]),
+                         jnp.array([1.0]))
+    np.testing.assert_allclose(float(out.precision), 0.75, atol=1e-6)  # (3*1 + 1*0)/4
+
+
+def test_baseline_rescaling_and_batch_api():
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 4, 6)).astype(np.float32)
+    y = rng.standard_normal((2, 5, 6)).astype(np.float32)
+    m1, m2 = np.ones((2, 4), bool), np.ones((2, 5), bool)
+    raw = bertscore(x, y, m1, m2)
+    b = [0.2, 0.3, 0.25]
+    res = bertscore(x, y, m1, m2, baseline=b)
+    for k in range(3):
+        np.testing.assert_allclose(np.array(res[k]), (np.array(raw[k]) - b[k]) / (1 - b[k]), atol=1e-6)
+    one = rescale_with_baseline(PRF(jnp.array(1.0), jnp.array(1.0), jnp.array(1.0)), b)
+    np.testing.assert_allclose(np.array(one), 1.0)
+
+
+def test_bad_input():
+    x = np.ones((1, 3, 4), np.float32)
+    m = np.ones((1, 3), bool)
+    with pytest.raises(ValueError, match="^baseline"):
+        bertscore(x, x, m, m, baseline=[0.1, 1.0, 0.2])
+    with pytest.raises(ValueError, match="^ref_mask"):
+        bertscore(x, x, m, np.zeros((1, 3), bool))
+    bad = x.copy(); bad[0, 1, 1] = np.inf
+    with pytest.raises(ValueError, match="^cand"):
+        bertscore(bad, x, m, m)
+    with pytest.raises(ValueError, match="^cand_weights"):
+        bertscore(x, x, m, m, cand_weights=-np.ones((1, 3)))
+    # zero total weight inside the kernel: documented value 0, no NaN
+    out = bertscore_pair(jnp.ones((2, 2)), jnp.ones((2, 2)), jnp.ones(2, bool), jnp.ones(2, bool),
+                         jnp.zeros(2), jnp.ones(2))
+    assert [float(v) for v in out] == [0.0, 0.0, 0.0]
