@@ -1,0 +1,512 @@
+"""``compute_mauve``: mauve-text's API on top of the JAX quantizer and histogram stage.
+
+Pipeline (mauve-text 0.4.0, see ``shared/references/mauve.md``): features of P and Q (given,
+or computed from text by :mod:`jaxmetrics.models`) -> stack ``[Q; P]`` -> fit a quantizer
+(default: L2-normalise, PCA to ``kmeans_explained_var``, k-means with ``kmeans_num_redo``
+restarts) -> bin counts of Q and P -> :func:`~jaxmetrics.mauve.mauve_from_histograms` on the
+plain histograms (``mauve``, ``frontier_integral``) and on the Krichevsky-Trofimov smoothed ones
+(``mauve_star``, ``frontier_integral_star``). The histogram stage always runs in float64.
+
+Seeds: ``seed`` plays mauve-text's role (PCA subsample from ``seed + 5``, k-means from
+``seed + 2``), but the random streams are JAX's, so the clusters differ from faiss's; averages
+over seeds agree (see tests). :func:`compute_mauve_seeds` runs several k-means seeds in one
+vmapped call; :func:`fit_quantizer` / :func:`mauve_shared_codebook` give comparable scores for
+several pairs by quantizing them all with one codebook.
+"""
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import functools
+import time
+import warnings
+from typing import Any, Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxmetrics import _validation as V
+from jaxmetrics.mauve.histograms import mauve_from_counts, mauve_from_histograms
+from jaxmetrics.mauve.kmeans import kmeans
+from jaxmetrics.mauve.quantizers import (
+    FittedQuantizer,
+    KMeansQuantizer,
+    Quantizer,
+    _counts,
+    get_quantizer,
+)
+
+__all__ = [
+    "MauveOutput",
+    "MauveSeedsOutput",
+    "compute_mauve",
+    "compute_mauve_seeds",
+    "fit_quantizer",
+    "histogram",
+    "mauve_shared_codebook",
+    "auto_num_buckets",
+]
+
+
+@dataclasses.dataclass
+class MauveOutput:
+    """Result of :func:`compute_mauve`; the fields of mauve-text's return value.
+
+    Attributes:
+      p_hist, q_hist: ``[k]`` float64 unsmoothed histograms.
+      divergence_curve: ``[m + 2, 2]`` float64 (end points included).
+      mauve, frontier_integral: floats from the plain histograms.
+      mauve_star, frontier_integral_star: floats from the KT-smoothed (+1/2) histograms.
+      num_buckets: ``k``.
+      p_counts, q_counts: ``[k]`` int bin counts (extra, not in mauve-text).
+    """
+
+    p_hist: np.ndarray
+    q_hist: np.ndarray
+    divergence_curve: np.ndarray
+    mauve: float
+    frontier_integral: float
+    mauve_star: float
+    frontier_integral_star: float
+    num_buckets: int
+    p_counts: np.ndarray | None = None
+    q_counts: np.ndarray | None = None
+
+
+@dataclasses.dataclass
+class MauveSeedsOutput:
+    """Result of :func:`compute_mauve_seeds`: per-seed values and their mean / std.
+
+    Attributes:
+      seeds: the seeds used.
+      mauve, frontier_integral, mauve_star, frontier_integral_star: ``[S]`` per-seed values.
+      mauve_mean, mauve_std, ...: mean and sample standard deviation (``ddof=1``; 0 when S = 1).
+      p_hist, q_hist: ``[S, k]``; divergence_curve ``[S, m + 2, 2]``; num_buckets ``k``.
+    """
+
+    seeds: tuple[int, ...]
+    mauve: np.ndarray
+    frontier_integral: np.ndarray
+    mauve_star: np.ndarray
+    frontier_integral_star: np.ndarray
+    p_hist: np.ndarray
+    q_hist: np.ndarray
+    divergence_curve: np.ndarray
+    num_buckets: int
+
+    def _mean_std(self, name: str) -> tuple[float, float]:
+        v = getattr(self, name)
+        return float(np.mean(v)), float(np.std(v, ddof=1)) if v.size > 1 else 0.0
+
+    @property
+    def mauve_mean(self) -> float:
+        return self._mean_std("mauve")[0]
+
+    @property
+    def mauve_std(self) -> float:
+        return self._mean_std("mauve")[1]
+
+    @property
+    def mauve_star_mean(self) -> float:
+        return self._mean_std("mauve_star")[0]
+
+    @property
+    def mauve_star_std(self) -> float:
+        return self._mean_std("mauve_star")[1]
+
+    @property
+    def frontier_integral_mean(self) -> float:
+        return self._mean_std("frontier_integral")[0]
+
+    @property
+    def frontier_integral_std(self) -> float:
+        return self._mean_std("frontier_integral")[1]
+
+
+def auto_num_buckets(*sizes: int) -> int:
+    """mauve-text's ``'auto'`` rule: ``max(2, round(min(sizes) / 10))`` (Python rounding).
+
+    Examples:
+      >>> auto_num_buckets(1000, 5000), auto_num_buckets(15, 15), auto_num_buckets(25, 30)
+      (100, 2, 2)
+    """
+    return max(2, int(round(min(sizes) / 10)))
+
+
+# --------------------------------------------------------------------------- inputs
+
+
+def _features_from_text(texts: Any, name: str, model: Any, max_length: int, batch_size: int) -> np.ndarray:
+    raw = list(texts) if not isinstance(texts, str) and texts is not None else texts
+    kept = V.check_texts(raw, f"{name}_text", drop_empty=True)
+    dropped = len(raw) - len(kept)
+    if dropped:
+        warnings.warn(f"{name}_text: dropped {dropped} empty string(s)", stacklevel=3)
+    from jaxmetrics.models import featurize  # lazy: the model layer is optional here
+
+    return np.asarray(featurize(kept, model, max_length=max_length, batch_size=batch_size))
+
+
+def _load_featurizer(name: str) -> Any:
+    try:
+        from jaxmetrics.models import featurize, load_model  # noqa: F401
+    except ImportError as e:
+        raise ImportError(
+            "p_text/q_text: featurizing text needs jaxmetrics.models (featurize, load_model), "
+            f"which could not be imported ({e}); pass p_features/q_features instead"
+        ) from e
+    return load_model(name)
+
+
+def _get_features(
+    p_features: Any, q_features: Any, p_text: Any, q_text: Any, *, model_name: str, max_length: int, batch_size: int,
+    verbose: bool,
+) -> tuple[np.ndarray, np.ndarray]:
+    if p_features is None and p_text is None:
+        raise ValueError("p_features: supply p_features or p_text")
+    if q_features is None and q_text is None:
+        raise ValueError("q_features: supply q_features or q_text")
+    model = None
+    if p_features is None or q_features is None:
+        V.check_int(max_length, "max_text_length", minimum=1)
+        V.check_int(batch_size, "batch_size", minimum=1)
+        if verbose:
+            print(f"loading featurizer {model_name}")
+        model = _load_featurizer(model_name)
+    if p_features is None:
+        p_features = _features_from_text(p_text, "p", model, max_length, batch_size)
+    if q_features is None:
+        q_features = _features_from_text(q_text, "q", model, max_length, batch_size)
+    p = V.as_2d_features(p_features, "p_features")
+    q = V.as_2d_features(q_features, "q_features", dim=p.shape[1])
+    return p, q
+
+
+def _resolve_num_buckets(num_buckets: Any, sizes: Sequence[int]) -> int:
+    if isinstance(num_buckets, str):
+        if num_buckets != "auto":
+            raise ValueError(f"num_buckets: expected 'auto' or an integer, got {num_buckets!r}")
+        k = auto_num_buckets(*sizes)
+    else:
+        k = V.check_int(num_buckets, "num_buckets", minimum=1)
+    total = int(sum(sizes))
+    if k > total:
+        raise ValueError(f"num_buckets: {k} buckets for only {total} points")
+    return k
+
+
+def _device_ctx(device_id: int):
+    V.check_int(device_id, "device_id", minimum=-1)
+    if device_id < 0:
+        return contextlib.nullcontext()
+    devs = [d for d in jax.devices() if d.platform != "cpu"]
+    if device_id >= len(devs):
+        warnings.warn(f"device_id: no accelerator {device_id} (found {len(devs)}); using the default device", stacklevel=3)
+        return contextlib.nullcontext()
+    return jax.default_device(devs[device_id])
+
+
+def _check_common(*, kmeans_explained_var, kmeans_num_redo, kmeans_max_iter, pca_max_data, num_points, scaling):
+    V.check_open_unit(kmeans_explained_var, "kmeans_explained_var")
+    V.check_int(kmeans_num_redo, "kmeans_num_redo", minimum=1)
+    V.check_int(kmeans_max_iter, "kmeans_max_iter", minimum=1)
+    V.check_int(pca_max_data, "pca_max_data", minimum=-1)
+    if pca_max_data == 0:
+        raise ValueError("pca_max_data: must be -1 (all rows) or a positive number of rows, got 0")
+    V.check_int(num_points, "divergence_curve_discretization_size", minimum=1)
+    V.check_positive(scaling, "mauve_scaling_factor")
+
+
+def _make_quantizer(quantizer: Any, k: int, *, explained_var, num_redo, max_iter, pca_max_data) -> Quantizer:
+    if isinstance(quantizer, str) and quantizer == "kmeans":
+        return KMeansQuantizer(k, explained_var=explained_var, num_redo=num_redo, max_iter=max_iter,
+                               pca_max_data=pca_max_data)
+    q = get_quantizer(quantizer, k)
+    return q
+
+
+def _labels_of(fitted: FittedQuantizer, stacked: np.ndarray, *, fitted_on_stacked: bool) -> jax.Array:
+    tl = getattr(fitted, "train_labels", None) if fitted_on_stacked else None
+    if tl is not None and tl.shape[0] == stacked.shape[0]:
+        return tl  # k-means already labelled the fitting rows with its final centroids
+    return jnp.asarray(fitted.assign(stacked))
+
+
+# --------------------------------------------------------------------------- histogram stage
+
+
+def _scores_from_counts(p_counts: np.ndarray, q_counts: np.ndarray, *, num_points: int, scaling: float):
+    """Plain and KT-smoothed MAUVE / FI from counts ``[..., k]``, in float64."""
+    with jax.enable_x64(True):
+        pc = jnp.asarray(np.asarray(p_counts), jnp.float64)
+        qc = jnp.asarray(np.asarray(q_counts), jnp.float64)
+        p_hist = pc / jnp.sum(pc, axis=-1, keepdims=True)
+        q_hist = qc / jnp.sum(qc, axis=-1, keepdims=True)
+        plain = mauve_from_histograms(p_hist, q_hist, scaling=scaling, num_points=num_points)
+        star = mauve_from_counts(pc, qc, pseudocount=0.5, scaling=scaling, num_points=num_points)
+        return (np.asarray(p_hist), np.asarray(q_hist), np.asarray(plain.divergence_curve),
+                np.asarray(plain.mauve), np.asarray(plain.frontier_integral),
+                np.asarray(star.mauve), np.asarray(star.frontier_integral))
+
+
+def _output(p_counts, q_counts, k, num_points, scaling) -> MauveOutput:
+    p_hist, q_hist, curve, m, fi, ms, fis = _scores_from_counts(p_counts, q_counts, num_points=num_points, scaling=scaling)
+    return MauveOutput(p_hist, q_hist, curve, float(m), float(fi), float(ms), float(fis), k,
+                       np.asarray(p_counts), np.asarray(q_counts))
+
+
+# --------------------------------------------------------------------------- public API
+
+
+def compute_mauve(
+    p_features: Any = None,
+    q_features: Any = None,
+    p_text: Sequence[str] | None = None,
+    q_text: Sequence[str] | None = None,
+    num_buckets: int | str = "auto",
+    pca_max_data: int = -1,
+    kmeans_explained_var: float = 0.9,
+    kmeans_num_redo: int = 5,
+    kmeans_max_iter: int = 500,
+    featurize_model_name: str = "gpt2-large",
+    device_id: int = -1,
+    max_text_length: int = 1024,
+    divergence_curve_discretization_size: int = 25,
+    mauve_scaling_factor: float = 5,
+    verbose: bool = False,
+    seed: int = 25,
+    batch_size: int = 1,
+    use_float64: bool = False,
+    quantizer: str | Quantizer = "kmeans",
+) -> MauveOutput:
+    """MAUVE between P (``p_features [n_p, d]`` or ``p_text``) and Q, with mauve-text's API.
+
+    ``MAUVE(P, Q)`` is the area under the divergence curve
+    ``{(exp(-c KL(Q || R_w)), exp(-c KL(P || R_w))) : R_w = w P + (1 - w) Q}`` of the
+    quantized distributions (``c = mauve_scaling_factor``); see
+    :func:`~jaxmetrics.mauve.mauve_from_histograms`. Quantization: stack ``[Q; P]``, L2-normalise,
+    PCA to ``kmeans_explained_var``, k-means into ``num_buckets`` clusters (``'auto'``:
+    ``max(2, round(min(n_p, n_q) / 10))``), best of ``kmeans_num_redo`` restarts of at most
+    ``kmeans_max_iter`` Lloyd steps.
+
+    Args:
+      p_features, q_features: ``[n_p, d]``, ``[n_q, d]`` finite features (take precedence over text).
+      p_text, q_text: lists of strings, featurized by ``jaxmetrics.models`` with
+        ``featurize_model_name`` (empty strings are dropped with a warning).
+      quantizer: ``'kmeans'`` (default), another registered name, or a
+        :class:`~jaxmetrics.mauve.quantizers.Quantizer` instance (its own settings are used).
+      use_float64: accepted for mauve-text compatibility (featurizer precision; clustering is
+        float32 as in mauve-text and the histogram stage is always float64).
+      Other arguments as in mauve-text 0.4.0 (``device_id >= 0`` selects an accelerator).
+
+    Returns:
+      :class:`MauveOutput` with ``p_hist, q_hist, divergence_curve, mauve, frontier_integral,
+      mauve_star, frontier_integral_star, num_buckets``.
+
+    Examples:
+      >>> import numpy as np
+      >>> rng = np.random.default_rng(0)
+      >>> p = rng.normal(size=(200, 16)).astype("float32")
+      >>> out = compute_mauve(p_features=p, q_features=p)
+      >>> out.mauve, out.frontier_integral, out.num_buckets, out.divergence_curve.shape
+      (1.0, 0.0, 20, (27, 2))
+    """
+    _check_common(kmeans_explained_var=kmeans_explained_var, kmeans_num_redo=kmeans_num_redo,
+                  kmeans_max_iter=kmeans_max_iter, pca_max_data=pca_max_data,
+                  num_points=divergence_curve_discretization_size, scaling=mauve_scaling_factor)
+    V.check_int(seed, "seed")
+    with _device_ctx(device_id):
+        t0 = time.perf_counter()
+        p, q = _get_features(p_features, q_features, p_text, q_text, model_name=featurize_model_name,
+                             max_length=max_text_length, batch_size=batch_size, verbose=verbose)
+        k = _resolve_num_buckets(num_buckets, (p.shape[0], q.shape[0]))
+        quant = _make_quantizer(quantizer, k, explained_var=kmeans_explained_var, num_redo=kmeans_num_redo,
+                                max_iter=kmeans_max_iter, pca_max_data=pca_max_data)
+        stacked = np.concatenate([q, p], axis=0)
+        t1 = time.perf_counter()
+        fitted = quant.fit(stacked, key=jax.random.key(seed))
+        labels = _labels_of(fitted, stacked, fitted_on_stacked=True)
+        nb = int(fitted.num_bins)
+        q_counts = np.asarray(_counts(labels[: q.shape[0]], nb))
+        p_counts = np.asarray(_counts(labels[q.shape[0]:], nb))
+        t2 = time.perf_counter()
+        out = _output(p_counts, q_counts, nb, divergence_curve_discretization_size, float(mauve_scaling_factor))
+        if verbose:
+            print(f"features {t1 - t0:.2f} s, quantization {t2 - t1:.2f} s, "
+                  f"histogram stage {time.perf_counter() - t2:.2f} s; k = {nb}, mauve = {out.mauve:.4f}")
+        return out
+
+
+def compute_mauve_seeds(
+    p_features: Any = None,
+    q_features: Any = None,
+    *,
+    seeds: Sequence[int] = (25, 26, 27, 28, 29),
+    p_text: Sequence[str] | None = None,
+    q_text: Sequence[str] | None = None,
+    num_buckets: int | str = "auto",
+    pca_max_data: int = -1,
+    kmeans_explained_var: float = 0.9,
+    kmeans_num_redo: int = 5,
+    kmeans_max_iter: int = 500,
+    featurize_model_name: str = "gpt2-large",
+    max_text_length: int = 1024,
+    divergence_curve_discretization_size: int = 25,
+    mauve_scaling_factor: float = 5,
+    batch_size: int = 1,
+    quantizer: str | Quantizer = "kmeans",
+) -> MauveSeedsOutput:
+    """MAUVE over several k-means seeds: per-seed values, mean and standard deviation.
+
+    Seed variance of MAUVE (std ~0.005-0.01) is as large as real model gaps, so report
+    ``mauve_mean +- mauve_std``. With the k-means quantizer the normalisation and PCA are fitted
+    once (with ``seeds[0]``) and the k-means runs for all seeds are one ``jax.vmap``-ed call
+    (memory ~ ``len(seeds) * kmeans_num_redo * N * k`` floats); other quantizers are fitted
+    once per seed. Arguments as in :func:`compute_mauve`.
+
+    Examples:
+      >>> import numpy as np
+      >>> rng = np.random.default_rng(0)
+      >>> p, q = rng.normal(size=(150, 8)), rng.normal(size=(150, 8)) + 1.0
+      >>> out = compute_mauve_seeds(p, q, seeds=(1, 2, 3))
+      >>> out.mauve.shape, 0 < out.mauve_mean < 1, out.mauve_std >= 0
+      ((3,), True, True)
+    """
+    _check_common(kmeans_explained_var=kmeans_explained_var, kmeans_num_redo=kmeans_num_redo,
+                  kmeans_max_iter=kmeans_max_iter, pca_max_data=pca_max_data,
+                  num_points=divergence_curve_discretization_size, scaling=mauve_scaling_factor)
+    seeds = tuple(V.check_int(s, "seeds") for s in seeds)
+    if not seeds:
+        raise ValueError("seeds: at least one seed is needed")
+    p, q = _get_features(p_features, q_features, p_text, q_text, model_name=featurize_model_name,
+                         max_length=max_text_length, batch_size=batch_size, verbose=False)
+    k = _resolve_num_buckets(num_buckets, (p.shape[0], q.shape[0]))
+    quant = _make_quantizer(quantizer, k, explained_var=kmeans_explained_var, num_redo=kmeans_num_redo,
+                            max_iter=kmeans_max_iter, pca_max_data=pca_max_data)
+    stacked = np.concatenate([q, p], axis=0)
+    nq = q.shape[0]
+    if isinstance(quant, KMeansQuantizer):
+        _, z = quant.preprocess_fit(stacked, jax.random.key(seeds[0]))
+        keys = jnp.stack([quant.kmeans_key(jax.random.key(s)) for s in seeds])
+        labels = _kmeans_labels_vmapped(z, keys, k, quant.num_redo, quant.max_iter, quant.max_points_per_centroid)
+        nb = k
+    else:
+        per_seed = []
+        for s in seeds:
+            fitted = quant.fit(stacked, key=jax.random.key(s))
+            per_seed.append(_labels_of(fitted, stacked, fitted_on_stacked=True))
+        labels = jnp.stack(per_seed)
+        nb = int(fitted.num_bins)
+    count = jax.vmap(lambda lab: _counts(lab, nb))
+    q_counts, p_counts = np.asarray(count(labels[:, :nq])), np.asarray(count(labels[:, nq:]))
+    p_hist, q_hist, curve, m, fi, ms, fis = _scores_from_counts(
+        p_counts, q_counts, num_points=divergence_curve_discretization_size, scaling=float(mauve_scaling_factor))
+    return MauveSeedsOutput(seeds, m, fi, ms, fis, p_hist, q_hist, curve, nb)
+
+
+@functools.partial(jax.jit, static_argnames=("k", "num_redo", "mppc"))
+def _kmeans_labels_vmapped(z, keys, k, num_redo, max_iter, mppc):
+    run = lambda key: kmeans(z, key, num_clusters=k, num_redo=num_redo, max_iter=max_iter,
+                             max_points_per_centroid=mppc).labels
+    return jax.vmap(run)(keys)
+
+
+def fit_quantizer(
+    feature_sets: Sequence[Any],
+    *,
+    num_buckets: int | str = "auto",
+    quantizer: str | Quantizer = "kmeans",
+    seed: int = 25,
+    kmeans_explained_var: float = 0.9,
+    kmeans_num_redo: int = 5,
+    kmeans_max_iter: int = 500,
+    pca_max_data: int = -1,
+) -> FittedQuantizer:
+    """Fit one codebook on the concatenation of several feature sets ``[n_i, d]``.
+
+    Histograms of different sets under the same fitted quantizer are comparable, so
+    ``MAUVE(H1, M1)`` and ``MAUVE(H2, M2)`` can be ranked against each other (mauve issue #13).
+    ``'auto'`` buckets: ``max(2, round(min_i n_i / 10))``.
+
+    Examples:
+      >>> import numpy as np
+      >>> rng = np.random.default_rng(0)
+      >>> sets = [rng.normal(size=(100, 8)) + s for s in (0.0, 0.5, 1.0)]
+      >>> fitted = fit_quantizer(sets)
+      >>> fitted.num_bins, histogram(fitted, sets[0]).shape
+      (10, (10,))
+    """
+    if isinstance(feature_sets, np.ndarray) or not isinstance(feature_sets, Sequence) or not feature_sets:
+        raise TypeError("feature_sets: expected a non-empty list of [n_i, d] arrays")
+    arrays = []
+    for i, f in enumerate(feature_sets):
+        arrays.append(V.as_2d_features(f, f"feature_sets[{i}]", dim=arrays[0].shape[1] if arrays else None))
+    _check_common(kmeans_explained_var=kmeans_explained_var, kmeans_num_redo=kmeans_num_redo,
+                  kmeans_max_iter=kmeans_max_iter, pca_max_data=pca_max_data, num_points=1, scaling=1.0)
+    k = _resolve_num_buckets(num_buckets, [a.shape[0] for a in arrays])
+    quant = _make_quantizer(quantizer, k, explained_var=kmeans_explained_var, num_redo=kmeans_num_redo,
+                            max_iter=kmeans_max_iter, pca_max_data=pca_max_data)
+    return quant.fit(np.concatenate(arrays, axis=0), key=jax.random.key(V.check_int(seed, "seed")))
+
+
+def histogram(fitted: FittedQuantizer, features: Any, *, counts: bool = False) -> np.ndarray:
+    """Histogram ``[num_bins]`` of ``features [n, d]`` under ``fitted``: ``counts_j / n`` (or counts).
+
+    Examples:
+      >>> import numpy as np
+      >>> x = np.random.default_rng(0).normal(size=(50, 4))
+      >>> float(histogram(fit_quantizer([x], num_buckets=5), x).sum())
+      1.0
+    """
+    c = np.asarray(_counts(jnp.asarray(fitted.assign(features)), int(fitted.num_bins)))
+    return c if counts else c / c.sum()
+
+
+def mauve_shared_codebook(
+    pairs: Sequence[tuple[Any, Any]],
+    *,
+    fitted: FittedQuantizer | None = None,
+    divergence_curve_discretization_size: int = 25,
+    mauve_scaling_factor: float = 5,
+    **fit_kwargs: Any,
+) -> list[MauveOutput]:
+    """MAUVE of several ``(p_features, q_features)`` pairs under one shared codebook.
+
+    The codebook is ``fitted`` or, by default, :func:`fit_quantizer` on all sets stacked as
+    ``[Q_1; P_1; Q_2; P_2; ...]`` (``fit_kwargs`` go to it). Each pair's MAUVE is then computed
+    from its own histograms as in :func:`compute_mauve`.
+
+    Examples:
+      >>> import numpy as np
+      >>> rng = np.random.default_rng(0)
+      >>> h = rng.normal(size=(100, 8))
+      >>> outs = mauve_shared_codebook([(h, rng.normal(size=(100, 8))), (h, rng.normal(size=(100, 8)) + 2)])
+      >>> outs[0].mauve > outs[1].mauve
+      True
+    """
+    if not isinstance(pairs, Sequence) or not pairs:
+        raise TypeError("pairs: expected a non-empty list of (p_features, q_features) pairs")
+    V.check_int(divergence_curve_discretization_size, "divergence_curve_discretization_size", minimum=1)
+    V.check_positive(mauve_scaling_factor, "mauve_scaling_factor")
+    sets = []
+    for i, pair in enumerate(pairs):
+        if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+            raise TypeError(f"pairs: item {i} is not a (p_features, q_features) pair")
+        p = V.as_2d_features(pair[0], f"pairs[{i}][0]", dim=sets[0].shape[1] if sets else None)
+        q = V.as_2d_features(pair[1], f"pairs[{i}][1]", dim=p.shape[1])
+        sets += [q, p]
+    fresh = fitted is None
+    if fresh:
+        fitted = fit_quantizer(sets, **fit_kwargs)
+    stacked = np.concatenate(sets, axis=0)
+    labels = _labels_of(fitted, stacked, fitted_on_stacked=fresh)
+    nb = int(fitted.num_bins)
+    outs, start = [], 0
+    for j in range(0, len(sets), 2):
+        nq, np_ = sets[j].shape[0], sets[j + 1].shape[0]
+        qc = np.asarray(_counts(labels[start:start + nq], nb))
+        pc = np.asarray(_counts(labels[start + nq:start + nq + np_], nb))
+        start += nq + np_
+        outs.append(_output(pc, qc, nb, divergence_curve_discretization_size, float(mauve_scaling_factor)))
+    return outs

@@ -1,0 +1,235 @@
+"""Quantizer interface for MAUVE, the k-means quantizer, and a name registry.
+
+A :class:`Quantizer` holds settings only; ``fit(features, key=...)`` returns a
+:class:`FittedQuantizer` that maps raw feature rows to ``num_bins`` bins, hard (``assign``) or
+soft (``soft_assign``, rows summing to 1). MAUVE only needs the bin counts of each set, so any
+quantizer (k-means, DRMM, lattice, learned soft codebooks) plugs into
+:func:`jaxmetrics.mauve.compute_mauve` through this interface::
+
+    QUANTIZERS["name"] = factory       # factory(num_bins, **kwargs) -> Quantizer
+"""
+from __future__ import annotations
+
+import dataclasses
+import functools
+from typing import Any, Callable, Protocol, runtime_checkable
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxmetrics import _validation as V
+from jaxmetrics.mauve.kmeans import assign_to_centroids, kmeans, squared_distances
+from jaxmetrics.mauve.pca import PCAProjection, fit_pca, l2_normalize, pca_transform
+
+__all__ = [
+    "Quantizer",
+    "FittedQuantizer",
+    "KMeansQuantizer",
+    "FittedKMeansQuantizer",
+    "QUANTIZERS",
+    "register_quantizer",
+    "get_quantizer",
+    "bin_counts",
+    "soft_bin_counts",
+]
+
+
+@runtime_checkable
+class Quantizer(Protocol):  # unfitted: settings only
+    """Settings of a quantizer; :meth:`fit` learns the bins from ``[N, d]`` features."""
+
+    def fit(self, features: np.ndarray | jax.Array, *, key: jax.Array) -> "FittedQuantizer": ...
+
+
+@runtime_checkable
+class FittedQuantizer(Protocol):
+    """A learned partition of feature space into ``num_bins`` bins."""
+
+    num_bins: int
+
+    def assign(self, features) -> jax.Array: ...  # int32 [n] bin ids (hard)
+
+    def soft_assign(self, features, temperature) -> jax.Array: ...  # [n, num_bins] rows sum to 1
+
+
+@functools.partial(jax.jit, static_argnames=("normalize",))
+def _preprocess(x: jax.Array, pca: PCAProjection, normalize: bool) -> jax.Array:
+    if normalize:
+        x = l2_normalize(x)
+    return pca_transform(pca, x).astype(jnp.float32)
+
+
+@dataclasses.dataclass(frozen=True)
+class FittedKMeansQuantizer:
+    """k-means codebook with its preprocessing (L2-normalise, PCA projection).
+
+    ``assign(x) = argmin_j ||z(x) - c_j||^2`` and
+    ``soft_assign(x, T) = softmax_j(-||z(x) - c_j||^2 / T)``, with ``z`` the preprocessed rows.
+
+    Attributes:
+      num_bins: ``k``.
+      pca: the fitted :class:`~jaxmetrics.mauve.pca.PCAProjection`.
+      centroids: ``[k, m_pad]`` in the projected space.
+      normalize: whether rows are L2-normalised before the projection.
+      train_labels: ``[N]`` labels of the fitting rows (saves one assignment pass).
+    """
+
+    num_bins: int
+    pca: PCAProjection
+    centroids: jax.Array
+    normalize: bool = True
+    train_labels: jax.Array | None = None
+
+    def transform(self, features: Any) -> jax.Array:
+        """Preprocessed rows ``z [n, m_pad]`` (float32)."""
+        if isinstance(features, jax.core.Tracer):  # under jit / grad: shape checks only
+            x = features
+            if x.ndim != 2 or x.shape[1] != self.pca.mean.shape[0]:
+                raise ValueError(f"features: expected shape [n, {self.pca.mean.shape[0]}], got {x.shape}")
+        else:
+            x = jnp.asarray(V.as_2d_features(features, "features", dim=int(self.pca.mean.shape[0])))
+        return _preprocess(x, self.pca, self.normalize)
+
+    def assign(self, features: Any) -> jax.Array:
+        """Hard bin ids ``[n]`` int32 of raw feature rows ``[n, d]``."""
+        return assign_to_centroids(self.transform(features), self.centroids)[0]
+
+    def soft_assign(self, features: Any, temperature: float | jax.Array) -> jax.Array:
+        """Soft assignments ``[n, k]``: ``softmax(-||z - c||^2 / temperature)`` (rows sum to 1)."""
+        if not isinstance(temperature, jax.core.Tracer):
+            V.check_positive(float(np.asarray(temperature)), "temperature")
+        return _soft(self.transform(features), self.centroids, jnp.asarray(temperature, jnp.float32))
+
+
+@jax.jit
+def _soft(z: jax.Array, c: jax.Array, t: jax.Array) -> jax.Array:
+    return jax.nn.softmax(-squared_distances(z, c) / t, axis=-1)
+
+
+@dataclasses.dataclass(frozen=True)
+class KMeansQuantizer:
+    """mauve-text's quantizer: L2-normalise -> PCA (``explained_var``) -> k-means (faiss-like).
+
+    Args:
+      num_bins: number of clusters ``k``.
+      explained_var: PCA keeps the first components reaching this fraction of the variance.
+      num_redo: k-means restarts (best objective kept), run in parallel.
+      max_iter: maximum Lloyd iterations per restart.
+      pca_max_data: -1 fits PCA on all rows, otherwise on this many random rows.
+      max_points_per_centroid: k-means trains on at most this many rows per cluster.
+      normalize: L2-normalise rows first (mauve-text's ``norm='l2'``).
+
+    Examples:
+      >>> import jax, numpy as np
+      >>> x = np.random.default_rng(0).normal(size=(60, 8)).astype("float32")
+      >>> fitted = KMeansQuantizer(4).fit(x, key=jax.random.key(0))
+      >>> fitted.assign(x[:3]).shape, fitted.soft_assign(x[:3], 0.1).sum(axis=1).round(5).tolist()
+      ((3,), [1.0, 1.0, 1.0])
+    """
+
+    num_bins: int
+    explained_var: float = 0.9
+    num_redo: int = 5
+    max_iter: int = 500
+    pca_max_data: int = -1
+    max_points_per_centroid: int = 256
+    normalize: bool = True
+
+    def __post_init__(self) -> None:
+        V.check_int(self.num_bins, "num_bins", minimum=1)
+        V.check_open_unit(self.explained_var, "kmeans_explained_var")
+        V.check_int(self.num_redo, "kmeans_num_redo", minimum=1)
+        V.check_int(self.max_iter, "kmeans_max_iter", minimum=1)
+        V.check_int(self.pca_max_data, "pca_max_data", minimum=-1)
+        if self.pca_max_data == 0:
+            raise ValueError("pca_max_data: must be -1 (all rows) or a positive number of rows, got 0")
+        V.check_int(self.max_points_per_centroid, "max_points_per_centroid", minimum=1)
+
+    def preprocess_fit(self, features: Any, key: jax.Array) -> tuple[PCAProjection, jax.Array]:
+        """Fit the normalisation + PCA step; return it and the projected rows ``[N, m_pad]``."""
+        x = jnp.asarray(V.as_2d_features(features, "features"))
+        if self.num_bins > x.shape[0]:
+            raise ValueError(f"num_buckets: {self.num_bins} bins for only {x.shape[0]} points")
+        xn = l2_normalize(x) if self.normalize else x
+        pca = fit_pca(xn, explained_var=self.explained_var, max_data=self.pca_max_data,
+                      key=jax.random.fold_in(key, 5))
+        return pca, pca_transform(pca, xn).astype(jnp.float32)
+
+    def kmeans_key(self, key: jax.Array) -> jax.Array:
+        return jax.random.fold_in(key, 2)
+
+    def fit(self, features: Any, *, key: jax.Array) -> FittedKMeansQuantizer:
+        """Fit on ``[N, d]`` features (``N >= num_bins``); ``key`` seeds PCA subsampling and k-means."""
+        pca, z = self.preprocess_fit(features, key)
+        res = kmeans(z, self.kmeans_key(key), num_clusters=self.num_bins, num_redo=self.num_redo,
+                     max_iter=self.max_iter, max_points_per_centroid=self.max_points_per_centroid)
+        return FittedKMeansQuantizer(self.num_bins, pca, res.centroids, self.normalize, res.labels)
+
+
+QUANTIZERS: dict[str, Callable[..., Quantizer]] = {"kmeans": KMeansQuantizer}  # name -> factory(num_bins, **kw)
+
+
+def register_quantizer(name: str, factory: Callable[..., Quantizer]) -> None:
+    """Register ``factory(num_bins, **kwargs) -> Quantizer`` under ``name`` (overwrites).
+
+    Examples:
+      >>> register_quantizer("kmeans-3redo", lambda k, **kw: KMeansQuantizer(k, num_redo=3))
+      >>> get_quantizer("kmeans-3redo", 10).num_redo
+      3
+    """
+    if not isinstance(name, str) or not name:
+        raise TypeError(f"name: expected a non-empty string, got {name!r}")
+    if not callable(factory):
+        raise TypeError(f"factory: expected a callable factory(num_bins, **kwargs), got {type(factory).__name__}")
+    QUANTIZERS[name] = factory
+
+
+def get_quantizer(quantizer: str | Quantizer, num_bins: int, **kwargs: Any) -> Quantizer:
+    """Resolve ``quantizer`` (a registered name or an instance) to a :class:`Quantizer`.
+
+    Examples:
+      >>> get_quantizer("kmeans", 8).num_bins
+      8
+    """
+    if isinstance(quantizer, str):
+        if quantizer not in QUANTIZERS:
+            raise ValueError(f"quantizer: unknown name {quantizer!r}; registered: {sorted(QUANTIZERS)}")
+        return QUANTIZERS[quantizer](num_bins, **kwargs)
+    if not callable(getattr(quantizer, "fit", None)):
+        raise TypeError(f"quantizer: expected a name or an object with fit(features, key=...), got {type(quantizer).__name__}")
+    return quantizer
+
+
+@functools.partial(jax.jit, static_argnames=("num_bins",))
+def _counts(labels: jax.Array, num_bins: int) -> jax.Array:
+    # one-hot sum: exact and deterministic on every backend (no scatter-add)
+    return jnp.sum(jax.nn.one_hot(labels, num_bins, dtype=jnp.int32), axis=0)
+
+
+def bin_counts(fitted: FittedQuantizer, features: Any) -> jax.Array:
+    """Counts ``[num_bins]`` (int32) of the rows ``[n, d]`` in each bin of ``fitted``.
+
+    ``counts_j = sum_i 1[assign(x_i) = j]``.
+
+    Examples:
+      >>> import jax, numpy as np
+      >>> x = np.random.default_rng(0).normal(size=(40, 6)).astype("float32")
+      >>> fitted = KMeansQuantizer(4).fit(x, key=jax.random.key(1))
+      >>> int(bin_counts(fitted, x).sum())
+      40
+    """
+    return _counts(jnp.asarray(fitted.assign(features)), int(fitted.num_bins))
+
+
+def soft_bin_counts(fitted: FittedQuantizer, features: Any, temperature: float) -> jax.Array:
+    """Soft counts ``[num_bins]``: ``sum_i soft_assign(x_i, T)`` (differentiable in the features).
+
+    Examples:
+      >>> import jax, numpy as np
+      >>> x = np.random.default_rng(0).normal(size=(40, 6)).astype("float32")
+      >>> fitted = KMeansQuantizer(4).fit(x, key=jax.random.key(1))
+      >>> round(float(soft_bin_counts(fitted, x, 0.5).sum()), 3)
+      40.0
+    """
+    return jnp.sum(fitted.soft_assign(features, temperature), axis=0)
