@@ -356,6 +356,27 @@ def capture_estimate(stats: MarkEvaluateStats, occasions: str = "visits"):
     return n_cap, distinct, t, m0_estimate(n_cap, distinct, t, 2 * P)
 
 
+@jax.jit
+def _petersen_score(stats: MarkEvaluateStats):
+    P = stats.ref.radii_sq.shape[0] + stats.cand.radii_sq.shape[0]
+    _, _, R, p_hat = petersen_estimate(stats)
+    return accuracy_score(p_hat, P, R > 0)
+
+
+@partial(jax.jit, static_argnames=("sequential",))
+def _schnabel_scores(stats: MarkEvaluateStats, sequential: bool = True):
+    P = stats.ref.radii_sq.shape[0] + stats.cand.radii_sq.shape[0]
+    _, dq, pq = schnabel_estimate(stats, sequential)
+    _, dd, pd = schnabel_estimate(stats.swap(), sequential)
+    return accuracy_score(pq, P, dq > 0), accuracy_score(pd, P, dd > 0)
+
+
+@partial(jax.jit, static_argnames=("occasions",))
+def _capture_score(stats: MarkEvaluateStats, occasions: str = "visits"):
+    P = stats.ref.radii_sq.shape[0] + stats.cand.radii_sq.shape[0]
+    return accuracy_score(capture_estimate(stats, occasions)[3], P)
+
+
 @partial(jax.jit, static_argnames=("occasions", "sequential"))
 def _scores(stats: MarkEvaluateStats, occasions: str = "visits", sequential: bool = True):
     n = stats.ref.radii_sq.shape[0]
@@ -415,9 +436,7 @@ def me_petersen(references, candidates, k: int = 3, *, block_size: int | None = 
       (1.0, 0.0)
     """
     stats = mark_evaluate_stats(references, candidates, k, block_size=block_size)
-    n, m = stats.ref.radii_sq.shape[0], stats.cand.radii_sq.shape[0]
-    _, _, R, p_hat = petersen_estimate(stats)
-    return accuracy_score(p_hat, n + m, R > 0)
+    return _petersen_score(stats)
 
 
 def me_schnabel(references, candidates, k: int = 3, *, sequential: bool = True,
@@ -438,10 +457,7 @@ def me_schnabel(references, candidates, k: int = 3, *, sequential: bool = True,
       [1.0, 1.0]
     """
     stats = mark_evaluate_stats(references, candidates, k, block_size=block_size)
-    P = stats.ref.radii_sq.shape[0] + stats.cand.radii_sq.shape[0]
-    _, dq, pq = schnabel_estimate(stats, sequential)
-    _, dd, pd = schnabel_estimate(stats.swap(), sequential)
-    return accuracy_score(pq, P, dq > 0), accuracy_score(pd, P, dd > 0)
+    return _schnabel_scores(stats, bool(sequential))
 
 
 def me_capture(references, candidates, k: int = 3, *, occasions: str = "visits",
@@ -463,5 +479,4 @@ def me_capture(references, candidates, k: int = 3, *, occasions: str = "visits",
     """
     _check_occasions(occasions)
     stats = mark_evaluate_stats(references, candidates, k, block_size=block_size)
-    P = stats.ref.radii_sq.shape[0] + stats.cand.radii_sq.shape[0]
-    return accuracy_score(capture_estimate(stats, occasions)[3], P)
+    return _capture_score(stats, occasions)
