@@ -59,6 +59,9 @@ def tevet_tokenize(text: str) -> list[str]:
     return [w for w in text.replace(".", "").replace("\n", "").split(" ") if w != ""]
 
 
+_ROWS = 8  # public wrappers pad the batch to a multiple of this (fewer compilations)
+
+
 def _pad_len(t: int, multiple: int = 16) -> int:
     return max(multiple, -(-t // multiple) * multiple)
 
@@ -91,8 +94,12 @@ def _tokenize_all(sequences: Any, name: str, tokenizer: Callable[[str], list] | 
     return out
 
 
-def _to_dense(token_lists: list[list], max_len: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Map arbitrary hashable tokens to dense int32 ids and pad to ``[B, T]``."""
+def _to_dense(token_lists: list[list], max_len: int | None = None,
+              row_multiple: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """Map arbitrary hashable tokens to dense int32 ids and pad to ``[B, T]``.
+
+    With ``row_multiple > 1`` empty rows (length 0) are appended up to a multiple of it.
+    """
     lengths = np.array([len(t) for t in token_lists], dtype=np.int64)
     flat = [tok for toks in token_lists for tok in toks]
     if flat and all(isinstance(t, (int, np.integer)) for t in flat):
@@ -104,21 +111,24 @@ def _to_dense(token_lists: list[list], max_len: int | None = None) -> tuple[np.n
         dense = np.fromiter((vocab.setdefault(tok, len(vocab)) for tok in flat),
                             dtype=np.int64, count=len(flat))
     T = _pad_len(int(lengths.max()) if max_len is None else max_len)
-    ids = np.zeros((len(token_lists), T), dtype=np.int32)
+    B = -(-len(token_lists) // row_multiple) * row_multiple
+    lengths = np.concatenate([lengths, np.zeros(B - len(lengths), np.int64)])
+    ids = np.zeros((B, T), dtype=np.int32)
     mask = np.arange(T)[None, :] < lengths[:, None]
     ids[mask] = dense.reshape(-1).astype(np.int32)
     return ids, lengths.astype(np.int32)
 
 
 def encode_sequences(sequences: Any, *, tokenizer: Callable[[str], list] | None = None,
-                     allow_empty: bool = False, name: str = "sequences"
+                     allow_empty: bool = False, name: str = "sequences", row_multiple: int = 1
                      ) -> tuple[np.ndarray, np.ndarray]:
     """Turn texts or token sequences into padded dense ids ``[B, T]`` and ``lengths [B]``.
 
     Texts are split with ``tokenizer`` (default :func:`tevet_tokenize`); lists of str or int
     tokens (e.g. model token ids) are used as given. Tokens are mapped to dense ids
     ``0..V-1`` (equal tokens ↔ equal ids); ``T`` is rounded up to a multiple of 16 so that
-    similar batches share one compiled kernel.
+    similar batches share one compiled kernel; ``row_multiple`` likewise appends empty
+    rows (length 0) so that ``B`` is a multiple of it.
 
     Examples:
       >>> ids, lengths = encode_sequences(["a b a", "b c"])
@@ -126,15 +136,17 @@ def encode_sequences(sequences: Any, *, tokenizer: Callable[[str], list] | None 
       ([[0, 1, 0], [1, 2, 0]], [3, 2])
     """
     toks = _tokenize_all(sequences, name, tokenizer, allow_empty)
-    return _to_dense(toks)
+    return _to_dense(toks, row_multiple=row_multiple)
 
 
 def encode_sets(sets: Any, *, tokenizer: Callable[[str], list] | None = None,
-                name: str = "response_sets") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                name: str = "response_sets", set_multiple: int = 1
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Encode response sets into ``ids [S, R, T]``, ``lengths [S, R]``, ``mask [S, R]``.
 
     Every set must hold at least two non-empty responses; sets may differ in size (``mask``
-    marks the real responses). Token ids are shared across all sets.
+    marks the real responses). Token ids are shared across all sets. ``set_multiple``
+    appends fully masked sets so that ``S`` is a multiple of it (fewer compilations).
 
     Examples:
       >>> ids, lengths, mask = encode_sets([["a b", "b c"], ["a", "c", "d"]])
@@ -156,7 +168,7 @@ def encode_sets(sets: Any, *, tokenizer: Callable[[str], list] | None = None,
         flat.extend(_tokenize_all(s, f"{name}[{i}]", tokenizer, allow_empty=False))
         sizes.append(len(s))
     ids_flat, len_flat = _to_dense(flat)
-    S, R, T = len(sets), max(sizes), ids_flat.shape[1]
+    S, R, T = -(-len(sets) // set_multiple) * set_multiple, max(sizes), ids_flat.shape[1]
     ids = np.zeros((S, R, T), np.int32)
     lengths = np.zeros((S, R), np.int32)
     mask = np.zeros((S, R), bool)
@@ -337,7 +349,8 @@ def distinct_n(sequences: Sequence, n: int = 3, *, tokenizer: Callable | None = 
     """
     from jaxmetrics._validation import check_int
     check_int(n, "n", minimum=1)
-    ids, lengths = encode_sequences(sequences, tokenizer=tokenizer, allow_empty=True)
+    ids, lengths = encode_sequences(sequences, tokenizer=tokenizer, allow_empty=True,
+                                    row_multiple=_ROWS)
     u, t, _ = ngram_count_stats(ids, lengths, n)
     u, t = int(u[n - 1]), int(t[n - 1])
     return u / t if t > 0 else 0.0
@@ -354,7 +367,8 @@ def averaged_distinct_n(sequences: Sequence, n_min: int = 1, n_max: int = 5, *,
       0.5143
     """
     _check_orders(n_min, n_max)
-    ids, lengths = encode_sequences(sequences, tokenizer=tokenizer, allow_empty=True)
+    ids, lengths = encode_sequences(sequences, tokenizer=tokenizer, allow_empty=True,
+                                    row_multiple=_ROWS)
     u, t, _ = ngram_count_stats(ids, lengths, n_max)
     u, t = np.asarray(u)[n_min - 1:], np.asarray(t)[n_min - 1:]
     return float(np.mean(np.where(t > 0, u / np.maximum(t, 1), 0.0)))
@@ -372,6 +386,7 @@ def ngram_entropy(sequences: Sequence, n: int = 4, *, tokenizer: Callable | None
     """
     from jaxmetrics._validation import check_int
     check_int(n, "n", minimum=1)
-    ids, lengths = encode_sequences(sequences, tokenizer=tokenizer, allow_empty=True)
+    ids, lengths = encode_sequences(sequences, tokenizer=tokenizer, allow_empty=True,
+                                    row_multiple=_ROWS)
     _, _, e = ngram_count_stats(ids, lengths, n)
     return float(e[n - 1])

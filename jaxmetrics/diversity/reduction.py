@@ -20,6 +20,7 @@ import numpy as np
 from jaxmetrics._validation import check_int
 from jaxmetrics.diversity.ngrams import (
     _check_orders,
+    _ROWS,
     _float_dtype,
     encode_sets,
     ngram_cosine_matrix,
@@ -186,9 +187,9 @@ def ngram_cosine_diversity(response_sets: Sequence, n_min: int = 1, n_max: int =
       [-1.0, 0.0]
     """
     _check_orders(n_min, n_max)
-    ids, lengths, mask = encode_sets(response_sets, tokenizer=tokenizer)
+    ids, lengths, mask = encode_sets(response_sets, tokenizer=tokenizer, set_multiple=_ROWS)
     d = _cosine_div_kernel(ids, lengths, mask, n_min, n_max)
-    return np.asarray(jnp.mean(d, axis=1))
+    return np.asarray(jnp.mean(d, axis=1))[:len(response_sets)]
 
 
 @partial(jax.jit, static_argnames=("max_n",))
@@ -205,10 +206,10 @@ def distinct_n_sets(response_sets: Sequence, n_min: int = 1, n_max: int = 5, *,
       [0.5, 1.0]
     """
     _check_orders(n_min, n_max)
-    ids, lengths, mask = encode_sets(response_sets, tokenizer=tokenizer)
+    ids, lengths, mask = encode_sets(response_sets, tokenizer=tokenizer, set_multiple=_ROWS)
     u, t, _ = _set_count_stats(ids, lengths, mask, n_max)
     u, t = np.asarray(u)[:, n_min - 1:], np.asarray(t)[:, n_min - 1:]
-    return np.mean(np.where(t > 0, u / np.maximum(t, 1), 0.0), axis=1)
+    return np.mean(np.where(t > 0, u / np.maximum(t, 1), 0.0), axis=1)[:len(response_sets)]
 
 
 def ngram_entropy_sets(response_sets: Sequence, n: int = 2, *,
@@ -220,9 +221,9 @@ def ngram_entropy_sets(response_sets: Sequence, n: int = 2, *,
       [0.0, 1.3863]
     """
     check_int(n, "n", minimum=1)
-    ids, lengths, mask = encode_sets(response_sets, tokenizer=tokenizer)
+    ids, lengths, mask = encode_sets(response_sets, tokenizer=tokenizer, set_multiple=_ROWS)
     _, _, e = _set_count_stats(ids, lengths, mask, n)
-    return np.asarray(e, np.float64)[:, n - 1]
+    return np.asarray(e, np.float64)[:len(response_sets), n - 1]
 
 
 @partial(jax.jit, static_argnames=("max_n",))
@@ -230,7 +231,7 @@ def _self_bleu_sets_kernel(ids, lengths, mask, weights, max_n: int):
     def one(i, l, m):
         num, den, c, r = self_bleu_stats(i, l, max_n, m)
         b = bleu_from_stats(num, den, c, r, weights)
-        return jnp.sum(jnp.where(m, b, 0.0)) / jnp.sum(m)
+        return jnp.sum(jnp.where(m, b, 0.0)) / jnp.maximum(jnp.sum(m), 1)
     return jax.vmap(one)(ids, lengths, mask)
 
 
@@ -243,6 +244,6 @@ def self_bleu_sets(response_sets: Sequence, n: int = 4, *,
       [1.0, 0.0]
     """
     check_int(n, "n", minimum=1)
-    ids, lengths, mask = encode_sets(response_sets, tokenizer=tokenizer)
+    ids, lengths, mask = encode_sets(response_sets, tokenizer=tokenizer, set_multiple=_ROWS)
     w = jnp.full((n,), 1.0 / n, _float_dtype())
-    return np.asarray(_self_bleu_sets_kernel(ids, lengths, mask, w, n))
+    return np.asarray(_self_bleu_sets_kernel(ids, lengths, mask, w, n))[:len(response_sets)]

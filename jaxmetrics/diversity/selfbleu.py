@@ -28,7 +28,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxmetrics._validation import check_int
-from jaxmetrics.diversity.ngrams import encode_sequences, ngram_ids
+from jaxmetrics.diversity.ngrams import _ROWS, encode_sequences, ngram_ids
 
 __all__ = ["self_bleu_stats", "bleu_from_stats", "self_bleu_scores", "self_bleu"]
 
@@ -181,11 +181,13 @@ def self_bleu_scores(generations: Sequence, n: int = 4, *, weights=None,
     check_int(n, "n", minimum=1)
     w = _weights_for(n, weights)
     ids, lengths = encode_sequences(generations, tokenizer=tokenizer, allow_empty=True,
-                                    name="generations")
-    if ids.shape[0] < 2:
-        raise ValueError(f"generations: need at least 2 generations, got {ids.shape[0]}")
-    num, den, c, r = self_bleu_stats(ids, lengths, max_n=len(w))
-    return _bleu_numpy(np.asarray(num), np.asarray(den), np.asarray(c), np.asarray(r), w)
+                                    name="generations", row_multiple=_ROWS)
+    B = len(generations)
+    if B < 2:
+        raise ValueError(f"generations: need at least 2 generations, got {B}")
+    mask = jnp.arange(ids.shape[0]) < B
+    num, den, c, r = (np.asarray(a)[:B] for a in self_bleu_stats(ids, lengths, len(w), mask))
+    return _bleu_numpy(num, den, c, r, w)
 
 
 def self_bleu(generations: Sequence, n: int = 4, *, n_samples: int | None = None,

