@@ -1,0 +1,90 @@
+"""Mark-Evaluate from text with the real all-MiniLM-L6-v2 encoder, and the CLI."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from jaxmetrics.cli import main
+from jaxmetrics.mark_evaluate import embed_texts, mark_evaluate, mark_evaluate_scores
+
+REFS = [
+    "The cat sat on the warm mat.",
+    "A dog barked at the mailman.",
+    "Rain fell over the quiet town.",
+    "She cooked pasta for dinner.",
+    "The train left the station late.",
+    "Children played in the park.",
+]
+CANDS = [
+    "A cat slept on the rug.",
+    "The dog chased the postman.",
+    "It rained in the small village.",
+    "He made spaghetti tonight.",
+    "Stock prices fell sharply today.",
+    "Quantum computers use qubits.",
+]
+
+
+@pytest.fixture(scope="module")
+def lm(minilm_dir):
+    from jaxmetrics.models import load_model
+
+    return load_model(minilm_dir)
+
+
+def test_sentence_mode_matches_kernel_on_embeddings(lm):
+    from jaxmetrics.models import sentence_embeddings
+
+    out = mark_evaluate(REFS, CANDS, model=lm, k=2)
+    e_r = sentence_embeddings(REFS, lm, progress=False)
+    e_c = sentence_embeddings(CANDS, lm, progress=False)
+    want = mark_evaluate_scores(e_r, e_c, 2)
+    for name, v in want.items():
+        assert out[name] == pytest.approx(float(v), abs=1e-6), name
+    assert out["num_references"] == 6 and out["num_candidates"] == 6
+    assert 0.0 <= out["impar_precision"] <= 1.0 and out["fid"] > 0.0
+    same = mark_evaluate(REFS, REFS, model=lm, k=2, baselines=False)
+    assert (same["petersen"], same["capture"], same["schnabel_quality"], same["schnabel_diversity"]) == (
+        1.0, 1.0, 1.0, 1.0)
+
+
+def test_token_mode_uses_every_token_of_last_five_layers(lm):
+    from jaxmetrics.models import token_embeddings
+
+    texts = REFS[:3]
+    x = embed_texts(texts, lm, token_level=True)
+    rows = []
+    for layer in (-5, -4, -3, -2, -1):
+        emb, mask, special, _ = token_embeddings(texts, lm, layer=layer, progress=False)
+        rows.append(emb[mask & ~special])
+    want = np.concatenate(rows)
+    assert x.shape == want.shape and x.shape[0] == 5 * int((mask & ~special).sum())
+    np.testing.assert_allclose(x, want, atol=1e-6)
+    out = mark_evaluate(texts, texts, model=lm, k=3, token_level=True, baselines=False)
+    assert out["petersen"] == 1.0 and out["num_references"] == x.shape[0]
+
+
+def test_cli_mark_evaluate(tmp_path, capsys, minilm_dir):
+    r, c = tmp_path / "refs.txt", tmp_path / "cands.txt"
+    r.write_text("\n".join(REFS) + "\n")
+    c.write_text("\n".join(CANDS) + "\n")
+    assert main(["mark-evaluate", str(r), str(c), "--model", minilm_dir, "--k", "2", "--no-baselines"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert set(out) >= {"petersen", "schnabel_quality", "schnabel_diversity", "capture"}
+    assert all(0.0 <= out[k] <= 1.0 for k in ("petersen", "capture"))
+    # k too large for 6 sentences -> a clean error naming k
+    assert main(["mark-evaluate", str(r), str(c), "--model", minilm_dir, "--k", "6"]) == 2
+    assert "k:" in capsys.readouterr().err
+
+
+def test_pipeline_bad_input(lm):
+    with pytest.raises(ValueError, match="^candidates:"):
+        mark_evaluate(REFS, [], model=lm)
+    with pytest.raises(TypeError, match="^references:"):
+        mark_evaluate("just one string", CANDS, model=lm)
+    with pytest.raises(TypeError, match="^model:"):
+        mark_evaluate(REFS, CANDS, model=3)
+    with pytest.raises(ValueError, match="^num_layers:"):
+        embed_texts(REFS, lm, token_level=True, num_layers=0)
