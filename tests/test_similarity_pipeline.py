@@ -1,0 +1,137 @@
+"""Centering definitions, the text pipeline (wiring, defaults, self-similarity) and the CLI."""
+from __future__ import annotations
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from jaxmetrics.similarity.centering import center_embeddings
+from jaxmetrics.similarity.kernels import similarity_scores
+from jaxmetrics.similarity.pipeline import default_layer, default_temperature, similarity
+
+
+def _batch(rng, n=7, l=5, d=4):
+    emb = rng.standard_normal((n, l, d)) + 3.0  # anisotropic: a common offset
+    lens = rng.integers(1, l + 1, size=n)
+    mask = np.arange(l)[None] < lens[:, None]
+    return emb, mask
+
+
+def test_batch_centering_mean_zero_per_batch(rng):
+    emb, mask = _batch(rng)
+    v = np.asarray(center_embeddings(emb, mask, method="batch", batch_size=3, normalize=False))
+    for s in range(0, 7, 3):
+        tok = v[s:s + 3][mask[s:s + 3]]
+        np.testing.assert_allclose(tok.mean(axis=0), 0.0, atol=1e-5)
+    assert np.all(v[~mask] == 0)
+    # a batch covering everything is corpus centering
+    a = center_embeddings(emb, mask, method="batch", batch_size=100)
+    b = center_embeddings(emb, mask, method="corpus")
+    np.testing.assert_allclose(np.asarray(a), np.asarray(b), atol=1e-6)
+
+
+def test_sentence_and_dimension_centering(rng):
+    emb, mask = _batch(rng)
+    v = np.asarray(center_embeddings(emb, mask, method="sentence", normalize=False))
+    for i in range(7):
+        np.testing.assert_allclose(v[i][mask[i]].mean(0), 0.0, atol=1e-5)
+    u = np.asarray(center_embeddings(emb, mask, method="dimension"))
+    np.testing.assert_allclose(u[mask].mean(-1), 0.0, atol=1e-6)
+    np.testing.assert_allclose(np.linalg.norm(u[mask], axis=-1), 1.0, atol=1e-5)
+
+
+def test_centered_cosine_is_pearson_correlation(x64, rng):
+    emb, mask = _batch(rng)
+    w = emb[mask]  # [tokens, D]
+    # corpus-mean centering: cosine between coordinates (over the corpus of tokens) is the
+    # Pearson correlation of those coordinates; per-vector the paper's statement holds with
+    # the corpus mean as the expectation.
+    v = np.asarray(center_embeddings(emb, mask, method="corpus", normalize=False))[mask]
+    cos = (v.T @ v) / np.outer(np.linalg.norm(v, axis=0), np.linalg.norm(v, axis=0))
+    np.testing.assert_allclose(cos, np.corrcoef(w.T), atol=1e-10)
+    # dimension-mean centering + L2 normalisation: the cosine of two token vectors is the
+    # Pearson correlation of their coordinates.
+    u = np.asarray(center_embeddings(emb, mask, method="dimension"))[mask]
+    np.testing.assert_allclose(u[0] @ u[1], np.corrcoef(w[0], w[1])[0, 1], atol=1e-10)
+
+
+def test_single_token_batch_is_zero_not_nan():
+    emb = np.ones((1, 3, 4))
+    mask = np.array([[True, False, False]])
+    v = np.asarray(center_embeddings(emb, mask, method="batch"))
+    assert np.all(v == 0) and np.all(np.isfinite(v))
+
+
+def test_defaults():
+    assert [default_layer(n) for n in (12, 24, 6, 4)] == [10, 19, 6, 4]
+    assert default_temperature("twmd", "batch") == 0.10
+    assert default_temperature("trwmd", "corpus") == 0.15
+    assert default_temperature("trwmd_lse", "none") == 0.02
+    assert default_temperature("bertscore", "batch") is None
+
+
+@pytest.fixture(scope="module")
+def minilm(minilm_dir):
+    from jaxmetrics.models import load_model
+
+    return load_model(minilm_dir)
+
+
+CANDS = ["the cat sat on the mat", "it rains", "we bought apples at the market today",
+         "hello there", "dogs bark at night"]
+REFS = ["a cat was sitting on a mat", "it is raining", "apples were bought at the market",
+        "hi", "the dog barks loudly in the night"]
+
+
+def test_pipeline_equals_manual_composition(minilm):
+    from jaxmetrics.models import token_embeddings
+
+    got = similarity(CANDS, REFS, model=minilm, metric="twmd", num_iterations=2,
+                     center_batch_size=2, pair_chunk=2)
+    assert got.layer == 6 and got.temperature == 0.10
+    ce, cm, cs, _ = token_embeddings(CANDS, minilm, layer=6, progress=False)
+    re_, rm, rs, _ = token_embeddings(REFS, minilm, layer=6, progress=False)
+    cm, rm = cm & ~cs, rm & ~rs
+    xc = center_embeddings(ce, cm, method="batch", batch_size=2)
+    yc = center_embeddings(re_, rm, method="batch", batch_size=2)
+    want = similarity_scores(xc, yc, cm, rm, metric="twmd", temperature=0.1, num_iterations=2)
+    for g, w in zip((got.precision, got.recall, got.f1), want):
+        np.testing.assert_allclose(g, np.asarray(w), atol=1e-5)
+
+
+def test_pipeline_self_similarity_is_one(minilm):
+    for metric in ("twmd", "trwmd_lse", "cka", "wmd"):
+        out = similarity(CANDS, CANDS, model=minilm, metric=metric)
+        np.testing.assert_allclose(out.f1, 1.0, atol=1e-5)
+    m = out.mean()
+    assert set(m) == {"precision", "recall", "f1"}
+
+
+def test_pipeline_bad_input(minilm):
+    with pytest.raises(ValueError, match="^references"):
+        similarity(CANDS, REFS[:2], model=minilm)
+    with pytest.raises(ValueError, match="^temperature"):
+        similarity(CANDS, REFS, model=minilm, temperature=0.0)
+    with pytest.raises(ValueError, match="^metric"):
+        similarity(CANDS, REFS, model=minilm, metric="bleu")
+    with pytest.raises(ValueError, match="^candidates"):
+        similarity(["ok", "   "], ["a", "b"], model=minilm)
+    with pytest.raises(ValueError, match="^centering"):
+        similarity(CANDS, REFS, model=minilm, centering="global")
+
+
+def test_cli_writes_scores_and_mean(minilm_dir, tmp_path, capsys):
+    from jaxmetrics.cli import main
+
+    c, r, o = tmp_path / "c.txt", tmp_path / "r.txt", tmp_path / "out.tsv"
+    c.write_text("\n".join(CANDS[:3]) + "\n")
+    r.write_text("\n".join(REFS[:3]) + "\n")
+    rc = main(["similarity", str(c), str(r), "--metric", "twmd", "--model", minilm_dir,
+               "--output", str(o)])
+    assert rc == 0
+    lines = o.read_text().strip().split("\n")
+    assert lines[0] == "index\tprecision\trecall\tf1" and len(lines) == 4
+    f1 = np.array([float(x.split("\t")[3]) for x in lines[1:]])
+    printed = capsys.readouterr().out
+    assert f"F1={f1.mean():.6f}"[:-1] in printed  # corpus mean of the per-pair values
+    assert main(["similarity", str(c), str(tmp_path / "missing.txt"), "--model", minilm_dir]) == 2
