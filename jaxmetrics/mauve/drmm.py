@@ -2,7 +2,8 @@
 
 Our reading of the DRMM, as used by the MAUVE experiments (``shared/references/mauve.md``
 §6: ``nLayers=3``, ``nComponentsPerLayer=10``, batch 64, learning rate 0.005, data-dependent
-initialization from a batch of 256, raw features):
+initialization from a batch of 256, raw features; we seed the means of each layer with
+k-means++ on the batch residuals):
 
 * the model is a stack of ``L`` layers; each layer is a mixture of ``C`` Gaussian components
   (here diagonal covariance) with weights ``pi_l``, means ``mu_l`` and scales ``sigma_l``;
@@ -40,6 +41,7 @@ import optax
 from flax import nnx
 
 from jaxmetrics import _validation as V
+from jaxmetrics.mauve.quantizers import register_quantizer
 
 __all__ = ["DRMM", "drmm_layer_log_probs", "DRMMQuantizer", "FittedDRMMQuantizer"]
 
@@ -136,20 +138,29 @@ def _soft_assign(means, log_std, logits, x, temperature):
     return out
 
 
-def _init_from_batch(model: DRMM, batch: jax.Array, key: jax.Array) -> None:
-    """Data-dependent init: layer by layer, means = random batch residuals, scales = their std."""
+@functools.partial(jax.jit, static_argnames=("num_layers", "num_components"))
+def _init_from_batch(batch: jax.Array, key: jax.Array, num_layers: int, num_components: int):
+    """Data-dependent init, layer by layer on the batch residuals.
+
+    Means are ``num_components`` residuals picked by k-means++ seeding (each next one with
+    probability proportional to its squared distance to the means chosen so far), scales are
+    the residuals' per-coordinate std. Returns ``(means [L, C, d], log_std [L, C, d])``.
+    """
     r = batch
     means, log_std = [], []
-    for layer, k in enumerate(jax.random.split(key, model.num_layers)):  # L is tiny
-        idx = jax.random.choice(k, r.shape[0], (model.num_components,), replace=r.shape[0] < model.num_components)
-        mu = r[idx]
+    for kl in jax.random.split(key, num_layers):  # static loops over the few layers / components
+        keys = jax.random.split(kl, num_components)
+        mu = r[jax.random.randint(keys[0], (), 0, r.shape[0])][None]
+        for kc in keys[1:]:
+            d2 = jnp.min(jnp.sum((r[:, None, :] - mu[None]) ** 2, axis=-1), axis=1)
+            i = jax.random.categorical(kc, jnp.log(jnp.maximum(d2, 1e-30)))
+            mu = jnp.concatenate([mu, r[i][None]], axis=0)
         ls = jnp.broadcast_to(jnp.log(jnp.maximum(jnp.std(r, axis=0), 1e-3)), mu.shape)
         means.append(mu)
         log_std.append(ls)
         d2 = jnp.sum((r[:, None, :] - mu[None]) ** 2, axis=-1)
         r = r - mu[jnp.argmin(d2, axis=-1)]
-    model.means[...] = jnp.stack(means)
-    model.log_std[...] = jnp.stack(log_std)
+    return jnp.stack(means), jnp.stack(log_std)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -198,11 +209,10 @@ class DRMMQuantizer:
         kmodel, kinit, kperm, ktrain = jax.random.split(key, 4)
         model = DRMM(d, num_layers=L, num_components=C, rngs=nnx.Rngs(params=kmodel))
         init_idx = jax.random.choice(kperm, n, (nb_init,), replace=False)
-        _init_from_batch(model, xs[init_idx], kinit)
+        model.means[...], model.log_std[...] = _init_from_batch(xs[init_idx], kinit, L, C)
         graphdef, params = nnx.split(model, nnx.Param)
-        tx = optax.adam(lr)
-        opt_state = tx.init(params)
-        epoch = _make_epoch(graphdef, tx, bs)
+        opt_state = optax.adam(lr).init(params)
+        epoch = _make_epoch(graphdef, lr, bs)
         losses = []
         for e, k in enumerate(jax.random.split(ktrain, epochs)):  # loop over epochs, not data
             params, opt_state, loss = epoch(params, opt_state, xs, k)
@@ -219,7 +229,10 @@ class DRMMQuantizer:
         )
 
 
-def _make_epoch(graphdef, tx, batch_size: int):
+@functools.lru_cache(maxsize=32)  # one compiled epoch per (architecture, settings), reused across fits
+def _make_epoch(graphdef, lr: float, batch_size: int):
+    tx = optax.adam(lr)
+
     @jax.jit
     def epoch(params, opt_state, x, key):
         n = x.shape[0]
@@ -278,13 +291,11 @@ class FittedDRMMQuantizer:
         return _soft_assign(self.means, self.log_std, self.logits, self._prep(features), temperature)
 
 
-def _register() -> None:
-    from jaxmetrics.mauve.quantizers import register_quantizer
+def _factory(num_bins: int | None = None, **kwargs: Any) -> DRMMQuantizer:
+    """Registry factory: ``compute_mauve(..., quantizer="drmm")`` passes ``num_buckets`` as
+    ``num_bins``; it is ignored because the number of bins is fixed by the model (``num_components ** num_layers``)."""
+    del num_bins
+    return DRMMQuantizer(**kwargs)
 
-    register_quantizer("drmm", DRMMQuantizer)
 
-
-try:  # A's quantizer registry may not be importable while the package is being built.
-    _register()
-except ImportError:  # pragma: no cover
-    pass
+register_quantizer("drmm", _factory)

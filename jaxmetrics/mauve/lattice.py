@@ -42,6 +42,7 @@ import optax
 from flax import nnx
 
 from jaxmetrics import _validation as V
+from jaxmetrics.mauve.quantizers import register_quantizer
 
 __all__ = [
     "lattice_atoms",
@@ -207,7 +208,16 @@ def _embed(graphdef, params, stats, x):
     return model(x, train=False)
 
 
-def _make_epoch(graphdef, tx, *, batch_size: int, rank_positive: int, rank_negative: int, lam: float):
+def _lattice_tx(lr: float, quarter: int) -> optax.GradientTransformation:
+    """SGD with momentum 0.9; step size lr, lr, lr/2, lr/10 over the four quarters."""
+    sched = optax.piecewise_constant_schedule(lr, {2 * quarter: 0.5, 3 * quarter: 0.2})
+    return optax.sgd(sched, momentum=0.9)
+
+
+@functools.lru_cache(maxsize=32)  # one compiled epoch per (architecture, settings), reused across fits
+def _make_epoch(graphdef, lr: float, quarter: int, batch_size: int, rank_positive: int, rank_negative: int, lam: float):
+    tx = _lattice_tx(lr, quarter)
+
     @jax.jit
     def epoch(params, stats, opt_state, x, pos_nn, key):
         n = x.shape[0]
@@ -309,11 +319,9 @@ class LatticeQuantizer:
         graphdef, params, stats = nnx.split(model, nnx.Param, nnx.BatchStat)
         steps_per_epoch = max(n // bs, 1)
         q = max(epochs // 4, 1) * steps_per_epoch
-        sched = optax.piecewise_constant_schedule(lr, {2 * q: 0.5, 3 * q: 0.2})
-        tx = optax.sgd(sched, momentum=0.9)
-        opt_state = tx.init(params)
+        opt_state = _lattice_tx(lr, q).init(params)
         pos_nn = _knn(xs, rank_pos)
-        epoch = _make_epoch(graphdef, tx, batch_size=bs, rank_positive=rank_pos, rank_negative=rank_neg, lam=lam)
+        epoch = _make_epoch(graphdef, lr, q, bs, rank_pos, rank_neg, lam)
         losses = []
         for e, k in enumerate(jax.random.split(ktrain, epochs)):  # loop over epochs, not data
             params, stats, opt_state, loss = epoch(params, stats, opt_state, xs, pos_nn, k)
@@ -374,13 +382,11 @@ class FittedLatticeQuantizer:
         return jax.nn.softmax(-d2 / temperature, axis=-1)
 
 
-def _register() -> None:
-    from jaxmetrics.mauve.quantizers import register_quantizer
+def _factory(num_bins: int | None = None, **kwargs: Any) -> LatticeQuantizer:
+    """Registry factory: ``compute_mauve(..., quantizer="lattice")`` passes ``num_buckets`` as
+    ``num_bins``; it is ignored because the number of bins is fixed by the model (the number of lattice atoms (744))."""
+    del num_bins
+    return LatticeQuantizer(**kwargs)
 
-    register_quantizer("lattice", LatticeQuantizer)
 
-
-try:  # A's quantizer registry may not be importable while the package is being built.
-    _register()
-except ImportError:  # pragma: no cover
-    pass
+register_quantizer("lattice", _factory)

@@ -1,0 +1,111 @@
+"""Spherical Z^4 lattice and the spreading-vector learner (MAUVE-Lattice)."""
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from flax import nnx
+
+from jaxmetrics.mauve import QUANTIZERS, compute_mauve
+from jaxmetrics.mauve.lattice import (
+    LatticeQuantizer,
+    SpreadingNet,
+    _nearest,
+    koleo_loss,
+    lattice_atoms,
+    nearest_atom,
+    triplet_loss,
+)
+
+SMALL = dict(hidden=32, epochs=3, batch_size=32, rank_negative=10)
+
+
+def test_lattice_has_744_atoms_of_norm_50():
+    a = lattice_atoms()
+    assert a.shape == (744, 4)
+    assert np.all(np.sum(a.astype(np.int64) ** 2, axis=1) == 50)
+    assert np.all(a == np.round(a))
+    assert len({tuple(r) for r in a.tolist()}) == 744  # distinct
+    # Jacobi's four-square count r_4(n) = 8 * sum_{d | n, 4 !| d} d on other radii
+    for r2 in (1, 2, 3, 5, 12):
+        ref = 8 * sum(d for d in range(1, r2 + 1) if r2 % d == 0 and d % 4)
+        assert lattice_atoms(r2).shape[0] == ref
+
+
+def test_nearest_atom_is_brute_force_argmin():
+    rng = np.random.default_rng(0)
+    a = lattice_atoms()
+    u = rng.standard_normal((500, 4))
+    u /= np.linalg.norm(u, axis=1, keepdims=True)
+    d2 = ((np.sqrt(50) * u[:, None, :] - a[None]) ** 2).sum(-1)
+    np.testing.assert_array_equal(np.asarray(nearest_atom(u.astype(np.float32), a)), d2.argmin(1))
+    n0 = _nearest._cache_size()
+    nearest_atom((u + 0.01).astype(np.float32), a)
+    assert _nearest._cache_size() == n0  # no retrace for the same shapes
+
+
+def test_koleo_and_triplet_hand_cases():
+    y = jnp.array([[1.0, 0.0], [-1.0, 0.0], [0.0, 1.0]])
+    # nearest-neighbour distances: sqrt2, sqrt2, sqrt2 -> -log(3 sqrt2)
+    assert float(koleo_loss(y)) == pytest.approx(-np.log(3 * np.sqrt(2)), rel=1e-5)
+    a = jnp.array([[0.0, 0.0], [0.0, 0.0]])
+    p = jnp.array([[3.0, 4.0], [1.0, 0.0]])
+    n = jnp.array([[1.0, 0.0], [0.0, 2.0]])
+    assert float(triplet_loss(a, p, n)) == pytest.approx((max(5 - 1, 0) + max(1 - 2, 0)) / 2)
+    g = jax.grad(koleo_loss)(jnp.array([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]]))  # coincident points
+    assert np.all(np.isfinite(g))
+
+
+def test_spreading_net_shape_norm_and_batchnorm_modes():
+    net = SpreadingNet(6, hidden=16, rngs=nnx.Rngs(0))
+    x = jnp.asarray(np.random.default_rng(0).standard_normal((9, 6)), jnp.float32)
+    y = net(x, train=False)
+    assert y.shape == (9, 4)
+    np.testing.assert_allclose(np.linalg.norm(y, axis=1), 1.0, atol=1e-5)
+    yt = net(x, train=True)  # batch statistics differ from the (initial) running averages
+    assert not np.allclose(y, yt)
+
+
+def test_fit_spreads_and_keeps_neighbourhoods():
+    rng = np.random.default_rng(0)
+    d = 8
+    centers = np.eye(d)[:3] * 10.0
+    x = np.concatenate([c + rng.standard_normal((60, d)) for c in centers]).astype(np.float32)
+    y = np.repeat(np.arange(3), 60)
+    fq = LatticeQuantizer(**SMALL).fit(x, key=jax.random.key(0))
+    assert fq.num_bins == 744
+    assert all(np.isfinite(fq.losses))
+    e = np.asarray(fq.embed(x))
+    np.testing.assert_allclose(np.linalg.norm(e, axis=1), 1.0, atol=1e-5)
+    dist = np.linalg.norm(e[:, None] - e[None], axis=-1)
+    same = dist[y[:, None] == y[None]].mean()
+    diff = dist[y[:, None] != y[None]].mean()
+    assert same < diff  # input neighbourhoods survive the embedding
+    b = np.asarray(fq.assign(x))
+    assert b.min() >= 0 and b.max() < 744 and len(np.unique(b)) > 20  # spread over many atoms
+    s = np.asarray(fq.soft_assign(x, 1.0))
+    np.testing.assert_allclose(s.sum(1), 1.0, atol=1e-5)
+    np.testing.assert_array_equal(np.asarray(fq.soft_assign(x, 1e-3)).argmax(1), b)
+    again = LatticeQuantizer(**SMALL).fit(x, key=jax.random.key(0))
+    np.testing.assert_array_equal(np.asarray(again.assign(x)), b)  # deterministic for a key
+    # registered, and usable through compute_mauve
+    assert "lattice" in QUANTIZERS
+    half = x[::2]  # [Q; P] stacks 180 rows: the shapes of the fit above (no recompile)
+    out = compute_mauve(p_features=half, q_features=half, quantizer=LatticeQuantizer(**SMALL))
+    assert out.mauve == pytest.approx(1.0) and out.num_buckets == 744
+
+
+def test_bad_input():
+    with pytest.raises(ValueError, match="^r2"):
+        lattice_atoms(7, 3)  # 7 is not a sum of three squares
+    with pytest.raises(ValueError, match="^r2"):
+        lattice_atoms(0)
+    with pytest.raises(ValueError, match="^features"):
+        LatticeQuantizer(**SMALL).fit(np.ones((2, 3), np.float32), key=jax.random.key(0))
+    with pytest.raises(ValueError, match="^features"):
+        LatticeQuantizer(**SMALL).fit(np.ones(5, np.float32), key=jax.random.key(0))
+    with pytest.raises(ValueError, match="^u"):
+        nearest_atom(np.ones(4), lattice_atoms())
+    with pytest.raises(ValueError, match="^atoms"):
+        nearest_atom(np.ones((2, 3)), lattice_atoms())
