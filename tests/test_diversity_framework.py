@@ -245,3 +245,21 @@ def test_cli_and_csv_errors(tmp_path, capsys):
     assert main(["diversity-test", ok, "--metrics", "bogus"]) == 2
     assert "unknown metric" in capsys.readouterr().err
     assert main(["diversity-test", str(tmp_path / "missing.csv")]) == 2
+
+
+def test_self_decoding_test_with_lm_sampler(tmp_path):
+    """decTest end to end with a (tiny random) causal LM and the library's sampler: near-greedy
+    sets repeat themselves, temperature 10 sets do not."""
+    from jaxmetrics.diversity import lm_generator
+    from jaxmetrics.models import load_model
+    from jaxmetrics.models.testing import tiny_checkpoint
+    lm = load_model(tiny_checkpoint("gpt2", tmp_path))
+    gen = lm_generator(lm, n_responses=3, max_new_tokens=6, output="ids", eos_token_id=None)
+    rows, data = self_decoding_test(gen, ["hello there", "the cat"], [0.02, 10.0],
+                                    ["distinct"], key=jax.random.key(0))
+    assert [len(s) for s in data["response_sets"]] == [3] * 4
+    assert all(len(r.split()) == 6 for s in data["response_sets"] for r in s)
+    d = data["values"]["distinct"]
+    assert d[2:].min() > d[:2].max() and rows[0]["spearman"] > 0.8
+    with pytest.raises(ValueError, match="^parameter"):
+        lm_generator(lm, parameter="top_k")

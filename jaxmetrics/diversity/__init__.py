@@ -39,6 +39,7 @@ from jaxmetrics.diversity.framework import (
     correlations,
     decoding_test,
     format_table,
+    lm_generator,
     optimal_classification_accuracy,
     plot_metric_vs_parameter,
     read_mcdiv_csv,

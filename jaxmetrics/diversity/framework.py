@@ -39,6 +39,7 @@ __all__ = [
     "run_diversity_test",
     "self_decoding_test",
     "unigram_generator",
+    "lm_generator",
     "plot_metric_vs_parameter",
     "format_table",
 ]
@@ -455,6 +456,58 @@ def self_decoding_test(generate: Callable, contexts: Sequence[str], params: Sequ
     values = compute_set_metrics(sets, metrics, model=model)
     rows = run_diversity_test(sets, labels, metrics, test="dec", values=values)
     return rows, {"response_sets": sets, "params": np.asarray(labels), "values": values}
+
+
+def lm_generator(model: Any, *, n_responses: int = 5, max_new_tokens: int = 20,
+                 parameter: str = "temperature", output: str = "text", **sampling_kw) -> Callable:
+    """A decTest tester backed by a causal LM and :func:`jaxmetrics.lm.sampling.generate`.
+
+    Returns ``generate(contexts, d, key) -> list[list[str]]``: every context is tokenized,
+    repeated ``n_responses`` times and sampled in one batch with ``temperature = d`` (or
+    ``top_p = d`` with ``parameter="top_p"``); responses are the generated continuations only
+    (prompt excluded), decoded to text (``output="text"``) or written as space-separated
+    token ids (``output="ids"``, for n-gram metrics on model tokens as in the MAUVE paper).
+
+    Args:
+      model: a causal :class:`~jaxmetrics.models.LoadedModel` (or a path for ``load_model``).
+      n_responses: responses per set; max_new_tokens: tokens sampled per response.
+      parameter: ``"temperature"`` or ``"top_p"``.
+      **sampling_kw: passed to ``generate`` (e.g. ``top_k``, ``eos_token_id``).
+
+    Examples:
+      >>> import tempfile
+      >>> from jaxmetrics.models import load_model
+      >>> from jaxmetrics.models.testing import tiny_checkpoint
+      >>> lm = load_model(tiny_checkpoint("gpt2", tempfile.mkdtemp()))
+      >>> gen = lm_generator(lm, n_responses=2, max_new_tokens=3, output="ids", eos_token_id=None)
+      >>> sets = gen(["hello there"], 1.0, jax.random.key(0))
+      >>> len(sets), len(sets[0]), len(sets[0][0].split())
+      (1, 2, 3)
+    """
+    from jaxmetrics.lm.sampling import generate as sample
+    from jaxmetrics.models import load_model
+
+    lm = load_model(model) if isinstance(model, str) else model
+    check_int(n_responses, "n_responses", minimum=2)
+    check_int(max_new_tokens, "max_new_tokens", minimum=1)
+    if parameter not in ("temperature", "top_p"):
+        raise ValueError(f"parameter: expected 'temperature' or 'top_p', got {parameter!r}")
+    if output not in ("text", "ids"):
+        raise ValueError(f"output: expected 'text' or 'ids', got {output!r}")
+
+    def generate(contexts, d, key):
+        prompts = [np.asarray(lm.tokenizer(c)["input_ids"], np.int32) for c in contexts]
+        batch = [p for p in prompts for _ in range(n_responses)]
+        out = sample(lm, batch, key=key, max_new_tokens=max_new_tokens, **{parameter: float(d)},
+                     **sampling_kw)
+        seqs = out.sequences(include_prompt=False)
+        if output == "ids":
+            texts = [" ".join(str(int(t)) for t in s) for s in seqs]
+        else:
+            texts = [lm.tokenizer.decode(s, skip_special_tokens=True) for s in seqs]
+        return [texts[i * n_responses:(i + 1) * n_responses] for i in range(len(contexts))]
+
+    return generate
 
 
 def unigram_generator(vocab_size: int = 50, length: int = 12, n_responses: int = 5) -> Callable:
