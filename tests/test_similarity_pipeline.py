@@ -135,3 +135,13 @@ def test_cli_writes_scores_and_mean(minilm_dir, tmp_path, capsys):
     printed = capsys.readouterr().out
     assert f"F1={f1.mean():.6f}"[:-1] in printed  # corpus mean of the per-pair values
     assert main(["similarity", str(c), str(tmp_path / "missing.txt"), "--model", minilm_dir]) == 2
+
+
+def test_docstring_examples_run():
+    import doctest
+
+    from jaxmetrics.similarity import bertscore, centering, kernels, sinkhorn
+
+    for mod in (centering, sinkhorn, kernels, bertscore):
+        res = doctest.testmod(mod, verbose=False)
+        assert res.attempted > 0 and res.failed == 0, mod.__name__

@@ -17,8 +17,15 @@ converged entropic plan. Two implementations are offered:
   inner_iterations=1, implicit_diff=None)``), kept as a cross-check and for users who want
   ott's machinery (tests assert the two agree). ott updates the column potential ``g``
   first and then the row potential ``f``, which is the ``order="cols_first"`` plan.
+  **Values only**: measured here, ott-jax 0.6's unrolled gradient of the fixed-iteration
+  plan disagrees with central finite differences (max abs error 0.29 on a 4x3 problem,
+  m = 2, T = 0.2) while the log-domain gradient agrees to 1e-10. Differentiating through
+  ``backend="ott"`` therefore raises instead of returning a wrong gradient; use the
+  default backend for losses.
 """
 from __future__ import annotations
+
+from functools import partial
 
 import jax
 import jax.numpy as jnp
@@ -107,7 +114,25 @@ def sinkhorn_plan(sim, row_mask, col_mask, temperature, num_iterations: int = 1,
     return jnp.where(valid, jnp.exp(logp), 0.0)
 
 
+@partial(jax.custom_vjp, nondiff_argnums=(4, 5))
 def _ott_plan(sim, log_a, log_b, temperature, num_iterations, order):
+    return _ott_plan_impl(sim, log_a, log_b, temperature, num_iterations, order)
+
+
+def _ott_fwd(sim, log_a, log_b, temperature, num_iterations, order):
+    return _ott_plan_impl(sim, log_a, log_b, temperature, num_iterations, order), None
+
+
+def _ott_bwd(num_iterations, order, res, g):
+    raise ValueError("backend: gradients through the ott-jax backend are not supported (its "
+                     "unrolled fixed-iteration gradient does not match finite differences); "
+                     "use backend='log'")
+
+
+_ott_plan.defvjp(_ott_fwd, _ott_bwd)
+
+
+def _ott_plan_impl(sim, log_a, log_b, temperature, num_iterations, order):
     from ott.geometry import geometry
     from ott.problems.linear import linear_problem
     from ott.solvers.linear import sinkhorn
