@@ -161,15 +161,16 @@ def knn_hyperspheres(x: jax.Array, k: int, block_size: int | None = None) -> Hyp
         xb, xb_sq, idx = args
         d = squared_distances(xb, x, xb_sq, x_sq)
         d = jnp.where(idx[:, None] == cols[None, :], jnp.inf, d)
-        # the barrier keeps the k-th-column slice out of the top-k: fused with it, XLA:CPU
-        # drops its fast TopK for a full sort (about 10x slower)
-        return lax.optimization_barrier(lax.top_k(-d, k))
+        return lax.top_k(-d, k)
 
     neg, ind = lax.map(
         one_block,
         (xp.reshape(nb, block, -1), xp_sq.reshape(nb, block), rows.reshape(nb, block)),
     )
-    r = -neg.reshape(-1, k)[:n, k - 1]
+    # the k-th value is the min of the sorted top-k; taken by a reduction, not a slice
+    # ``neg[:, k-1]``: fused with a slice, XLA:CPU drops its fast TopK for a full sort
+    # (about 10x slower), and an optimization_barrier instead crashes XLA's SPMD TopK pass
+    r = -jnp.min(neg.reshape(-1, k)[:n], axis=1)
     return Hyperspheres(r, ind.reshape(-1, k)[:n].astype(jnp.int32))
 
 
