@@ -123,7 +123,8 @@ def test_token_embeddings_layer_and_masks(minilm):
     assert not np.allclose(e0, e6)
 
 
-def test_length_buckets_few_shapes_and_input_order(gpt2, rng):
+def test_length_buckets_few_shapes_and_input_order(gpt2_dir, rng):
+    gpt2 = load_model(gpt2_dir)  # fresh compile caches: count only this corpus's shapes
     words = "the quick brown fox jumps over a lazy dog".split()
     texts = [" ".join(rng.choice(words, size=int(n))) for n in rng.integers(1, 12, size=23)]
     lengths = [min(len(gpt2.tokenizer.encode(t)), 64) for t in texts]
