@@ -263,3 +263,53 @@ def test_self_decoding_test_with_lm_sampler(tmp_path):
     assert d[2:].min() > d[:2].max() and rows[0]["spearman"] > 0.8
     with pytest.raises(ValueError, match="^parameter"):
         lm_generator(lm, parameter="top_k")
+
+
+def test_eight_simulated_devices_match_one():
+    """Per-set kernels with sets sharded over 8 devices, and Self-BLEU with generations
+    sharded (its sorts are global: XLA inserts the collectives) equal the 1-device values."""
+    import json
+    import os
+    import subprocess
+    import sys
+    import textwrap
+
+    code = textwrap.dedent("""
+        import json, numpy as np, jax, jax.numpy as jnp
+        from jaxmetrics.sharding import shard
+        from jaxmetrics.diversity.ngrams import encode_sets, encode_sequences
+        from jaxmetrics.diversity.reduction import _cosine_div_kernel, _set_count_stats
+        from jaxmetrics.diversity.selfbleu import self_bleu_stats
+        assert len(jax.devices()) == 8
+        rng = np.random.default_rng(0)
+        sets = [[" ".join(f"w{t}" for t in rng.integers(0, 6, size=7)) for _ in range(4)]
+                for _ in range(16)]
+        ids, lengths, mask = shard(encode_sets(sets))
+        cos = _cosine_div_kernel(ids, lengths, mask, 1, 3)
+        u, t, e = _set_count_stats(ids, lengths, mask, 3)
+        gi, gl = shard(encode_sequences([s for ss in sets for s in ss]))
+        num, den, c, r = self_bleu_stats(gi, gl, 4)
+        print(json.dumps({"cos": np.asarray(cos).tolist(), "u": np.asarray(u).tolist(),
+                          "e": np.asarray(e).tolist(), "num": np.asarray(num).tolist(),
+                          "r": np.asarray(r).tolist()}))
+    """)
+    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=8", JAX_PLATFORMS="cpu")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         timeout=300)
+    assert res.returncode == 0, res.stderr[-2000:]
+    got = json.loads(res.stdout.strip().splitlines()[-1])
+
+    from jaxmetrics.diversity.ngrams import encode_sequences, encode_sets
+    from jaxmetrics.diversity.reduction import _cosine_div_kernel, _set_count_stats
+    from jaxmetrics.diversity.selfbleu import self_bleu_stats
+    rng = np.random.default_rng(0)
+    sets = [[" ".join(f"w{t}" for t in rng.integers(0, 6, size=7)) for _ in range(4)]
+            for _ in range(16)]
+    ids, lengths, mask = encode_sets(sets)
+    np.testing.assert_allclose(got["cos"], np.asarray(_cosine_div_kernel(ids, lengths, mask, 1, 3)),
+                               atol=1e-6)
+    u, _, e = _set_count_stats(ids, lengths, mask, 3)
+    assert got["u"] == np.asarray(u).tolist()
+    np.testing.assert_allclose(got["e"], np.asarray(e), atol=1e-6)
+    num, _, _, r = self_bleu_stats(*encode_sequences([s for ss in sets for s in ss]), 4)
+    assert got["num"] == np.asarray(num).tolist() and got["r"] == np.asarray(r).tolist()
