@@ -1,6 +1,7 @@
 """Load Hugging Face checkpoints (safetensors only) into the Flax NNX implementations."""
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -138,6 +139,13 @@ class LoadedModel:
         pid = getattr(self.tokenizer, "pad_token_id", None)
         return int(pid) if pid is not None else 0
 
+    def _precision(self):
+        # float32 models use full-precision matmuls (no TF32/bf16 passes on GPU/TPU), so
+        # features match the PyTorch float32 reference; other dtypes keep the backend default.
+        if jnp.dtype(self.dtype) == jnp.float32:
+            return jax.default_matmul_precision("float32")
+        return contextlib.nullcontext()
+
     def _compiled(self):
         if self._jitted is None:
             graphdef, state = nnx.split(self.model)
@@ -147,7 +155,8 @@ class LoadedModel:
                 kw = {"output_hidden_states": output_hidden_states}
                 if self.is_causal:
                     kw["return_logits"] = return_logits
-                return model(input_ids, attention_mask, **kw)
+                with self._precision():
+                    return model(input_ids, attention_mask, **kw)
 
             jitted = jax.jit(run, static_argnums=(3, 4))
             self._jitted = (jitted, state)
@@ -191,7 +200,8 @@ class LoadedModel:
             graphdef, state = nnx.split(self.model)
 
             def run(state, input_ids, attention_mask):
-                return fn(nnx.merge(graphdef, state), input_ids, attention_mask)
+                with self._precision():
+                    return fn(nnx.merge(graphdef, state), input_ids, attention_mask)
 
             jitted = jax.jit(run)
             self._reductions[key] = (jitted, state)
