@@ -1,0 +1,126 @@
+"""The demo (``python -m jaxmetrics.demo``) at reduced size: it runs offline, writes its files,
+and its numbers behave as the MAUVE paper describes (greedy far from human text, nucleus close).
+
+Also checks the bundled data and model: the small GPT-2 in ``examples/model`` loads through
+``jaxmetrics.models.load_model`` and through transformers' ``GPT2LMHeadModel`` with the same
+logits, and its tokenizer through ``AutoTokenizer``.
+"""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from jaxmetrics.data import demo_model_dir, examples_dir, load_shakespeare
+
+
+@pytest.fixture(scope="module")
+def demo_run(tmp_path_factory):
+    from jaxmetrics import demo
+
+    out = tmp_path_factory.mktemp("demo_output")
+    assert demo.main(["--small", "--out", str(out)]) == 0
+    return out, json.loads((out / "results.json").read_text())
+
+
+def test_demo_writes_parsable_outputs(demo_run):
+    out, res = demo_run
+    assert set(res["rows"]) == {"human", "greedy", "pure", "nucleus"}
+    assert res["config"]["n_prompts"] == 80
+    md = (out / "results.md").read_text()
+    assert md.splitlines()[0].startswith("| Decoding | MAUVE")
+    assert len([ln for ln in md.splitlines() if ln.startswith("| ")]) == 5  # header + 4 rows
+    import matplotlib.image
+
+    img = matplotlib.image.imread(out / "divergence_curves.png")
+    assert img.ndim == 3 and img.shape[0] > 100 and img.shape[1] > 100
+    for r in ("greedy", "pure", "nucleus"):
+        for k in ("mauve", "frontier_integral", "gen_ppl", "distinct_4", "self_bleu_4", "zipf", "rep", "bertscore_f1",
+                  "twmd_f1", "me_petersen"):
+            v = res["rows"][r][k]
+            assert np.isfinite(v), (r, k, v)
+        assert 0.0 < res["rows"][r]["mauve"] <= 1.0
+    assert res["human_sliding_window_ppl"]["perplexity"] > 1.0
+    assert res["notes"] == []  # every metric was computed
+
+
+def test_demo_greedy_is_far_from_human(demo_run):
+    """MAUVE paper, Table 2: greedy decoding is the farthest from human text."""
+    rows = demo_run[1]["rows"]
+    g, p, n, h = rows["greedy"], rows["pure"], rows["nucleus"], rows["human"]
+    assert g["mauve"] < min(p["mauve"], n["mauve"])
+    assert g["frontier_integral"] > max(p["frontier_integral"], n["frontier_integral"])
+    assert g["distinct_4"] < min(p["distinct_4"], n["distinct_4"], h["distinct_4"])
+    assert g["self_bleu_4"] > max(p["self_bleu_4"], n["self_bleu_4"], h["self_bleu_4"])
+    assert g["rep"] >= max(p["rep"], n["rep"], h["rep"])
+    assert g["gen_ppl"] < min(p["gen_ppl"], n["gen_ppl"], h["gen_ppl"])
+
+
+def test_demo_nucleus_is_close_to_human(demo_run):
+    """Nucleus sampling truncates the unreliable tail: lower Gen. PPL than pure sampling, MAUVE
+    well above greedy's, and n-gram statistics in the human range."""
+    rows = demo_run[1]["rows"]
+    g, p, n, h = rows["greedy"], rows["pure"], rows["nucleus"], rows["human"]
+    assert n["mauve"] >= g["mauve"] + 0.1
+    assert n["gen_ppl"] < p["gen_ppl"]
+    assert abs(n["distinct_4"] - h["distinct_4"]) < abs(g["distinct_4"] - h["distinct_4"])
+    assert abs(n["self_bleu_4"] - h["self_bleu_4"]) < abs(g["self_bleu_4"] - h["self_bleu_4"])
+
+
+def test_demo_table_format():
+    from jaxmetrics.demo import format_table
+
+    res = {"config": {"n_prompts": 2, "prompt_len": 10, "gen_len": 5},
+           "rows": {"human": {"distinct_4": 1.0}, "greedy": {"mauve": 0.25, "rep": 50.0},
+                    "pure": {}, "nucleus": {}},
+           "human_sliding_window_ppl": None, "notes": ["x skipped"]}
+    lines = format_table(res).splitlines()
+    assert lines[2].startswith("| Human | — | — | — | 1.000 |")
+    assert lines[3].startswith("| Greedy | 0.250 | — |")
+    assert "| 50.0 |" in lines[3]
+    assert lines[-1] == "Note: x skipped"
+
+
+def test_demo_bad_size_env(monkeypatch):
+    from jaxmetrics import demo
+
+    monkeypatch.setenv("JAXMETRICS_DEMO_SIZE", "huge")
+    with pytest.raises(SystemExit):
+        demo.main([])
+
+
+def test_bundled_data():
+    held = load_shakespeare("heldout")
+    train = load_shakespeare("train", limit=50)
+    assert len(held) > 3000 and len(train) == 50
+    long_held = {s for s in held if len(s.split()) >= 30}
+    assert long_held and not long_held & set(load_shakespeare("train"))  # split by play
+    text = "\n".join(held)
+    for marker in ("**", "_", "[", "#"):
+        assert marker not in text
+    assert (examples_dir() / "README.md").is_file()
+    with pytest.raises(ValueError, match="^split"):
+        load_shakespeare("test")
+    with pytest.raises(ValueError, match="^limit"):
+        load_shakespeare("train", limit=0)
+
+
+def test_bundled_model_loads_in_jax_and_transformers():
+    """Same checkpoint, same logits: the jaxmetrics Flax loader and transformers' PyTorch GPT-2."""
+    torch = pytest.importorskip("torch")
+    from transformers import AutoTokenizer, GPT2LMHeadModel
+
+    from jaxmetrics.models import load_model
+
+    d = demo_model_dir()
+    tok = AutoTokenizer.from_pretrained(d)
+    assert tok.eos_token == "<|endoftext|>"
+    ids = np.asarray([tok("Good morrow, my lord; what news from Rome?")["input_ids"]], np.int32)
+    lm = load_model(d)
+    jax_logits = np.asarray(lm.forward(ids, np.ones_like(ids)).logits)
+    pt = GPT2LMHeadModel.from_pretrained(d).eval()
+    with torch.no_grad():
+        pt_logits = pt(torch.as_tensor(ids, dtype=torch.long)).logits.numpy()
+    np.testing.assert_allclose(jax_logits, pt_logits, atol=2e-4, rtol=1e-4)
+    assert tok.decode(ids[0]) == "Good morrow, my lord; what news from Rome?"
