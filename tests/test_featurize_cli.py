@@ -10,6 +10,14 @@ from jaxmetrics.cli import main
 from jaxmetrics.models import featurize, load_model, read_texts
 
 
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory):
+    pytest.importorskip("torch")
+    from jaxmetrics.models.testing import tiny_checkpoint
+
+    return tiny_checkpoint("bert", tmp_path_factory.mktemp("bertcli"))
+
+
 def test_read_texts_plain_and_jsonl(tmp_path):
     p = tmp_path / "a.txt"
     p.write_bytes("first line\r\nsecond — ünïcode\n\nlast".encode("utf-8"))
@@ -37,28 +45,28 @@ def test_read_texts_bad_input(tmp_path):
         read_texts(None)
 
 
-def test_cli_featurize_writes_features(tmp_path, minilm_dir, capsys):
+def test_cli_featurize_writes_features(tmp_path, model_dir, capsys):
     texts = ["A first sentence.", "Another, somewhat longer, sentence about evaluation.", "Short."]
     src = tmp_path / "t.jsonl"
     src.write_text("\n".join(json.dumps({"text": t}) for t in texts) + "\n")
     out = tmp_path / "f.npy"
-    rc = main(["featurize", str(src), "--model", minilm_dir, "--out", str(out), "--max-length", "64",
+    rc = main(["featurize", str(src), "--model", model_dir, "--out", str(out), "--max-length", "64",
                "--batch-size", "2", "--no-progress"])
     assert rc == 0
     got = np.load(out)
-    want = featurize(texts, load_model(minilm_dir), max_length=64, batch_size=2, progress=False)
+    want = featurize(texts, load_model(model_dir), max_length=64, batch_size=2, progress=False)
     np.testing.assert_allclose(got, want, atol=1e-6)
-    assert "wrote 3 x 384 features" in capsys.readouterr().err
+    assert "wrote 3 x 32 features" in capsys.readouterr().err
 
 
-def test_cli_featurize_errors(tmp_path, minilm_dir, capsys):
+def test_cli_featurize_errors(tmp_path, model_dir, capsys):
     src = tmp_path / "t.txt"
     src.write_text("one\n\nthree\n")
     out = tmp_path / "f.npy"
-    rc = main(["featurize", str(src), "--model", minilm_dir, "--out", str(out), "--no-progress"])
+    rc = main(["featurize", str(src), "--model", model_dir, "--out", str(out), "--no-progress"])
     assert rc == 2 and "texts: 1 empty or whitespace-only" in capsys.readouterr().err
-    rc = main(["featurize", str(src), "--model", minilm_dir, "--out", str(out), "--no-progress", "--drop-empty",
+    rc = main(["featurize", str(src), "--model", model_dir, "--out", str(out), "--no-progress", "--drop-empty",
                "--max-length", "32"])
-    assert rc == 0 and np.load(out).shape == (2, 384)
+    assert rc == 0 and np.load(out).shape == (2, 32)
     rc = main(["featurize", str(src), "--model", str(tmp_path / "nope"), "--out", str(out)])
     assert rc == 2 and "does not exist" in capsys.readouterr().err

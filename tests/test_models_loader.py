@@ -102,3 +102,20 @@ def test_wrong_weights_are_named(tmp_path, gpt2_dir):
 def test_bad_name_type():
     with pytest.raises(TypeError, match="^name_or_path"):
         load_model(3)
+
+
+def test_hub_id_goes_through_snapshot_download(monkeypatch, gpt2_dir):
+    import huggingface_hub
+
+    calls = []
+
+    def fake_snapshot_download(repo_id, allow_patterns=None, **kw):
+        calls.append((repo_id, allow_patterns))
+        return gpt2_dir
+
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", fake_snapshot_download)
+    lm = load_model("openai-community/gpt2")
+    assert lm.kind == "gpt2" and lm.is_causal and lm.path == gpt2_dir
+    (repo, patterns), = calls
+    assert repo == "openai-community/gpt2"
+    assert "*.safetensors" in patterns and not any("bin" in p or "pt" == p[-2:] for p in patterns)
