@@ -7,7 +7,7 @@ import importlib
 import pytest
 
 MODULES = ["jaxmetrics.models.cache", "jaxmetrics.models.io", "jaxmetrics.models.featurize",
-           "jaxmetrics.models.loader"]
+           "jaxmetrics.models.loader", "jaxmetrics.models.registry"]
 
 
 @pytest.mark.parametrize("name", MODULES)

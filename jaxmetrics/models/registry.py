@@ -50,19 +50,36 @@ ARCHITECTURES: dict[str, Architecture] = {
 
 
 def register_architecture(model_type: str, arch: Architecture) -> None:
-    """Add (or replace) the implementation used for ``model_type``."""
+    """Add (or replace) the implementation used for ``model_type``.
+
+    Examples:
+      >>> register_architecture("camembert", Architecture("jaxmetrics.models.bert", "Roberta",
+      ...                                                 "convert_roberta", "roberta"))
+      >>> get_architecture("camembert").kind
+      'roberta'
+    """
     if not isinstance(model_type, str) or not model_type:
         raise TypeError("model_type: expected a non-empty string")
     ARCHITECTURES[model_type] = arch
 
 
 def known_model_types() -> list[str]:
-    """Sorted ``model_type`` values the loader can build."""
+    """Sorted ``model_type`` values the loader can build.
+
+    Examples:
+      >>> {"gpt2", "bert", "roberta"} <= set(known_model_types())
+      True
+    """
     return sorted(ARCHITECTURES)
 
 
 def get_architecture(model_type: str) -> Architecture:
-    """The registry entry for ``model_type``, or a ``ValueError`` listing the known ones."""
+    """The registry entry for ``model_type``, or a ``ValueError`` listing the known ones.
+
+    Examples:
+      >>> get_architecture("gpt2").cls
+      'GPT2'
+    """
     try:
         return ARCHITECTURES[model_type]
     except KeyError:
