@@ -1,5 +1,8 @@
 """Language-model scores: log-prob kernels, sliding-window perplexity, generation
-perplexity, decoding-transform scores (ε-PPL, sparsemax score, JS) and sampling."""
+perplexity, decoding-transform scores (ε-PPL, sparsemax score, JS) and sampling.
+
+The sliding-window perplexity function is :func:`jaxmetrics.lm.perplexity.perplexity`
+(not re-exported here, so that ``jaxmetrics.lm.perplexity`` stays the module)."""
 from jaxmetrics.lm.kernels import (
     LMScoreStats,
     PerplexityStats,
@@ -13,3 +16,32 @@ from jaxmetrics.lm.kernels import (
     token_nll,
     token_scores,
 )
+from jaxmetrics.lm.perplexity import (
+    PerplexityResult,
+    WindowLayout,
+    generation_perplexity,
+    score_windows,
+    window_layout,
+)
+from jaxmetrics.lm.sampling import GenerationOutput, generate
+
+__all__ = [
+    "GenerationOutput",
+    "LMScoreStats",
+    "PerplexityResult",
+    "PerplexityStats",
+    "WindowLayout",
+    "decoding_log_probs",
+    "generate",
+    "generation_perplexity",
+    "lm_score_stats",
+    "lm_scores",
+    "lm_scores_from_stats",
+    "perplexity_from_stats",
+    "perplexity_stats",
+    "score_windows",
+    "token_log_probs",
+    "token_nll",
+    "token_scores",
+    "window_layout",
+]

@@ -36,6 +36,7 @@ from __future__ import annotations
 import time
 import weakref
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Sequence
 
 import jax
@@ -165,30 +166,50 @@ def _gather_windows(flat: np.ndarray, offsets: np.ndarray, lay: WindowLayout, pa
 _SCORERS: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
 
 
+def _lm_head(model, h):
+    """Logits ``[B, K, V]`` (float32) from final hidden states ``[B, K, D]``."""
+    if hasattr(model, "_logits"):  # Llama-style decoder (tied or separate head)
+        return model._logits(h)
+    # GPT-2: tied head, logits = h @ wte.T (as in GPT2.__call__)
+    return jnp.einsum("btd,vd->btv", h, model.wte.embedding[...],
+                      preferred_element_type=jnp.float32).astype(jnp.float32)
+
+
 def _scorer(lm):
-    """``f(ids [B,T], mask [B,T], tmask [B,T-1]) -> (nll_sum [B], count [B])``, jit-compiled once per model."""
+    """Jitted ``f(state, ids [B,T], mask [B,T], tmask [B,T-1], first [B], *, k) -> (nll_sum [B], count [B])``.
+
+    Only the ``k`` logit positions ``first .. first + k - 1`` of each window go through the LM
+    head (the scored labels of a window are a contiguous suffix), so windows that score
+    ``stride`` tokens pay for ``stride`` head rows, not ``T``. Compiled once per (model, shape, k).
+    """
     fn = _SCORERS.get(lm)
     if fn is None:
         from flax import nnx
 
         graphdef, state = nnx.split(lm.model)
 
-        @jax.jit
-        def run(state, ids, mask, tmask):
+        @partial(jax.jit, static_argnames=("k",))
+        def run(state, ids, mask, tmask, first, *, k):
             model = nnx.merge(graphdef, state)
-            logits = model(ids, mask).logits[:, :-1]
-            tgt = ids[:, 1:]
+            h = model(ids, mask, return_logits=False).last_hidden_state  # [B, T, D]
+            t = ids.shape[1]
+            pos = first[:, None] + jnp.arange(k)[None, :]  # logit positions [B, k]
+            inside = pos <= t - 2
+            pos = jnp.minimum(pos, t - 2)
+            sel = jnp.take_along_axis(tmask, pos, axis=1) & inside
+            hk = jnp.take_along_axis(h, pos[..., None], axis=1)
+            logits = _lm_head(model, hk)
+            tgt = jnp.take_along_axis(ids, pos + 1, axis=1)
             z_y = jnp.take_along_axis(logits, tgt[..., None], axis=-1)[..., 0]
-            nll = jax.nn.logsumexp(logits, axis=-1) - z_y
-            nll = jnp.where(tmask, nll, 0.0)
-            return jnp.sum(nll, axis=-1), jnp.sum(tmask, axis=-1)
+            nll = jnp.where(sel, jax.nn.logsumexp(logits, axis=-1) - z_y, 0.0)
+            return jnp.sum(nll, axis=-1), jnp.sum(sel, axis=-1)
 
         fn = (run, state)
         _SCORERS[lm] = fn
     return fn
 
 
-def score_windows(lm, ids, attention_mask, target_mask):
+def score_windows(lm, ids, attention_mask, target_mask, *, first=None, k=None):
     """NLL sum and count per window for one batch (one jit-compiled forward).
 
     ``nll_sum[b] = Σ_t target_mask[b, t] · (-ln p(ids[b, t+1] | ids[b, :t+1]))``.
@@ -197,6 +218,9 @@ def score_windows(lm, ids, attention_mask, target_mask):
       lm: a causal :class:`~jaxmetrics.models.LoadedModel`.
       ids: ``[B, T]`` int token ids (right-padded); attention_mask: ``[B, T]`` bool;
       target_mask: ``[B, T-1]`` bool, true where the logit at ``t`` is scored.
+      first, k: optional ``[B]`` first scored logit position and static number of positions
+        passed through the LM head (every true entry of ``target_mask`` must lie in
+        ``first .. first + k - 1``); default ``0`` and ``T - 1`` (all positions).
 
     Returns:
       ``(nll_sum [B] float32, count [B] int32)`` device arrays.
@@ -211,7 +235,13 @@ def score_windows(lm, ids, attention_mask, target_mask):
       (2, True)
     """
     run, state = _scorer(lm)
-    return run(state, jnp.asarray(ids, jnp.int32), jnp.asarray(attention_mask, bool), jnp.asarray(target_mask, bool))
+    ids = jnp.asarray(ids, jnp.int32)
+    if first is None:
+        first = np.zeros(ids.shape[0], np.int32)
+    if k is None:
+        k = ids.shape[1] - 1
+    return run(state, ids, jnp.asarray(attention_mask, bool), jnp.asarray(target_mask, bool),
+               jnp.asarray(first, jnp.int32), k=int(k))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -333,7 +363,9 @@ def perplexity(model, token_ids, *, max_length: int | None = None, stride: int =
         or text(s) (tokenized with the model's tokenizer, no special tokens).
       max_length: window size ``L``; default the model's context (``n_positions``).
       stride: step between window starts, ``1 <= stride <= max_length``.
-      batch_size: windows per jitted forward (the last batch is padded, so one compile).
+      batch_size: windows per jitted forward (batches are padded to one size; windows are grouped
+        by how many tokens they score, and only those positions go through the LM head, so at
+        most two compiled shapes).
       reduction: ``'corpus'`` (token-weighted) or ``'sequence'`` (mean of per-document PPLs).
       convention: ``'exact'`` or ``'document'``.
       progress: show a tqdm progress bar over batches.
@@ -371,26 +403,50 @@ def perplexity(model, token_ids, *, max_length: int | None = None, stride: int =
     offsets = np.cumsum(lens) - lens
     ids, mask, tmask = _gather_windows(flat, offsets, lay, lm.pad_token_id)
     W = lay.num_windows
-    pad = (-W) % bs
-    if pad:  # dummy windows: nothing attended, nothing scored; keeps one compiled shape
-        ids = np.concatenate([ids, np.full((pad, ids.shape[1]), lm.pad_token_id, np.int32)])
-        mask = np.concatenate([mask, np.zeros((pad, mask.shape[1]), bool)])
-        mask[W:, 0] = True
-        tmask = np.concatenate([tmask, np.zeros((pad, tmask.shape[1]), bool)])
+    first = (lay.score_from - 1).astype(np.int32)
+    # Two groups of windows, each with a static number k of LM-head rows: windows scoring at most
+    # one step of new tokens (k = step) and the rest (first windows of documents, k = T - 1).
+    step = min(s, L - 1) if convention == "exact" else s
+    k_small = min(step, lay.width - 1)
+    small = lay.num_scored <= k_small
+    groups = [(np.nonzero(~small)[0], lay.width - 1), (np.nonzero(small)[0], k_small)]
+    bs_eff = min(bs, W)
+    plan = []
+    for idx, k in groups:
+        if idx.size == 0:
+            continue
+        pad = (-idx.size) % bs_eff
+        idx_p = np.concatenate([idx, np.full(pad, -1)])
+        for b in range(0, idx_p.size, bs_eff):
+            plan.append((idx_p[b:b + bs_eff], k))
+
+    def batch_arrays(sel):
+        real = sel >= 0
+        j = np.where(real, sel, 0)
+        m = mask[j].copy()
+        m[~real] = False
+        m[~real, 0] = True  # dummy windows: one attended pad token, nothing scored
+        tm = tmask[j] & real[:, None]
+        return np.where(real[:, None], ids[j], lm.pad_token_id), m, tm, np.where(real, first[j], 0)
 
     t0 = time.perf_counter()
-    batches = range(0, W + pad, bs)
+    it = plan
     if progress:
         from tqdm.auto import tqdm
 
-        batches = tqdm(batches, desc="perplexity", unit="batch", total=(W + pad) // bs)
+        it = tqdm(plan, desc="perplexity", unit="batch")
     outs = []
-    for b in batches:
-        outs.append(score_windows(lm, ids[b:b + bs], mask[b:b + bs], tmask[b:b + bs]))
+    for sel, k in it:
+        bi, bm, bt, bf = batch_arrays(sel)
+        outs.append((sel, score_windows(lm, bi, bm, bt, first=bf, k=k)))
         if progress:
-            jax.block_until_ready(outs[-1])
-    win_nll = np.concatenate([np.asarray(o[0], dtype=np.float64) for o in outs])[:W]
-    win_cnt = np.concatenate([np.asarray(o[1]) for o in outs])[:W]
+            jax.block_until_ready(outs[-1][1])
+    win_nll = np.zeros(W, np.float64)
+    win_cnt = np.zeros(W, np.int64)
+    for sel, (nll_b, cnt_b) in outs:
+        real = sel >= 0
+        win_nll[sel[real]] = np.asarray(nll_b, dtype=np.float64)[real]
+        win_cnt[sel[real]] = np.asarray(cnt_b)[real]
     seconds = time.perf_counter() - t0
     if not np.all(np.isfinite(win_nll)):
         raise ValueError("model: produced non-finite log-probabilities (NaN/inf logits); check the weights and dtype")
