@@ -1,0 +1,76 @@
+"""``jaxmetrics mauve`` through jaxmetrics.cli.main, and the divergence-curve plot."""
+from __future__ import annotations
+
+import json
+import sys
+import types
+
+import numpy as np
+import pytest
+
+from jaxmetrics.cli import main
+from jaxmetrics.mauve import compute_mauve, mauve_from_histograms
+from jaxmetrics.mauve.plot import plot_divergence_curves
+
+
+@pytest.fixture(scope="module")
+def npy_files(tmp_path_factory):
+    d = tmp_path_factory.mktemp("mauve_cli")
+    rng = np.random.default_rng(0)
+    p = rng.normal(size=(100, 10)).astype(np.float32)
+    q = (rng.normal(size=(100, 10)) + 0.3).astype(np.float32)
+    np.save(d / "p.npy", p)
+    np.save(d / "q.npy", q)
+    return d, p, q
+
+
+def test_cli_features_json_and_plot(npy_files, capsys):
+    d, p, q = npy_files
+    rc = main(["mauve", "--p-features", str(d / "p.npy"), "--q-features", str(d / "q.npy"),
+               "--plot", str(d / "curve.png"), "--json", str(d / "out.json")])
+    assert rc == 0
+    res = json.loads((d / "out.json").read_text())
+    ref = compute_mauve(p_features=p, q_features=q)
+    assert res["mauve"] == ref.mauve and res["num_buckets"] == 10
+    assert (d / "curve.png").stat().st_size > 1000
+    assert f"MAUVE {ref.mauve:.4f}" in capsys.readouterr().out
+
+
+def test_cli_seeds(npy_files):
+    d, p, q = npy_files
+    rc = main(["mauve", "--p-features", str(d / "p.npy"), "--q-features", str(d / "q.npy"), "--seeds", "3",
+               "--json", str(d / "seeds.json"), "--plot", str(d / "seeds.png")])
+    assert rc == 0
+    res = json.loads((d / "seeds.json").read_text())
+    assert len(res["mauve_per_seed"]) == 3 and abs(res["mauve"] - np.mean(res["mauve_per_seed"])) < 1e-12
+
+
+def test_cli_errors(npy_files, tmp_path, monkeypatch, capsys):
+    d, _, _ = npy_files
+    assert main(["mauve", "--p-features", str(d / "p.npy")]) == 2
+    assert "p_features" in capsys.readouterr().err
+    assert main(["mauve", "--p-features", str(d / "p.npy"), "--q-features", str(d / "q.npy"),
+                 "--num-buckets", "1000"]) == 2
+    assert "num_buckets" in capsys.readouterr().err
+    # text files while the featurizer is unavailable: a clear error, not a traceback
+    h, m = tmp_path / "human.txt", tmp_path / "model.txt"
+    h.write_text("a human text\nanother one\n")
+    m.write_text("a model text\n")
+    monkeypatch.setitem(sys.modules, "jaxmetrics.models", types.ModuleType("jaxmetrics.models"))
+    assert main(["mauve", str(h), str(m), "--model", "tiny"]) == 2
+    assert "featuriz" in capsys.readouterr().err
+
+
+def test_plot_several_curves(tmp_path):
+    r1 = mauve_from_histograms(np.array([0.7, 0.3]), np.array([0.4, 0.6]))
+    r2 = mauve_from_histograms(np.array([0.9, 0.1]), np.array([0.1, 0.9]))
+    fig = plot_divergence_curves([r1, np.asarray(r2.divergence_curve)], tmp_path / "c.png", labels=["a", "b"])
+    ax = fig.axes[0]
+    assert len(ax.lines) == 2
+    np.testing.assert_allclose(ax.lines[0].get_xdata(), np.asarray(r1.divergence_curve)[:, 0])
+    assert "MAUVE" in ax.get_legend().get_texts()[0].get_text()
+    assert (tmp_path / "c.png").exists()
+    with pytest.raises(ValueError, match="^labels"):
+        plot_divergence_curves([r1, r2], labels=["only one"])
+    with pytest.raises(ValueError, match="^curves"):
+        plot_divergence_curves([np.zeros((3, 3))])

@@ -1,0 +1,339 @@
+"""PCA, k-means, the Quantizer interface, compute_mauve API, seeds and shared codebook."""
+from __future__ import annotations
+
+import sys
+import types
+import warnings
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from jaxmetrics.mauve import (
+    QUANTIZERS,
+    FittedQuantizer,
+    KMeansQuantizer,
+    Quantizer,
+    bin_counts,
+    compute_mauve,
+    compute_mauve_seeds,
+    fit_pca,
+    fit_quantizer,
+    histogram,
+    kmeans,
+    l2_normalize,
+    mauve_from_histograms,
+    mauve_shared_codebook,
+    pca_transform,
+    register_quantizer,
+    soft_bin_counts,
+)
+from jaxmetrics.mauve import compute as C
+from jaxmetrics.mauve import histograms as H
+import importlib
+
+KM = importlib.import_module("jaxmetrics.mauve.kmeans")
+
+N, D = 120, 12
+
+
+@pytest.fixture(scope="module")
+def pq():
+    rng = np.random.default_rng(0)
+    p = rng.normal(size=(N, D)).astype(np.float32)
+    q = (rng.normal(size=(N, D)) + 0.4).astype(np.float32)
+    return p, q
+
+
+# ----------------------------------------------------------------------------- PCA
+
+
+def test_pca_matches_sklearn():
+    sk = pytest.importorskip("sklearn.decomposition")
+    rng = np.random.default_rng(1)
+    for n in (200, 30):  # covariance route (n >= d) and Gram route (n < d)
+        x = (rng.normal(size=(n, 40)) * np.linspace(3, 0.2, 40)).astype(np.float64)
+        x = x / np.linalg.norm(x, axis=1, keepdims=True)
+        ref = sk.PCA().fit(x)
+        m_ref = int(np.argmax(np.cumsum(ref.explained_variance_ratio_) >= 0.9)) + 1
+        ours = fit_pca(jnp.asarray(x, jnp.float32), explained_var=0.9, pad_to=8)
+        assert ours.num_components == m_ref
+        r = min(n, 40)
+        np.testing.assert_allclose(np.asarray(ours.explained_variance_ratio)[: r - 1],
+                                   ref.explained_variance_ratio_[: r - 1], atol=2e-5)
+        # same pairwise distances in the kept subspace as sklearn's projection
+        z_ref = ref.transform(x)[:, :m_ref]
+        z = np.asarray(pca_transform(ours, jnp.asarray(x, jnp.float32)))
+        assert z.shape[1] % 8 == 0 and np.all(z[:, m_ref:] == 0)
+        d_ref = ((z_ref[:, None] - z_ref[None]) ** 2).sum(-1)
+        d = ((z[:, None] - z[None]) ** 2).sum(-1)
+        np.testing.assert_allclose(d, d_ref, atol=2e-4)
+
+
+def test_l2_normalize_definition():
+    x = jnp.array([[3.0, 4.0], [0.0, 0.0], [1.0, 0.0]])
+    np.testing.assert_allclose(np.asarray(l2_normalize(x)), [[0.6, 0.8], [0.0, 0.0], [1.0, 0.0]], rtol=1e-6)
+
+
+# ----------------------------------------------------------------------------- k-means
+
+
+def test_kmeans_separated_clusters_and_objective():
+    rng = np.random.default_rng(2)
+    centers = np.array([[0.0, 0.0], [10.0, 0.0], [0.0, 10.0]])
+    x = np.concatenate([c + 0.1 * rng.normal(size=(30, 2)) for c in centers]).astype(np.float32)
+    res = kmeans(jnp.asarray(x), jax.random.key(0), num_clusters=3, num_redo=4)
+    labels = np.asarray(res.labels)
+    for g in range(3):  # each true cluster is one k-means cluster
+        assert len(set(labels[g * 30:(g + 1) * 30])) == 1
+    assert len(set(labels)) == 3
+    # objective is the sum of squared distances to the assigned centroid (hand computation)
+    c = np.asarray(res.centroids)
+    obj = sum(((x[labels == j] - x[labels == j].mean(0)) ** 2).sum() for j in range(3))
+    np.testing.assert_allclose(c[labels], np.stack([x[labels == l].mean(0) for l in labels]), atol=1e-5)
+    assert abs(float(res.objective) - obj) < 1e-3 * obj
+    assert float(res.objective) == float(np.min(np.asarray(res.objectives)))
+
+
+def test_kmeans_empty_clusters_are_split():
+    # 6 distinct points, each repeated: duplicated initial centroids leave clusters empty
+    base = np.array([[0, 0], [1, 0], [0, 1], [5, 5], [6, 5], [5, 6]], np.float32)
+    x = np.repeat(base, 20, axis=0)
+    x[::7] += 1e-3  # a few near-duplicates
+    res = kmeans(jnp.asarray(x), jax.random.key(3), num_clusters=6, num_redo=1)
+    counts = np.bincount(np.asarray(res.labels), minlength=6)
+    assert np.all(counts > 0), counts
+    # splitting directly: one empty cluster takes a perturbed copy of a populated one
+    c = jnp.array([[1.0, 2.0], [9.0, 9.0]])
+    out = KM._split_empty(c, jnp.array([5.0, 0.0]), jax.random.key(0))
+    eps = 1.0 / 1024
+    np.testing.assert_allclose(np.asarray(out), [[1 - eps, 2 * (1 + eps)], [1 + eps, 2 * (1 - eps)]], rtol=1e-6)
+
+
+def test_kmeans_subsamples_training_set():
+    rng = np.random.default_rng(4)
+    x = jnp.asarray(rng.normal(size=(500, 3)), jnp.float32)
+    res = kmeans(x, jax.random.key(0), num_clusters=4, num_redo=2, max_points_per_centroid=10)  # 40 training rows
+    assert res.labels.shape == (500,)
+    full = kmeans(x, jax.random.key(0), num_clusters=4, num_redo=2)
+    assert float(full.objective) > float(res.objective)  # objective of 40 rows vs 500 rows
+
+
+def test_kmeans_jit_equals_eager_and_deterministic():
+    rng = np.random.default_rng(5)
+    x = jnp.asarray(rng.normal(size=(40, 4)), jnp.float32)
+    a = kmeans(x, jax.random.key(7), num_clusters=5, num_redo=2, max_iter=20)
+    b = kmeans(x, jax.random.key(7), num_clusters=5, num_redo=2, max_iter=20)
+    with jax.disable_jit():
+        e = kmeans(x, jax.random.key(7), num_clusters=5, num_redo=2, max_iter=20)
+    np.testing.assert_array_equal(np.asarray(a.labels), np.asarray(b.labels))
+    np.testing.assert_array_equal(np.asarray(a.labels), np.asarray(e.labels))
+    np.testing.assert_allclose(np.asarray(a.centroids), np.asarray(e.centroids), atol=1e-5)
+
+
+# ----------------------------------------------------------------------------- compute_mauve
+
+
+def test_compute_mauve_identical_and_fields(pq):
+    p, _ = pq
+    out = compute_mauve(p_features=p, q_features=p)
+    assert out.mauve == 1.0 and out.frontier_integral == 0.0 and out.mauve_star == 1.0
+    assert out.num_buckets == 12 and out.p_hist.shape == (12,) and out.divergence_curve.shape == (27, 2)
+    assert out.p_hist.dtype == np.float64 and abs(out.p_hist.sum() - 1) < 1e-12
+
+
+def test_compute_mauve_histogram_stage_matches_mauve_text(pq):
+    """Given our bin counts, the reported scores are mauve-text's formulas on them."""
+    pytest.importorskip("mauve")
+    import mauve  # noqa: F401
+
+    mt = sys.modules["mauve.compute_mauve"]
+    p, q = pq
+    out = compute_mauve(p_features=p, q_features=q, num_buckets=8)
+    w = np.linspace(1e-6, 1 - 1e-6, 25)
+    for hp, hq, m_ref, fi_ref in (
+        (out.p_hist, out.q_hist, out.mauve, out.frontier_integral),
+        ((out.p_counts + 0.5) / (out.p_counts + 0.5).sum(), (out.q_counts + 0.5) / (out.q_counts + 0.5).sum(),
+         out.mauve_star, out.frontier_integral_star),
+    ):
+        x, y = mt.get_divergence_curve_for_multinomials(hp, hq, w, 5).T
+        i1, i2 = np.argsort(x), np.argsort(y)
+        ref = 0.5 * (mt.compute_area_under_curve(x[i1], y[i1]) + mt.compute_area_under_curve(y[i2], x[i2]))
+        assert abs(ref - m_ref) < 1e-9
+        assert abs(mt.get_fronter_integral(hp, hq) - fi_ref) < 1e-9
+    assert out.mauve < 1.0
+
+
+def test_compute_mauve_deterministic_and_no_retrace(pq):
+    p, q = pq
+    a = compute_mauve(p_features=p, q_features=q, seed=3)
+    n_km, n_h = KM.kmeans._cache_size(), H._mauve_core._cache_size()
+    b = compute_mauve(p_features=p, q_features=q, seed=3)
+    c = compute_mauve(p_features=p[::-1].copy(), q_features=q, seed=4)  # same shapes, other data/seed
+    assert KM.kmeans._cache_size() == n_km and H._mauve_core._cache_size() == n_h
+    np.testing.assert_array_equal(a.p_hist, b.p_hist)
+    assert a.mauve == b.mauve and 0 < c.mauve <= 1
+
+
+def test_seeds_match_individual_calls(pq):
+    p, q = pq
+    out = compute_mauve_seeds(p, q, seeds=(1, 2, 3))
+    singles = [compute_mauve(p_features=p, q_features=q, seed=s).mauve for s in (1, 2, 3)]
+    np.testing.assert_allclose(out.mauve, singles, atol=1e-6)
+    assert abs(out.mauve_mean - np.mean(singles)) < 1e-6
+    assert abs(out.mauve_std - np.std(singles, ddof=1)) < 1e-6
+    assert out.p_hist.shape == (3, 12) and out.divergence_curve.shape == (3, 27, 2)
+
+
+def test_shared_codebook(pq):
+    p, q = pq
+    q2 = q + 1.0
+    fitted = fit_quantizer([q, p, q2, p], num_buckets=10, seed=0)
+    outs = mauve_shared_codebook([(p, q), (p, q2)], fitted=fitted)
+    for out, qq in zip(outs, (q, q2)):
+        hp, hq = histogram(fitted, p), histogram(fitted, qq)
+        np.testing.assert_allclose(out.p_hist, hp)
+        np.testing.assert_allclose(out.q_hist, hq)
+        with jax.enable_x64(True):
+            ref = float(mauve_from_histograms(hp, hq).mauve)
+        assert abs(out.mauve - ref) < 1e-12
+    assert outs[0].mauve > outs[1].mauve  # the farther model scores lower on the common codebook
+    default = mauve_shared_codebook([(p, q), (p, q2)], num_buckets=10)
+    assert len(default) == 2 and default[0].num_buckets == 10
+
+
+# ----------------------------------------------------------------------------- quantizer interface
+
+
+def test_kmeans_quantizer_protocol(pq):
+    p, q = pq
+    x = np.concatenate([q, p])
+    quant = KMeansQuantizer(6)
+    assert isinstance(quant, Quantizer)
+    fitted = quant.fit(x, key=jax.random.key(0))
+    assert isinstance(fitted, FittedQuantizer) and fitted.num_bins == 6
+    np.testing.assert_array_equal(np.asarray(fitted.assign(x)), np.asarray(fitted.train_labels))
+    soft = np.asarray(fitted.soft_assign(x, 0.01))
+    assert soft.shape == (2 * N, 6)
+    np.testing.assert_allclose(soft.sum(1), 1.0, rtol=1e-5)
+    # low temperature -> hard assignment; counts agree
+    np.testing.assert_array_equal(soft.argmax(1), np.asarray(fitted.assign(x)))
+    np.testing.assert_allclose(np.asarray(soft_bin_counts(fitted, x, 1e-4)), np.asarray(bin_counts(fitted, x)), atol=1e-2)
+    # soft counts are differentiable in the features
+    g = jax.grad(lambda f: soft_bin_counts(fitted, f, 0.5)[0])(jnp.asarray(x))
+    assert np.all(np.isfinite(np.asarray(g)))
+
+
+class _SignQuantizer:
+    """Toy quantizer: bin = sign pattern of the first two coordinates (4 bins)."""
+
+    def fit(self, features, *, key):
+        return _FittedSign()
+
+
+class _FittedSign:
+    num_bins = 4
+
+    def assign(self, features):
+        f = jnp.asarray(features)
+        return ((f[:, 0] > 0).astype(jnp.int32) * 2 + (f[:, 1] > 0).astype(jnp.int32))
+
+    def soft_assign(self, features, temperature):
+        return jax.nn.one_hot(self.assign(features), 4)
+
+
+def test_custom_quantizer_by_instance_and_registry(pq):
+    p, q = pq
+    out = compute_mauve(p_features=p, q_features=q, quantizer=_SignQuantizer())
+    pc = np.bincount(np.asarray(_FittedSign().assign(p)), minlength=4)
+    np.testing.assert_allclose(out.p_hist, pc / pc.sum())
+    assert out.num_buckets == 4
+    register_quantizer("sign-test", lambda k, **kw: _SignQuantizer())
+    try:
+        out2 = compute_mauve(p_features=p, q_features=q, quantizer="sign-test")
+        assert out2.mauve == out.mauve
+        seeds = compute_mauve_seeds(p, q, seeds=(0, 1), quantizer="sign-test")
+        assert np.all(seeds.mauve == out.mauve)
+    finally:
+        QUANTIZERS.pop("sign-test")
+    with pytest.raises(ValueError, match="^quantizer"):
+        compute_mauve(p_features=p, q_features=q, quantizer="no-such-quantizer")
+
+
+# ----------------------------------------------------------------------------- text path
+
+
+def test_text_path_uses_featurizer_and_drops_empty(monkeypatch):
+    calls = {}
+    fake = types.ModuleType("jaxmetrics.models")
+
+    def load_model(name):
+        calls["model"] = name
+        return "MODEL"
+
+    def featurize(texts, model, *, max_length, batch_size):
+        calls.setdefault("texts", []).append(list(texts))
+        return np.stack([np.random.default_rng(len(t)).normal(size=8) for t in texts]).astype(np.float32)
+
+    fake.load_model, fake.featurize = load_model, featurize
+    monkeypatch.setitem(sys.modules, "jaxmetrics.models", fake)
+    p_text = [f"human text number {i}" + "x" * i for i in range(30)] + ["", ""]
+    q_text = [f"model text {i}" + "y" * (2 * i) for i in range(30)]
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        out = compute_mauve(p_text=p_text, q_text=q_text, featurize_model_name="tiny")
+    assert any("p_text: dropped 2 empty" in str(w.message) for w in rec)
+    assert calls["model"] == "tiny" and len(calls["texts"][0]) == 30
+    assert 0 < out.mauve <= 1 and out.num_buckets == 3
+
+
+def test_text_path_without_featurizer(monkeypatch):
+    fake = types.ModuleType("jaxmetrics.models")  # no featurize / load_model
+    monkeypatch.setitem(sys.modules, "jaxmetrics.models", fake)
+    with pytest.raises(ImportError, match="p_text/q_text"):
+        compute_mauve(p_text=["a b"], q_text=["c d"])
+
+
+# ----------------------------------------------------------------------------- bad input
+
+
+@pytest.mark.parametrize(
+    "kwargs,name",
+    [
+        (dict(p_features=np.zeros((0, D))), "p_features"),
+        (dict(q_features=np.full((N, D), np.nan)), "q_features"),
+        (dict(q_features=np.ones((N, D + 1))), "q_features"),
+        (dict(p_features=np.ones(N)), "p_features"),
+        (dict(num_buckets=10_000), "num_buckets"),
+        (dict(num_buckets="many"), "num_buckets"),
+        (dict(mauve_scaling_factor=0), "mauve_scaling_factor"),
+        (dict(mauve_scaling_factor=-2.0), "mauve_scaling_factor"),
+        (dict(kmeans_explained_var=1.0), "kmeans_explained_var"),
+        (dict(kmeans_explained_var=0.0), "kmeans_explained_var"),
+        (dict(divergence_curve_discretization_size=0), "divergence_curve_discretization_size"),
+        (dict(kmeans_num_redo=0), "kmeans_num_redo"),
+        (dict(pca_max_data=0), "pca_max_data"),
+        (dict(p_features=None), "p_features"),
+    ],
+)
+def test_bad_input(pq, kwargs, name):
+    p, q = pq
+    args = dict(p_features=p, q_features=q)
+    args.update(kwargs)
+    with pytest.raises(ValueError, match=f"^{name}"):
+        compute_mauve(**args)
+
+
+def test_bad_input_other_entry_points(pq):
+    p, q = pq
+    with pytest.raises(ValueError, match="^seeds"):
+        compute_mauve_seeds(p, q, seeds=())
+    with pytest.raises(TypeError, match="^feature_sets"):
+        fit_quantizer(p)
+    with pytest.raises(ValueError, match=r"^feature_sets\[1\]"):
+        fit_quantizer([p, np.ones((3, D + 2))])
+    with pytest.raises(ValueError, match="^num_buckets"):
+        KMeansQuantizer(500).fit(p, key=jax.random.key(0))
+    with pytest.raises(TypeError, match="^pairs"):
+        mauve_shared_codebook([])
