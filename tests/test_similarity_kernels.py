@@ -251,3 +251,33 @@ def test_kernel_documented_values_inside_jit(rng):
     zero = x.at[0].set(0.0)  # every token vector of pair 0 is zero (e.g. over-centred)
     out = batch_similarity(zero, x, m, m, metric="twmd", temperature=0.1)
     assert np.all(np.isfinite(np.array(out))) and np.all(np.array(out)[:, 0] == 0)
+
+
+def test_sharded_batch_matches_single_device(tmp_path):
+    """1 vs 8 simulated devices: the jitted kernel runs unchanged on a pair-sharded batch."""
+    import subprocess
+    import sys
+    import textwrap
+
+    code = textwrap.dedent("""
+        import os
+        os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
+        import jax, jax.numpy as jnp, numpy as np
+        from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+        from jaxmetrics.similarity import batch_similarity
+        rng = np.random.default_rng(0)
+        x = jnp.asarray(rng.standard_normal((8, 5, 4)), jnp.float32)
+        y = jnp.asarray(rng.standard_normal((8, 6, 4)), jnp.float32)
+        mx = jnp.arange(5)[None] < jnp.asarray(rng.integers(1, 6, (8, 1)))
+        my = jnp.arange(6)[None] < jnp.asarray(rng.integers(1, 7, (8, 1)))
+        one = batch_similarity(x, y, mx, my, metric="twmd", temperature=0.1, num_iterations=2)
+        mesh = Mesh(np.array(jax.devices()), ("b",))
+        sh = lambda a: jax.device_put(a, NamedSharding(mesh, P("b", *([None] * (a.ndim - 1)))))
+        many = batch_similarity(sh(x), sh(y), sh(mx), sh(my), metric="twmd", temperature=0.1,
+                                num_iterations=2)
+        assert len(jax.devices()) == 8 and len(many.f1.sharding.device_set) == 8
+        np.testing.assert_allclose(np.array(one), np.array(many), atol=1e-6)
+        print("ok")
+    """)
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0 and res.stdout.strip().endswith("ok"), res.stderr[-2000:]
