@@ -24,6 +24,7 @@ from jaxmetrics.lm.perplexity import (
     window_layout,
 )
 from jaxmetrics.lm.sampling import GenerationOutput, generate
+from jaxmetrics.lm.scores import decoding_scores
 
 __all__ = [
     "GenerationOutput",
@@ -32,6 +33,7 @@ __all__ = [
     "PerplexityStats",
     "WindowLayout",
     "decoding_log_probs",
+    "decoding_scores",
     "generate",
     "generation_perplexity",
     "lm_score_stats",

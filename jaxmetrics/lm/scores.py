@@ -1,0 +1,134 @@
+"""Decoding-transform scores of reference text under a causal LM (MAUVE paper comparison).
+
+As in ``krishnap25/mauve-experiments`` (after Martins et al. 2020): each reference text is
+truncated to ``max_length`` tokens and read once with teacher forcing (targets ``x_1 ..
+x_{n-1}``); at every position the model's next-token distribution is passed through the
+decoding transform (temperature, then top-k, then top-p; filtered tokens get probability 0)
+and scored against the true next token. Corpus values are ``Σ per-token value / Σ count``
+over all documents:
+
+* ε-perplexity ``exp(-(1/N) Σ ln((p_y + ε)/(1 + ε|V|)))`` (one value per ε of a grid),
+* sparsemax score ``mean(p_y + ½(1 - ‖p‖²))``,
+* Jensen–Shannon divergence to the one-hot target ``mean JS(p, δ_y)`` (nats),
+* the perplexity of the transformed distribution (``inf`` when a target was filtered out).
+
+Definitions of the per-token kernels: :mod:`jaxmetrics.lm.kernels`.
+"""
+from __future__ import annotations
+
+import weakref
+from functools import partial
+from typing import Any, Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxmetrics._validation import check_int, check_positive
+from jaxmetrics.lm.kernels import token_scores
+
+__all__ = ["decoding_scores"]
+
+_JITS: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
+
+
+def _compiled(lm):
+    entry = _JITS.get(lm)
+    if entry is None:
+        from flax import nnx
+
+        graphdef, state = nnx.split(lm.model)
+
+        @partial(jax.jit, static_argnames=("top_k", "use_top_p"))
+        def run(state, ids, mask, eps, temperature, top_p, *, top_k, use_top_p):
+            model = nnx.merge(graphdef, state)
+            logits = model(ids, mask).logits[:, :-1]
+            tgt = ids[:, 1:]
+            tm = mask[:, 1:] & mask[:, :-1]
+            s = token_scores(logits, tgt, epsilon=0.0, temperature=temperature, top_k=top_k,
+                             top_p=top_p if use_top_p else None)
+            vocab = logits.shape[-1]
+            p_y = jnp.exp(s["log_prob"])[..., None]
+            eps_lp = jnp.log(p_y + eps) - jnp.log1p(eps * vocab)  # [B, T, E]
+            zero = jnp.zeros((), p_y.dtype)
+            return (jnp.sum(jnp.where(tm[..., None], eps_lp, zero), axis=(0, 1)),
+                    jnp.sum(jnp.where(tm, s["sparsemax"], zero)), jnp.sum(jnp.where(tm, s["js"], zero)),
+                    jnp.sum(jnp.where(tm, -s["log_prob"], zero)), jnp.sum(tm))
+
+        entry = (run, state)
+        _JITS[lm] = entry
+    return entry
+
+
+def decoding_scores(model, texts, *, epsilon: float | Sequence[float] = 1e-4, temperature: float = 1.0,
+                    top_k: int | None = None, top_p: float | None = None, max_length: int | None = 1024,
+                    batch_size: int = 8) -> dict:
+    """ε-PPL, sparsemax score and JS of reference texts under a decoding transform of ``model``.
+
+    Args:
+      model: causal :class:`~jaxmetrics.models.LoadedModel` or name / path.
+      texts: list of texts (tokenized without special tokens) or of 1-D token-id arrays (each
+        at least 2 tokens after truncation).
+      epsilon: ε >= 0, or a sequence of ε values (a grid; one forward pass serves all).
+      temperature: > 0; top_k: int in ``[1, V]`` or ``None``; top_p: in ``(0, 1]`` or ``None``.
+      max_length: truncation (default 1024 as in the MAUVE experiments, capped at the context).
+      batch_size: documents per jitted forward.
+
+    Returns:
+      dict with ``epsilon_perplexity`` (float, or a list matching a grid ``epsilon``),
+      ``sparsemax_score``, ``js``, ``perplexity`` and ``num_tokens``.
+
+    Examples:
+      >>> import tempfile, numpy as np
+      >>> from jaxmetrics.models import load_model
+      >>> from jaxmetrics.models.testing import tiny_checkpoint
+      >>> lm = load_model(tiny_checkpoint("gpt2", tempfile.mkdtemp()))
+      >>> out = decoding_scores(lm, [np.arange(3, 20), np.arange(40, 50)], epsilon=[0.0, 1e-3], top_k=5)
+      >>> out["num_tokens"], len(out["epsilon_perplexity"]), 0.0 <= out["js"] <= np.log(2)
+      (25, 2, True)
+    """
+    from jaxmetrics.lm.perplexity import _as_documents, _resolve_model, model_max_length
+
+    lm = _resolve_model(model)
+    ctx = model_max_length(lm)
+    L = ctx if max_length is None else min(check_int(max_length, "max_length", minimum=2), ctx)
+    grid = not np.isscalar(epsilon)
+    eps = [check_positive(e, "epsilon", allow_zero=True) for e in (list(epsilon) if grid else [epsilon])]
+    if not eps:
+        raise ValueError("epsilon: empty grid")
+    check_positive(temperature, "temperature")
+    vocab = int(lm.config.vocab_size)
+    if top_k is not None:
+        check_int(top_k, "top_k", minimum=1, maximum=vocab)
+    if top_p is not None and not (0.0 < check_positive(top_p, "top_p") <= 1.0):
+        raise ValueError(f"top_p: must lie in (0, 1], got {top_p!r}")
+    bs = check_int(batch_size, "batch_size", minimum=1)
+    docs = [d[:L] for d in _as_documents(lm, texts)]
+    short = [i for i, d in enumerate(docs) if d.size < 2]
+    if short:
+        raise ValueError(f"texts: document {short[0]} has fewer than 2 tokens; at least 2 are needed")
+    width = max(d.size for d in docs)
+    n = len(docs)
+    bs_eff = min(bs, n)
+    n_pad = n + (-n) % bs_eff
+    ids = np.full((n_pad, width), lm.pad_token_id, np.int32)
+    mask = np.zeros((n_pad, width), bool)
+    for i, d in enumerate(docs):
+        ids[i, :d.size] = d
+        mask[i, :d.size] = True
+    mask[n:, 0] = True  # dummy rows: one attended token, nothing scored
+    run, state = _compiled(lm)
+    tot = None
+    for b in range(0, n_pad, bs_eff):
+        out = run(state, jnp.asarray(ids[b:b + bs_eff]), jnp.asarray(mask[b:b + bs_eff]),
+                  jnp.asarray(eps, jnp.float32), jnp.float32(temperature), jnp.float32(1.0 if top_p is None else top_p),
+                  top_k=top_k, use_top_p=top_p is not None)
+        out = [np.asarray(o, np.float64) for o in out]
+        tot = out if tot is None else [a + c for a, c in zip(tot, out)]
+    eps_sum, sp, js, nll, count = tot
+    count = int(count)
+    if not (np.all(np.isfinite(sp)) and np.isfinite(js)):
+        raise ValueError("model: produced non-finite probabilities (NaN/inf logits)")
+    eps_ppl = [float(np.exp(-e / count)) for e in np.atleast_1d(eps_sum)]
+    return {"epsilon_perplexity": eps_ppl if grid else eps_ppl[0], "sparsemax_score": float(sp) / count,
+            "js": float(js) / count, "perplexity": float(np.exp(nll / count)), "num_tokens": count}
