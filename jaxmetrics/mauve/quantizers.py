@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import importlib
 from typing import Any, Callable, Protocol, runtime_checkable
 
 import jax
@@ -169,6 +170,10 @@ class KMeansQuantizer:
 
 QUANTIZERS: dict[str, Callable[..., Quantizer]] = {"kmeans": KMeansQuantizer}  # name -> factory(num_bins, **kw)
 
+#: Quantizers shipped in other modules, which register themselves when imported; looked up
+#: lazily so ``import jaxmetrics.mauve`` stays light (they pull in Flax and optax).
+_LAZY_MODULES = {"drmm": "jaxmetrics.mauve.drmm", "lattice": "jaxmetrics.mauve.lattice"}
+
 
 def register_quantizer(name: str, factory: Callable[..., Quantizer]) -> None:
     """Register ``factory(num_bins, **kwargs) -> Quantizer`` under ``name`` (overwrites).
@@ -193,6 +198,8 @@ def get_quantizer(quantizer: str | Quantizer, num_bins: int, **kwargs: Any) -> Q
       8
     """
     if isinstance(quantizer, str):
+        if quantizer not in QUANTIZERS and quantizer in _LAZY_MODULES:
+            importlib.import_module(_LAZY_MODULES[quantizer])
         if quantizer not in QUANTIZERS:
             raise ValueError(f"quantizer: unknown name {quantizer!r}; registered: {sorted(QUANTIZERS)}")
         return QUANTIZERS[quantizer](num_bins, **kwargs)
