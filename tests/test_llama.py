@@ -126,3 +126,24 @@ def test_bad_config():
     del sd["model.layers.1.mlp.up_proj.weight"]
     with pytest.raises(ValueError, match="up_proj"):
         Llama.from_pretrained(cfg, sd)
+
+
+@pytest.mark.parametrize("kind", ["llama", "qwen2"])
+def test_load_model_from_save_pretrained_and_score(kind, tmp_path):
+    """Registry entry + safetensors loader: a saved checkpoint loads as a causal LM and its
+    sliding-window perplexity matches transformers' loss."""
+    from jaxmetrics.lm.perplexity import perplexity
+    from jaxmetrics.models import load_model
+    from jaxmetrics.models.testing import _bpe_tokenizer
+
+    cfg, model = make_torch(kind, tie_word_embeddings=(kind == "qwen2"))
+    model.save_pretrained(str(tmp_path))
+    _bpe_tokenizer("gpt2", 90).save_pretrained(str(tmp_path))
+    lm = load_model(str(tmp_path))
+    assert lm.kind == kind and lm.is_causal
+    ids = np.random.default_rng(4).integers(0, COMMON["vocab_size"], size=20)
+    with torch.no_grad():
+        loss = float(model(torch.tensor(ids)[None], labels=torch.tensor(ids)[None]).loss)
+    res = perplexity(lm, ids, max_length=32, stride=8, batch_size=2)
+    assert res.num_tokens == 19
+    assert res.perplexity == pytest.approx(np.exp(loss), rel=1e-5)
