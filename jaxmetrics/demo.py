@@ -80,12 +80,12 @@ class DemoConfig:
       ppl_max_tokens: held-out tokens scored by the sliding-window perplexity (``None`` = all).
     """
 
-    n_prompts: int = 300
+    n_prompts: int = 500
     prompt_len: int = 10
     gen_len: int = 54
     top_p: float = 0.9
     seed: int = 0
-    self_bleu_samples: int = 300
+    self_bleu_samples: int = 500
     encoder_max_length: int = 128
     ppl_max_length: int = 128
     ppl_stride: int = 64
@@ -358,7 +358,7 @@ def _plot(curves: dict, rows: dict, path: Path) -> None:
     from jaxmetrics.mauve.plot import plot_divergence_curves
 
     fig = plot_divergence_curves({ROW_LABELS[d]: c for d, c in curves.items()}, path,
-                                 title="Demo: human Shakespeare (P) vs demo GPT-2 (Q)")
+                                 title="Shakespeare (P) vs demo GPT-2 (Q)")
     plt.close(fig)
 
 
