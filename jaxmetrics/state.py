@@ -44,6 +44,8 @@ class SumState(struct.PyTreeNode):
     def merge(self, other):
         if type(other) is not type(self):
             raise TypeError(f"other: cannot merge {type(other).__name__} into {type(self).__name__}")
+        if jax.tree.structure(other) != jax.tree.structure(self):
+            raise ValueError(f"other: {type(self).__name__} states with different settings cannot be merged")
         return jax.tree.map(jnp.add, self, other)
 
 
