@@ -86,6 +86,13 @@ class Bert(nnx.Module):
                 hidden.append(x)
         return ModelOutput(x, tuple(hidden) if output_hidden_states else None, None)
 
+    @classmethod
+    def from_pretrained(cls, config, state_dict: dict[str, np.ndarray], *, dtype=jnp.float32):
+        """Build from a transformers ``BertConfig``/``RobertaConfig`` and a name -> numpy array state dict."""
+        convert = convert_roberta if issubclass(cls, Roberta) else convert_bert
+        return build_module(lambda: cls(config, dtype=dtype, rngs=nnx.Rngs(0)), convert(config, state_dict),
+                            dtype=dtype, name="checkpoint")
+
 
 class Roberta(Bert):
     """RoBERTa encoder: BERT with positions ``padding_idx + 1, padding_idx + 2, ...`` on

@@ -7,7 +7,6 @@ Matches transformers' PyTorch GPT-2: pre-LayerNorm blocks, fused ``c_attn`` proj
 """
 from __future__ import annotations
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 from flax import nnx
