@@ -300,7 +300,13 @@ def _resolve_model(model):
 
 
 def model_max_length(lm) -> int:
-    """Context size of a causal model (``n_positions`` / ``max_position_embeddings``)."""
+    """Context size of a causal model (``n_positions`` / ``max_position_embeddings``).
+
+    Examples:
+      >>> from types import SimpleNamespace
+      >>> model_max_length(SimpleNamespace(config=SimpleNamespace(n_positions=1024)))
+      1024
+    """
     for attr in ("n_positions", "max_position_embeddings", "n_ctx"):
         v = getattr(lm.config, attr, None)
         if v:

@@ -37,7 +37,17 @@ __all__ = ["GenerationOutput", "generate", "gpt2_init_cache", "gpt2_decode", "ca
 
 
 def gpt2_init_cache(model, batch_size: int, max_len: int):
-    """Zero KV cache for :class:`~jaxmetrics.models.gpt2.GPT2`: per block ``(k, v)`` ``[B, S, H, Dh]``."""
+    """Zero KV cache for :class:`~jaxmetrics.models.gpt2.GPT2`: per block ``(k, v)`` ``[B, S, H, Dh]``.
+
+    Examples:
+      >>> import tempfile
+      >>> from jaxmetrics.models import load_model
+      >>> from jaxmetrics.models.testing import tiny_checkpoint
+      >>> lm = load_model(tiny_checkpoint("gpt2", tempfile.mkdtemp()))
+      >>> cache = gpt2_init_cache(lm.model, 2, 10)
+      >>> len(cache), cache[0][0].shape
+      (2, (2, 10, 4, 8))
+    """
     d = model.wte.embedding.shape[1]
     out = []
     for block in model.h:
@@ -54,6 +64,17 @@ def gpt2_decode(model, input_ids, positions, key_mask, cache, cache_index):
     Same computation as ``GPT2.__call__`` (pre-LN blocks, fused ``c_attn``, tied head) with
     explicit ``positions [B, t]`` and attention over the cache slots allowed by ``key_mask [B, S]``
     and causality. Returns ``(logits [B, t, V] float32, new_cache)``.
+
+    Examples:
+      >>> import tempfile, jax.numpy as jnp, numpy as np
+      >>> from jaxmetrics.models import load_model
+      >>> from jaxmetrics.models.testing import tiny_checkpoint
+      >>> lm = load_model(tiny_checkpoint("gpt2", tempfile.mkdtemp()))
+      >>> ids = jnp.array([[5, 6, 7]])
+      >>> z, _ = gpt2_decode(lm.model, ids, jnp.arange(3)[None], jnp.ones((1, 3), bool),
+      ...                    gpt2_init_cache(lm.model, 1, 3), 0)
+      >>> bool(np.allclose(z, lm.forward(ids, np.ones((1, 3), bool)).logits, atol=1e-5))
+      True
     """
     from jaxmetrics.models._base import attention
 
@@ -81,7 +102,15 @@ def gpt2_decode(model, input_ids, positions, key_mask, cache, cache_index):
 
 
 def cached_decoder(model):
-    """``(init_cache, decode)`` functions for an nnx causal LM module, or a ``ValueError``."""
+    """``(init_cache, decode)`` functions for an nnx causal LM module, or a ``ValueError``.
+
+    Examples:
+      >>> from flax import nnx
+      >>> cached_decoder(nnx.Linear(2, 2, rngs=nnx.Rngs(0)))
+      Traceback (most recent call last):
+      ...
+      ValueError: model: Linear has no KV-cache decoding path (supported: GPT-2, Llama / Mistral / Qwen2)
+    """
     if hasattr(model, "decode") and hasattr(model, "init_cache"):
         return (lambda m, b, s: m.init_cache(b, s)), (lambda m, *a: m.decode(*a))
     from jaxmetrics.models.gpt2 import GPT2

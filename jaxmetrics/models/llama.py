@@ -39,12 +39,26 @@ def _rope_parameters(cfg) -> dict:
 
 
 def head_dim_of(cfg) -> int:
-    """Per-head width (``config.head_dim`` or ``hidden_size // num_attention_heads``)."""
+    """Per-head width (``config.head_dim`` or ``hidden_size // num_attention_heads``).
+
+    Examples:
+      >>> from types import SimpleNamespace
+      >>> head_dim_of(SimpleNamespace(hidden_size=64, num_attention_heads=4))
+      16
+    """
     return int(getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads)
 
 
 def rope_inv_freq(cfg) -> np.ndarray:
-    """Inverse frequencies ``θ^{-2i/d}`` (float32), adjusted for the ``linear`` and ``llama3`` rope types."""
+    """Inverse frequencies ``θ^{-2i/d}``, ``i = 0 .. d/2 - 1`` (float32), adjusted for the
+    ``linear`` and ``llama3`` rope types; other types raise ``ValueError``.
+
+    Examples:
+      >>> from types import SimpleNamespace
+      >>> cfg = SimpleNamespace(hidden_size=8, num_attention_heads=2, rope_theta=10000.0)
+      >>> rope_inv_freq(cfg).tolist()
+      [1.0, 0.009999999776482582]
+    """
     rp = _rope_parameters(cfg)
     rtype = rp.get("rope_type", "default") or "default"
     dim = int(head_dim_of(cfg) * float(rp.get("partial_rotary_factor", 1.0)))
@@ -67,7 +81,15 @@ def rope_inv_freq(cfg) -> np.ndarray:
 
 
 def rope_cos_sin(positions, inv_freq, dtype):
-    """``cos``/``sin`` tables ``[B, T, Dh]`` for integer ``positions [B, T]``."""
+    """``cos``/``sin`` tables ``[B, T, Dh]`` for integer ``positions [B, T]``:
+    ``cos(p · [f, f])`` and ``sin(p · [f, f])`` with ``f`` the inverse frequencies ``[Dh/2]``.
+
+    Examples:
+      >>> import jax.numpy as jnp
+      >>> cos, sin = rope_cos_sin(jnp.array([[0, 1]]), (1.0, 0.5), jnp.float32)
+      >>> cos.shape, float(sin[0, 1, 1])
+      ((1, 2, 4), 0.4794255495071411)
+    """
     freqs = positions.astype(jnp.float32)[..., None] * jnp.asarray(inv_freq, dtype=jnp.float32)
     emb = jnp.concatenate([freqs, freqs], axis=-1)
     return jnp.cos(emb).astype(dtype), jnp.sin(emb).astype(dtype)
@@ -79,7 +101,16 @@ def _rotate_half(x):
 
 
 def apply_rope(x, cos, sin):
-    """Rotate ``x [B, T, H, Dh]`` by the tables ``[B, T, Dh]`` (transformers' ``rotate_half`` form)."""
+    """Rotate ``x [B, T, H, Dh]`` by the tables ``[B, T, Dh]``:
+    ``x·cos + rotate_half(x)·sin`` with ``rotate_half([a, b]) = [-b, a]`` (transformers' form).
+
+    Examples:
+      >>> import jax.numpy as jnp
+      >>> x = jnp.ones((1, 1, 1, 2))
+      >>> cos, sin = rope_cos_sin(jnp.array([[0]]), (1.0,), jnp.float32)
+      >>> bool(jnp.allclose(apply_rope(x, cos, sin), x))  # position 0 is the identity
+      True
+    """
     return x * cos[:, :, None, :] + _rotate_half(x) * sin[:, :, None, :]
 
 
@@ -193,6 +224,16 @@ class Llama(nnx.Module):
     :class:`~jaxmetrics.models.ModelOutput`; ``hidden_states`` has ``num_hidden_layers + 1``
     entries (embeddings, then each block's output; the last entry is after the final norm,
     transformers' convention). Logits are float32 ``[B, T, V]``.
+
+    Examples:
+      >>> import jax.numpy as jnp
+      >>> from flax import nnx
+      >>> from transformers import LlamaConfig
+      >>> cfg = LlamaConfig(vocab_size=50, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
+      ...                   num_attention_heads=4, num_key_value_heads=2)
+      >>> m = Llama(cfg, rngs=nnx.Rngs(0))
+      >>> m(jnp.array([[1, 2, 3]]), jnp.ones((1, 3), bool)).logits.shape
+      (1, 3, 50)
     """
 
     is_causal = True
@@ -284,6 +325,14 @@ def convert_llama(config, state_dict: dict[str, np.ndarray]) -> dict[tuple, np.n
 
     ``nn.Linear`` weights are ``[out, in]`` and are transposed to ``nnx.Linear`` kernels ``[in, out]``.
     A tied checkpoint (``tie_word_embeddings``) may omit ``lm_head.weight``; it is then not loaded.
+
+    Examples:
+      >>> import numpy as np
+      >>> from types import SimpleNamespace
+      >>> cfg = SimpleNamespace(num_hidden_layers=0, tie_word_embeddings=True)
+      >>> sd = {"model.embed_tokens.weight": np.zeros((5, 4)), "model.norm.weight": np.ones(4)}
+      >>> sorted(convert_llama(cfg, sd))
+      [('embed_tokens', 'embedding'), ('norm', 'weight')]
     """
     head = state_dict.get("lm_head.weight")
     sd = strip_prefix(state_dict, ("model.",))
