@@ -353,7 +353,8 @@ def _as_documents(lm, token_ids) -> list[np.ndarray]:
 
 
 def perplexity(model, token_ids, *, max_length: int | None = None, stride: int = 512, batch_size: int = 8,
-               reduction: str = "corpus", convention: str = "exact", progress: bool = False) -> PerplexityResult:
+               reduction: str = "corpus", convention: str = "exact", progress: bool = False,
+               mesh=None) -> PerplexityResult:
     """Sliding-window perplexity of a causal LM over one token stream or a list of documents.
 
     ``PPL = exp(Σ_docs Σ_{scored t} -ln p(x_t | window context) / #scored)`` (corpus), or the
@@ -375,6 +376,9 @@ def perplexity(model, token_ids, *, max_length: int | None = None, stride: int =
       reduction: ``'corpus'`` (token-weighted) or ``'sequence'`` (mean of per-document PPLs).
       convention: ``'exact'`` or ``'document'``.
       progress: show a tqdm progress bar over batches.
+      mesh: optional :class:`jax.sharding.Mesh` (``jaxmetrics.sharding.make_mesh()``): each batch
+        of windows is split over its devices (the batch size is rounded up to a multiple of the
+        device count); XLA partitions the forward pass.
 
     Returns:
       :class:`PerplexityResult`.
@@ -417,6 +421,9 @@ def perplexity(model, token_ids, *, max_length: int | None = None, stride: int =
     small = lay.num_scored <= k_small
     groups = [(np.nonzero(~small)[0], lay.width - 1), (np.nonzero(small)[0], k_small)]
     bs_eff = min(bs, W)
+    if mesh is not None:
+        n_dev = int(mesh.devices.size)
+        bs_eff = -(-bs_eff // n_dev) * n_dev
     plan = []
     for idx, k in groups:
         if idx.size == 0:
@@ -444,6 +451,10 @@ def perplexity(model, token_ids, *, max_length: int | None = None, stride: int =
     outs = []
     for sel, k in it:
         bi, bm, bt, bf = batch_arrays(sel)
+        if mesh is not None:
+            from jaxmetrics.sharding import shard
+
+            bi, bm, bt, bf = shard((bi.astype(np.int32), bm, bt, bf.astype(np.int32)), mesh)
         outs.append((sel, score_windows(lm, bi, bm, bt, first=bf, k=k)))
         if progress:
             jax.block_until_ready(outs[-1][1])
