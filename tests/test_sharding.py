@@ -1,0 +1,89 @@
+"""1 device vs 8 simulated devices for every kernel (run in a separate process, see
+``tests/sharding_worker.py``), plus the mesh helpers on this process's device(s)."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from jaxmetrics.sharding import make_mesh, pad_to_multiple, shard
+
+WORKER = Path(__file__).with_name("sharding_worker.py")
+
+# kernels the worker must report (the pipelines' mesh= checks are reported when available)
+KERNELS = [
+    "kmeans_labels", "kmeans_centroids", "kmeans_assign", "pca_eigenvalues", "pca_transform",
+    "perplexity_stats_nll", "perplexity_stats_count", "lm_score_stats", "perplexity_state",
+    "score_windows_nll", "score_windows_count",
+    "similarity_cosine", "similarity_cka", "similarity_rwmd", "similarity_twmd", "similarity_trwmd",
+    "bertscore", "ngram_unique_total", "ngram_entropy", "zipf_stats", "ngram_state_counts",
+    "impar_state", "gaussian_moments", "per_device_merge_perplexity", "per_device_merge_count",
+    "per_device_merge_ngrams",
+]
+
+
+@pytest.fixture(scope="module")
+def eight_devices():
+    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=8", JAX_PLATFORMS="cpu")
+    root = str(Path(__file__).resolve().parents[1])
+    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+    res = subprocess.run([sys.executable, str(WORKER)], capture_output=True, text=True, env=env,
+                         timeout=600, cwd=root)
+    assert res.returncode == 0, res.stderr[-3000:]
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+def test_worker_covers_every_kernel(eight_devices):
+    missing = [k for k in KERNELS if k not in eight_devices]
+    assert not missing, missing
+
+
+@pytest.mark.parametrize("name", KERNELS + ["perplexity_pipeline", "compute_mauve_hist",
+                                            "similarity_scores_mesh", "bertscore_mesh",
+                                            "mark_evaluate_mesh"])
+def test_one_device_equals_eight(eight_devices, name):
+    if name not in eight_devices:
+        pytest.skip(f"{name}: the pipeline has no mesh= keyword")
+    rec = eight_devices[name]
+    assert len(rec["one"]) == len(rec["eight"]) > 0
+    for one, eight in zip(rec["one"], rec["eight"]):
+        one, eight = np.asarray(one), np.asarray(eight)
+        assert one.shape == eight.shape
+        if rec["exact"]:
+            np.testing.assert_array_equal(eight, one)  # integer counts and labels: exact
+        else:
+            np.testing.assert_allclose(eight, one, rtol=1e-5, atol=1e-5)
+
+
+# ----------------------------------------------------------------------------- helpers, in process
+def test_make_mesh_and_shard_place_rows():
+    mesh = make_mesh()
+    assert mesh.axis_names == ("data",) and mesh.size == len(jax.devices())
+    tree = shard({"a": jnp.arange(8.0).reshape(8, 1), "b": jnp.ones(8, bool)}, mesh)
+    assert tree["a"].sharding.spec == jax.sharding.PartitionSpec("data", None)
+    np.testing.assert_array_equal(tree["a"][:, 0], np.arange(8.0))
+    rep = shard(jnp.ones((3, 2)), mesh, replicate=True)
+    assert rep.sharding.spec == jax.sharding.PartitionSpec()
+
+
+def test_shard_bad_input():
+    mesh = make_mesh(jax.devices()[:1])
+    if len(jax.devices()) > 1:  # only meaningful with more than one device
+        with pytest.raises(ValueError, match="^x:.*multiple"):
+            shard(jnp.ones((len(jax.devices()) + 1, 2)))
+    with pytest.raises(ValueError, match="^devices:"):
+        make_mesh([])
+    assert shard(jnp.ones(5), mesh).shape == (5,)
+
+
+def test_pad_to_multiple_mask():
+    p, m = pad_to_multiple(np.arange(10).reshape(5, 2), 4, value=-1)
+    assert p.shape == (8, 2) and m.tolist() == [True] * 5 + [False] * 3
+    assert (p[5:] == -1).all()
+    p, m = pad_to_multiple(np.ones((8, 3)), 4)
+    assert p.shape == (8, 3) and m.all()
