@@ -37,6 +37,7 @@ from jaxmetrics.mauve.compute import (
     histogram,
     mauve_shared_codebook,
 )
+from jaxmetrics.mauve.plot import plot_divergence_curves
 
 __all__ = [
     "MauveResult",
@@ -69,4 +70,5 @@ __all__ = [
     "fit_quantizer",
     "histogram",
     "mauve_shared_codebook",
+    "plot_divergence_curves",
 ]
