@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import torch
 import transformers as tf
+from flax import nnx
 
 from jaxmetrics.models.llama import Llama, rope_inv_freq
 
@@ -101,15 +102,21 @@ def test_rope_inv_freq_matches_transformers():
 def test_kv_cache_decode_equals_full_forward():
     cfg, model = make_torch("mistral", sliding_window=5)
     jm = Llama.from_pretrained(cfg, _state_dict(model))
+    graphdef, state = nnx.split(jm)
+
+    @jax.jit
+    def decode(state, *args):
+        return nnx.merge(graphdef, state).decode(*args)
+
     ids = jnp.asarray(np.random.default_rng(2).integers(0, 97, size=(2, 10)))
     full = jm(ids, jnp.ones_like(ids)).logits
     cache = jm.init_cache(2, 10)
     key_mask = jnp.ones((2, 10), bool)
     pos = jnp.broadcast_to(jnp.arange(10), (2, 10))
-    lp, cache = jm.decode(ids[:, :6], pos[:, :6], key_mask, cache, 0)  # prefill
+    lp, cache = decode(state, ids[:, :6], pos[:, :6], key_mask, cache, 0)  # prefill
     np.testing.assert_allclose(np.asarray(lp), np.asarray(full[:, :6]), atol=1e-5)
     for i in range(6, 10):
-        li, cache = jm.decode(ids[:, i:i + 1], pos[:, i:i + 1], key_mask, cache, i)
+        li, cache = decode(state, ids[:, i:i + 1], pos[:, i:i + 1], key_mask, cache, i)
         np.testing.assert_allclose(np.asarray(li[:, 0]), np.asarray(full[:, i]), atol=1e-5)
 
 

@@ -3,7 +3,6 @@ full-forward logits (GPT-2 and Llama), filters respected, reproducible keys, bad
 from __future__ import annotations
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 import pytest
 import torch

@@ -19,7 +19,7 @@ from __future__ import annotations
 import weakref
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, Sequence
+from typing import Any
 
 import jax
 import jax.numpy as jnp
