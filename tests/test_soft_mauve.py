@@ -113,6 +113,20 @@ def test_gradients_finite_with_empty_bins_and_padding(x64, rng):
     assert np.all(np.isfinite(g)) and np.any(g[: len(q)] != 0)
 
 
+def test_with_fitted_kmeans_quantizer_and_zero_padding(rng):
+    from jaxmetrics.mauve import KMeansQuantizer
+
+    p = rng.standard_normal((60, 16)).astype(np.float32)
+    q = (rng.standard_normal((60, 16)) + 0.3).astype(np.float32)
+    fq = KMeansQuantizer(6, num_redo=2).fit(np.concatenate([q, p]), key=jax.random.key(0))
+    # tau -> 0 on the k-means codebook (L2-normalise + PCA inside soft_assign) is hard MAUVE
+    np.testing.assert_allclose(soft_mauve(p, q, fq, temperature=1e-6).mauve, hard_mauve(p, q, fq).mauve, atol=1e-5)
+    qpad = np.concatenate([q, np.zeros((5, 16), np.float32)])  # all-zero padding rows
+    mask = np.r_[np.ones(60), np.zeros(5)]
+    g = jax.grad(lambda x: soft_mauve(p, x, fq, temperature=0.05, pseudocount=0.5, q_mask=mask).mauve)(jnp.asarray(qpad))
+    assert np.all(np.isfinite(g)) and np.all(g[60:] == 0) and np.any(g[:60] != 0)
+
+
 def test_soft_tends_to_hard_as_temperature_goes_to_zero(x64, rng):
     p, q, c = _data(rng, n_p=80, n_q=70, k=6)
     hard = hard_mauve(p, q, c)

@@ -262,9 +262,24 @@ def soft_mauve(
     """
     _check_temperature(temperature)
     p, q, pm, qm, quant = _prepare(p_features, q_features, quantizer, p_mask, q_mask, pseudocount, scaling, num_points)
-    ph = _normalize(_counts(quant.soft_assign(p, temperature), pm), pseudocount)
-    qh = _normalize(_counts(quant.soft_assign(q, temperature), qm), pseudocount)
+    ph = _normalize(_counts(quant.soft_assign(_fill_padding(p, pm), temperature), pm), pseudocount)
+    qh = _normalize(_counts(quant.soft_assign(_fill_padding(q, qm), temperature), qm), pseudocount)
     return mauve_from_histograms(ph, qh, scaling=scaling, num_points=num_points)
+
+
+def _fill_padding(x: jax.Array, m: jax.Array | None) -> jax.Array:
+    """Replace padded rows by the (constant) mean real row before quantizing.
+
+    Padding has weight 0, but its values still flow through the quantizer: garbage or all-zero
+    rows can give inf/NaN *derivatives* there (e.g. a row norm at 0), and ``0 * NaN = NaN`` in
+    reverse mode. With this double-where the quantizer only ever sees real-looking rows, and
+    padded rows get an exactly zero gradient.
+    """
+    if m is None:
+        return x
+    w = m.astype(x.dtype)[:, None]
+    fill = jax.lax.stop_gradient(jnp.sum(w * x, axis=0) / jnp.maximum(jnp.sum(w), 1.0))
+    return jnp.where(w > 0, x, fill)
 
 
 def hard_mauve(
