@@ -29,6 +29,13 @@ def make_mesh(devices: Sequence[Any] | None = None, axis: str = DATA_AXIS) -> Me
 
     Across hosts call ``jax.distributed.initialize()`` first; ``jax.devices()`` then lists the
     devices of every process and the mesh spans them all.
+
+    Examples:
+        >>> from jaxmetrics.sharding import make_mesh
+        >>> import jax
+        >>> mesh = make_mesh(jax.devices()[:1])
+        >>> mesh.axis_names, mesh.size
+        (('data',), 1)
     """
     devs = list(jax.devices() if devices is None else devices)
     if not devs:
@@ -49,6 +56,13 @@ def shard(x: Any, mesh: Mesh | None = None, axis: str = DATA_AXIS, *, replicate:
 
     Returns:
       The same pytree with every leaf a sharded ``jax.Array``.
+
+    Examples:
+        >>> from jaxmetrics.sharding import make_mesh, shard
+        >>> import jax, jax.numpy as jnp
+        >>> ids, mask = shard((jnp.zeros((8, 4), int), jnp.ones((8, 4), bool)), make_mesh())
+        >>> ids.sharding.spec
+        P('data', None)
     """
     mesh = make_mesh(axis=axis) if mesh is None else mesh
     n_dev = mesh.shape[axis]
@@ -68,6 +82,40 @@ def shard(x: Any, mesh: Mesh | None = None, axis: str = DATA_AXIS, *, replicate:
     return jax.tree.map(place, x)
 
 
+def place_rows(x: Any, mesh: Mesh | None, axis: str = DATA_AXIS, *, name: str = "x"):
+    """Shard the rows of ``x`` over ``mesh`` when their number divides evenly, else replicate.
+
+    For kernels where padding rows would change the result (k-means, PCA, k-NN hyperspheres:
+    a padded row is a data point), a row count that is not a multiple of the device count
+    cannot be split by :func:`shard`; the array is then replicated on the mesh (the
+    computation runs unsharded) and a :class:`UserWarning` says how to get sharding. With
+    ``mesh=None`` ``x`` is returned as a plain array.
+
+    Args:
+      x: array ``[n, ...]`` (or pytree of arrays with the same ``n``).
+      mesh: the mesh, or None.
+      name: argument name used in the warning.
+
+    Examples:
+        >>> from jaxmetrics.sharding import make_mesh, place_rows
+        >>> import jax.numpy as jnp
+        >>> place_rows(jnp.ones((8, 2)), make_mesh()).shape
+        (8, 2)
+    """
+    if mesh is None:
+        return jax.tree.map(jax.numpy.asarray, x)
+    n_dev = mesh.shape[axis]
+    rows = {int(np.shape(leaf)[0]) for leaf in jax.tree.leaves(x) if np.ndim(leaf)}
+    if all(r % n_dev == 0 for r in rows):
+        return shard(x, mesh, axis)
+    import warnings
+
+    warnings.warn(f"{name}: {sorted(rows)} rows do not divide over the {n_dev} devices of mesh axis "
+                  f"{axis!r}; computing unsharded (replicated). Use a multiple of {n_dev} rows to shard.",
+                  UserWarning, stacklevel=3)
+    return shard(x, mesh, axis, replicate=True)
+
+
 def pad_to_multiple(x: np.ndarray, multiple: int, *, value: Any = 0):
     """Pad the leading axis of ``x`` to a multiple of ``multiple``.
 
@@ -75,6 +123,7 @@ def pad_to_multiple(x: np.ndarray, multiple: int, *, value: Any = 0):
     the original rows. Metrics that take a mask ignore the padded rows.
 
     Examples:
+        >>> from jaxmetrics.sharding import pad_to_multiple
         >>> import numpy as np
         >>> p, m = pad_to_multiple(np.ones((5, 2)), 4)
         >>> p.shape, int(m.sum())

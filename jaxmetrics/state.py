@@ -18,6 +18,7 @@ Non-decomposable metrics (MAUVE, Mark-Evaluate, PRD) keep a fixed-capacity
 merged with Chan et al.'s pairwise formula).
 
 Examples:
+    >>> from jaxmetrics.state import FeatureBuffer
     >>> import jax.numpy as jnp
     >>> a = FeatureBuffer.empty(capacity=4, dim=2).update(jnp.ones((2, 2)))
     >>> b = FeatureBuffer.empty(capacity=4, dim=2).update(2 * jnp.ones((1, 2)))

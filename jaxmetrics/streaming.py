@@ -32,6 +32,7 @@ pytrees (settings are static fields), so ``update`` runs inside ``jax.jit`` and 
 through ``jit`` without retracing; ``compute`` runs on the host at the end.
 
 Examples:
+    >>> from jaxmetrics.streaming import PerplexityState
     >>> import jax.numpy as jnp
     >>> logits, targets = jnp.zeros((2, 3, 5)), jnp.array([[0, 1, 2], [3, 4, 0]])
     >>> a = PerplexityState.empty().update(logits[:1], targets[:1])
@@ -80,6 +81,7 @@ def merge_all(states: Sequence[Any]):
     the same result.
 
     Examples:
+        >>> from jaxmetrics.streaming import PerplexityState, merge_all
         >>> import jax.numpy as jnp
         >>> parts = [PerplexityState.empty().update(jnp.zeros((1, 2, 4)), jnp.zeros((1, 2), int))
         ...          for _ in range(3)]
@@ -104,6 +106,7 @@ class PerplexityState(SumState):
     the ``(nll_sum [B], count [B])`` of :func:`jaxmetrics.lm.score_windows`.
 
     Examples:
+        >>> from jaxmetrics.streaming import PerplexityState
         >>> import jax.numpy as jnp
         >>> s = PerplexityState.empty().update(jnp.zeros((4, 8)), jnp.arange(4))
         >>> round(float(s.compute()), 4)
@@ -151,6 +154,7 @@ class LMScoreState(SumState):
     settings refuse to merge.
 
     Examples:
+        >>> from jaxmetrics.streaming import LMScoreState
         >>> import jax.numpy as jnp
         >>> s = LMScoreState.empty(epsilon=0.0).update(jnp.zeros((2, 2)), jnp.array([0, 1]))
         >>> {k: round(v, 4) for k, v in s.compute().items()}
@@ -223,6 +227,7 @@ class SimilarityState(SumState):
     computed elsewhere.
 
     Examples:
+        >>> from jaxmetrics.streaming import SimilarityState
         >>> import jax, jax.numpy as jnp
         >>> x = jax.random.normal(jax.random.key(0), (2, 3, 4)); m = jnp.ones((2, 3), bool)
         >>> s = SimilarityState.empty("bertscore").update(x, x, m, m)
@@ -372,6 +377,7 @@ class NGramState(struct.PyTreeNode):
     ``ValueError`` (inside ``jit`` the ``overflow`` flag is set instead and ``compute`` raises).
 
     Examples:
+        >>> from jaxmetrics.streaming import NGramState
         >>> import jax.numpy as jnp
         >>> a = NGramState.empty(max_n=2, capacity=16).update(jnp.array([[1, 2, 1, 2]]), jnp.array([4]))
         >>> b = NGramState.empty(max_n=2, capacity=16).update(jnp.array([[1, 2, 3, 0]]), jnp.array([3]))
@@ -494,6 +500,7 @@ class IMPARState(struct.PyTreeNode):
     :class:`MarkEvaluateState` for it.
 
     Examples:
+        >>> from jaxmetrics.streaming import IMPARState
         >>> import numpy as np
         >>> ref = np.random.default_rng(0).normal(size=(20, 3)).astype("float32")
         >>> s = IMPARState.empty(ref, k=3).update(ref[:5]).update(ref[5:] + 100.0)
@@ -605,6 +612,7 @@ class MauveState(_PairBuffer):
     fixed-capacity buffers and :meth:`compute` calls :func:`jaxmetrics.mauve.compute_mauve`.
 
     Examples:
+        >>> from jaxmetrics.streaming import MauveState
         >>> import numpy as np
         >>> x = np.random.default_rng(0).normal(size=(40, 4)).astype("float32")
         >>> s = MauveState.empty(capacity=64, dim=4).update(p_features=x[:20], q_features=x[:20])
@@ -630,6 +638,7 @@ class MarkEvaluateState(_PairBuffer):
     recall); :meth:`compute` calls :func:`jaxmetrics.mark_evaluate.mark_evaluate_scores`.
 
     Examples:
+        >>> from jaxmetrics.streaming import MarkEvaluateState
         >>> import numpy as np
         >>> x = np.random.default_rng(0).normal(size=(30, 4)).astype("float32")
         >>> s = MarkEvaluateState.empty(32, 4).update(references=x, candidates=x)
@@ -662,6 +671,7 @@ class PRDState(_PairBuffer):
     their union; :meth:`compute` calls :func:`jaxmetrics.mark_evaluate.baselines.prd`.
 
     Examples:
+        >>> from jaxmetrics.streaming import PRDState
         >>> import numpy as np, jax
         >>> x = np.random.default_rng(0).normal(size=(40, 3)).astype("float32")
         >>> s = PRDState.empty(40, 3).update(references=x, candidates=x)
@@ -690,6 +700,7 @@ class FIDState(struct.PyTreeNode):
     :func:`jaxmetrics.mark_evaluate.baselines.frechet_distance` in float64.
 
     Examples:
+        >>> from jaxmetrics.streaming import FIDState
         >>> import numpy as np
         >>> x = np.random.default_rng(0).normal(size=(50, 3))
         >>> s = FIDState.empty(3).update(references=x[:20]).update(references=x[20:], candidates=x)
