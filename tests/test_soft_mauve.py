@@ -145,6 +145,35 @@ def test_soft_tends_to_hard_as_temperature_goes_to_zero(x64, rng):
     )
 
 
+def test_stable_frontier_integral(rng):
+    from jaxmetrics.mauve.histograms import frontier_integral
+    from jaxmetrics.mauve.soft import _stable_frontier_integral
+
+    with jax.enable_x64(True):  # same value as the mauve-text formula, with empty/one-sided bins
+        for _ in range(5):
+            a = rng.random(20) * (rng.random(20) > 0.2)
+            b = rng.random(20) * (rng.random(20) > 0.2)
+            a, b = a / a.sum(), b / b.sum()
+            np.testing.assert_allclose(_stable_frontier_integral(jnp.asarray(a), jnp.asarray(b)),
+                                       frontier_integral(a, b), rtol=1e-12, atol=1e-15)
+        extreme = (jnp.array([1e-300, 1.0 - 1e-300]), jnp.array([0.5, 0.5]))  # |t| rounds to 1
+        np.testing.assert_allclose(_stable_frontier_integral(*extreme), frontier_integral(*extreme), rtol=1e-12)
+        assert np.all(np.isfinite(jax.grad(lambda a: _stable_frontier_integral(a, extreme[1]))(extreme[0])))
+        p64 = jnp.array([0.3, 0.7])
+        ref = lambda q: _stable_frontier_integral(p64, q)  # noqa: E731
+    # float32, nearly equal bins: non-negative value and a gradient matching the float64 one
+    p32 = jnp.array([0.3, 0.7], jnp.float32)
+    for eps in (1e-3, 1e-5, 1e-6, 3e-8):
+        q32 = jnp.array([0.3 + eps, 0.7 - eps], jnp.float32)
+        v = float(_stable_frontier_integral(p32, q32))
+        g = np.asarray(jax.grad(lambda q: _stable_frontier_integral(p32, q))(q32))
+        with jax.enable_x64(True):
+            q64 = jnp.asarray(np.asarray(q32), jnp.float64)
+            v64, g64 = float(ref(q64)), np.asarray(jax.grad(ref)(q64))
+        assert v >= 0.0 and v == pytest.approx(v64, rel=1e-3, abs=1e-12)
+        np.testing.assert_allclose(g, g64, rtol=1e-3, atol=1e-7)
+
+
 def test_soft_histogram_definition():
     a = jnp.array([[0.2, 0.8], [0.6, 0.4], [1.0, 0.0]])
     h = soft_histogram(a, jnp.array([1, 1, 0]), pseudocount=0.5)
