@@ -1,7 +1,6 @@
 """The MAUVE notebooks run headless at small sizes (nbclient)."""
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
