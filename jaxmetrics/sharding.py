@@ -116,6 +116,33 @@ def place_rows(x: Any, mesh: Mesh | None, axis: str = DATA_AXIS, *, name: str = 
     return shard(x, mesh, axis, replicate=True)
 
 
+def pad_and_shard(x: Any, mesh: Mesh, axis: str = DATA_AXIS):
+    """Pad the rows of ``x`` (an array or pytree of arrays with the same ``n``; ``None`` leaves
+    are kept) to a multiple of the devices on ``axis`` and shard them over ``mesh``.
+
+    For kernels that are independent per row (vmapped pairs, windows) or take a mask: the padded
+    rows are zeros / False; slice the outputs back with ``[:n]`` or mask them out.
+
+    Returns:
+      ``(sharded, mask)`` with ``mask [n_padded]`` True for the original rows.
+
+    Examples:
+        >>> import numpy as np
+        >>> from jaxmetrics.sharding import make_mesh, pad_and_shard
+        >>> (a, b), mask = pad_and_shard((np.ones((3, 2)), np.ones(3, bool)), make_mesh())
+        >>> a.shape[0] % len(make_mesh().devices.flat), int(mask.sum())
+        (0, 3)
+    """
+    n_dev = mesh.shape[axis]
+    rows = {int(np.shape(leaf)[0]) for leaf in jax.tree.leaves(x)}
+    if len(rows) != 1:
+        raise ValueError(f"x: all arrays must have the same number of rows, got {sorted(rows)}")
+    (n,) = rows
+    mask = pad_to_multiple(np.zeros(n, bool), n_dev)[1]
+    padded = jax.tree.map(lambda leaf: pad_to_multiple(np.asarray(leaf), n_dev)[0], x)
+    return shard(padded, mesh, axis), mask
+
+
 def pad_to_multiple(x: np.ndarray, multiple: int, *, value: Any = 0):
     """Pad the leading axis of ``x`` to a multiple of ``multiple``.
 

@@ -151,6 +151,20 @@ def main() -> None:
     record("per_device_merge_ngrams", ng.update(tok, lens).counts,
            merge_all([jax.device_put(p, devs[0]) for p in ng_parts]).counts, exact=True)
 
+    # ---- helpers: ragged rows padded + masked, or replicated with a warning
+    import warnings
+
+    from jaxmetrics.sharding import pad_and_shard, place_rows
+
+    padded, keep = pad_and_shard((cand[:11], ref[:11], cm[:11], rm[:11]), mesh)
+    f = jax.jit(lambda *z: batch_bertscore(*z).f1)
+    record("pad_and_shard", f(cand[:11], ref[:11], cm[:11], rm[:11]), np.asarray(f(*padded))[keep])
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        rep = place_rows(x[:10], mesh, name="features")
+    assert any("features" in str(m.message) for m in w) and rep.sharding.is_fully_replicated
+    record("place_rows_uneven", (x[:10],), (rep,), exact=True)
+
     # ---- pipelines with a mesh= keyword (where the area has added it)
     from jaxmetrics.mark_evaluate.estimators import mark_evaluate_scores
     from jaxmetrics.mauve.compute import compute_mauve

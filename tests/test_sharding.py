@@ -11,7 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxmetrics.sharding import make_mesh, pad_to_multiple, shard
+from jaxmetrics.sharding import make_mesh, pad_and_shard, pad_to_multiple, place_rows, shard
 
 WORKER = Path(__file__).with_name("sharding_worker.py")
 
@@ -23,7 +23,7 @@ KERNELS = [
     "similarity_cosine", "similarity_cka", "similarity_rwmd", "similarity_twmd", "similarity_trwmd",
     "bertscore", "ngram_unique_total", "ngram_entropy", "zipf_stats", "ngram_state_counts",
     "impar_state", "gaussian_moments", "per_device_merge_perplexity", "per_device_merge_count",
-    "per_device_merge_ngrams",
+    "per_device_merge_ngrams", "pad_and_shard", "place_rows_uneven",
 ]
 
 
@@ -87,3 +87,15 @@ def test_pad_to_multiple_mask():
     assert (p[5:] == -1).all()
     p, m = pad_to_multiple(np.ones((8, 3)), 4)
     assert p.shape == (8, 3) and m.all()
+
+
+def test_pad_and_shard_and_place_rows():
+    mesh = make_mesh()
+    (a, w), mask = pad_and_shard((np.arange(6.0).reshape(3, 2), None), mesh)
+    assert w is None and int(mask.sum()) == 3 and a.shape[0] % mesh.size == 0
+    np.testing.assert_array_equal(np.asarray(a)[:3], np.arange(6.0).reshape(3, 2))
+    assert not np.asarray(a)[3:].any()
+    with pytest.raises(ValueError, match="^x:"):
+        pad_and_shard((np.ones(3), np.ones(4)), mesh)
+    assert isinstance(place_rows(np.ones((4, 2)), None), jax.Array)
+    np.testing.assert_array_equal(place_rows(np.ones((8, 2)), mesh), np.ones((8, 2)))
