@@ -116,12 +116,13 @@ def place_rows(x: Any, mesh: Mesh | None, axis: str = DATA_AXIS, *, name: str = 
     return shard(x, mesh, axis, replicate=True)
 
 
-def pad_and_shard(x: Any, mesh: Mesh, axis: str = DATA_AXIS):
+def pad_and_shard(x: Any, mesh: Mesh, axis: str = DATA_AXIS, *, edge: bool = False):
     """Pad the rows of ``x`` (an array or pytree of arrays with the same ``n``; ``None`` leaves
     are kept) to a multiple of the devices on ``axis`` and shard them over ``mesh``.
 
     For kernels that are independent per row (vmapped pairs, windows) or take a mask: the padded
-    rows are zeros / False; slice the outputs back with ``[:n]`` or mask them out.
+    rows are zeros / False (``edge=True``: copies of the last row, for kernels that need every
+    row to be valid input); slice the outputs back with ``[:n]`` or mask them out.
 
     Returns:
       ``(sharded, mask)`` with ``mask [n_padded]`` True for the original rows.
@@ -139,8 +140,14 @@ def pad_and_shard(x: Any, mesh: Mesh, axis: str = DATA_AXIS):
         raise ValueError(f"x: all arrays must have the same number of rows, got {sorted(rows)}")
     (n,) = rows
     mask = pad_to_multiple(np.zeros(n, bool), n_dev)[1]
-    padded = jax.tree.map(lambda leaf: pad_to_multiple(np.asarray(leaf), n_dev)[0], x)
-    return shard(padded, mesh, axis), mask
+    def pad(leaf):
+        leaf = np.asarray(leaf)
+        extra = (-n) % n_dev
+        if edge and extra and n:
+            return np.concatenate([leaf, np.repeat(leaf[-1:], extra, axis=0)])
+        return pad_to_multiple(leaf, n_dev)[0]
+
+    return shard(jax.tree.map(pad, x), mesh, axis), mask
 
 
 def pad_to_multiple(x: np.ndarray, multiple: int, *, value: Any = 0):

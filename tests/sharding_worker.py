@@ -159,6 +159,8 @@ def main() -> None:
     padded, keep = pad_and_shard((cand[:11], ref[:11], cm[:11], rm[:11]), mesh)
     f = jax.jit(lambda *z: batch_bertscore(*z).f1)
     record("pad_and_shard", f(cand[:11], ref[:11], cm[:11], rm[:11]), np.asarray(f(*padded))[keep])
+    e, _ = pad_and_shard(np.arange(3.0), mesh, edge=True)
+    record("pad_and_shard_edge", np.array([0.0, 1, 2, 2, 2, 2, 2, 2]), e, exact=True)
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
         rep = place_rows(x[:10], mesh, name="features")

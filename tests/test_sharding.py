@@ -23,7 +23,7 @@ KERNELS = [
     "similarity_cosine", "similarity_cka", "similarity_rwmd", "similarity_twmd", "similarity_trwmd",
     "bertscore", "ngram_unique_total", "ngram_entropy", "zipf_stats", "ngram_state_counts",
     "impar_state", "gaussian_moments", "per_device_merge_perplexity", "per_device_merge_count",
-    "per_device_merge_ngrams", "pad_and_shard", "place_rows_uneven",
+    "per_device_merge_ngrams", "pad_and_shard", "pad_and_shard_edge", "place_rows_uneven",
 ]
 
 
