@@ -420,14 +420,14 @@ def perplexity(model, token_ids, *, max_length: int | None = None, stride: int =
     k_small = min(step, lay.width - 1)
     small = lay.num_scored <= k_small
     groups = [(np.nonzero(~small)[0], lay.width - 1), (np.nonzero(small)[0], k_small)]
-    bs_eff = min(bs, W)
-    if mesh is not None:
-        n_dev = int(mesh.devices.size)
-        bs_eff = -(-bs_eff // n_dev) * n_dev
     plan = []
     for idx, k in groups:
         if idx.size == 0:
             continue
+        bs_eff = min(bs, idx.size)  # a small group is not padded up to a full batch
+        if mesh is not None:
+            n_dev = int(mesh.devices.size)
+            bs_eff = -(-bs_eff // n_dev) * n_dev
         pad = (-idx.size) % bs_eff
         idx_p = np.concatenate([idx, np.full(pad, -1)])
         for b in range(0, idx_p.size, bs_eff):
