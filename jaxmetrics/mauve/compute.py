@@ -128,6 +128,7 @@ def auto_num_buckets(*sizes: int) -> int:
     """mauve-text's ``'auto'`` rule: ``max(2, round(min(sizes) / 10))`` (Python rounding).
 
     Examples:
+      >>> from jaxmetrics.mauve.compute import auto_num_buckets
       >>> auto_num_buckets(1000, 5000), auto_num_buckets(15, 15), auto_num_buckets(25, 30)
       (100, 2, 2)
     """
@@ -305,6 +306,7 @@ def compute_mauve(
       mauve_star, frontier_integral_star, num_buckets``.
 
     Examples:
+      >>> from jaxmetrics.mauve.compute import compute_mauve
       >>> import numpy as np
       >>> rng = np.random.default_rng(0)
       >>> p = rng.normal(size=(200, 16)).astype("float32")
@@ -366,6 +368,7 @@ def compute_mauve_seeds(
     once per seed. Arguments as in :func:`compute_mauve`.
 
     Examples:
+      >>> from jaxmetrics.mauve.compute import compute_mauve_seeds
       >>> import numpy as np
       >>> rng = np.random.default_rng(0)
       >>> p, q = rng.normal(size=(150, 8)), rng.normal(size=(150, 8)) + 1.0
@@ -430,6 +433,7 @@ def fit_quantizer(
     ``'auto'`` buckets: ``max(2, round(min_i n_i / 10))``.
 
     Examples:
+      >>> from jaxmetrics.mauve.compute import fit_quantizer, histogram
       >>> import numpy as np
       >>> rng = np.random.default_rng(0)
       >>> sets = [rng.normal(size=(100, 8)) + s for s in (0.0, 0.5, 1.0)]
@@ -454,6 +458,7 @@ def histogram(fitted: FittedQuantizer, features: Any, *, counts: bool = False) -
     """Histogram ``[num_bins]`` of ``features [n, d]`` under ``fitted``: ``counts_j / n`` (or counts).
 
     Examples:
+      >>> from jaxmetrics.mauve.compute import histogram, fit_quantizer
       >>> import numpy as np
       >>> x = np.random.default_rng(0).normal(size=(50, 4))
       >>> float(histogram(fit_quantizer([x], num_buckets=5), x).sum())
@@ -478,6 +483,7 @@ def mauve_shared_codebook(
     from its own histograms as in :func:`compute_mauve`.
 
     Examples:
+      >>> from jaxmetrics.mauve.compute import mauve_shared_codebook
       >>> import numpy as np
       >>> rng = np.random.default_rng(0)
       >>> h = rng.normal(size=(100, 8))

@@ -170,6 +170,7 @@ def divergence_curve(p_hist: Any, q_hist: Any, *, scaling: float = 5.0, num_poin
       num_points: ``m``, the number of interior mixture weights (static).
 
     Examples:
+      >>> from jaxmetrics.mauve.histograms import divergence_curve
       >>> import jax.numpy as jnp
       >>> divergence_curve(jnp.array([0.5, 0.5]), jnp.array([0.5, 0.5]), num_points=3).tolist()
       [[1.0, 0.0], [1.0, 1.0], [1.0, 1.0], [1.0, 1.0], [0.0, 1.0]]
@@ -186,6 +187,7 @@ def area_under_divergence_curve(curve: Any) -> jax.Array:
     ``area = sum_j (x_j - x_{j+1}) (y_j + y_{j+1}) / 2``.
 
     Examples:
+      >>> from jaxmetrics.mauve.histograms import area_under_divergence_curve
       >>> import jax.numpy as jnp
       >>> float(area_under_divergence_curve(jnp.array([[1.0, 0.0], [1.0, 1.0], [0.0, 1.0]])))
       1.0
@@ -204,6 +206,7 @@ def frontier_integral(p_hist: Any, q_hist: Any) -> jax.Array:
     (mauve-text's guard). Gradients are finite everywhere (double-where).
 
     Examples:
+      >>> from jaxmetrics.mauve.histograms import frontier_integral
       >>> import jax.numpy as jnp
       >>> float(frontier_integral(jnp.array([1.0, 0.0]), jnp.array([0.0, 1.0])))
       1.0
@@ -236,6 +239,7 @@ def mauve_from_histograms(
       :class:`MauveResult` ``(mauve [...], frontier_integral [...], divergence_curve [..., m+2, 2])``.
 
     Examples:
+      >>> from jaxmetrics.mauve.histograms import mauve_from_histograms
       >>> import jax.numpy as jnp
       >>> float(mauve_from_histograms(jnp.array([0.2, 0.8]), jnp.array([0.2, 0.8])).mauve)
       1.0
@@ -257,6 +261,7 @@ def smooth_counts(counts: Any, *, pseudocount: float = 0.5) -> jax.Array:
     fractional (soft counts); ``pseudocount`` is traced.
 
     Examples:
+      >>> from jaxmetrics.mauve.histograms import smooth_counts
       >>> import jax.numpy as jnp
       >>> smooth_counts(jnp.array([3.0, 0.0]), pseudocount=0.5).tolist()
       [0.875, 0.125]
@@ -299,6 +304,7 @@ def mauve_from_counts(
     ``frontier_integral_star``; ``pseudocount=0`` gives its plain ``mauve``.
 
     Examples:
+      >>> from jaxmetrics.mauve.histograms import mauve_from_counts
       >>> import jax.numpy as jnp
       >>> r = mauve_from_counts(jnp.array([5, 0, 5]), jnp.array([5, 5, 0]), pseudocount=0.5)
       >>> 0.0 < float(r.mauve) < 1.0

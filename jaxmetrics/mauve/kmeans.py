@@ -54,6 +54,7 @@ def squared_distances(x: jax.Array, centroids: jax.Array) -> jax.Array:
     """``||x_i - c_j||^2`` as ``||x_i||^2 - 2 x_i.c_j + ||c_j||^2``, clamped at 0: ``[n, k]``.
 
     Examples:
+      >>> from jaxmetrics.mauve.kmeans import squared_distances
       >>> import jax.numpy as jnp
       >>> squared_distances(jnp.array([[0.0, 0.0]]), jnp.array([[3.0, 4.0], [1.0, 0.0]])).tolist()
       [[25.0, 1.0]]
@@ -68,6 +69,7 @@ def assign_to_centroids(x: jax.Array, centroids: jax.Array) -> tuple[jax.Array, 
     """Nearest centroid of each row: ``(labels [n] int32, squared distance [n])``.
 
     Examples:
+      >>> from jaxmetrics.mauve.kmeans import assign_to_centroids
       >>> import jax.numpy as jnp
       >>> lab, dist = assign_to_centroids(jnp.array([[0.0], [0.9]]), jnp.array([[0.0], [1.0]]))
       >>> lab.tolist(), [round(float(v), 6) for v in dist]
@@ -161,6 +163,7 @@ def kmeans(
       :class:`KMeansResult`. Fully jitted; ``jax.vmap`` over ``key`` gives independent seeds.
 
     Examples:
+      >>> from jaxmetrics.mauve.kmeans import kmeans
       >>> import jax, jax.numpy as jnp
       >>> x = jnp.concatenate([jnp.zeros((5, 2)), jnp.ones((5, 2)) * 10]) + jnp.arange(10.0)[:, None] * 0.01
       >>> res = kmeans(x, jax.random.key(0), num_clusters=2, num_redo=3)

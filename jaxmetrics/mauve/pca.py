@@ -45,6 +45,7 @@ def l2_normalize(x: jax.Array) -> jax.Array:
     """Rows scaled to unit L2 norm, ``x_i / ||x_i||`` (zero rows stay zero), ``[n, d] -> [n, d]``.
 
     Examples:
+      >>> from jaxmetrics.mauve.pca import l2_normalize
       >>> import jax.numpy as jnp
       >>> l2_normalize(jnp.array([[3.0, 4.0], [0.0, 0.0]])).tolist()
       [[0.6000000238418579, 0.800000011920929], [0.0, 0.0]]
@@ -62,6 +63,7 @@ def pca_eigen(x: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
     For ``N < d`` the ``[N, N]`` Gram matrix is decomposed and ``v = X_c^T u / ||X_c^T u||``.
 
     Examples:
+      >>> from jaxmetrics.mauve.pca import pca_eigen
       >>> import jax.numpy as jnp
       >>> ev, vec, mean = pca_eigen(jnp.array([[1.0, 0.0], [-1.0, 0.0], [0.0, 0.5], [0.0, -0.5]]))
       >>> [round(float(e), 4) for e in ev], mean.tolist()
@@ -87,6 +89,7 @@ def num_components_for_variance(eigenvalues: Any, explained_var: float) -> int:
     """``m* = 1 + argmax_j(cumsum(lambda / sum(lambda))_j >= v)`` (host-side; mauve-text's rule).
 
     Examples:
+      >>> from jaxmetrics.mauve.pca import num_components_for_variance
       >>> num_components_for_variance([5.0, 3.0, 1.0, 1.0], 0.75)
       2
     """
@@ -123,6 +126,7 @@ def fit_pca(
       pad_to: ``m_pad`` is ``m*`` rounded up to a multiple of this (capped at ``min(N, d)``).
 
     Examples:
+      >>> from jaxmetrics.mauve.pca import fit_pca, pca_transform
       >>> import jax, jax.numpy as jnp
       >>> x = jax.random.normal(jax.random.key(0), (50, 8)) * jnp.array([5.0, 3, 1, 1, 1, 1, 1, 1])
       >>> pca = fit_pca(x, explained_var=0.5, pad_to=4)
@@ -153,6 +157,7 @@ def pca_transform(pca: PCAProjection, x: jax.Array) -> jax.Array:
     """Project ``x [n, d]`` onto the kept directions: ``(x - mean) @ components`` -> ``[n, m_pad]``.
 
     Examples:
+      >>> from jaxmetrics.mauve.pca import pca_transform, PCAProjection
       >>> import jax.numpy as jnp
       >>> p = PCAProjection(jnp.zeros(2), jnp.array([[1.0], [0.0]]), 1, jnp.array([1.0, 0.0]))
       >>> pca_transform(p, jnp.array([[2.0, 3.0]])).tolist()

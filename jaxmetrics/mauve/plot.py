@@ -35,6 +35,7 @@ def plot_divergence_curves(
       the matplotlib ``Figure``.
 
     Examples:
+      >>> from jaxmetrics.mauve.plot import plot_divergence_curves
       >>> import numpy as np
       >>> from jaxmetrics.mauve import mauve_from_histograms
       >>> r = mauve_from_histograms(np.array([0.7, 0.3]), np.array([0.4, 0.6]))

@@ -122,6 +122,7 @@ class KMeansQuantizer:
       normalize: L2-normalise rows first (mauve-text's ``norm='l2'``).
 
     Examples:
+      >>> from jaxmetrics.mauve.quantizers import KMeansQuantizer
       >>> import jax, numpy as np
       >>> x = np.random.default_rng(0).normal(size=(60, 8)).astype("float32")
       >>> fitted = KMeansQuantizer(4).fit(x, key=jax.random.key(0))
@@ -179,9 +180,11 @@ def register_quantizer(name: str, factory: Callable[..., Quantizer]) -> None:
     """Register ``factory(num_bins, **kwargs) -> Quantizer`` under ``name`` (overwrites).
 
     Examples:
+      >>> from jaxmetrics.mauve.quantizers import register_quantizer, get_quantizer, KMeansQuantizer, QUANTIZERS
       >>> register_quantizer("kmeans-3redo", lambda k, **kw: KMeansQuantizer(k, num_redo=3))
       >>> get_quantizer("kmeans-3redo", 10).num_redo
       3
+      >>> _ = QUANTIZERS.pop("kmeans-3redo")
     """
     if not isinstance(name, str) or not name:
         raise TypeError(f"name: expected a non-empty string, got {name!r}")
@@ -194,6 +197,7 @@ def get_quantizer(quantizer: str | Quantizer, num_bins: int, **kwargs: Any) -> Q
     """Resolve ``quantizer`` (a registered name or an instance) to a :class:`Quantizer`.
 
     Examples:
+      >>> from jaxmetrics.mauve.quantizers import get_quantizer
       >>> get_quantizer("kmeans", 8).num_bins
       8
     """
@@ -220,6 +224,7 @@ def bin_counts(fitted: FittedQuantizer, features: Any) -> jax.Array:
     ``counts_j = sum_i 1[assign(x_i) = j]``.
 
     Examples:
+      >>> from jaxmetrics.mauve.quantizers import bin_counts, KMeansQuantizer
       >>> import jax, numpy as np
       >>> x = np.random.default_rng(0).normal(size=(40, 6)).astype("float32")
       >>> fitted = KMeansQuantizer(4).fit(x, key=jax.random.key(1))
@@ -233,6 +238,7 @@ def soft_bin_counts(fitted: FittedQuantizer, features: Any, temperature: float) 
     """Soft counts ``[num_bins]``: ``sum_i soft_assign(x_i, T)`` (differentiable in the features).
 
     Examples:
+      >>> from jaxmetrics.mauve.quantizers import soft_bin_counts, KMeansQuantizer
       >>> import jax, numpy as np
       >>> x = np.random.default_rng(0).normal(size=(40, 6)).astype("float32")
       >>> fitted = KMeansQuantizer(4).fit(x, key=jax.random.key(1))
