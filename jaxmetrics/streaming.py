@@ -63,6 +63,7 @@ __all__ = [
     "PRDState",
     "FIDState",
     "merge_all",
+    "merge_stacked",
 ]
 
 
@@ -92,6 +93,28 @@ def merge_all(states: Sequence[Any]):
     if not states:
         raise ValueError("states: need at least one state to merge")
     return functools.reduce(lambda a, b: a.merge(b), states)
+
+
+def merge_stacked(stacked: Any):
+    """Merge the states stacked along a leading axis of every leaf (``[P, ...]``), e.g. the
+    output of ``jax.experimental.multihost_utils.process_allgather(state)`` (one state per host)
+    or of ``jax.vmap`` over shards.
+
+    Examples:
+        >>> import jax, jax.numpy as jnp
+        >>> from jaxmetrics.streaming import PerplexityState, merge_stacked
+        >>> s = PerplexityState.empty().update(jnp.zeros((2, 4)), jnp.array([0, 1]))
+        >>> stacked = jax.tree.map(lambda *v: jnp.stack(v), s, s, s)
+        >>> int(merge_stacked(stacked).count)
+        6
+    """
+    leaves = jax.tree.leaves(stacked)
+    if not leaves or any(np.ndim(v) == 0 for v in leaves):
+        raise ValueError("stacked: expected states stacked along a leading axis of every leaf")
+    n = int(np.shape(leaves[0])[0])
+    if n == 0:
+        raise ValueError("stacked: the leading axis is empty")
+    return merge_all([jax.tree.map(lambda v, i=i: jnp.asarray(v[i]), stacked) for i in range(n)])
 
 
 # ---------------------------------------------------------------------------------------------

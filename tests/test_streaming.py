@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from jaxmetrics.streaming import (FIDState, IMPARState, LMScoreState, MarkEvaluateState, MauveState,
-                                  NGramState, PerplexityState, PRDState, SimilarityState, merge_all)
+                                  NGramState, PerplexityState, PRDState, SimilarityState, merge_all,
+                                  merge_stacked)
 
 
 def _random_splits(rng, n, parts):
@@ -277,6 +278,18 @@ def test_states_pass_through_jit_without_retrace(rng, lm_batch, feats):
         assert len(traces) == 1, type(empty).__name__
         for a, b in zip(jax.tree.leaves(s), jax.tree.leaves(eager)):
             np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-6)
+
+
+def test_merge_stacked_equals_merge_all(rng):
+    """States stacked along a leading axis (as process_allgather returns them) merge like a list."""
+    ids, lengths = _pad(_corpus(rng, n=12))
+    parts = [NGramState.empty(2, 64).update(ids[i:i + 4], lengths[i:i + 4]) for i in (0, 4, 8)]
+    stacked = jax.tree.map(lambda *v: np.stack([np.asarray(a) for a in v]), *parts)
+    got = merge_stacked(stacked)
+    np.testing.assert_array_equal(got.counts, merge_all(parts).counts)
+    np.testing.assert_array_equal(got.counts, NGramState.empty(2, 64).update(ids, lengths).counts)
+    with pytest.raises(ValueError, match="^stacked:"):
+        merge_stacked(PerplexityState.empty())
 
 
 def test_merge_all_and_type_errors():
