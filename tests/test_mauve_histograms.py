@@ -204,3 +204,16 @@ def test_bad_counts():
         smooth_counts(jnp.array([0.0, 0.0]), pseudocount=0.0)
     with pytest.raises(ValueError, match="^q_counts"):
         mauve_from_counts(jnp.array([1.0, 2.0]), jnp.array([1.0, 2.0, 3.0]))
+
+
+def test_frontier_integral_float32_near_equal_bins_is_nonnegative():
+    """The textbook FI term cancels catastrophically as p -> q; ours stays >= 0 in float32."""
+    import jax.numpy as jnp
+
+    from jaxmetrics.mauve.histograms import frontier_integral
+
+    p = jnp.array([0.3, 0.7], jnp.float32)
+    for eps in (1e-4, 1e-6, 3e-8):
+        q = jnp.array([0.3 + eps, 0.7 - eps], jnp.float32)
+        v = float(frontier_integral(p, q))
+        assert 0.0 <= v < 1e-6

@@ -337,3 +337,15 @@ def test_bad_input_other_entry_points(pq):
         KMeansQuantizer(500).fit(p, key=jax.random.key(0))
     with pytest.raises(TypeError, match="^pairs"):
         mauve_shared_codebook([])
+
+
+def test_l2_normalize_zero_row_has_finite_gradient():
+    import jax
+    import jax.numpy as jnp
+
+    from jaxmetrics.mauve.pca import l2_normalize
+
+    x = jnp.array([[3.0, 4.0], [0.0, 0.0]])
+    g = jax.grad(lambda x: jnp.sum(l2_normalize(x) * jnp.array([1.0, 2.0])))(x)
+    assert bool(jnp.all(jnp.isfinite(g)))
+    assert l2_normalize(x)[1].tolist() == [0.0, 0.0]

@@ -109,18 +109,73 @@ def _area(curve: jax.Array) -> jax.Array:
     return jnp.sum((x[..., :-1] - x[..., 1:]) * (y[..., :-1] + y[..., 1:]), axis=-1) / 2
 
 
-@jax.jit
-def _fi(p: jax.Array, q: jax.Array) -> jax.Array:
-    both_pos = (p > 0) & (q > 0)
-    general = both_pos & (jnp.abs(p - q) > _FI_TOL)
+def _fi_terms(p: jax.Array, q: jax.Array, tol: float) -> jax.Array:
+    """Per-bin frontier-integral terms, in a well-conditioned form.
+
+    With ``m = (p + q)/2`` and ``t = (p - q)/(p + q)`` the textbook term
+    ``(p + q)/2 - p q (log p - log q)/(p - q)`` equals ``m [1 - (1 - t^2) atanh(t) / t]``
+    ``= m sum_{k>=1} 2 t^(2k) / (4 k^2 - 1)``. The textbook form cancels catastrophically as
+    ``p -> q`` (in float32 it turns negative and its gradient reaches ~1e6 near
+    ``|p - q| ~ 1e-7``), which matters for soft histograms, where nearly equal bins are the
+    norm. We use the series for ``|t| < 0.2`` (terms to ``t^12``, truncation < 1e-11 relative)
+    and the atanh form otherwise, with double-where so values *and* gradients stay finite.
+    A bin with exactly one side 0 gives ``(p + q)/2``, an empty bin 0, and (when ``tol > 0``)
+    a bin with ``|p - q| <= tol`` gives 0, mauve-text's guard.
+    """
+    pos = (p > 0) & (q > 0)
+    if tol > 0:
+        pos = pos & (jnp.abs(p - q) > tol)
     one_zero = (p > 0) != (q > 0)
-    # Double-where: substitute harmless values (1, 2) where the general formula is not
-    # used, so log and the division by (p - q) stay finite in value *and* gradient.
+    s = jnp.where(pos, p + q, 2.0)
+    m = s / 2
+    t = jnp.where(pos, (p - q) / s, 0.0)
+    small = jnp.abs(t) < 0.2
+    t2 = t * t
+    series = t2 * (2 / 3 + t2 * (2 / 15 + t2 * (2 / 35 + t2 * (2 / 63 + t2 * (2 / 99 + t2 * (2 / 143))))))
+    tb = jnp.where(small, 0.5, t)
+    # |t| rounds to 1 when one side is negligible next to the other: the term's limit there is m.
+    tiny = jnp.finfo(t.dtype).eps
+    tb = jnp.clip(tb, -1.0 + tiny, 1.0 - tiny)
+    direct = 1.0 - (1.0 - tb * tb) * jnp.arctanh(tb) / tb
+    term = m * jnp.where(small, series, direct)
+    return jnp.where(pos, term, jnp.where(one_zero, (p + q) / 2, 0.0))
+
+
+def _fi_textbook_terms(p: jax.Array, q: jax.Array, tol: float) -> jax.Array:
+    """mauve-text's arithmetic, term for term (double-where keeps gradients finite)."""
+    general = (p > 0) & (q > 0) & (jnp.abs(p - q) > tol)
+    one_zero = (p > 0) != (q > 0)
     ps = jnp.where(general, p, 1.0)
     qs = jnp.where(general, q, 2.0)
     term = (ps + qs) / 2 - ps * qs * (jnp.log(ps) - jnp.log(qs)) / (ps - qs)
-    contrib = jnp.where(general, term, jnp.where(one_zero, (p + q) / 2, 0.0))
-    return jnp.sum(contrib, axis=-1)
+    return jnp.where(general, term, jnp.where(one_zero, (p + q) / 2, 0.0))
+
+
+@jax.jit
+def _fi(p: jax.Array, q: jax.Array) -> jax.Array:
+    # In float64 we follow mauve-text's formula term for term, so values agree to rounding
+    # (its cancellation error near p ~ q is ~1e-9 in float64, and parity means reproducing
+    # it). In float32 that formula is unusable near p ~ q (it turns negative), so lower
+    # precisions use the well-conditioned form of _fi_terms.
+    if p.dtype == jnp.float64:
+        return jnp.sum(_fi_textbook_terms(p, q, _FI_TOL), axis=-1)
+    return jnp.sum(_fi_terms(p, q, _FI_TOL), axis=-1)
+
+
+@jax.jit
+def smooth_frontier_integral(p: jax.Array, q: jax.Array) -> jax.Array:
+    """Frontier integral without mauve-text's ``|p - q| <= 1e-8`` cut-off, for gradients.
+
+    Same value as :func:`frontier_integral` up to that guard (< 1e-9 per bin), but smooth
+    everywhere, so it is the form used by soft MAUVE and losses.
+
+    Examples:
+      >>> import jax.numpy as jnp
+      >>> from jaxmetrics.mauve.histograms import smooth_frontier_integral
+      >>> round(float(smooth_frontier_integral(jnp.array([0.5, 0.5]), jnp.array([0.5, 0.5]))), 12)
+      0.0
+    """
+    return jnp.sum(_fi_terms(p, q, 0.0), axis=-1)
 
 
 @functools.partial(jax.jit, static_argnames=("num_points",))

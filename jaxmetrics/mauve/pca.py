@@ -50,8 +50,10 @@ def l2_normalize(x: jax.Array) -> jax.Array:
       >>> l2_normalize(jnp.array([[3.0, 4.0], [0.0, 0.0]])).tolist()
       [[0.6000000238418579, 0.800000011920929], [0.0, 0.0]]
     """
-    norm = jnp.sqrt(jnp.sum(x * x, axis=-1, keepdims=True))
-    return x / jnp.where(norm > 0, norm, 1.0)
+    # Double-where: sqrt has an infinite derivative at 0, so a zero row would give a NaN
+    # gradient; substitute 1 before the sqrt (value and gradient of zero rows stay 0).
+    sq = jnp.sum(x * x, axis=-1, keepdims=True)
+    return x / jnp.sqrt(jnp.where(sq > 0, sq, 1.0))
 
 
 @jax.jit

@@ -29,7 +29,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxmetrics import _validation as V
-from jaxmetrics.mauve.histograms import MauveResult, mauve_from_histograms
+from jaxmetrics.mauve.histograms import MauveResult, mauve_from_histograms, smooth_frontier_integral
 
 __all__ = [
     "CentroidQuantizer",
@@ -234,7 +234,7 @@ def soft_mauve(
     ``a`` (see the module docstring), then MAUVE / FI / divergence curve of ``(p, q)`` exactly
     as :func:`~jaxmetrics.mauve.histograms.mauve_from_histograms` (the frontier integral uses an
     algebraically identical form that stays well conditioned, with stable gradients, when
-    ``p_j ~ q_j``; see ``_stable_frontier_integral``). With ``b = 0``, soft MAUVE
+    ``p_j ~ q_j``; see :func:`~jaxmetrics.mauve.histograms.smooth_frontier_integral`). With ``b = 0``, soft MAUVE
     tends to hard MAUVE (:func:`hard_mauve`) on the same quantizer as ``tau -> 0``.
 
     Args:
@@ -267,36 +267,7 @@ def soft_mauve(
     ph = _normalize(_counts(quant.soft_assign(_fill_padding(p, pm), temperature), pm), pseudocount)
     qh = _normalize(_counts(quant.soft_assign(_fill_padding(q, qm), temperature), qm), pseudocount)
     r = mauve_from_histograms(ph, qh, scaling=scaling, num_points=num_points)
-    return r._replace(frontier_integral=_stable_frontier_integral(ph, qh))
-
-
-@jax.jit
-def _stable_frontier_integral(p: jax.Array, q: jax.Array) -> jax.Array:
-    """Frontier integral with a well-conditioned per-bin term (same value, stable gradients).
-
-    With ``m = (p + q)/2`` and ``t = (p - q)/(p + q)`` the usual term
-    ``(p + q)/2 - p q (log p - log q)/(p - q)`` equals ``m [1 - (1 - t^2) atanh(t) / t]``
-    ``= m sum_{k>=1} 2 t^(2k) / (4 k^2 - 1)``. The direct form cancels catastrophically as
-    ``p -> q`` (in float32 it goes negative and its gradient reaches ~1e6 near ``|p - q| ~ 1e-7``),
-    which matters for soft histograms, where nearly equal bins are the norm. We use the series
-    for ``|t| < 0.2`` (terms to ``t^12``, truncation < 1e-10 relative) and the atanh form
-    otherwise; bins with exactly one side 0 give ``(p + q)/2`` and empty bins 0, as in mauve-text.
-    """
-    pos = (p > 0) & (q > 0)
-    one_zero = (p > 0) != (q > 0)
-    s = jnp.where(pos, p + q, 2.0)
-    m = s / 2
-    t = jnp.where(pos, (p - q) / s, 0.0)
-    small = jnp.abs(t) < 0.2
-    t2 = t * t
-    series = t2 * (2 / 3 + t2 * (2 / 15 + t2 * (2 / 35 + t2 * (2 / 63 + t2 * (2 / 99 + t2 * (2 / 143))))))
-    tb = jnp.where(small, 0.5, t)  # double-where: atanh(t)/t only where it is well conditioned
-    # |t| rounds to 1 when one side is negligible next to the other: the term's limit there is m.
-    tiny = jnp.finfo(t.dtype).eps
-    tb = jnp.clip(tb, -1.0 + tiny, 1.0 - tiny)
-    direct = 1.0 - (1.0 - tb * tb) * jnp.arctanh(tb) / tb
-    term = m * jnp.where(small, series, direct)
-    return jnp.sum(jnp.where(pos, term, jnp.where(one_zero, (p + q) / 2, 0.0)), axis=-1)
+    return r._replace(frontier_integral=smooth_frontier_integral(ph, qh))
 
 
 def _fill_padding(x: jax.Array, m: jax.Array | None) -> jax.Array:
