@@ -1,1 +1,107 @@
-"""jaxmetrics."""
+"""jaxmetrics: JAX metrics for evaluating open-ended text generation.
+
+Every metric is a jit-compiled, vmappable JAX function on arrays (+ masks); smoothed variants
+are differentiable; decomposable metrics have mergeable streaming states
+(:mod:`jaxmetrics.streaming`) and all kernels run on a device mesh
+(:mod:`jaxmetrics.sharding`).
+
+Sub-packages (imported lazily, so ``import jaxmetrics`` is cheap):
+
+* :mod:`jaxmetrics.mauve` – MAUVE, frontier integral, quantizers (k-means, DRMM, lattice), soft MAUVE.
+* :mod:`jaxmetrics.lm` – sliding-window perplexity, generation perplexity, ε-PPL, sparsemax, JS, sampling.
+* :mod:`jaxmetrics.similarity` – BERTScore, WMD/RWMD, tempered WMD, TRWMD, CKA, batch centering.
+* :mod:`jaxmetrics.mark_evaluate` – ME-Petersen/Schnabel/CAPTURE, IMPAR, PRD, FID.
+* :mod:`jaxmetrics.diversity` – distinct-n, Self-BLEU, Zipf, REP, Tevet & Berant's tests.
+* :mod:`jaxmetrics.models` – Flax NNX GPT-2 / BERT / RoBERTa / Llama and featurizers.
+
+The most used functions are also available at the top level, e.g. ``jaxmetrics.compute_mauve``.
+
+Examples:
+    >>> import jaxmetrics
+    >>> jaxmetrics.mauve_from_histograms([0.5, 0.5], [0.5, 0.5]).mauve.item()
+    1.0
+"""
+from __future__ import annotations
+
+import importlib
+
+__version__ = "0.1.0"
+
+_EXPORTS = {
+    # MAUVE
+    "compute_mauve": "jaxmetrics.mauve",
+    "compute_mauve_seeds": "jaxmetrics.mauve",
+    "mauve_from_histograms": "jaxmetrics.mauve",
+    "mauve_from_counts": "jaxmetrics.mauve",
+    "frontier_integral": "jaxmetrics.mauve",
+    "fit_quantizer": "jaxmetrics.mauve",
+    "mauve_shared_codebook": "jaxmetrics.mauve",
+    "KMeansQuantizer": "jaxmetrics.mauve",
+    "register_quantizer": "jaxmetrics.mauve",
+    "plot_divergence_curves": "jaxmetrics.mauve.plot",
+    "soft_mauve": "jaxmetrics.mauve.soft",
+    "hard_mauve": "jaxmetrics.mauve.soft",
+    "mauve_loss": "jaxmetrics.mauve.soft",
+    "DRMMQuantizer": "jaxmetrics.mauve.drmm",
+    "LatticeQuantizer": "jaxmetrics.mauve.lattice",
+    # language-model scores
+    "perplexity": "jaxmetrics.lm.perplexity",
+    "generation_perplexity": "jaxmetrics.lm.perplexity",
+    "lm_scores": "jaxmetrics.lm",
+    "token_nll": "jaxmetrics.lm",
+    "generate": "jaxmetrics.lm.sampling",
+    # similarity
+    "similarity": "jaxmetrics.similarity.pipeline",
+    "similarity_scores": "jaxmetrics.similarity",
+    "pair_similarity": "jaxmetrics.similarity",
+    "batch_similarity": "jaxmetrics.similarity",
+    "similarity_loss": "jaxmetrics.similarity",
+    "center_embeddings": "jaxmetrics.similarity",
+    # Mark-Evaluate
+    "mark_evaluate": "jaxmetrics.mark_evaluate",
+    "mark_evaluate_scores": "jaxmetrics.mark_evaluate",
+    "me_petersen": "jaxmetrics.mark_evaluate",
+    "me_schnabel": "jaxmetrics.mark_evaluate",
+    "me_capture": "jaxmetrics.mark_evaluate",
+    "improved_precision_recall": "jaxmetrics.mark_evaluate",
+    "prd": "jaxmetrics.mark_evaluate",
+    "fid": "jaxmetrics.mark_evaluate",
+    # diversity
+    "distinct_n": "jaxmetrics.diversity",
+    "averaged_distinct_n": "jaxmetrics.diversity",
+    "ngram_entropy": "jaxmetrics.diversity",
+    "self_bleu": "jaxmetrics.diversity",
+    "zipf_coefficient": "jaxmetrics.diversity",
+    "repetition_fraction": "jaxmetrics.diversity",
+    "termination_ratio": "jaxmetrics.diversity",
+    "similarity_to_diversity": "jaxmetrics.diversity",
+    "decoding_test": "jaxmetrics.diversity",
+    "content_test": "jaxmetrics.diversity",
+    # models
+    "load_model": "jaxmetrics.models",
+    "featurize": "jaxmetrics.models",
+    "token_embeddings": "jaxmetrics.models",
+    "sentence_embeddings": "jaxmetrics.models",
+    # scale-out
+    "make_mesh": "jaxmetrics.sharding",
+    "shard": "jaxmetrics.sharding",
+}
+
+_SUBMODULES = ("mauve", "lm", "similarity", "mark_evaluate", "diversity", "models", "streaming",
+               "sharding", "state")
+
+__all__ = sorted(_EXPORTS) + list(_SUBMODULES)
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(_EXPORTS[name]), name)
+        globals()[name] = value
+        return value
+    if name in _SUBMODULES:
+        return importlib.import_module(f"jaxmetrics.{name}")
+    raise AttributeError(f"module 'jaxmetrics' has no attribute {name!r}")
+
+
+def __dir__():
+    return __all__
