@@ -424,7 +424,9 @@ def perplexity(model, token_ids, *, max_length: int | None = None, stride: int =
     for idx, k in groups:
         if idx.size == 0:
             continue
-        bs_eff = min(bs, idx.size)  # a small group is not padded up to a full batch
+        # fewest batches of at most `bs`, made as even as possible (padding < number of batches)
+        n_batches = -(-idx.size // bs)
+        bs_eff = -(-idx.size // n_batches)
         if mesh is not None:
             n_dev = int(mesh.devices.size)
             bs_eff = -(-bs_eff // n_dev) * n_dev
