@@ -377,6 +377,12 @@ def format_table(result: dict) -> str:
     if "mauve_seeds" in cfg:
         lines.append(f"MAUVE and FI: mean ± std over {cfg['mauve_seeds']} k-means seeds "
                      f"(features: all-MiniLM-L6-v2 sentence embeddings).")
+    pu, nu = result["rows"]["pure"], result["rows"]["nucleus"]
+    if {"mauve", "mauve_std"} <= set(pu) and {"mauve", "mauve_std"} <= set(nu):
+        noise = 2.0 * max(pu["mauve_std"], nu["mauve_std"])
+        if abs(pu["mauve"] - nu["mauve"]) <= noise:
+            lines.append(f"Pure vs nucleus MAUVE: the gap ({abs(pu['mauve'] - nu['mauve']):.3f}) is within "
+                         f"twice the seed standard deviation ({noise:.3f}): a tie at this size.")
     sw = result.get("human_sliding_window_ppl")
     if sw:
         lines.append(f"Sliding-window perplexity of the held-out human text: {sw['perplexity']:.2f} "

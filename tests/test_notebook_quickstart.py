@@ -24,7 +24,7 @@ def test_quickstart_notebook_runs(tmp_path, monkeypatch):
     assert not [o for o in outputs if o.get("output_type") == "error"]
     text = "".join(o.get("text", "") for o in outputs if o.get("output_type") == "stream")
     # every metric family printed its numbers
-    for needle in ("sliding-window PPL", "Gen. PPL", "MAUVE", "soft MAUVE", "Distinct-4", "twmd",
+    for needle in ("sliding-window PPL", "Gen. PPL", "MAUVE", "MAUVE-drmm", "MAUVE-lattice", "soft MAUVE", "Distinct-4", "twmd",
                    "BERTScore", "petersen", "ME-Petersen"):
         assert needle in text, needle
     assert "N = 24" in text
