@@ -38,13 +38,16 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-
 import numpy as np
 
-__all__ = ["DemoConfig", "SIZES", "run_demo", "main"]
+__all__ = ["DemoConfig", "SIZES", "run_demo", "format_table", "add_arguments", "run_from_args", "main"]
+
+
+def _offline() -> None:
+    # Everything the demo loads is a local directory; make sure nothing reaches for the hub.
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 DECODINGS = ("greedy", "pure", "nucleus")
 ROWS = ("human",) + DECODINGS
@@ -214,6 +217,7 @@ def run_demo(cfg: DemoConfig = SIZES["full"], out_dir: str | os.PathLike = "demo
         >>> res["rows"]["greedy"]["mauve"] < res["rows"]["nucleus"]["mauve"]  # doctest: +SKIP
         True
     """
+    _offline()
     import jax
 
     from jaxmetrics.data import demo_model_dir
@@ -405,21 +409,30 @@ def _plot(curves: dict, rows: dict, path: Path) -> None:
     plt.close(fig)
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m jaxmetrics.demo", description=__doc__.splitlines()[0])
+def add_arguments(ap: argparse.ArgumentParser) -> None:
+    """Add the demo's options to ``ap`` (shared by ``python -m jaxmetrics.demo`` and ``jaxmetrics demo``)."""
     ap.add_argument("--small", action="store_true",
                     help="reduced size (also selected by JAXMETRICS_DEMO_SIZE=small)")
     ap.add_argument("--n-prompts", type=int, default=None, help="override the number of prompts")
     ap.add_argument("--out", default="demo_output", help="output folder (default: demo_output)")
     ap.add_argument("--model", default=None, help="generating GPT-2 directory (default: examples/model)")
-    ap.add_argument("--seed", type=int, default=None)
-    args = ap.parse_args(argv)
+    ap.add_argument("--seed", type=int, default=None, help="seed (default 0)")
+
+
+def run_from_args(args: argparse.Namespace) -> int:
+    """Run the demo from parsed :func:`add_arguments` options; returns the exit code 0.
+
+    Raises ``ValueError`` for an unknown ``JAXMETRICS_DEMO_SIZE`` or a bad ``--n-prompts``.
+    """
+    _offline()
     size = "small" if args.small else os.environ.get("JAXMETRICS_DEMO_SIZE", "full")
     if size not in SIZES:
-        ap.error(f"JAXMETRICS_DEMO_SIZE: expected one of {sorted(SIZES)}, got {size!r}")
+        raise ValueError(f"JAXMETRICS_DEMO_SIZE: expected one of {sorted(SIZES)}, got {size!r}")
     cfg = SIZES[size]
     over = {}
     if args.n_prompts is not None:
+        if args.n_prompts < 10:
+            raise ValueError(f"n_prompts: expected at least 10, got {args.n_prompts}")
         over.update(n_prompts=args.n_prompts, self_bleu_samples=min(cfg.self_bleu_samples, args.n_prompts))
     if args.seed is not None:
         over["seed"] = args.seed
@@ -429,6 +442,17 @@ def main(argv=None) -> int:
         cfg = replace(cfg, **over)
     run_demo(cfg, out_dir=args.out, model_dir=args.model)
     return 0
+
+
+def main(argv=None) -> int:
+    """``python -m jaxmetrics.demo [--small] [--out DIR] ...``; returns the exit code."""
+    ap = argparse.ArgumentParser(prog="python -m jaxmetrics.demo", description=__doc__.splitlines()[0])
+    add_arguments(ap)
+    args = ap.parse_args(argv)
+    try:
+        return run_from_args(args)
+    except ValueError as e:
+        ap.error(str(e))
 
 
 if __name__ == "__main__":

@@ -17,10 +17,10 @@ from jaxmetrics.data import demo_model_dir, examples_dir, load_shakespeare
 
 @pytest.fixture(scope="module")
 def demo_run(tmp_path_factory):
-    from jaxmetrics import demo
+    from jaxmetrics.cli import main
 
     out = tmp_path_factory.mktemp("demo_output")
-    assert demo.main(["--small", "--out", str(out)]) == 0
+    assert main(["demo", "--small", "--out", str(out)]) == 0
     return out, json.loads((out / "results.json").read_text())
 
 
@@ -82,12 +82,18 @@ def test_demo_table_format():
     assert lines[-1] == "Note: x skipped"
 
 
-def test_demo_bad_size_env(monkeypatch):
+def test_demo_bad_arguments(monkeypatch, capsys):
     from jaxmetrics import demo
+    from jaxmetrics.cli import main
 
     monkeypatch.setenv("JAXMETRICS_DEMO_SIZE", "huge")
     with pytest.raises(SystemExit):
         demo.main([])
+    assert main(["demo"]) == 2
+    assert "JAXMETRICS_DEMO_SIZE" in capsys.readouterr().err
+    monkeypatch.delenv("JAXMETRICS_DEMO_SIZE")
+    assert main(["demo", "--n-prompts", "3"]) == 2
+    assert "n_prompts" in capsys.readouterr().err
 
 
 def test_bundled_data():
