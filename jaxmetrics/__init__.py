@@ -14,7 +14,9 @@ Sub-packages (imported lazily, so ``import jaxmetrics`` is cheap):
 * :mod:`jaxmetrics.diversity` – distinct-n, Self-BLEU, Zipf, REP, Tevet & Berant's tests.
 * :mod:`jaxmetrics.models` – Flax NNX GPT-2 / BERT / RoBERTa / Llama and featurizers.
 
-The most used functions are also available at the top level, e.g. ``jaxmetrics.compute_mauve``.
+The most used functions are also available at the top level, e.g. ``jaxmetrics.compute_mauve``
+(the text pipelines ``similarity`` and ``mark_evaluate`` share their sub-package's name, so they
+are called as ``jaxmetrics.similarity.similarity`` and ``jaxmetrics.mark_evaluate.mark_evaluate``).
 
 Examples:
     >>> import jaxmetrics
@@ -51,14 +53,12 @@ _EXPORTS = {
     "token_nll": "jaxmetrics.lm",
     "generate": "jaxmetrics.lm.sampling",
     # similarity
-    "similarity": "jaxmetrics.similarity.pipeline",
     "similarity_scores": "jaxmetrics.similarity",
     "pair_similarity": "jaxmetrics.similarity",
     "batch_similarity": "jaxmetrics.similarity",
     "similarity_loss": "jaxmetrics.similarity",
     "center_embeddings": "jaxmetrics.similarity",
     # Mark-Evaluate
-    "mark_evaluate": "jaxmetrics.mark_evaluate",
     "mark_evaluate_scores": "jaxmetrics.mark_evaluate",
     "me_petersen": "jaxmetrics.mark_evaluate",
     "me_schnabel": "jaxmetrics.mark_evaluate",

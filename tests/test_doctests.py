@@ -25,7 +25,7 @@ def test_docstring_examples(name):
     mod = importlib.import_module(name)
     finder = doctest.DocTestFinder(exclude_empty=True)
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
-    tests = [t for t in finder.find(mod, name, globs={}) if t.examples]
+    tests = [t for t in finder.find(mod, name) if t.examples]
     for t in tests:
         if t.name.split(".")[-1].startswith("_"):
             continue

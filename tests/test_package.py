@@ -22,3 +22,11 @@ def test_cli_has_all_subcommands():
     parser = build_parser()
     sub = next(a for a in parser._actions if a.dest == "command")
     assert {"mauve", "featurize", "perplexity", "similarity", "mark-evaluate", "diversity-test"} <= set(sub.choices)
+
+
+def test_exports_do_not_shadow_subpackages():
+    import jaxmetrics.mark_evaluate.pipeline  # noqa: F401  (importing a submodule rebinds the parent attribute)
+    import jaxmetrics.similarity.pipeline  # noqa: F401
+
+    assert not set(jaxmetrics._EXPORTS) & set(jaxmetrics._SUBMODULES)
+    assert callable(jaxmetrics.similarity.similarity) and callable(jaxmetrics.mark_evaluate.mark_evaluate)
