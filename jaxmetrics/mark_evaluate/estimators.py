@@ -196,13 +196,15 @@ def _stats(ref, cand, k: int, block_size: int | None) -> MarkEvaluateStats:
 
 
 def mark_evaluate_stats(references, candidates, k: int = 3, *,
-                        block_size: int | None = None) -> MarkEvaluateStats:
+                        block_size: int | None = None, mesh=None) -> MarkEvaluateStats:
     """Hyperspheres of both sets and their cross memberships (three blocked distance passes).
 
     Args:
       references: ``[n, d]`` features of S.  candidates: ``[m, d]`` features of S'.
       k: neighbourhood size, ``1 <= k < min(n, m)``.
       block_size: rows per distance block (static; default keeps tiles near 4M elements).
+      mesh: optional :class:`jax.sharding.Mesh`: rows of each set are sharded over it (each
+        set's size must be a multiple of the device count, else it runs replicated with a warning).
 
     Returns:
       :class:`MarkEvaluateStats`.
@@ -214,6 +216,11 @@ def mark_evaluate_stats(references, candidates, k: int = 3, *,
       True
     """
     ref, cand = check_feature_pair(references, candidates, k)
+    if mesh is not None:
+        from jaxmetrics.sharding import place_rows
+
+        ref = place_rows(ref, mesh, name="references")
+        cand = place_rows(cand, mesh, name="candidates")
     return _stats(ref, cand, int(k), block_size)
 
 
@@ -395,7 +402,7 @@ def _scores(stats: MarkEvaluateStats, occasions: str = "visits", sequential: boo
 
 
 def mark_evaluate_scores(references, candidates, k: int = 3, *, occasions: str = "visits",
-                         sequential: bool = True, block_size: int | None = None) -> dict:
+                         sequential: bool = True, block_size: int | None = None, mesh=None) -> dict:
     """All Mark-Evaluate scores from one set of distance passes.
 
     Args:
@@ -404,6 +411,8 @@ def mark_evaluate_scores(references, candidates, k: int = 3, *, occasions: str =
       occasions: ME-CAPTURE set-up, ``"visits"`` (default) or ``"samples"``.
       sequential: ME-Schnabel marks the caught neighbours after each visit (paper; default).
       block_size: rows per distance block.
+      mesh: optional :class:`jax.sharding.Mesh` to shard the rows of both sets over (see
+        :func:`mark_evaluate_stats`).
 
     Returns:
       dict of scalar arrays in [0, 1] (1 = best): ``petersen``, ``schnabel_quality``
@@ -416,7 +425,7 @@ def mark_evaluate_scores(references, candidates, k: int = 3, *, occasions: str =
       [('capture', 1.0), ('petersen', 1.0), ('schnabel_diversity', 1.0), ('schnabel_quality', 1.0)]
     """
     _check_occasions(occasions)
-    stats = mark_evaluate_stats(references, candidates, k, block_size=block_size)
+    stats = mark_evaluate_stats(references, candidates, k, block_size=block_size, mesh=mesh)
     return _scores(stats, occasions, bool(sequential))
 
 
