@@ -334,7 +334,7 @@ def check_embeddings(emb, mask, name: str):
 def similarity_scores(cand, ref, cand_mask, ref_mask, *, metric: str = "twmd",
                       temperature=0.1, num_iterations: int = 1, cand_weights=None,
                       ref_weights=None, normalize: bool = True,
-                      backend: str = "log") -> PRF:
+                      backend: str = "log", mesh=None) -> PRF:
     """Validated entry point: the normalised similarity family on padded token embeddings.
 
     ``Sim = C(X1, X2) / sqrt(C(X1, X1) C(X2, X2))`` per pair for P, R and F (see the module
@@ -350,6 +350,8 @@ def similarity_scores(cand, ref, cand_mask, ref_mask, *, metric: str = "twmd",
       cand_weights, ref_weights: optional non-negative token weights ``[B, L]``.
       normalize: apply the family normalisation.
       backend: ``"log"`` (default) or ``"ott"`` Sinkhorn.
+      mesh: optional :class:`jax.sharding.Mesh`: the B pairs are padded to a multiple of the
+        device count (copies of the last pair, dropped from the output) and sharded over it.
 
     Returns:
       :class:`PRF` of ``[B]`` arrays.
@@ -393,10 +395,17 @@ def similarity_scores(cand, ref, cand_mask, ref_mask, *, metric: str = "twmd",
                     raise ValueError(f"{nm}: must be finite and non-negative")
                 if np.any((np.where(np.asarray(mk), wn, 0)).sum(axis=1) <= 0):
                     raise ValueError(f"{nm}: a row has zero total weight over its tokens")
-    return batch_similarity(cand, ref, cand_mask, ref_mask, metric=metric,
-                            temperature=jnp.asarray(temperature, cand.dtype),
-                            num_iterations=num_iterations, cand_weights=cand_weights,
-                            ref_weights=ref_weights, normalize=normalize, backend=backend)
+    n = cand.shape[0]
+    if mesh is not None:
+        from jaxmetrics.sharding import pad_and_shard
+
+        (cand, ref, cand_mask, ref_mask, cand_weights, ref_weights), _ = pad_and_shard(
+            (cand, ref, cand_mask, ref_mask, cand_weights, ref_weights), mesh, edge=True)
+    out = batch_similarity(cand, ref, cand_mask, ref_mask, metric=metric,
+                           temperature=jnp.asarray(temperature, cand.dtype),
+                           num_iterations=num_iterations, cand_weights=cand_weights,
+                           ref_weights=ref_weights, normalize=normalize, backend=backend)
+    return out if mesh is None else PRF(*(v[:n] for v in out))
 
 
 def similarity_loss(cand, ref, cand_mask, ref_mask, *, metric: str = "twmd", temperature=0.1,
