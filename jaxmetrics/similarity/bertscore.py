@@ -164,7 +164,7 @@ def idf_table(ref_ids, ref_mask, vocab_size: int) -> np.ndarray:
 
 
 def bertscore(cand, ref, cand_mask, ref_mask, cand_weights=None, ref_weights=None, *,
-              compat: bool = False, baseline=None) -> PRF:
+              compat: bool = False, baseline=None, mesh=None) -> PRF:
     """Validated BERTScore on padded token embeddings (see the module docstring).
 
     Args:
@@ -173,6 +173,8 @@ def bertscore(cand, ref, cand_mask, ref_mask, cand_weights=None, ref_weights=Non
       cand_weights, ref_weights: optional non-negative ``[B, L]`` (e.g. ``idf_table(...)[ids]``).
       compat: reproduce the ``bert_score`` package (see module docstring).
       baseline: optional (P, R, F) baseline for rescaling.
+      mesh: optional :class:`jax.sharding.Mesh`: the B pairs are padded to a multiple of the
+        device count (copies of the last pair, dropped from the output) and sharded over it.
 
     Returns:
       :class:`PRF` of ``[B]`` arrays.
@@ -204,5 +206,12 @@ def bertscore(cand, ref, cand_mask, ref_mask, cand_weights=None, ref_weights=Non
             wn = np.asarray(w)
             if not np.all(np.isfinite(wn)) or np.any(wn < 0):
                 raise ValueError(f"{nm}: must be finite and non-negative")
-    return batch_bertscore(cand, ref, cand_mask, ref_mask, cand_weights, ref_weights,
-                           compat=compat, baseline=None if baseline is None else jnp.asarray(baseline, cand.dtype))
+    n = cand.shape[0]
+    if mesh is not None:
+        from jaxmetrics.sharding import pad_and_shard
+
+        (cand, ref, cand_mask, ref_mask, cand_weights, ref_weights), _ = pad_and_shard(
+            (cand, ref, cand_mask, ref_mask, cand_weights, ref_weights), mesh, edge=True)
+    out = batch_bertscore(cand, ref, cand_mask, ref_mask, cand_weights, ref_weights,
+                          compat=compat, baseline=None if baseline is None else jnp.asarray(baseline, cand.dtype))
+    return out if mesh is None else PRF(*(v[:n] for v in out))
