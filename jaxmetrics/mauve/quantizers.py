@@ -151,6 +151,9 @@ class KMeansQuantizer:
     def preprocess_fit(self, features: Any, key: jax.Array) -> tuple[PCAProjection, jax.Array]:
         """Fit the normalisation + PCA step; return it and the projected rows ``[N, m_pad]``."""
         x = jnp.asarray(V.as_2d_features(features, "features"))
+        if isinstance(features, jax.Array) and not isinstance(features, jax.core.Tracer):
+            # validated on the host above; keep the caller's placement (rows sharded over a mesh)
+            x = jax.device_put(x, features.sharding)
         if self.num_bins > x.shape[0]:
             raise ValueError(f"num_buckets: {self.num_bins} bins for only {x.shape[0]} points")
         xn = l2_normalize(x) if self.normalize else x
