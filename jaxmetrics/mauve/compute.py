@@ -280,6 +280,7 @@ def compute_mauve(
     batch_size: int = 1,
     use_float64: bool = False,
     quantizer: str | Quantizer = "kmeans",
+    mesh: Any = None,
 ) -> MauveOutput:
     """MAUVE between P (``p_features [n_p, d]`` or ``p_text``) and Q, with mauve-text's API.
 
@@ -299,6 +300,10 @@ def compute_mauve(
         :class:`~jaxmetrics.mauve.quantizers.Quantizer` instance (its own settings are used).
       use_float64: accepted for mauve-text compatibility (featurizer precision; clustering is
         float32 as in mauve-text and the histogram stage is always float64).
+      mesh: optional :class:`jax.sharding.Mesh` (``jaxmetrics.sharding.make_mesh()``): the stacked
+        feature rows are sharded over it for the PCA and k-means (XLA inserts the collectives);
+        needs ``n_p + n_q`` to be a multiple of the device count, else it runs replicated with a
+        warning (padding rows would change the clustering).
       Other arguments as in mauve-text 0.4.0 (``device_id >= 0`` selects an accelerator).
 
     Returns:
@@ -327,7 +332,12 @@ def compute_mauve(
                                 max_iter=kmeans_max_iter, pca_max_data=pca_max_data)
         stacked = np.concatenate([q, p], axis=0)
         t1 = time.perf_counter()
-        fitted = quant.fit(stacked, key=jax.random.key(seed))
+        if mesh is not None:
+            from jaxmetrics.sharding import place_rows
+
+            fitted = quant.fit(place_rows(stacked, mesh, name="p_features"), key=jax.random.key(seed))
+        else:
+            fitted = quant.fit(stacked, key=jax.random.key(seed))
         labels = _labels_of(fitted, stacked, fitted_on_stacked=True)
         nb = int(fitted.num_bins)
         q_counts = np.asarray(_counts(labels[: q.shape[0]], nb))
