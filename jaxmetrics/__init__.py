@@ -85,6 +85,20 @@ _EXPORTS = {
     # scale-out
     "make_mesh": "jaxmetrics.sharding",
     "shard": "jaxmetrics.sharding",
+    "place_rows": "jaxmetrics.sharding",
+    "pad_and_shard": "jaxmetrics.sharding",
+    "pad_to_multiple": "jaxmetrics.sharding",
+    "PerplexityState": "jaxmetrics.streaming",
+    "LMScoreState": "jaxmetrics.streaming",
+    "SimilarityState": "jaxmetrics.streaming",
+    "NGramState": "jaxmetrics.streaming",
+    "IMPARState": "jaxmetrics.streaming",
+    "MauveState": "jaxmetrics.streaming",
+    "MarkEvaluateState": "jaxmetrics.streaming",
+    "PRDState": "jaxmetrics.streaming",
+    "FIDState": "jaxmetrics.streaming",
+    "merge_all": "jaxmetrics.streaming",
+    "merge_stacked": "jaxmetrics.streaming",
 }
 
 _SUBMODULES = ("mauve", "lm", "similarity", "mark_evaluate", "diversity", "models", "streaming",
