@@ -43,12 +43,6 @@ def test_gaussian_parity_n1000(delta):
     _compare(1000, delta)
 
 
-@pytest.mark.parametrize("delta", [0.1])
+@pytest.mark.parametrize("delta", [0.0, 0.05, 0.1, 0.3])
 def test_gaussian_parity_n2000(delta):
-    _compare(2000, delta)
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("delta", [0.0, 0.05, 0.3])
-def test_gaussian_parity_n2000_rest(delta):
     _compare(2000, delta)
