@@ -313,6 +313,21 @@ def test_blocked_equals_unblocked(rng):
     assert {k: float(v) for k, v in sa.items()} == {k: float(v) for k, v in sb.items()}
 
 
+@pytest.mark.parametrize("block_size", [None, 8, 16, 24, 40])
+def test_symmetric_self_pass_matches_brute_force_with_ties(x64, rng, block_size):
+    # each pair is computed once and updates both rows; odd and even block counts, a
+    # wrapped partner range, padding, and duplicates (ties must go to the lower index)
+    base = rng.normal(size=(45, 3))
+    x = np.concatenate([base, base[:12], base[:6]])[rng.permutation(63)]
+    d = ((x[:, None, :] - x[None, :, :]) ** 2).sum(-1)
+    np.fill_diagonal(d, np.inf)
+    order = np.lexsort((np.broadcast_to(np.arange(63), d.shape), d), axis=1)
+    for k in (1, 3, 5):
+        h = knn_hyperspheres(jnp.asarray(x), k, block_size)
+        np.testing.assert_array_equal(np.asarray(h.neighbors), order[:, :k])
+        np.testing.assert_allclose(np.asarray(h.radii_sq), np_radii(x, k), rtol=1e-12)
+
+
 def test_cross_membership_is_one_pass_of_both_directions(rng):
     a = jnp.asarray(rng.normal(size=(17, 3)), jnp.float32)
     b = jnp.asarray(rng.normal(size=(11, 3)), jnp.float32)

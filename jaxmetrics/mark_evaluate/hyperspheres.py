@@ -19,10 +19,12 @@ excluded" means the same *row*, not the same value. A point with ``j >= k`` exac
 therefore has radius 0; it still contains its copies (ties are inside). Nothing is
 deduplicated, and the population sizes are the row counts.
 
-Blocking. The query rows are processed in blocks of ``block_size`` rows by ``lax.map`` /
-``lax.scan`` (one ``[block_size, n]`` distance tile at a time), so memory is
-``O(block_size * n)``; everything is traced once and runs under ``jax.jit`` with sharded
-inputs (no host loop over blocks).
+Blocking. Every pass works on one distance tile at a time inside ``lax.fori_loop`` /
+``lax.scan`` (no host loop over blocks), so memory is ``O(block_size * n)`` and everything
+is traced once and runs under ``jax.jit`` with sharded inputs. The self pass
+(:func:`knn_hyperspheres`) computes each unordered pair's distance once and updates both
+rows from it; the cross pass (:func:`cross_membership`) computes each pair once and
+answers both directions.
 """
 from __future__ import annotations
 
@@ -126,19 +128,85 @@ def _pad_rows(x: jax.Array, block: int):
     return x, nb
 
 
+# Rows per group in the two-stage k-smallest selection of a distance tile (see
+# ``_k_smallest_rows``); a multiple of 8 keeps the group minima vectorised.
+_GROUP = 8
+
+
+def _self_block_size(n: int, k: int) -> int:
+    """Default rows per block of the symmetric self pass: tile ``[B, ~n/2]`` of ~2M elements,
+    a multiple of ``_GROUP``, and an odd number of blocks (no half-covered block pair)."""
+    b = max(_GROUP * k, (1 << 22) // max(1, n))
+    b = -(-b // _GROUP) * _GROUP
+    if b >= n:
+        return -(-n // _GROUP) * _GROUP
+    nb = -(-n // b)
+    if nb % 2 == 0:
+        nb += 1
+        b = -(-(-(-n // nb)) // _GROUP) * _GROUP
+    return b
+
+
+def _k_smallest_rows(d: jax.Array, k: int, g: int):
+    """The ``k`` smallest entries of each row of ``d [r, c]`` and their column indices,
+    in ``(value, index)`` order (ties: lower index), without a top-k over every entry.
+
+    Two stages: the minima of contiguous groups of ``g`` columns, the ``k`` groups with the
+    smallest minima (ties: lower group), then a top-k over those ``k * g`` entries. Exact:
+    every group holding one of the row's ``k`` smallest entries has one of the ``k``
+    smallest group minima (each group ranked before it contributes a distinct smaller
+    entry). XLA:CPU's top-k is several times slower per element than a min reduction, so
+    this leaves the selection ~free next to the matmul that produced ``d``.
+    """
+    r, c = d.shape
+    if g == 1 or c // g < k:
+        v, i = lax.top_k(-d, k)
+        return -v, i
+    d3 = d.reshape(r, c // g, g)
+    _, gi = lax.top_k(-jnp.min(d3, axis=2), k)
+    gi = jnp.sort(gi, axis=1)  # candidates in ascending index order: top-k ties stay exact
+    cand = jnp.take_along_axis(d3, gi[:, :, None], axis=1).reshape(r, k * g)
+    v, j = lax.top_k(-cand, k)
+    return -v, jnp.take_along_axis(gi, j // g, axis=1) * g + j % g
+
+
+def _k_smallest_cols(d: jax.Array, k: int, g: int):
+    """The ``k`` smallest entries of each *column* of ``d [r, c]`` (as ``[c, k]``) with their
+    row indices, ties by lower row; group minima over contiguous groups of ``g`` rows are
+    elementwise minima of rows, so the transposed tile is never formed."""
+    r, c = d.shape
+    if g == 1 or r // g < k:
+        v, i = lax.top_k(-d.T, k)
+        return -v, i
+    d3 = d.reshape(r // g, g, c)
+    _, gi = lax.top_k(-jnp.min(d3, axis=1).T, k)  # [c, k] row groups
+    gi = jnp.sort(gi, axis=1)
+    cand = d3[gi, :, jnp.arange(c)[:, None]].reshape(c, k * g)
+    v, j = lax.top_k(-cand, k)
+    return -v, jnp.take_along_axis(gi, j // g, axis=1) * g + j % g
+
+
 @partial(jax.jit, static_argnames=("k", "block_size"))
 def knn_hyperspheres(x: jax.Array, k: int, block_size: int | None = None) -> Hyperspheres:
     """k-NN hyperspheres of the rows of ``x`` (self excluded by row index).
 
     ``radii_sq[i] = min_k { ||x_i - x_j||^2 : j != i }`` (the k-th smallest), and
     ``neighbors[i]`` the indices of those k rows, nearest first (ties by lower index).
-    Computed in row blocks (``lax.map``), never forming the ``[n, n]`` matrix. The caller
-    must ensure ``1 <= k <= n - 1`` (the public functions check it).
+    The caller must ensure ``1 <= k <= n - 1`` (the public functions check it).
+
+    Each distance is computed once, not twice: the rows are cut into ``nb`` blocks of
+    ``block_size`` and step ``i`` (a ``lax.fori_loop``) computes the tile of block ``i``
+    against the ``nb // 2 + 1`` blocks that follow it cyclically, ``[B, (nb//2 + 1) B]``.
+    Every unordered block pair meets in exactly one step (for even ``nb`` the pairs half
+    way round meet twice and one copy is masked), so the row-wise k smallest of the tile
+    update block ``i`` and the column-wise k smallest update the partner rows. Running
+    ``(value, index)`` lists are merged by a two-key sort, so ties resolve to the lower
+    index whatever the blocking. Memory is ``O(B n)``; the ``[n, n]`` matrix never exists.
 
     Args:
       x: ``[n, d]`` float features.
       k: static neighbourhood size.
-      block_size: static rows per block (default: :func:`default_block_size`).
+      block_size: static rows per block (default: a tile of ~2M elements, odd ``nb``).
 
     Returns:
       :class:`Hyperspheres` with ``radii_sq [n]`` and ``neighbors [n, k]``.
@@ -150,28 +218,56 @@ def knn_hyperspheres(x: jax.Array, k: int, block_size: int | None = None) -> Hyp
       ([1.0, 1.0, 4.0], [1, 0, 1])
     """
     n = x.shape[0]
-    block = block_size or default_block_size(n, n)
+    block = block_size or _self_block_size(n, k)
+    g = _GROUP if block % _GROUP == 0 and block >= _GROUP * k else 1
     x_sq = jnp.sum(x * x, axis=-1)
     xp, nb = _pad_rows(x, block)
     xp_sq, _ = _pad_rows(x_sq, block)
-    rows = jnp.arange(nb * block, dtype=jnp.int32)
-    cols = jnp.arange(n, dtype=jnp.int32)
+    total = nb * block
+    width = (nb // 2 + 1) * block
+    inf = jnp.asarray(jnp.inf, x.dtype)
+    no_index = jnp.iinfo(jnp.int32).max
+    r_local = jnp.arange(block, dtype=jnp.int32)
+    c_local = jnp.arange(width, dtype=jnp.int32)
 
-    def one_block(args):
-        xb, xb_sq, idx = args
-        d = squared_distances(xb, x, xb_sq, x_sq)
-        d = jnp.where(idx[:, None] == cols[None, :], jnp.inf, d)
-        return lax.top_k(-d, k)
+    def step(i, carry):
+        vals, inds = carry
+        start = i * block
+        wrap = jnp.maximum(start + width - total, 0)
+        # partner rows start, start+1, ... cyclically, listed in ascending index order
+        # (the wrapped-around part first) so that tile order is index order
+        cols = jnp.where(c_local < wrap, c_local, c_local - wrap + start)
+        rows = start + r_local
+        offset = (cols // block - i) % nb
+        col_bad = cols >= n
+        if nb % 2 == 0 and nb > 1:  # the pair half way round is done at the lower step
+            col_bad = col_bad | ((offset == nb // 2) & (i >= nb // 2))
+        d = squared_distances(
+            lax.dynamic_slice_in_dim(xp, start, block),
+            jnp.take(xp, cols, axis=0),
+            lax.dynamic_slice_in_dim(xp_sq, start, block),
+            jnp.take(xp_sq, cols),
+        )
+        bad = col_bad[None, :] | (rows >= n)[:, None] | (rows[:, None] == cols[None, :])
+        d = jnp.where(bad, inf, d)
+        rv, ri = _k_smallest_rows(d, k, g)  # block i against every partner
+        cv, ci = _k_smallest_cols(d, k, g)  # each partner against block i
+        ri = jnp.take(cols, ri)
+        ci = start + ci
+        # block i's own rows take the row-wise result (its diagonal tile is in there)
+        cv = lax.dynamic_update_slice(cv, rv, (wrap, 0))
+        ci = lax.dynamic_update_slice(ci, ri, (wrap, 0))
+        ci = jnp.where(jnp.isinf(cv), no_index, ci)
+        mv = jnp.concatenate([vals[cols], cv], axis=1)
+        mi = jnp.concatenate([inds[cols], ci], axis=1)
+        mv, mi = lax.sort((mv, mi), dimension=1, num_keys=2)
+        return vals.at[cols].set(mv[:, :k]), inds.at[cols].set(mi[:, :k])
 
-    neg, ind = lax.map(
-        one_block,
-        (xp.reshape(nb, block, -1), xp_sq.reshape(nb, block), rows.reshape(nb, block)),
-    )
-    # the k-th value is the min of the sorted top-k; taken by a reduction, not a slice
-    # ``neg[:, k-1]``: fused with a slice, XLA:CPU drops its fast TopK for a full sort
-    # (about 10x slower), and an optimization_barrier instead crashes XLA's SPMD TopK pass
-    r = -jnp.min(neg.reshape(-1, k)[:n], axis=1)
-    return Hyperspheres(r, ind.reshape(-1, k)[:n].astype(jnp.int32))
+    init = (jnp.full((total, k), inf, x.dtype), jnp.full((total, k), no_index, jnp.int32))
+    vals, inds = lax.fori_loop(0, nb, step, init)
+    # the k-th value as a reduction, not a slice ``vals[:, k-1]``: fused with a slice,
+    # XLA:CPU has dropped its fast TopK for a full sort (about 10x slower)
+    return Hyperspheres(jnp.max(vals[:n], axis=1), inds[:n])
 
 
 @partial(jax.jit, static_argnames=("block_size",))
