@@ -17,8 +17,9 @@ second, steady-state call; compile = first - second. Ratio = reference / jaxmetr
 Where a speed-up can come from: both sides do the same transformer FLOPs per window (about
 2 × 124M × 1024 ≈ 0.25 TFLOP, of which the 50257-way LM head is a third), and on a small CPU
 both run near its matmul peak. jaxmetrics evaluates the LM head only on each window's scored
-positions (half of them at stride 512) and has no per-window Python/dispatch overhead; the
-rest is XLA vs PyTorch kernel efficiency.
+positions (half of them at stride 512), skips the masked half of causal attention (query blocks
+against the keys up to each block's end) and has no per-window Python/dispatch overhead; the
+rest is XLA vs PyTorch kernel efficiency (see benchmarks/RESULTS.md for the breakdown).
 
 Usage:
   env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python benchmarks/perplexity_vs_reference.py --quick

@@ -78,6 +78,17 @@ def test_parity_with_transformers(kind, over):
     _compare(cfg, model, ids, mask)
 
 
+@pytest.mark.parametrize("kind,over", [("llama", {}), ("mistral", {"sliding_window": 4})])
+def test_causal_attention_in_query_blocks(kind, over, monkeypatch):
+    # query blocks of 5 on 12 tokens: each block sees the keys up to its end only
+    from jaxmetrics.models import _base
+
+    monkeypatch.setattr(_base, "CAUSAL_CHUNK", 5)
+    cfg, model = make_torch(kind, **over)
+    ids, mask = _inputs()
+    _compare(cfg, model, ids, mask)
+
+
 def test_sliding_window_is_exercised():
     cfg, model = make_torch("mistral", sliding_window=3)
     ids, mask = _inputs()

@@ -42,6 +42,25 @@ def test_hidden_states_and_logits_match_torch(gpt2, rng):
     np.testing.assert_allclose(np.asarray(out.logits)[mask], ref.logits.numpy()[mask], atol=1e-4, rtol=0)
 
 
+def test_causal_attention_in_query_blocks_matches_torch(gpt2, rng, monkeypatch):
+    # long inputs take causal attention in query blocks against the keys up to each block's
+    # end; blocks of 4 on 11 tokens (padding inside a block) must still give transformers' values
+    from jaxmetrics.models import _base
+
+    monkeypatch.setattr(_base, "CAUSAL_CHUNK", 4)
+    lm, tm = gpt2
+    ids = rng.integers(0, lm.config.vocab_size, (2, 11)).astype(np.int32)
+    mask = np.ones((2, 11), bool)
+    mask[1, 6:] = False
+    out = lm.forward(ids, mask, output_hidden_states=True)
+    with torch.no_grad():
+        ref = tm(input_ids=torch.tensor(ids, dtype=torch.long),
+                 attention_mask=torch.tensor(mask.astype(np.int64)), output_hidden_states=True)
+    for ours, theirs in zip(out.hidden_states, ref.hidden_states):
+        np.testing.assert_allclose(np.asarray(ours)[mask], theirs.numpy()[mask], atol=1e-4, rtol=0)
+    np.testing.assert_allclose(np.asarray(out.logits)[mask], ref.logits.numpy()[mask], atol=1e-4, rtol=0)
+
+
 def test_padding_does_not_change_real_tokens(gpt2, rng):
     lm, _ = gpt2
     ids, mask = _batch(lm.config.vocab_size, rng)

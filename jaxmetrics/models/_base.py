@@ -66,17 +66,43 @@ def activation(name: str) -> Callable:
         ) from None
 
 
-def attention(q, k, v, allowed, *, scale: float):
+# Query rows per block of causal self-attention (see ``attention(..., causal=True)``).
+CAUSAL_CHUNK = 256
+
+
+def _attend(q, k, v, allowed, scale):
+    scores = jnp.einsum("bqhd,bkhd->bhqk", q, k, preferred_element_type=jnp.float32) * scale
+    scores = jnp.where(allowed, scores, jnp.finfo(jnp.float32).min)
+    probs = jax.nn.softmax(scores, axis=-1).astype(v.dtype)
+    return jnp.einsum("bhqk,bkhd->bqhd", probs, v)
+
+
+def attention(q, k, v, allowed, *, scale: float, causal: bool = False):
     """Multi-head scaled dot-product attention.
 
     ``q, k, v``: ``[B, T, H, Dh]``; ``allowed``: bool broadcastable to ``[B, H, T, T]``
     (query, key). Scores and softmax are computed in float32; a query with no allowed
     key gets a uniform (finite) distribution rather than NaN, as in transformers.
+
+    ``causal=True`` promises that ``allowed`` already forbids every key after its query
+    (self-attention over one sequence, ``Tq == Tk``). The queries are then taken in static
+    blocks of ``CAUSAL_CHUNK`` rows, each against the keys up to its last row only: the
+    same result (the skipped scores are masked anyway) with ~40% less work at T = 1024,
+    where the ``[B, H, T, T]`` scores and their softmax dominate a CPU forward pass. Rows
+    with no allowed key at all (left padding) are uniform over their block's keys instead
+    of all keys; nothing reads them.
     """
-    scores = jnp.einsum("bqhd,bkhd->bhqk", q, k, preferred_element_type=jnp.float32) * scale
-    scores = jnp.where(allowed, scores, jnp.finfo(jnp.float32).min)
-    probs = jax.nn.softmax(scores, axis=-1).astype(v.dtype)
-    return jnp.einsum("bhqk,bkhd->bqhd", probs, v)
+    t = q.shape[1]
+    if not causal or t <= CAUSAL_CHUNK or k.shape[1] != t:
+        return _attend(q, k, v, allowed, scale)
+    allowed = jnp.asarray(allowed)
+    per_query = allowed.shape[-2] != 1
+    outs = []
+    for lo in range(0, t, CAUSAL_CHUNK):
+        hi = min(t, lo + CAUSAL_CHUNK)
+        a = allowed[..., lo:hi, :hi] if per_query else allowed[..., :hi]
+        outs.append(_attend(q[:, lo:hi], k[:, :hi], v[:, :hi], a, scale))
+    return jnp.concatenate(outs, axis=1)
 
 
 def split_heads(x, num_heads: int):

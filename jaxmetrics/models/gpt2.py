@@ -35,7 +35,8 @@ class GPT2Attention(nnx.Module):
     def __call__(self, x, allowed):
         q, k, v = jnp.split(self.c_attn(x), 3, axis=-1)
         h = self.num_heads
-        out = attention(split_heads(q, h), split_heads(k, h), split_heads(v, h), allowed, scale=self.scale)
+        out = attention(split_heads(q, h), split_heads(k, h), split_heads(v, h), allowed, scale=self.scale,
+                        causal=True)
         return self.c_proj(merge_heads(out))
 
 

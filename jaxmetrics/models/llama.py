@@ -186,7 +186,8 @@ class LlamaAttention(nnx.Module):
         g = self.num_heads // self.num_kv_heads
         if g > 1:  # grouped-query attention: kv head j serves query heads j*g .. j*g+g-1
             k, v = jnp.repeat(k, g, axis=2), jnp.repeat(v, g, axis=2)
-        out = attention(q, k, v, allowed, scale=self.scale)
+        # without a cache, keys are the queries' own sequence and ``allowed`` is causal
+        out = attention(q, k, v, allowed, scale=self.scale, causal=kv_cache is None)
         return self.o_proj(out.reshape(b, t, self.num_heads * hd)), new_cache
 
 
