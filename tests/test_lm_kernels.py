@@ -93,6 +93,29 @@ def test_scores_match_definitions(rng, x64, top_k, top_p, eps):
     assert out["js"] == pytest.approx(js, rel=1e-10)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_top_p_set_equals_sorted_cumulative_mass(x64, dtype):
+    # the nucleus is found by bisection on the logit values, not by a sort: the kept set must be
+    # the sort-based one (mass strictly before a token < p), ties (also -0.0 vs 0.0) kept together
+    rng = np.random.default_rng(3)
+    for trial in range(40):
+        z = rng.normal(size=(4, 50)) * rng.uniform(0.3, 4.0)
+        if trial % 2 == 0:
+            z = np.round(z, 1)  # many ties, and -0.0 beside 0.0
+        if trial % 5 == 0:
+            z[:, :10] = -np.inf  # already filtered (e.g. by top-k)
+        z = z.astype(dtype)
+        p = float(rng.uniform(0.05, 1.0))
+        zs = -np.sort(-z.astype(np.float64), axis=-1)
+        pr = np.exp(zs - zs[:, :1])
+        pr /= pr.sum(-1, keepdims=True)
+        keep = (np.cumsum(pr, -1) - pr) < p
+        keep[:, 0] = True
+        want = z >= np.where(keep, zs, np.inf).min(-1, keepdims=True)
+        got = np.isfinite(np.asarray(K.decoding_log_probs(jnp.asarray(z), top_p=p)))
+        np.testing.assert_array_equal(got, want, err_msg=f"trial {trial}, p = {p}")
+
+
 def test_hand_computed_case():
     # p = [0.5, 0.25, 0.25], target 1: SP = 0.25 + 0.5(1 - 0.375) = 0.5625
     z = jnp.log(jnp.array([[0.5, 0.25, 0.25]]))

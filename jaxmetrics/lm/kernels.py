@@ -109,6 +109,17 @@ def token_nll(logits, targets, mask=None):
     return jnp.where(m, -token_log_probs(logits, tgt), 0.0)
 
 
+def _order_key(x):
+    """Floats -> unsigned ints of the same width and order (``-inf`` lowest, ``-0.0`` and
+    ``0.0`` equal); NaN-free input."""
+    ut = jnp.uint64 if x.dtype == jnp.float64 else jnp.uint32
+    x = jnp.where(x == 0, jnp.zeros((), x.dtype), x)
+    bits = jax.lax.bitcast_convert_type(x if x.dtype == jnp.float64 else x.astype(jnp.float32), ut)
+    width = jnp.iinfo(ut).bits
+    neg = (bits >> (width - 1)) == 1
+    return jnp.where(neg, ~bits, bits | (ut(1) << (width - 1)))
+
+
 @partial(jax.jit, static_argnames=("top_k",))
 def decoding_log_probs(logits, *, temperature=1.0, top_k=None, top_p=None):
     """Log-probabilities of the distribution after a decoding transform.
@@ -150,14 +161,25 @@ def decoding_log_probs(logits, *, temperature=1.0, top_k=None, top_p=None):
         p_thr = jnp.asarray(top_p, dtype=z.dtype)
         if p_thr.ndim:
             p_thr = p_thr[..., None]
-        z_sorted = -jnp.sort(-z, axis=-1)  # descending
-        probs = jax.nn.softmax(z_sorted, axis=-1)
-        mass_before = jnp.cumsum(probs, axis=-1) - probs
-        keep = mass_before < p_thr
-        keep = keep.at[..., 0].set(True)
-        # smallest kept logit value; every token at or above it is kept
-        thr = jnp.min(jnp.where(keep, z_sorted, jnp.inf), axis=-1, keepdims=True)
-        z = jnp.where(z < thr, neg_inf, z)
+        # Token i (descending order) is kept iff the mass strictly before it is < top_p, so a
+        # logit value v is kept iff mass(z > v) < top_p, and the kept set is {z >= u*} for the
+        # smallest u* with mass(z > u*) < top_p. u* is found by bisection over the float32
+        # values in their order-preserving unsigned encoding (one halving per bit, each a masked sum),
+        # instead of sorting the vocabulary: XLA:CPU's sort made nucleus sampling ~4x slower
+        # than pure sampling. Ties are kept together, as before.
+        probs = jax.nn.softmax(z, axis=-1)
+        key = _order_key(z)
+        lo = jnp.zeros(z.shape[:-1] + (1,), key.dtype)
+        hi = jnp.max(key, axis=-1, keepdims=True)  # mass(z > max) = 0 < top_p
+
+        def halve(_, bounds):
+            lo, hi = bounds
+            mid = lo + (hi - lo) // 2
+            ok = jnp.sum(jnp.where(key > mid, probs, 0.0), axis=-1, keepdims=True) < p_thr
+            return jnp.where(ok, lo, mid), jnp.where(ok, mid, hi)
+
+        _, hi = jax.lax.fori_loop(0, jnp.iinfo(key.dtype).bits, halve, (lo, hi))
+        z = jnp.where(key < hi, neg_inf, z)
     return jax.nn.log_softmax(z, axis=-1)
 
 
