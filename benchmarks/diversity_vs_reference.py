@@ -23,6 +23,8 @@ import argparse
 import time
 from pathlib import Path
 
+from _report import save_table  # benchmarks/ is on sys.path when a script runs
+
 import numpy as np
 
 
@@ -79,10 +81,7 @@ def main() -> None:
                      f"{r['steady_s']:.3f} | {r['ratio']:.0f}x | {r['max_diff']:.1e} | "
                      f"{r['self_bleu']:.4f} |")
     table = "\n".join(lines)
-    print(table)
-    out = Path(__file__).parent / "results" / "diversity_vs_reference.md"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(table + "\n")
+    save_table(table + "\n", Path(__file__).parent / "results" / "diversity_vs_reference.md")
 
 
 if __name__ == "__main__":

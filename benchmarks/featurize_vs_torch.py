@@ -20,6 +20,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from _report import save_table  # benchmarks/ is on sys.path when a script runs
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
@@ -135,10 +137,8 @@ def main(argv=None):
                      f"{r['jax_tok_s']:.0f} | {r['torch_tok_s']:.0f} | {r['speedup']:.2f} | {r['compile_s']:.1f} | "
                      f"{r['max_abs_diff']:.1e} | {r['threads']} |")
     table = "\n".join(lines)
-    print(table)
-    out = Path(__file__).parent / "results" / (Path(__file__).stem + ".md")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text("# featurize: jaxmetrics vs transformers PyTorch (CPU)\n\n" + table + "\n")
+    save_table("# featurize: jaxmetrics vs transformers PyTorch (CPU)\n\n" + table + "\n",
+               Path(__file__).parent / "results" / (Path(__file__).stem + ".md"))
 
 
 if __name__ == "__main__":

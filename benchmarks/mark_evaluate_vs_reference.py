@@ -25,6 +25,8 @@ import argparse
 import time
 from pathlib import Path
 
+from _report import save_table  # benchmarks/ is on sys.path when a script runs
+
 import numpy as np
 
 
@@ -118,11 +120,7 @@ def main(argv=None) -> str:
     lines += ["", "ratio = reference / jax steady; fraction of bound = (3 * 2 n^2 d / peak) / jax steady (the issue's bound, "
         "three full n x n matrices; the symmetric self passes do about two thirds of those FLOPs).", ""]
     table = "\n".join(lines)
-    print(table)
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(table)
-    return table
+    return save_table(table, args.out)
 
 
 if __name__ == "__main__":

@@ -21,6 +21,8 @@ import os
 import time
 from pathlib import Path
 
+from _report import save_table  # benchmarks/ is on sys.path when a script runs
+
 import numpy as np
 
 
@@ -102,11 +104,7 @@ def main(argv=None) -> str:
         f"{1e3 * t_soft:.1f} | {float(val):.4f} |",
     ]
     table = "\n".join(lines) + "\n"
-    print(table)
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(table)
-    return table
+    return save_table(table, args.out)
 
 
 if __name__ == "__main__":

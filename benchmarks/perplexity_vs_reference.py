@@ -33,6 +33,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from _report import save_table  # benchmarks/ is on sys.path when a script runs
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
@@ -56,35 +58,6 @@ def gpt2_small_dir(root: Path, layers: int = 12) -> str:
     return str(d)
 
 
-def reference_loop(model, ids: np.ndarray, max_length: int, stride: int) -> tuple[float, int]:
-    """The Hugging Face doc's loop, verbatim apart from the device and the progress bar."""
-    import torch
-
-    encodings = torch.tensor(ids)[None, :]
-    seq_len = encodings.size(1)
-    nll_sum = 0.0
-    n_tokens = 0
-    prev_end_loc = 0
-    for begin_loc in range(0, seq_len, stride):
-        end_loc = min(begin_loc + max_length, seq_len)
-        trg_len = end_loc - prev_end_loc
-        input_ids = encodings[:, begin_loc:end_loc]
-        target_ids = input_ids.clone()
-        target_ids[:, :-trg_len] = -100
-        with torch.no_grad():
-            outputs = model(input_ids, labels=target_ids)
-            neg_log_likelihood = outputs.loss
-        num_valid_tokens = (target_ids != -100).sum().item()
-        batch_size = target_ids.size(0)
-        num_loss_tokens = num_valid_tokens - batch_size
-        nll_sum += float(neg_log_likelihood) * num_loss_tokens
-        n_tokens += num_loss_tokens
-        prev_end_loc = end_loc
-        if end_loc == seq_len:
-            break
-    return nll_sum, n_tokens
-
-
 def main(argv=None) -> str:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--tokens", type=int, default=20000, help="length of the random token stream")
@@ -104,6 +77,7 @@ def main(argv=None) -> str:
 
     from jaxmetrics.lm.perplexity import perplexity
     from jaxmetrics.models import load_model
+    from jaxmetrics.models.testing import hf_doc_perplexity_loop
 
     root = Path(args.cache_dir) if args.cache_dir else Path(tempfile.mkdtemp(prefix="jm_ppl_bench_"))
     path = gpt2_small_dir(root, args.layers)
@@ -115,7 +89,7 @@ def main(argv=None) -> str:
     rows = []
     for stride in strides:
         t0 = time.perf_counter()
-        nll_ref, n_ref = reference_loop(ref_model, ids, args.max_length, stride)
+        nll_ref, n_ref = hf_doc_perplexity_loop(ref_model, ids, args.max_length, stride)
         t_ref = time.perf_counter() - t0
         ppl_ref = float(np.exp(nll_ref / n_ref))
 
@@ -150,11 +124,7 @@ def main(argv=None) -> str:
             f"{r['n_jm']} | {r['ppl_exact']:.4f} ({r['n_exact']}) | {r['t_ref']:.2f} | {r['t_jm']:.2f} | "
             f"{r['t_ref'] / r['t_jm']:.2f}x | {r['compile']:.2f} |")
     table = "\n".join(lines) + "\n"
-    print(table)
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(table)
-    return table
+    return save_table(table, args.out)
 
 
 if __name__ == "__main__":

@@ -40,6 +40,8 @@ import sys
 import time
 from pathlib import Path
 
+from _report import save_table  # benchmarks/ is on sys.path when a script runs
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -202,9 +204,7 @@ def main() -> None:
         lines.append(f"| {name} | {m['peak_rss_mib']:,.0f} | {m['growth_mib']:,.0f} | {m['seconds']:.2f} | "
                      f"{m['perplexity']:.6f} | {m['eps_ppl']:.6f} |")
     table = "\n".join(lines) + "\n"
-    print(table)
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(table)
+    save_table(table, args.out)
 
 
 if __name__ == "__main__":

@@ -19,6 +19,8 @@ import os
 import time
 from pathlib import Path
 
+from _report import save_table  # benchmarks/ is on sys.path when a script runs
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -150,11 +152,9 @@ def main(argv=None):
         lines.append(f"| {task} | {impl} | {n} | {t:.3f} | {n / t:,.0f} | "
                      f"{'' if sp is None else f'{sp:.2f}x'} | {diff} |")
     table = "\n".join(lines)
-    print(table)
-    out = Path(__file__).parent / "results" / f"{Path(__file__).stem}.md"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(f"# {Path(__file__).stem}\n\nCPU: {os.cpu_count()} cores, jax {jax.__version__}.\n"
-                   "Target: jaxmetrics >= 1.5x bert_score end to end.\n\n" + table + "\n")
+    save_table(f"# {Path(__file__).stem}\n\nCPU: {os.cpu_count()} cores, jax {jax.__version__}.\n"
+               "Target: jaxmetrics >= 1.5x bert_score end to end.\n\n" + table + "\n",
+               Path(__file__).parent / "results" / f"{Path(__file__).stem}.md")
 
 
 if __name__ == "__main__":

@@ -5,6 +5,8 @@ import numpy as np
 import pytest
 import torch
 
+from jaxmetrics.models.testing import hf_doc_perplexity_loop
+
 from jaxmetrics.lm import perplexity as P
 from jaxmetrics.models import load_model
 from jaxmetrics.models.testing import tiny_checkpoint
@@ -32,39 +34,6 @@ def gpt2(tmp_path_factory):
     return load_model(path), ref
 
 
-def doc_loop(model, ids, max_length, stride, *, exact=False):
-    """The loop of "Perplexity of fixed-length models" (returns nll_sum, n_tokens).
-
-    ``exact=True`` applies the two fixes of ``convention='exact'``: step ``min(stride, L-1)``,
-    window start ``max(0, end - L)``, and the exact count ``(labels[:, 1:] != -100).sum()``.
-    """
-    enc = torch.tensor(ids)[None, :]
-    seq_len = enc.size(1)
-    step = min(stride, max_length - 1) if exact else stride
-    nll_sum, n_tokens, prev_end_loc = 0.0, 0, 0
-    for begin_loc in range(0, seq_len, step):
-        end_loc = min(begin_loc + max_length, seq_len)
-        if exact:
-            begin_loc = max(0, end_loc - max_length)
-        trg_len = end_loc - prev_end_loc
-        input_ids = enc[:, begin_loc:end_loc]
-        target_ids = input_ids.clone()
-        target_ids[:, :-trg_len] = -100
-        with torch.no_grad():
-            neg_log_likelihood = model(input_ids, labels=target_ids).loss
-        if exact:
-            num_loss_tokens = int((target_ids[:, 1:] != -100).sum())
-        else:
-            num_valid_tokens = (target_ids != -100).sum().item()
-            num_loss_tokens = num_valid_tokens - target_ids.size(0)
-        nll_sum += float(neg_log_likelihood) * num_loss_tokens
-        n_tokens += num_loss_tokens
-        prev_end_loc = end_loc
-        if end_loc == seq_len:
-            break
-    return nll_sum, n_tokens
-
-
 @pytest.fixture(scope="module")
 def stream():
     return np.random.default_rng(0).integers(0, 200, size=151)
@@ -75,7 +44,7 @@ def test_parity_with_document_loop(gpt2, stream, stride):
     lm, ref = gpt2
     for convention, exact in (("exact", True), ("document", False)):
         res = P.perplexity(lm, stream, max_length=CTX, stride=stride, batch_size=4, convention=convention)
-        nll, n = doc_loop(ref, stream, CTX, stride, exact=exact)
+        nll, n = hf_doc_perplexity_loop(ref, stream, CTX, stride, exact=exact)
         assert res.num_tokens == n
         assert res.nll == pytest.approx(nll, rel=1e-5)
         assert res.perplexity == pytest.approx(np.exp(nll / n), rel=1e-5)
@@ -105,7 +74,7 @@ def test_documents_per_document_values_and_reductions(gpt2):
     docs = [rng.integers(0, 200, size=n) for n in (2, 17, 70, 40)]
     res = P.perplexity(lm, docs, max_length=CTX, stride=8, batch_size=3)
     for i, d in enumerate(docs):
-        nll, n = doc_loop(ref, d, CTX, 8, exact=True)
+        nll, n = hf_doc_perplexity_loop(ref, d, CTX, 8, exact=True)
         assert res.doc_tokens[i] == n == d.size - 1
         assert res.doc_nll[i] == pytest.approx(nll, rel=1e-5)
     assert res.nll == pytest.approx(res.doc_nll.sum(), rel=1e-12)

@@ -5,6 +5,9 @@
 ``'gpt2'``, ``'bert'`` or ``'roberta'`` model created with transformers' PyTorch classes
 (``torch`` is a test dependency) and a small tokenizer trained on the fly with the
 ``tokenizers`` library. Other helpers' tests may use it too.
+
+``hf_doc_perplexity_loop`` is the Hugging Face guide's sliding-window perplexity loop in
+PyTorch, shared by the parity tests and the perplexity benchmark.
 """
 from __future__ import annotations
 
@@ -100,3 +103,43 @@ def tiny_checkpoint(kind: str, directory: str | os.PathLike, *, seed: int = 0, n
     model.save_pretrained(str(d))
     tok.save_pretrained(str(d))
     return (str(d), model) if return_torch else str(d)
+
+
+def hf_doc_perplexity_loop(model, ids, max_length, stride, *, exact=False):
+    """The PyTorch loop of "Perplexity of fixed-length models", the reference that the
+    perplexity tests and ``benchmarks/perplexity_vs_reference.py`` compare against.
+
+    ``model``: a transformers causal LM; ``ids``: one token stream (1-D). Returns
+    ``(nll_sum, n_tokens)``; ``exp(nll_sum / n_tokens)`` is the document's perplexity (its
+    ``- batch_size`` token count).
+
+    ``exact=True`` applies the two fixes of ``convention='exact'``: step ``min(stride, L-1)``,
+    window start ``max(0, end - L)``, and the exact count ``(labels[:, 1:] != -100).sum()``.
+    """
+    import torch
+
+    enc = torch.tensor(ids)[None, :]
+    seq_len = enc.size(1)
+    step = min(stride, max_length - 1) if exact else stride
+    nll_sum, n_tokens, prev_end_loc = 0.0, 0, 0
+    for begin_loc in range(0, seq_len, step):
+        end_loc = min(begin_loc + max_length, seq_len)
+        if exact:
+            begin_loc = max(0, end_loc - max_length)
+        trg_len = end_loc - prev_end_loc
+        input_ids = enc[:, begin_loc:end_loc]
+        target_ids = input_ids.clone()
+        target_ids[:, :-trg_len] = -100
+        with torch.no_grad():
+            neg_log_likelihood = model(input_ids, labels=target_ids).loss
+        if exact:
+            num_loss_tokens = int((target_ids[:, 1:] != -100).sum())
+        else:
+            num_valid_tokens = (target_ids != -100).sum().item()
+            num_loss_tokens = num_valid_tokens - target_ids.size(0)
+        nll_sum += float(neg_log_likelihood) * num_loss_tokens
+        n_tokens += num_loss_tokens
+        prev_end_loc = end_loc
+        if end_loc == seq_len:
+            break
+    return nll_sum, n_tokens
