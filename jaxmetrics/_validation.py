@@ -1,57 +1,117 @@
-"""Input checks shared by every public entry point.
+"""Input checks shared by every public entry point (the one place they are written).
 
-Each check raises ``ValueError`` (or ``TypeError``) whose message starts with the
-argument's name, so a user sees at once which input was wrong. Checks run on the
-host, at the public boundary, before anything is traced or compiled.
+Each check raises ``ValueError`` (or ``TypeError``) whose message starts with the argument's
+name, so a user sees at once which input was wrong. Checks run on the host, at the public
+boundary, before anything is traced or compiled; under ``jax.jit`` (traced inputs) only the
+shape checks run.
 """
 from __future__ import annotations
 
 import numbers
-from typing import Any
+from typing import Any, Iterable
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 
+from jaxmetrics._ops import is_concrete
 
-def as_2d_features(x: Any, name: str, *, dim: int | None = None) -> np.ndarray:
-    """Return ``x`` as a finite float ``[n, d]`` numpy array, or raise naming ``name``.
+__all__ = [
+    "check_choice",
+    "check_features",
+    "check_int",
+    "check_key",
+    "check_mask",
+    "check_open_unit",
+    "check_positive",
+    "check_probability",
+    "check_texts",
+]
 
-    Rejects non-numeric data, arrays that are not 2-D, empty sets (n == 0 or d == 0),
-    NaN/inf entries, and (when ``dim`` is given) a feature dimension other than ``dim``.
+
+def check_features(x: Any, name: str, *, dim: int | None = None, min_rows: int = 1) -> Any:
+    """Return ``x`` as a finite float ``[n, d]`` array, or raise naming ``name``.
+
+    Rejects ``None``, non-numeric data, arrays that are not 2-D, fewer than ``min_rows`` rows,
+    ``d == 0``, NaN/inf entries, and (when ``dim`` is given) a feature dimension other than
+    ``dim``. Integer and boolean inputs become float32. Host data (lists, numpy) comes back as a
+    numpy array; a ``jax.Array`` stays a ``jax.Array`` on its devices (sharding kept); a tracer
+    gets the shape checks only.
+
+    Examples:
+      >>> check_features([[1, 2], [3, 4]], "x").dtype
+      dtype('float32')
+      >>> check_features([[1.0, float("nan")]], "p_features")
+      Traceback (most recent call last):
+      ...
+      ValueError: p_features: contains 1 NaN or infinite value(s)
     """
     if x is None:
         raise ValueError(f"{name}: expected an array of shape [n, d], got None")
-    try:
-        arr = np.asarray(x)
-    except Exception as e:  # pragma: no cover - exotic inputs
-        raise TypeError(f"{name}: could not convert to an array ({e})") from e
-    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == np.bool_):
+    traced = not is_concrete(x)
+    if isinstance(x, jax.Array):
+        arr = x
+    else:
+        try:
+            arr = np.asarray(x)
+        except Exception as e:  # pragma: no cover - exotic inputs
+            raise TypeError(f"{name}: could not convert to an array ({e})") from e
+    dt = np.dtype(arr.dtype) if not str(arr.dtype).startswith("key") else None
+    if dt is None or dt == object or not (np.issubdtype(dt, np.number) or dt == np.bool_):
         raise TypeError(f"{name}: expected a numeric array, got dtype {arr.dtype}")
     if arr.ndim != 2:
-        raise ValueError(f"{name}: expected a 2-D array [n, d], got shape {arr.shape}")
+        raise ValueError(f"{name}: expected a 2-D array [n, d], got shape {tuple(arr.shape)}")
     if arr.shape[0] == 0:
-        raise ValueError(f"{name}: the set is empty (shape {arr.shape})")
+        raise ValueError(f"{name}: the set is empty (shape {tuple(arr.shape)})")
+    if arr.shape[0] < min_rows:
+        raise ValueError(f"{name}: needs at least {min_rows} rows, got {arr.shape[0]}")
     if arr.shape[1] == 0:
-        raise ValueError(f"{name}: features have dimension 0 (shape {arr.shape})")
-    if not np.issubdtype(arr.dtype, np.floating):
-        arr = arr.astype(np.float32)
-    if not np.all(np.isfinite(arr)):
-        bad = int(np.size(arr) - np.count_nonzero(np.isfinite(arr)))
-        raise ValueError(f"{name}: contains {bad} NaN or infinite value(s)")
+        raise ValueError(f"{name}: features have dimension 0 (shape {tuple(arr.shape)})")
     if dim is not None and arr.shape[1] != dim:
         raise ValueError(f"{name}: feature dimension {arr.shape[1]} does not match the other set's {dim}")
+    if not np.issubdtype(dt, np.floating):
+        arr = arr.astype(jnp.float32) if isinstance(arr, jax.Array) else arr.astype(np.float32)
+    if not traced:
+        if isinstance(arr, jax.Array):
+            bad = int(jnp.size(arr) - jnp.count_nonzero(jnp.isfinite(arr)))
+        else:
+            bad = int(arr.size - np.count_nonzero(np.isfinite(arr)))
+        if bad:
+            raise ValueError(f"{name}: contains {bad} NaN or infinite value(s)")
     return arr
 
 
-def check_finite_array(x: Any, name: str) -> np.ndarray:
-    """Return ``x`` as a numpy array after checking that every entry is finite."""
-    arr = np.asarray(x)
-    if np.issubdtype(arr.dtype, np.floating) and not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name}: contains NaN or infinite values")
-    return arr
+def check_mask(mask: Any, shape: tuple[int, ...], name: str, *, nonempty: bool = False) -> Any:
+    """``None`` or a boolean array of ``shape``; with ``nonempty`` it must select something.
+
+    Examples:
+      >>> check_mask([True, False], (2,), "p_mask").tolist()
+      [True, False]
+      >>> check_mask([False, False], (2,), "q_mask", nonempty=True)
+      Traceback (most recent call last):
+      ...
+      ValueError: q_mask: masks out every row (the set would be empty)
+    """
+    if mask is None:
+        return None
+    m = mask if isinstance(mask, jax.Array) else np.asarray(mask)
+    if tuple(m.shape) != tuple(shape):
+        raise ValueError(f"{name}: expected shape {list(shape)}, got {list(m.shape)}")
+    m = m.astype(bool)
+    if nonempty and is_concrete(m) and not bool(np.any(np.asarray(m))):
+        raise ValueError(f"{name}: masks out every row (the set would be empty)")
+    return m
 
 
 def check_positive(value: Any, name: str, *, allow_zero: bool = False) -> float:
-    """Check a real scalar is > 0 (or >= 0 with ``allow_zero``) and finite."""
+    """Check a real scalar is > 0 (or >= 0 with ``allow_zero``) and finite; return it as float.
+
+    Examples:
+      >>> check_positive(0.5, "temperature")
+      0.5
+    """
+    if isinstance(value, (np.ndarray, jax.Array)) and np.ndim(value) == 0 and is_concrete(value):
+        value = value.item()
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name}: expected a real number, got {type(value).__name__}")
     v = float(value)
@@ -62,7 +122,16 @@ def check_positive(value: Any, name: str, *, allow_zero: bool = False) -> float:
 
 
 def check_int(value: Any, name: str, *, minimum: int | None = None, maximum: int | None = None) -> int:
-    """Check ``value`` is an integer (Python or numpy) within ``[minimum, maximum]``."""
+    """Check ``value`` is an integer (Python or numpy) within ``[minimum, maximum]``.
+
+    Examples:
+      >>> check_int(3, "k", minimum=1)
+      3
+      >>> check_int(2.5, "k")
+      Traceback (most recent call last):
+      ...
+      TypeError: k: expected an integer, got float 2.5
+    """
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name}: expected an integer, got {type(value).__name__} {value!r}")
     v = int(value)
@@ -74,7 +143,12 @@ def check_int(value: Any, name: str, *, minimum: int | None = None, maximum: int
 
 
 def check_open_unit(value: Any, name: str) -> float:
-    """Check a real scalar lies strictly inside (0, 1)."""
+    """Check a real scalar lies strictly inside (0, 1).
+
+    Examples:
+      >>> check_open_unit(0.9, "explained_var")
+      0.9
+    """
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name}: expected a real number in (0, 1), got {type(value).__name__}")
     v = float(value)
@@ -83,13 +157,66 @@ def check_open_unit(value: Any, name: str) -> float:
     return v
 
 
+def check_probability(value: Any, name: str) -> float:
+    """Check a real scalar lies in (0, 1] (e.g. ``top_p``).
+
+    Examples:
+      >>> check_probability(1.0, "top_p")
+      1.0
+    """
+    v = check_positive(value, name)
+    if v > 1.0:
+        raise ValueError(f"{name}: must lie in (0, 1], got {value!r}")
+    return v
+
+
+def check_choice(value: Any, name: str, choices: Iterable[Any]) -> Any:
+    """Check ``value`` is one of ``choices``.
+
+    Examples:
+      >>> check_choice("corpus", "reduction", ("corpus", "sequence"))
+      'corpus'
+    """
+    choices = tuple(choices)
+    if value not in choices:
+        raise ValueError(f"{name}: expected one of {', '.join(repr(c) for c in choices)}; got {value!r}")
+    return value
+
+
+def check_key(key: Any, name: str = "key") -> Any:
+    """Check ``key`` is a ``jax.random`` key (new-style ``jax.random.key`` or a raw ``uint32[2]``).
+
+    Examples:
+      >>> import jax
+      >>> _ = check_key(jax.random.key(0))
+      >>> check_key(0)
+      Traceback (most recent call last):
+      ...
+      TypeError: key: expected a jax.random key (jax.random.key(seed)), got int
+    """
+    dt = getattr(key, "dtype", None)
+    ok = dt is not None and (jnp.issubdtype(dt, jax.dtypes.prng_key)
+                             or (np.dtype(dt) == np.uint32 and tuple(key.shape[-1:]) == (2,)))
+    if not ok:
+        raise TypeError(f"{name}: expected a jax.random key (jax.random.key(seed)), got {type(key).__name__}")
+    return key
+
+
 def check_texts(texts: Any, name: str, *, drop_empty: bool = False) -> list[str]:
-    """Check ``texts`` is a non-empty sequence of strings.
+    """Check ``texts`` is a non-empty sequence of strings; return it as a list.
 
     With ``drop_empty`` empty / whitespace-only strings are removed (the caller warns);
-    otherwise they raise. Returns a list.
+    otherwise they raise, naming how many and where.
+
+    Examples:
+      >>> check_texts(["a", "b"], "references")
+      ['a', 'b']
+      >>> check_texts(["a", " "], "candidates")
+      Traceback (most recent call last):
+      ...
+      ValueError: candidates: 1 empty or whitespace-only text(s) (indices [1]); drop them first
     """
-    if isinstance(texts, str) or texts is None:
+    if isinstance(texts, (str, bytes)) or texts is None or not hasattr(texts, "__iter__"):
         raise TypeError(f"{name}: expected a list of strings, got {type(texts).__name__}")
     out = list(texts)
     for i, t in enumerate(out):
@@ -100,7 +227,8 @@ def check_texts(texts: Any, name: str, *, drop_empty: bool = False) -> list[str]
     else:
         empty = [i for i, t in enumerate(out) if not t.strip()]
         if empty:
-            raise ValueError(f"{name}: {len(empty)} empty or whitespace-only text(s), first at index {empty[0]}")
+            raise ValueError(f"{name}: {len(empty)} empty or whitespace-only text(s) (indices "
+                             f"{empty[:10]}{' ...' if len(empty) > 10 else ''}); drop them first")
     if not out:
         raise ValueError(f"{name}: no texts (the list is empty)")
     return out

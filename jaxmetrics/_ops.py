@@ -1,0 +1,114 @@
+"""Array helpers shared by every family: written once here, imported everywhere.
+
+* :func:`squared_distances` — the one pairwise squared-Euclidean kernel (k-means, PRD, soft
+  assignments, k-NN hyperspheres);
+* :func:`l2_normalize` — the one row normalisation (MAUVE's preprocessing, token vectors of
+  the similarity family);
+* :func:`is_concrete` — the one tracer check (host-side validation is skipped under ``jit``);
+* :func:`accumulator_dtype` — float32, or float64 under ``jax.enable_x64(True)``.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+__all__ = ["accumulator_dtype", "index_dtype", "is_concrete", "l2_normalize", "squared_distances"]
+
+
+def is_concrete(*xs: Any) -> bool:
+    """True when no leaf of ``xs`` is a JAX tracer (so its values can be inspected on the host).
+
+    Examples:
+      >>> import jax, jax.numpy as jnp
+      >>> is_concrete(jnp.ones(2), 3.0)
+      True
+      >>> jax.jit(lambda x: jnp.asarray(is_concrete(x)))(1.0).item()
+      False
+    """
+    return not any(isinstance(x, jax.core.Tracer) for x in jax.tree.leaves(xs))
+
+
+def accumulator_dtype() -> Any:
+    """``float64`` under ``jax.enable_x64(True)``, else ``float32`` (sums are never narrower).
+
+    Examples:
+      >>> import jax
+      >>> with jax.enable_x64(True):
+      ...     wide = accumulator_dtype()
+      >>> accumulator_dtype().__name__, wide.__name__
+      ('float32', 'float64')
+    """
+    return jnp.float64 if jax.config.jax_enable_x64 else jnp.float32
+
+
+def index_dtype() -> Any:
+    """``int64`` under x64, else ``int32`` (counts of states)."""
+    return jnp.int64 if jax.config.jax_enable_x64 else jnp.int32
+
+
+def squared_distances(x: jax.Array, y: jax.Array, *, x_sq: jax.Array | None = None,
+                      y_sq: jax.Array | None = None, tie_rtol: float = 0.0,
+                      precision: Any = None) -> jax.Array:
+    """Squared Euclidean distances ``[n, m]`` by the matmul expansion.
+
+    ``d_ij = max(0, ||x_i||² + ||y_j||² - 2 x_i·y_j)``; with ``tie_rtol > 0``, values at or below
+    ``tie_rtol · (||x_i||² + ||y_j||²)`` (the expansion's rounding level) are set to exactly 0, so
+    identical rows are at distance 0 however the rows are blocked.
+
+    Args:
+      x: ``[n, d]``; y: ``[m, d]``.
+      x_sq, y_sq: optional precomputed squared norms ``[n]`` / ``[m]``.
+      tie_rtol: relative rounding level snapped to 0 (0 = no snapping).
+      precision: ``jax.lax.Precision`` of the product (``None`` = the backend default;
+        ``HIGHEST`` where exact comparisons matter on GPU/TPU).
+
+    Returns:
+      ``[n, m]`` non-negative distances.
+
+    Examples:
+      >>> import jax.numpy as jnp
+      >>> squared_distances(jnp.array([[0.0, 0.0], [3.0, 4.0]]), jnp.array([[3.0, 4.0]])).tolist()
+      [[25.0], [0.0]]
+    """
+    if x_sq is None:
+        x_sq = jnp.sum(x * x, axis=-1)
+    if y_sq is None:
+        y_sq = jnp.sum(y * y, axis=-1)
+    dot = jnp.dot(x, y.T, precision=precision)
+    s = x_sq[:, None] + y_sq[None, :]
+    d = jnp.maximum(s - 2.0 * dot, 0.0)
+    if tie_rtol:
+        d = jnp.where(d <= tie_rtol * s, jnp.zeros((), d.dtype), d)
+    return d
+
+
+def l2_normalize(x: Any, mask: Any = None, axis: int = -1) -> jax.Array:
+    """Vectors divided by their L2 norm along ``axis``; zero (and masked) vectors stay zero.
+
+    ``x / ||x||`` where ``||x|| > 0``, else 0. The square root is guarded so gradients stay
+    finite at zero vectors (padding).
+
+    Args:
+      x: ``[..., D]``.
+      mask: optional bool array of ``x``'s shape without ``axis``; masked vectors become 0.
+      axis: the vector axis.
+
+    Returns:
+      array of ``x``'s shape.
+
+    Examples:
+      >>> import jax.numpy as jnp
+      >>> l2_normalize(jnp.array([[3.0, 4.0], [0.0, 0.0]])).tolist()
+      [[0.6000000238418579, 0.800000011920929], [0.0, 0.0]]
+    """
+    x = jnp.asarray(x)
+    sq = jnp.sum(x * x, axis=axis, keepdims=True)
+    pos = sq > 0
+    # x * rsqrt(s), not x / sqrt(s): XLA rewrites the division into this form under jit anyway,
+    # so writing it directly keeps eager and jitted results equal to the last ulp
+    out = x * jnp.where(pos, jax.lax.rsqrt(jnp.where(pos, sq, 1.0)), 0.0)
+    if mask is not None:
+        out = jnp.where(jnp.expand_dims(jnp.asarray(mask, bool), axis), out, 0.0)
+    return out

@@ -1,0 +1,241 @@
+"""The public API follows docs/conventions.md (rules 1, 2, 4, 5 and 8).
+
+Walks everything exported by ``jaxmetrics`` and by each family's ``__all__`` (and the public
+methods of exported classes) and fails on:
+
+1. a ``references`` / ``candidates`` (or ``reference`` / ``candidate``) argument that can be
+   passed positionally;
+2. a model argument not named ``model`` (``lm``, ``encoder``, ``model_name``, ... or an argument
+   annotated as a loaded model);
+4. a ``key`` argument with a default, or a ``rng``/``random_state`` argument;
+5. a public function without a return annotation, or returning a ``dict``, a ``tuple`` or a
+   ``NamedTuple``; a ``Result`` subclass that is not a frozen pytree dataclass;
+7. (masks) an argument ``<x>_mask`` whose ``x`` is not another argument;
+8. a function named like its module, or a top-level export that shadows a sub-package.
+"""
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import inspect
+import pkgutil
+import re
+import typing
+
+import jax
+import numpy as np
+import pytest
+
+import jaxmetrics
+from jaxmetrics.results import Result
+
+FAMILIES = ("mauve", "lm", "similarity", "mark_evaluate", "diversity", "models")
+PACKAGES = ("jaxmetrics",) + tuple(f"jaxmetrics.{f}" for f in FAMILIES) + ("jaxmetrics.state",
+                                                                           "jaxmetrics.sharding")
+
+# The compatibility functions keep their anchors' signatures (rule 1 exceptions).
+COMPAT = {"compute_mauve", "bertscore"}
+# Masks named after an axis or after the transformers argument (rule 7 exceptions).
+MASK_EXCEPTIONS = {"attention_mask", "row_mask", "col_mask", "pair_mask", "key_mask"}
+MODEL_LIKE_NAMES = {"lm", "encoder", "model_name", "model_path", "model_dir", "scorer", "name_or_path"}
+# Methods that are part of Python / pytree protocols rather than the metric API.
+SKIP_METHODS = {"to_dict", "replace", "tree_flatten", "tree_unflatten"}
+
+
+def _exported(package: str):
+    mod = importlib.import_module(package)
+    names = getattr(mod, "__all__", None)
+    assert names is not None, f"{package} has no __all__"
+    for name in names:
+        obj = getattr(mod, name)
+        if inspect.ismodule(obj):
+            continue
+        yield f"{package}.{name}", obj
+
+
+IMPORT_ERRORS = []
+
+
+def _callables():
+    seen = set()
+    out = []
+    for package in PACKAGES:
+        try:
+            exported = list(_exported(package))
+        except Exception as e:  # reported by test_packages_import, not at collection
+            IMPORT_ERRORS.append((package, f"{type(e).__name__}: {e}"))
+            continue
+        for qual, obj in exported:
+            if id(obj) in seen:
+                continue
+            seen.add(id(obj))
+            if inspect.isclass(obj):
+                out.append((qual, obj, None))
+                for mname, meth in inspect.getmembers(obj):
+                    if mname.startswith("_") or mname in SKIP_METHODS:
+                        continue
+                    raw = inspect.getattr_static(obj, mname)
+                    if isinstance(raw, (staticmethod, classmethod)) or inspect.isfunction(raw):
+                        func = raw.__func__ if isinstance(raw, (staticmethod, classmethod)) else raw
+                        if getattr(func, "__module__", "").startswith("jaxmetrics"):
+                            out.append((f"{qual}.{mname}", func, obj))
+            elif callable(obj):
+                out.append((qual, obj, None))
+    return out
+
+
+CALLABLES = _callables()
+FUNCTIONS = [(q, f, c) for q, f, c in CALLABLES if not inspect.isclass(f)]
+CLASSES = [(q, f) for q, f, c in CALLABLES if inspect.isclass(f)]
+
+
+def test_packages_import():
+    assert not IMPORT_ERRORS, IMPORT_ERRORS
+
+
+def _params(func):
+    sig = inspect.signature(func)
+    return [p for p in sig.parameters.values() if p.name not in ("self", "cls")]
+
+
+def _family(qual: str) -> str:
+    for f in FAMILIES:
+        if f".{f}." in qual + ".":
+            return f
+    return "top"
+
+
+def _ids(items):
+    return [q for q, *_ in items]
+
+
+@pytest.mark.parametrize("qual,func,owner", FUNCTIONS, ids=_ids(FUNCTIONS))
+def test_sets_are_keyword_only(qual, func, owner):
+    name = qual.rsplit(".", 1)[-1]
+    if name in COMPAT:
+        return
+    for p in _params(func):
+        base = p.name
+        if base in ("references", "candidates", "reference", "candidate"):
+            assert p.kind == p.KEYWORD_ONLY, f"{qual}: {p.name} must be keyword-only (rule 1)"
+
+
+@pytest.mark.parametrize("qual,func,owner", FUNCTIONS, ids=_ids(FUNCTIONS))
+def test_model_argument_is_named_model(qual, func, owner):
+    for p in _params(func):
+        ann = str(p.annotation)
+        assert p.name not in MODEL_LIKE_NAMES or qual.endswith(("load_model", "resolve_model_dir")), \
+            f"{qual}: model argument {p.name!r} must be called model (rule 2)"
+        if "LoadedModel" in ann:
+            assert p.name == "model", f"{qual}: argument {p.name!r} takes a model; call it model (rule 2)"
+        if p.name == "model" and owner is None and not func.__module__.startswith("jaxmetrics.models"):
+            assert p.kind == p.KEYWORD_ONLY, f"{qual}: model= must be keyword-only (rule 2)"
+
+
+@pytest.mark.parametrize("qual,func,owner", FUNCTIONS, ids=_ids(FUNCTIONS))
+def test_keys_are_required(qual, func, owner):
+    for p in _params(func):
+        if p.name == "key":
+            assert p.default is p.empty, f"{qual}: key must have no default (rule 4)"
+        assert p.name not in ("rng", "random_state", "rng_key"), f"{qual}: randomness is key= or seed= (rule 4)"
+        if p.name == "seed":
+            assert p.default is p.empty or isinstance(p.default, int), f"{qual}: seed must be an int"
+
+
+def _resolve_annotation(func, ann):
+    if not isinstance(ann, str):
+        return ann
+    try:
+        return typing.get_type_hints(func).get("return", ann)
+    except Exception:
+        return ann
+
+
+_BAD_RETURN = re.compile(r"(^|[^A-Za-z_.])(dict|tuple|Dict|Tuple|NamedTuple)\b")
+
+
+@pytest.mark.parametrize("qual,func,owner", FUNCTIONS, ids=_ids(FUNCTIONS))
+def test_returns_are_results_not_dicts_or_tuples(qual, func, owner):
+    if owner is not None and func.__name__ == "__init__":
+        return
+    sig = inspect.signature(func)
+    ann = sig.return_annotation
+    assert ann is not sig.empty, f"{qual}: public function without a return annotation (rule 5)"
+    text = ann if isinstance(ann, str) else getattr(ann, "__name__", str(ann))
+    assert not _BAD_RETURN.search(str(text)), f"{qual}: returns {text}; return a Result instead (rule 5)"
+    resolved = _resolve_annotation(func, ann)
+    if inspect.isclass(resolved):
+        assert not issubclass(resolved, (dict, tuple)), f"{qual}: returns {resolved.__name__}, a dict/tuple"
+
+
+@pytest.mark.parametrize("qual,func,owner", FUNCTIONS, ids=_ids(FUNCTIONS))
+def test_masks_are_named_after_their_argument(qual, func, owner):
+    names = [p.name for p in _params(func)]
+    for n in names:
+        if n == "mask":
+            pytest.fail(f"{qual}: a bare 'mask' argument; name it <argument>_mask (rule 7)")
+        if n.endswith("_mask") and n not in MASK_EXCEPTIONS:
+            prefix = n[: -len("_mask")]
+            ok = any(o == prefix or o.startswith(prefix + "_") for o in names if o != n)
+            assert ok, f"{qual}: mask {n!r} is not named after an argument (rule 7)"
+
+
+@pytest.mark.parametrize("qual,cls", CLASSES, ids=_ids(CLASSES))
+def test_result_classes_are_frozen_pytrees(qual, cls):
+    if cls is Result:
+        return
+    if not issubclass(cls, Result):
+        assert not (issubclass(cls, tuple) and hasattr(cls, "_fields")), f"{qual}: a NamedTuple; use Result"
+        return
+    assert dataclasses.is_dataclass(cls) and cls.__dataclass_params__.frozen, qual
+    fields = dataclasses.fields(cls)
+    assert cls.__doc__ and "Attributes" in cls.__doc__ or not fields, f"{qual}: document the fields"
+
+
+def test_result_base_behaviour():
+    class Demo(Result):
+        value: jax.Array
+        curve: jax.Array
+        label: str = dataclasses.field(default="x", metadata={"static": True})
+
+    d = jax.jit(lambda x: Demo(x.sum(), x * 2))(np.arange(300.0, dtype=np.float32))
+    assert repr(d) == "Demo(value=44850, curve=f32[300], label='x')"
+    assert len(repr(d)) < 100
+    leaves, tree = jax.tree.flatten(d)
+    assert len(leaves) == 2 and jax.tree.unflatten(tree, leaves).label == "x"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        d.value = 1
+    assert d.to_dict()["curve"][:2] == [0.0, 2.0]
+
+
+def _modules():
+    out = []
+    for info in pkgutil.walk_packages(jaxmetrics.__path__, "jaxmetrics."):
+        out.append(info.name)
+    return out
+
+
+def test_no_function_shares_its_module_name():
+    bad = []
+    for name in _modules():
+        if name.startswith("jaxmetrics.commands"):
+            continue
+        mod = importlib.import_module(name)
+        last = name.rsplit(".", 1)[-1]
+        fn = getattr(mod, last, None)
+        if fn is not None and not inspect.ismodule(fn) and callable(fn) \
+                and getattr(fn, "__module__", None) == name:
+            bad.append(name)
+    assert not bad, f"functions named like their module (rule 8): {bad}"
+    for package in ("jaxmetrics",) + tuple(f"jaxmetrics.{f}" for f in FAMILIES):
+        mod = importlib.import_module(package)
+        subs = {i.name for i in pkgutil.iter_modules(mod.__path__)}
+        clash = [n for n in getattr(mod, "__all__", []) if n in subs
+                 and not inspect.ismodule(getattr(mod, n))]
+        assert not clash, f"{package} exports {clash}, which shadow its sub-modules (rule 8)"
+
+
+def test_top_level_exports_resolve_and_do_not_shadow():
+    for name in jaxmetrics.__all__:
+        assert getattr(jaxmetrics, name) is not None, name
+    assert not set(jaxmetrics._EXPORTS) & set(jaxmetrics._SUBMODULES)
