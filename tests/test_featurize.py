@@ -10,7 +10,7 @@ torch = pytest.importorskip("torch")
 from jaxmetrics.models import (  # noqa: E402
     bucket_length, featurize, featurize_tokens, load_model, sentence_embeddings, token_embeddings,
 )
-from jaxmetrics.models.testing import tiny_checkpoint  # noqa: E402
+from jaxmetrics.testing import tiny_checkpoint  # noqa: E402
 
 TEXTS = [
     "The quick brown fox jumps over the lazy dog.",
@@ -57,11 +57,11 @@ def test_gpt2_featurize_matches_mauve_text(gpt2, gpt2_dir):
     n_long = sum(len(gpt2.tokenizer.encode(t)) > max_length for t in TEXTS)
     assert n_long >= 1
     with pytest.warns(UserWarning, match=rf"^texts: {n_long} text\(s\) longer than max_length=24"):
-        ours = featurize(TEXTS, gpt2, max_length=max_length, batch_size=4, progress=False)
+        ours = featurize(TEXTS, model=gpt2, max_length=max_length, batch_size=4, progress=False)
     assert ours.shape == (len(TEXTS), gpt2.hidden_size) and ours.dtype == np.float32
     np.testing.assert_allclose(ours, ref, atol=1e-4, rtol=0)
     # no BOS/EOS were added: the pretokenized path gives the same features
-    again = featurize_tokens([t[0].numpy() for t in toks], gpt2, max_length=max_length, batch_size=2,
+    again = featurize_tokens([t[0].numpy() for t in toks], model=gpt2, max_length=max_length, batch_size=2,
                              progress=False)
     np.testing.assert_allclose(again, ours, atol=1e-5)
 
@@ -69,7 +69,7 @@ def test_gpt2_featurize_matches_mauve_text(gpt2, gpt2_dir):
 def test_minilm_featurize_matches_mauve_text(minilm, minilm_dir):
     ref, _ = _mauve_reference(minilm_dir, TEXTS, 16)
     with pytest.warns(UserWarning, match="truncated"):
-        ours = featurize(TEXTS, minilm, max_length=16, batch_size=4, progress=False)
+        ours = featurize(TEXTS, model=minilm, max_length=16, batch_size=4, progress=False)
     cos = (ours * ref).sum(1) / np.linalg.norm(ours, axis=1) / np.linalg.norm(ref, axis=1)
     assert cos.min() >= 0.9999
     np.testing.assert_allclose(ours, ref, atol=1e-4)
@@ -78,7 +78,7 @@ def test_minilm_featurize_matches_mauve_text(minilm, minilm_dir):
 def test_featurize_definition_last_real_token(gpt2):
     """Hand check of the definition: the final hidden state at position len - 1 of each text alone."""
     with pytest.warns(UserWarning, match="truncated"):
-        feats = featurize(TEXTS[:3], gpt2, max_length=40, batch_size=3, progress=False)
+        feats = featurize(TEXTS[:3], model=gpt2, max_length=40, batch_size=3, progress=False)
     for i, t in enumerate(TEXTS[:3]):
         ids = np.asarray(gpt2.tokenizer.encode(t)[:40], np.int32)[None]
         out = gpt2.forward(ids, np.ones_like(ids, bool), output_hidden_states=True)
@@ -89,7 +89,7 @@ def test_sentence_embeddings_match_sentence_transformers(minilm, minilm_dir):
     st = pytest.importorskip("sentence_transformers")
     model = st.SentenceTransformer(minilm_dir, device="cpu")
     ref = model.encode(TEXTS, convert_to_numpy=True, batch_size=4)  # includes the Normalize module
-    ours = sentence_embeddings(TEXTS, minilm, normalize=True, batch_size=4, progress=False)
+    ours = sentence_embeddings(TEXTS, model=minilm, normalize=True, batch_size=4, progress=False)
     cos = (ours * ref).sum(1) / np.linalg.norm(ref, axis=1)
     assert cos.min() >= 0.9999
     np.testing.assert_allclose(ours, ref, atol=1e-4)
@@ -99,8 +99,8 @@ def test_token_embeddings_layer_and_masks(minilm):
     from transformers import AutoModel
 
     layer = 2
-    emb, mask, special, ids = token_embeddings(TEXTS, minilm, layer=layer, max_length=32, batch_size=3,
-                                               progress=False)
+    out = token_embeddings(TEXTS, model=minilm, layer=layer, max_length=32, batch_size=3, progress=False)
+    emb, mask, special, ids = out.embeddings, out.embeddings_mask, out.special_mask, out.input_ids
     enc = minilm.tokenizer(TEXTS, truncation=True, max_length=32, padding=True, return_tensors="np")
     assert emb.shape == (len(TEXTS), enc["input_ids"].shape[1], 384)
     np.testing.assert_array_equal(mask, enc["attention_mask"].astype(bool))
@@ -116,9 +116,9 @@ def test_token_embeddings_layer_and_masks(minilm):
     cos = (a * b).sum(-1) / np.linalg.norm(a, axis=-1) / np.linalg.norm(b, axis=-1)
     assert cos.min() >= 0.9999
     # layer numbering like transformers: 0 = embeddings, -1 = last
-    e0 = token_embeddings(TEXTS[:2], minilm, layer=0, progress=False)[0]
-    e_last = token_embeddings(TEXTS[:2], minilm, layer=-1, progress=False)[0]
-    e6 = token_embeddings(TEXTS[:2], minilm, layer=6, progress=False)[0]
+    e0 = token_embeddings(TEXTS[:2], model=minilm, layer=0, progress=False).embeddings
+    e_last = token_embeddings(TEXTS[:2], model=minilm, layer=-1, progress=False).embeddings
+    e6 = token_embeddings(TEXTS[:2], model=minilm, layer=6, progress=False).embeddings
     np.testing.assert_array_equal(e_last, e6)
     assert not np.allclose(e0, e6)
 
@@ -128,16 +128,16 @@ def test_length_buckets_few_shapes_and_input_order(gpt2_dir, rng):
     words = "the quick brown fox jumps over a lazy dog".split()
     texts = [" ".join(rng.choice(words, size=int(n))) for n in rng.integers(1, 12, size=23)]
     lengths = [min(len(gpt2.tokenizer.encode(t)), 64) for t in texts]
-    feats = featurize(texts, gpt2, max_length=64, batch_size=4, progress=False)
+    feats = featurize(texts, model=gpt2, max_length=64, batch_size=4, progress=False)
     fn, _ = gpt2._reductions[("last", gpt2.num_layers)]
     buckets = {bucket_length(n, 64) for n in lengths}
     assert fn._cache_size() <= len(buckets) <= 4  # a handful of shapes, not one per batch
     # input order: each row equals the text featurized alone
     for i in (0, 7, 22):
-        alone = featurize([texts[i]], gpt2, max_length=64, progress=False)[0]
+        alone = featurize([texts[i]], model=gpt2, max_length=64, progress=False)[0]
         np.testing.assert_allclose(feats[i], alone, atol=1e-5)
     before = fn._cache_size()
-    featurize(texts[::-1], gpt2, max_length=64, batch_size=4, progress=False)
+    featurize(texts[::-1], model=gpt2, max_length=64, batch_size=4, progress=False)
     assert fn._cache_size() == before  # no retrace for the same shapes
 
 
@@ -147,22 +147,22 @@ def test_bucket_length_definition():
 
 def test_bad_input(gpt2):
     with pytest.raises(ValueError, match="^texts: no texts"):
-        featurize([], gpt2)
+        featurize([], model=gpt2)
     with pytest.raises(ValueError, match=r"^texts: 2 empty or whitespace-only"):
-        featurize(["ok", "", "  \n"], gpt2)
+        featurize(["ok", "", "  \n"], model=gpt2)
     with pytest.raises(TypeError, match="^texts"):
-        featurize("a single string", gpt2)
-    with pytest.raises(TypeError, match="^texts: entry 1"):
-        featurize(["ok", 3], gpt2)
+        featurize("a single string", model=gpt2)
+    with pytest.raises(TypeError, match="^texts: item 1"):
+        featurize(["ok", 3], model=gpt2)
     with pytest.raises(ValueError, match="^batch_size"):
-        featurize(["ok"], gpt2, batch_size=0)
+        featurize(["ok"], model=gpt2, batch_size=0)
     with pytest.raises(ValueError, match="^max_length"):
-        featurize(["ok"], gpt2, max_length=0)
+        featurize(["ok"], model=gpt2, max_length=0)
     with pytest.raises(ValueError, match="^layer"):
-        token_embeddings(["ok"], gpt2, layer=gpt2.num_layers + 1)
-    with pytest.raises(TypeError, match="^lm"):
-        featurize(["ok"], 3.0)
+        token_embeddings(["ok"], model=gpt2, layer=gpt2.num_layers + 1)
+    with pytest.raises(TypeError, match="^model"):
+        featurize(["ok"], model=3.0)
     with pytest.raises(ValueError, match="^token_ids: sequence 0 is empty"):
-        featurize_tokens([[]], gpt2)
+        featurize_tokens([[]], model=gpt2)
     with pytest.warns(UserWarning, match="^max_length: 5000 exceeds the 64 positions"):
-        featurize(["ok"], gpt2, max_length=5000, progress=False)
+        featurize(["ok"], model=gpt2, max_length=5000, progress=False)

@@ -14,9 +14,10 @@ import pytest
 
 pytest.importorskip("torch")
 
-from jaxmetrics.models import FeatureCache, featurize, load_model  # noqa: E402
+from jaxmetrics.models import featurize, load_model
+from jaxmetrics.models.cache import FeatureCache  # noqa: E402
 from jaxmetrics.models.cache import text_hash  # noqa: E402
-from jaxmetrics.models.testing import tiny_checkpoint  # noqa: E402
+from jaxmetrics.testing import tiny_checkpoint  # noqa: E402
 
 TEXTS = [f"text number {i}: " + "the quick brown fox " * (1 + i % 5) for i in range(20)]
 
@@ -43,18 +44,18 @@ def _chunks(cache_root: Path):
 
 
 def test_cache_roundtrip_and_keys(tmp_path, gpt2):
-    plain = featurize(TEXTS[:6], gpt2, max_length=32, batch_size=4, progress=False)
-    first = featurize(TEXTS[:6], gpt2, max_length=32, batch_size=4, cache_dir=tmp_path, progress=False)
+    plain = featurize(TEXTS[:6], model=gpt2, max_length=32, batch_size=4, progress=False)
+    first = featurize(TEXTS[:6], model=gpt2, max_length=32, batch_size=4, cache_dir=tmp_path, progress=False)
     np.testing.assert_array_equal(first, plain)
     rows, _ = _chunks(tmp_path)
     assert set(rows) == {text_hash(t) for t in TEXTS[:6]}
     # a second call reads everything from disk: nothing new is written
-    second = featurize(TEXTS[:6][::-1], gpt2, max_length=32, batch_size=4, cache_dir=tmp_path, progress=False)
+    second = featurize(TEXTS[:6][::-1], model=gpt2, max_length=32, batch_size=4, cache_dir=tmp_path, progress=False)
     np.testing.assert_array_equal(second, plain[::-1])
     assert _chunks(tmp_path)[1] == 2
     # another layer or max_length is another key: recomputed, stored separately
-    featurize(TEXTS[:6], gpt2, max_length=16, batch_size=4, cache_dir=tmp_path, progress=False)
-    featurize(TEXTS[:6], gpt2, max_length=32, layer=1, batch_size=4, cache_dir=tmp_path, progress=False)
+    featurize(TEXTS[:6], model=gpt2, max_length=16, batch_size=4, cache_dir=tmp_path, progress=False)
+    featurize(TEXTS[:6], model=gpt2, max_length=32, layer=1, batch_size=4, cache_dir=tmp_path, progress=False)
     keys = sorted(p.name for p in tmp_path.iterdir())
     assert len(keys) == 3 and any("len16" in k for k in keys) and any("layer1" in k for k in keys)
     assert not list(tmp_path.rglob(".tmp-*"))  # writes are atomic renames
@@ -86,7 +87,7 @@ SCRIPT = textwrap.dedent("""
         return g
     lm.reduction = slow
     texts = open(texts_file).read().split("\\n")
-    featurize(texts, lm, max_length=32, batch_size=2, cache_dir=cache_dir, progress=False)
+    featurize(texts, model=lm, max_length=32, batch_size=2, cache_dir=cache_dir, progress=False)
     print("FINISHED")
 """)
 
@@ -122,7 +123,7 @@ def test_killed_run_resumes_and_recomputes_only_missing(tmp_path, gpt2_dir, gpt2
 
     gpt2.reduction = counting
     try:
-        resumed = featurize(TEXTS, gpt2, max_length=32, batch_size=2, cache_dir=cache_dir, progress=False)
+        resumed = featurize(TEXTS, model=gpt2, max_length=32, batch_size=2, cache_dir=cache_dir, progress=False)
     finally:
         del gpt2.reduction
     after, _ = _chunks(cache_dir)
@@ -131,5 +132,5 @@ def test_killed_run_resumes_and_recomputes_only_missing(tmp_path, gpt2_dir, gpt2
     assert len(calls) == -(-missing // 2)  # only the missing texts went through the model
     new = set(after) - set(done)
     assert new == {text_hash(t) for t in TEXTS} - set(done)
-    fresh = featurize(TEXTS, gpt2, max_length=32, batch_size=2, progress=False)
+    fresh = featurize(TEXTS, model=gpt2, max_length=32, batch_size=2, progress=False)
     np.testing.assert_allclose(resumed, fresh, atol=1e-5)

@@ -13,7 +13,7 @@ from jaxmetrics.models import featurize, load_model, read_texts
 @pytest.fixture(scope="module")
 def model_dir(tmp_path_factory):
     pytest.importorskip("torch")
-    from jaxmetrics.models.testing import tiny_checkpoint
+    from jaxmetrics.testing import tiny_checkpoint
 
     return tiny_checkpoint("bert", tmp_path_factory.mktemp("bertcli"))
 
@@ -54,7 +54,7 @@ def test_cli_featurize_writes_features(tmp_path, model_dir, capsys):
                "--batch-size", "2", "--no-progress"])
     assert rc == 0
     got = np.load(out)
-    want = featurize(texts, load_model(model_dir), max_length=64, batch_size=2, progress=False)
+    want = featurize(texts, model=load_model(model_dir), max_length=64, batch_size=2, progress=False)
     np.testing.assert_allclose(got, want, atol=1e-6)
     assert "wrote 3 x 32 features" in capsys.readouterr().err
 

@@ -117,7 +117,7 @@ def test_kv_cache_decode_equals_full_forward():
 
     @jax.jit
     def decode(state, *args):
-        return nnx.merge(graphdef, state).decode(*args)
+        return nnx.merge(graphdef, state).decode_step(*args)
 
     ids = jnp.asarray(np.random.default_rng(2).integers(0, 97, size=(2, 10)))
     full = jm(ids, jnp.ones_like(ids)).logits
@@ -150,9 +150,9 @@ def test_bad_config():
 def test_load_model_from_save_pretrained_and_score(kind, tmp_path):
     """Registry entry + safetensors loader: a saved checkpoint loads as a causal LM and its
     sliding-window perplexity matches transformers' loss."""
-    from jaxmetrics.lm.perplexity import perplexity
+    from jaxmetrics.lm import perplexity
     from jaxmetrics.models import load_model
-    from jaxmetrics.models.testing import _bpe_tokenizer
+    from jaxmetrics.testing import _bpe_tokenizer
 
     cfg, model = make_torch(kind, tie_word_embeddings=(kind == "qwen2"))
     model.save_pretrained(str(tmp_path))
@@ -162,6 +162,6 @@ def test_load_model_from_save_pretrained_and_score(kind, tmp_path):
     ids = np.random.default_rng(4).integers(0, COMMON["vocab_size"], size=20)
     with torch.no_grad():
         loss = float(model(torch.tensor(ids)[None], labels=torch.tensor(ids)[None]).loss)
-    res = perplexity(lm, ids, max_length=32, stride=8, batch_size=2)
+    res = perplexity(ids, model=lm, max_length=32, stride=8, batch_size=2)
     assert res.num_tokens == 19
     assert res.perplexity == pytest.approx(np.exp(loss), rel=1e-5)

@@ -8,7 +8,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from jaxmetrics.models import load_model  # noqa: E402
-from jaxmetrics.models.testing import tiny_checkpoint  # noqa: E402
+from jaxmetrics.testing import tiny_checkpoint  # noqa: E402
 
 
 @pytest.fixture(scope="module", params=["bert", "roberta"])

@@ -11,7 +11,7 @@ pytest.importorskip("torch")
 
 from jaxmetrics.models import known_model_types, load_model  # noqa: E402
 from jaxmetrics.models.registry import get_architecture  # noqa: E402
-from jaxmetrics.models.testing import tiny_checkpoint  # noqa: E402
+from jaxmetrics.testing import tiny_checkpoint  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -35,28 +35,28 @@ def test_sharded_safetensors_load_like_single_file(tmp_path, gpt2_dir):
     # a missing shard is reported by name
     shard = sorted(sharded.glob("model-*.safetensors"))[0]
     shard.unlink()
-    with pytest.raises(ValueError, match=rf"^name_or_path: .*incomplete: missing weight shard.*{shard.name}"):
+    with pytest.raises(ValueError, match=rf"^model: .*incomplete: missing weight shard.*{shard.name}"):
         load_model(sharded)
 
 
 def test_missing_directory():
-    with pytest.raises(ValueError, match="^name_or_path: model directory './no/such/model' does not exist"):
+    with pytest.raises(ValueError, match="^model: model directory './no/such/model' does not exist"):
         load_model("./no/such/model")
 
 
 def test_hub_id_offline_is_a_clear_error(monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    with pytest.raises(ValueError, match="^name_or_path: 'not-a-cached-model-xyz' is not a local directory"):
+    with pytest.raises(ValueError, match="^model: 'not-a-cached-model-xyz' is not a local directory"):
         load_model("not-a-cached-model-xyz")
 
 
 def test_incomplete_directory(tmp_path, gpt2_dir):
-    with pytest.raises(ValueError, match="^name_or_path: .* no config.json"):
+    with pytest.raises(ValueError, match="^model: .* no config.json"):
         load_model(tmp_path)
     d = tmp_path / "noweights"
     shutil.copytree(gpt2_dir, d)
     (d / "model.safetensors").unlink()
-    with pytest.raises(ValueError, match=r"^name_or_path: .*incomplete: no model.safetensors"):
+    with pytest.raises(ValueError, match=r"^model: .*incomplete: no model.safetensors"):
         load_model(d)
 
 
@@ -66,7 +66,7 @@ def test_pickled_bin_is_refused_without_unpickling(tmp_path, gpt2_dir):
     (d / "model.safetensors").unlink()
     # not a valid pickle at all: the loader must refuse before ever opening it
     (d / "pytorch_model.bin").write_bytes(b"\x80\x04 this would be unpickled")
-    with pytest.raises(ValueError, match=r"^name_or_path: .*pytorch_model.bin.*safetensors only and never unpickles"):
+    with pytest.raises(ValueError, match=r"^model: .*pytorch_model.bin.*safetensors only and never unpickles"):
         load_model(d)
 
 
@@ -91,7 +91,7 @@ def test_wrong_weights_are_named(tmp_path, gpt2_dir):
     key = next(k for k in sd if k.endswith("wpe.weight"))  # 'transformer.wpe.weight' (LM-head checkpoint)
     sd[key] = sd[key][:10]
     save_file(sd, str(d / "model.safetensors"))
-    with pytest.raises(ValueError, match=r"^name_or_path .*wpe.embedding has shape \(10, 32\)"):
+    with pytest.raises(ValueError, match=r"^model .*wpe.embedding has shape \(10, 32\)"):
         load_model(d)
     del sd[key]
     save_file(sd, str(d / "model.safetensors"))
@@ -100,7 +100,7 @@ def test_wrong_weights_are_named(tmp_path, gpt2_dir):
 
 
 def test_bad_name_type():
-    with pytest.raises(TypeError, match="^name_or_path"):
+    with pytest.raises(TypeError, match="^model"):
         load_model(3)
 
 

@@ -1,23 +1,26 @@
-"""Text and models: Flax NNX GPT-2 / BERT / RoBERTa loaded from Hugging Face safetensors
-checkpoints, and featurizers that turn texts into arrays.
+"""Text and models: Flax NNX GPT-2 / BERT / RoBERTa / Llama-family models loaded from Hugging Face
+safetensors checkpoints, the causal-LM protocol, and featurizers that turn texts into arrays.
 
-This is the only layer of jaxmetrics that touches strings, files or the network.
+This is the only layer of jaxmetrics that touches strings, files or the network. Every
+function that needs a model takes ``model=`` (a :class:`LoadedModel`, a hub id or a local
+directory) and resolves it with :func:`resolve_model`.
 """
 from jaxmetrics.models._base import ModelOutput
-from jaxmetrics.models.cache import FeatureCache
-from jaxmetrics.models.featurize import (
-    bucket_length, featurize, featurize_tokens, sentence_embeddings, token_embeddings, tokenize,
+from jaxmetrics.models.featurizers import (
+    TokenEmbeddings, bucket_length, featurize, featurize_tokens, sentence_embeddings, token_embeddings,
 )
 from jaxmetrics.models.io import read_texts
 from jaxmetrics.models.loader import LoadedModel, load_model
+from jaxmetrics.models.protocol import CausalLM, resolve_model
 from jaxmetrics.models.registry import ARCHITECTURES, Architecture, known_model_types, register_architecture
 
 __all__ = [
     "ARCHITECTURES",
     "Architecture",
-    "FeatureCache",
+    "CausalLM",
     "LoadedModel",
     "ModelOutput",
+    "TokenEmbeddings",
     "bucket_length",
     "featurize",
     "featurize_tokens",
@@ -25,7 +28,7 @@ __all__ = [
     "load_model",
     "read_texts",
     "register_architecture",
+    "resolve_model",
     "sentence_embeddings",
     "token_embeddings",
-    "tokenize",
 ]

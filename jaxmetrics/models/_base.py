@@ -7,16 +7,19 @@ weights from safetensors files.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, NamedTuple
+from typing import Any, Callable
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 from flax import nnx
 
+from jaxmetrics.results import Result
 
-class ModelOutput(NamedTuple):
-    """Output of :meth:`LoadedModel.forward` (a pytree, so it can leave ``jax.jit``).
+
+class ModelOutput(Result):
+    """Output of a model's forward pass and of :meth:`LoadedModel.forward` (a pytree, so it can
+    leave ``jax.jit``).
 
     Attributes:
       last_hidden_state: ``[B, T, D]`` final hidden states (GPT-2: after ``ln_f``).
@@ -28,6 +31,30 @@ class ModelOutput(NamedTuple):
     last_hidden_state: jax.Array
     hidden_states: tuple | None = None
     logits: jax.Array | None = None
+
+
+def tied_lm_head(hidden, embedding):
+    """Float32 logits ``hidden @ embedding.T`` of a tied LM head: ``[..., D] x [V, D] -> [..., V]``."""
+    return jnp.einsum("...d,vd->...v", hidden, embedding,
+                      preferred_element_type=jnp.float32).astype(jnp.float32)
+
+
+def write_cache(kv_cache, k, v, cache_index):
+    """Write new keys/values ``[B, t, H, Dh]`` into a ``(k, v)`` cache ``[B, S, H, Dh]`` at slot
+    ``cache_index``; returns the updated pair."""
+    ck, cv = kv_cache
+    ck = jax.lax.dynamic_update_slice(ck, k.astype(ck.dtype), (0, cache_index, 0, 0))
+    cv = jax.lax.dynamic_update_slice(cv, v.astype(cv.dtype), (0, cache_index, 0, 0))
+    return ck, cv
+
+
+def cached_attention_mask(key_mask, cache_index, t: int):
+    """``allowed [B, 1, t, S]`` for ``t`` queries at cache slots ``cache_index ..``: causal over the
+    slots and limited to slots holding real tokens (``key_mask [B, S]``)."""
+    s = key_mask.shape[1]
+    q_slots = cache_index + jnp.arange(t)
+    causal = q_slots[:, None] >= jnp.arange(s)[None, :]
+    return causal[None, None] & key_mask[:, None, None, :].astype(bool)
 
 
 def _gelu_exact(x):

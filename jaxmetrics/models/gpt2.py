@@ -4,6 +4,10 @@ Matches transformers' PyTorch GPT-2: pre-LayerNorm blocks, fused ``c_attn`` proj
 (``Conv1D`` weights are stored ``[in, out]``, i.e. already in ``nnx.Linear`` layout),
 ``gelu_new`` MLP, final ``ln_f``, logits = ``h @ wte.T``. Position ids are ``0..T-1``
 (right padding), and padded keys are masked out of attention.
+
+:class:`GPT2` implements the causal-LM protocol of :mod:`jaxmetrics.models.protocol`
+(``__call__``, ``lm_head``, ``init_cache``, ``decode_step``); the cached path runs the same
+blocks as the full forward pass, with the new keys and values written into the cache.
 """
 from __future__ import annotations
 
@@ -12,8 +16,8 @@ import numpy as np
 from flax import nnx
 
 from jaxmetrics.models._base import (
-    ModelOutput, activation, attention, build_module, inv_sqrt, merge_heads, split_heads,
-    strip_prefix, take,
+    ModelOutput, activation, attention, build_module, cached_attention_mask, inv_sqrt, merge_heads,
+    split_heads, strip_prefix, take, tied_lm_head, write_cache,
 )
 
 
@@ -32,12 +36,17 @@ class GPT2Attention(nnx.Module):
             scale /= float(layer_idx + 1)
         self.scale = scale
 
-    def __call__(self, x, allowed):
+    def __call__(self, x, allowed, kv_cache=None, cache_index=None):
+        """``allowed [B, 1, T, S]``. With ``kv_cache = (k, v)`` of ``[B, S, H, Dh]`` the new keys and
+        values are written at ``cache_index`` and attention runs over the whole cache."""
         q, k, v = jnp.split(self.c_attn(x), 3, axis=-1)
         h = self.num_heads
-        out = attention(split_heads(q, h), split_heads(k, h), split_heads(v, h), allowed, scale=self.scale,
-                        causal=True)
-        return self.c_proj(merge_heads(out))
+        q, k, v = split_heads(q, h), split_heads(k, h), split_heads(v, h)
+        new_cache = None
+        if kv_cache is not None:
+            k, v = new_cache = write_cache(kv_cache, k, v, cache_index)
+        out = attention(q, k, v, allowed, scale=self.scale, causal=kv_cache is None)
+        return self.c_proj(merge_heads(out)), new_cache
 
 
 class GPT2MLP(nnx.Module):
@@ -60,9 +69,10 @@ class GPT2Block(nnx.Module):
         self.ln_2 = _ln(cfg, d, dtype, rngs)
         self.mlp = GPT2MLP(cfg, dtype=dtype, rngs=rngs)
 
-    def __call__(self, x, allowed):
-        x = x + self.attn(self.ln_1(x), allowed)
-        return x + self.mlp(self.ln_2(x))
+    def __call__(self, x, allowed, kv_cache=None, cache_index=None):
+        h, new_cache = self.attn(self.ln_1(x), allowed, kv_cache, cache_index)
+        x = x + h
+        return x + self.mlp(self.ln_2(x)), new_cache
 
 
 class GPT2(nnx.Module):
@@ -91,17 +101,42 @@ class GPT2(nnx.Module):
         x = self.wte(input_ids) + self.wpe(jnp.arange(t)[None, :])
         hidden = [x] if output_hidden_states else None
         for block in self.h:
-            x = block(x, allowed)
+            x, _ = block(x, allowed)
             if output_hidden_states:
                 hidden.append(x)
         x = self.ln_f(x)
         if output_hidden_states:
             hidden[-1] = x  # transformers replaces the last entry by the ln_f output
-        logits = None
-        if return_logits:
-            logits = jnp.einsum("btd,vd->btv", x, self.wte.embedding[...],
-                                preferred_element_type=jnp.float32).astype(jnp.float32)
+        logits = self.lm_head(x) if return_logits else None
         return ModelOutput(x, tuple(hidden) if output_hidden_states else None, logits)
+
+    def lm_head(self, hidden):
+        """Float32 logits ``[..., V]`` of final hidden states: the tied head ``h @ wte.T``."""
+        return tied_lm_head(hidden, self.wte.embedding[...])
+
+    def init_cache(self, batch_size: int, max_len: int):
+        """Zero key/value cache: one ``(k, v)`` pair of ``[B, S, H, Dh]`` per block."""
+        d = self.wte.embedding.shape[1]
+        dt = self.wte.embedding.dtype
+        out = []
+        for block in self.h:
+            h = block.attn.num_heads
+            shape = (batch_size, max_len, h, d // h)
+            out.append((jnp.zeros(shape, dt), jnp.zeros(shape, dt)))
+        return out
+
+    def decode_step(self, input_ids, positions, key_mask, cache, cache_index):
+        """Cached forward of ``input_ids [B, t]`` written at cache slots ``cache_index ..
+        cache_index + t - 1`` (``positions [B, t]``: learned position ids; ``key_mask [B, S]``:
+        cache slots holding real tokens, the new ones included). Returns
+        ``(logits [B, t, V] float32, new_cache)``."""
+        allowed = cached_attention_mask(key_mask, cache_index, input_ids.shape[1])
+        x = self.wte(input_ids) + self.wpe(positions)
+        new_cache = []
+        for block, kv in zip(self.h, cache):
+            x, c = block(x, allowed, kv, cache_index)
+            new_cache.append(c)
+        return self.lm_head(self.ln_f(x)), new_cache
 
     @classmethod
     def from_pretrained(cls, config, state_dict: dict[str, np.ndarray], *, dtype=jnp.float32) -> "GPT2":

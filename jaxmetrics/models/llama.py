@@ -9,7 +9,8 @@ Qwen2 adds biases to the q/k/v projections; Mistral / Qwen2 sliding-window layer
 each query to the last ``sliding_window`` keys.
 
 Position ids are ``0..T-1`` with right padding; padded keys are masked out of attention.
-:meth:`Llama.decode` is the KV-cache entry point used by :mod:`jaxmetrics.lm.sampling`.
+:class:`Llama` implements the causal-LM protocol of :mod:`jaxmetrics.models.protocol`
+(``__call__``, ``lm_head``, ``init_cache``, ``decode_step``).
 
 Written here rather than taken from a library because transformers 5 ships no Flax models.
 """
@@ -22,7 +23,10 @@ import jax.numpy as jnp
 import numpy as np
 from flax import nnx
 
-from jaxmetrics.models._base import ModelOutput, activation, attention, build_module, strip_prefix, take
+from jaxmetrics.models._base import (
+    ModelOutput, activation, attention, build_module, cached_attention_mask, strip_prefix, take, tied_lm_head,
+    write_cache,
+)
 
 
 def _rope_parameters(cfg) -> dict:
@@ -176,10 +180,7 @@ class LlamaAttention(nnx.Module):
         q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
         new_cache = None
         if kv_cache is not None:
-            ck, cv = kv_cache
-            k = jax.lax.dynamic_update_slice(ck, k.astype(ck.dtype), (0, cache_index, 0, 0))
-            v = jax.lax.dynamic_update_slice(cv, v.astype(cv.dtype), (0, cache_index, 0, 0))
-            new_cache = (k, v)
+            k, v = new_cache = write_cache(kv_cache, k, v, cache_index)
         if self.sliding_window is not None:
             k_slots = jnp.arange(k.shape[1])
             allowed = allowed & ((q_slots[:, None] - k_slots[None, :]) < self.sliding_window)[None, None]
@@ -245,19 +246,19 @@ class Llama(nnx.Module):
         self.layers = nnx.List([LlamaBlock(cfg, i, dtype=dtype, rngs=rngs) for i in range(cfg.num_hidden_layers)])
         self.norm = RMSNorm(d, float(cfg.rms_norm_eps), dtype=dtype)
         self.tie_word_embeddings = bool(getattr(cfg, "tie_word_embeddings", False))
-        if not self.tie_word_embeddings:
-            self.lm_head = _linear(d, cfg.vocab_size, False, dtype, rngs)
+        if not self.tie_word_embeddings:  # the untied output projection (``lm_head.weight``)
+            self.unembed = _linear(d, cfg.vocab_size, False, dtype, rngs)
         # static constant (a tuple, so nnx does not treat it as state), not a parameter
         self.inv_freq = tuple(float(f) for f in rope_inv_freq(cfg))
         self.num_kv_heads = int(getattr(cfg, "num_key_value_heads", None) or cfg.num_attention_heads)
         self.head_dim = head_dim_of(cfg)
         self.dtype = dtype
 
-    def _logits(self, x):
+    def lm_head(self, hidden):
+        """Float32 logits ``[..., V]`` of final hidden states (tied or untied head)."""
         if self.tie_word_embeddings:
-            w = self.embed_tokens.embedding[...]
-            return jnp.einsum("btd,vd->btv", x, w, preferred_element_type=jnp.float32).astype(jnp.float32)
-        return self.lm_head(x).astype(jnp.float32)
+            return tied_lm_head(hidden, self.embed_tokens.embedding[...])
+        return self.unembed(hidden).astype(jnp.float32)
 
     def _run(self, input_ids, positions, allowed, q_slots, cache=None, cache_index=None,
              output_hidden_states=False):
@@ -285,7 +286,7 @@ class Llama(nnx.Module):
         positions = jnp.broadcast_to(jnp.arange(t)[None, :], (b, t))
         x, hidden, _ = self._run(input_ids, positions, allowed, jnp.arange(t),
                                  output_hidden_states=output_hidden_states)
-        logits = self._logits(x) if return_logits else None
+        logits = self.lm_head(x) if return_logits else None
         return ModelOutput(x, tuple(hidden) if output_hidden_states else None, logits)
 
     def init_cache(self, batch_size: int, max_len: int):
@@ -293,7 +294,7 @@ class Llama(nnx.Module):
         shape = (batch_size, max_len, self.num_kv_heads, self.head_dim)
         return [(jnp.zeros(shape, self.dtype), jnp.zeros(shape, self.dtype)) for _ in self.layers]
 
-    def decode(self, input_ids, positions, key_mask, cache, cache_index):
+    def decode_step(self, input_ids, positions, key_mask, cache, cache_index):
         """KV-cache forward of ``input_ids [B, t]`` written at cache slots ``cache_index ..
         cache_index + t - 1``.
 
@@ -306,12 +307,10 @@ class Llama(nnx.Module):
           ``(logits [B, t, V] float32, new_cache)``.
         """
         t = input_ids.shape[1]
-        s = key_mask.shape[1]
         q_slots = cache_index + jnp.arange(t)
-        causal = q_slots[:, None] >= jnp.arange(s)[None, :]
-        allowed = causal[None, None] & key_mask[:, None, None, :].astype(bool)
+        allowed = cached_attention_mask(key_mask, cache_index, t)
         x, _, new_cache = self._run(input_ids, positions, allowed, q_slots, cache, cache_index)
-        return self._logits(x), new_cache
+        return self.lm_head(x), new_cache
 
     @classmethod
     def from_pretrained(cls, config, state_dict: dict[str, np.ndarray], *, dtype=jnp.float32) -> "Llama":
@@ -344,7 +343,7 @@ def convert_llama(config, state_dict: dict[str, np.ndarray]) -> dict[tuple, np.n
     if not getattr(config, "tie_word_embeddings", False):
         if head is None:
             raise ValueError("checkpoint: weight 'lm_head.weight' is missing from the safetensors files")
-        p[("lm_head", "kernel")] = head.T
+        p[("unembed", "kernel")] = head.T
     for i in range(config.num_hidden_layers):
         pre = f"layers.{i}."
         for ln in ("input_layernorm", "post_attention_layernorm"):

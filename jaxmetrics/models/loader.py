@@ -7,7 +7,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import jax
 import jax.numpy as jnp
@@ -26,25 +26,27 @@ def _looks_like_path(name: str) -> bool:
     return name.startswith((".", "/", "~", "\\")) or name.count("/") > 1 or "\\" in name or name.endswith("/")
 
 
-def resolve_model_dir(name_or_path: str | os.PathLike) -> Path:
-    """Local directory of a checkpoint: ``name_or_path`` itself, or a hub snapshot.
+def resolve_model_dir(model: str | os.PathLike) -> Path:
+    """Local directory of a checkpoint: ``model`` itself, or a hub snapshot.
 
     A hub id (``'gpt2'``, ``'sentence-transformers/all-MiniLM-L6-v2'``) is fetched with
     ``huggingface_hub.snapshot_download`` (configs, tokenizer files and safetensors only);
     with ``HF_HUB_OFFLINE=1`` only the local cache is used.
     """
-    if not isinstance(name_or_path, (str, os.PathLike)):
-        raise TypeError(f"name_or_path: expected a hub id or a directory, got {type(name_or_path).__name__}")
-    name = os.fspath(name_or_path)
+    if not isinstance(model, (str, os.PathLike)):
+        from jaxmetrics.models.protocol import model_type_error
+
+        raise model_type_error(model)
+    name = os.fspath(model)
     if not name.strip():
-        raise ValueError("name_or_path: empty model name")
+        raise ValueError("model: empty model name")
     p = Path(name).expanduser()
     if p.exists():
         if not p.is_dir():
-            raise ValueError(f"name_or_path: {name!r} is a file; expected a checkpoint directory")
+            raise ValueError(f"model: {name!r} is a file; expected a checkpoint directory")
         return p
     if _looks_like_path(name):
-        raise ValueError(f"name_or_path: model directory {name!r} does not exist")
+        raise ValueError(f"model: model directory {name!r} does not exist")
     try:
         from huggingface_hub import snapshot_download
 
@@ -53,7 +55,7 @@ def resolve_model_dir(name_or_path: str | os.PathLike) -> Path:
         offline = os.environ.get("HF_HUB_OFFLINE", "0") not in ("0", "", "false", "False")
         hint = " (HF_HUB_OFFLINE is set and it is not in the local cache)" if offline else ""
         raise ValueError(
-            f"name_or_path: {name!r} is not a local directory and could not be fetched from the "
+            f"model: {name!r} is not a local directory and could not be fetched from the "
             f"Hugging Face Hub{hint}: {type(e).__name__}: {e}"
         ) from e
 
@@ -67,11 +69,11 @@ def _weight_files(d: Path) -> list[Path]:
         try:
             weight_map = json.loads(index.read_text())["weight_map"]
         except Exception as e:
-            raise ValueError(f"name_or_path: {index} is not a valid safetensors index ({e})") from e
+            raise ValueError(f"model: {index} is not a valid safetensors index ({e})") from e
         files = [d / f for f in sorted(set(weight_map.values()))]
         missing = [f.name for f in files if not f.is_file()]
         if missing:
-            raise ValueError(f"name_or_path: {d} is incomplete: missing weight shard(s) {missing}")
+            raise ValueError(f"model: {d} is incomplete: missing weight shard(s) {missing}")
         return files
     others = sorted(d.glob("*.safetensors"))
     if len(others) == 1:
@@ -79,11 +81,11 @@ def _weight_files(d: Path) -> list[Path]:
     pickled = [n for n in _PICKLE_WEIGHTS if (d / n).exists()] + [f.name for f in d.glob("*.bin")]
     if pickled:
         raise ValueError(
-            f"name_or_path: {d} has only pickled/non-safetensors weights ({sorted(set(pickled))}); "
+            f"model: {d} has only pickled/non-safetensors weights ({sorted(set(pickled))}); "
             "jaxmetrics loads model.safetensors only and never unpickles. Convert the checkpoint "
             "(e.g. `model.save_pretrained(dir, safe_serialization=True)` in a trusted environment)."
         )
-    raise ValueError(f"name_or_path: {d} is incomplete: no model.safetensors (or sharded index) found")
+    raise ValueError(f"model: {d} is incomplete: no model.safetensors (or sharded index) found")
 
 
 def load_state_dict(files: list[Path]) -> dict[str, np.ndarray]:
@@ -95,7 +97,7 @@ def load_state_dict(files: list[Path]) -> dict[str, np.ndarray]:
         try:
             sd.update(load_file(str(f)))
         except Exception as e:
-            raise ValueError(f"name_or_path: could not read weights {f} ({type(e).__name__}: {e})") from e
+            raise ValueError(f"model: could not read weights {f} ({type(e).__name__}: {e})") from e
     return sd
 
 
@@ -190,7 +192,7 @@ class LoadedModel:
         return jitted(state, jnp.asarray(ids, jnp.int32), jnp.asarray(mask, bool),
                       bool(output_hidden_states), bool(return_logits and self.is_causal))
 
-    def reduction(self, key: Any, fn):
+    def reduction(self, key: Any, fn: Callable) -> Callable:
         """A jit-compiled ``(input_ids, attention_mask) -> fn(model, input_ids, attention_mask)``.
 
         Used by the featurizers so that only what they keep (e.g. one layer at the last
@@ -243,7 +245,7 @@ class LoadedModel:
         raise AttributeError("config has no hidden size")
 
 
-def load_model(name_or_path: str | os.PathLike, *, dtype=jnp.float32) -> LoadedModel:
+def load_model(model: str | os.PathLike, *, dtype=jnp.float32) -> LoadedModel:
     """Load a Hugging Face checkpoint into a jit-compiled Flax NNX model.
 
     Reads ``config.json``, the weights from ``model.safetensors`` (or a sharded
@@ -251,7 +253,7 @@ def load_model(name_or_path: str | os.PathLike, *, dtype=jnp.float32) -> LoadedM
     Pickled ``pytorch_model.bin`` weights are refused; no remote code is run.
 
     Args:
-      name_or_path: local checkpoint directory or a Hugging Face Hub id (``'gpt2-large'``).
+      model: local checkpoint directory or a Hugging Face Hub id (``'gpt2-large'``).
       dtype: parameter and compute dtype (softmax and logits are float32).
 
     Returns:
@@ -263,17 +265,17 @@ def load_model(name_or_path: str | os.PathLike, *, dtype=jnp.float32) -> LoadedM
       >>> lm.kind, lm.is_causal, lm.hidden_size
       ('bert', False, 384)
     """
-    d = resolve_model_dir(name_or_path)
+    d = resolve_model_dir(model)
     cfg_file = d / "config.json"
     if not cfg_file.is_file():
-        raise ValueError(f"name_or_path: {d} is incomplete: no config.json")
+        raise ValueError(f"model: {d} is incomplete: no config.json")
     try:
         raw = json.loads(cfg_file.read_text())
     except Exception as e:
-        raise ValueError(f"name_or_path: {cfg_file} is not valid JSON ({e})") from e
+        raise ValueError(f"model: {cfg_file} is not valid JSON ({e})") from e
     model_type = raw.get("model_type")
     if not model_type:
-        raise ValueError(f"name_or_path: {cfg_file} has no 'model_type'")
+        raise ValueError(f"model: {cfg_file} has no 'model_type'")
     arch = get_architecture(model_type)
     files = _weight_files(d)
 
@@ -283,11 +285,11 @@ def load_model(name_or_path: str | os.PathLike, *, dtype=jnp.float32) -> LoadedM
     try:
         tokenizer = AutoTokenizer.from_pretrained(str(d), use_fast=True, trust_remote_code=False)
     except Exception as e:
-        raise ValueError(f"name_or_path: could not load the tokenizer from {d} ({type(e).__name__}: {e})") from e
-    cls, convert = arch.load()
+        raise ValueError(f"model: could not load the tokenizer from {d} ({type(e).__name__}: {e})") from e
+    cls, convert = arch.module_class(), arch.converter()
     params = convert(config, load_state_dict(files))
-    model = build_module(lambda: cls(config, dtype=dtype, rngs=nnx.Rngs(0)), params, dtype=dtype,
-                         name=f"name_or_path ({d})")
-    return LoadedModel(model=model, tokenizer=tokenizer, config=config, kind=arch.kind,
-                       is_causal=bool(getattr(cls, "is_causal", False)), name=os.fspath(name_or_path),
+    module = build_module(lambda: cls(config, dtype=dtype, rngs=nnx.Rngs(0)), params, dtype=dtype,
+                          name=f"model ({d})")
+    return LoadedModel(model=module, tokenizer=tokenizer, config=config, kind=arch.kind,
+                       is_causal=bool(getattr(cls, "is_causal", False)), name=os.fspath(model),
                        path=str(d), fingerprint=_fingerprint(d, files), dtype=dtype)

