@@ -6,9 +6,9 @@ import json
 import pytest
 
 from jaxmetrics.cli import main
-from jaxmetrics.lm.perplexity import perplexity
+from jaxmetrics.lm import perplexity
 from jaxmetrics.models import load_model
-from jaxmetrics.models.testing import tiny_checkpoint
+from jaxmetrics.testing import tiny_checkpoint
 
 TEXT = "The quick brown fox jumps over the lazy dog.\nTo be, or not to be, that is the question.\n" * 4
 
@@ -29,7 +29,7 @@ def test_cli_prints_perplexity_matching_api(ckpt, tmp_path, capsys):
     for word in ("perplexity", "nll", "tokens", "throughput"):
         assert word in printed
     lm = load_model(ckpt)
-    ref = perplexity(lm, TEXT, max_length=16, stride=8, batch_size=4)
+    ref = perplexity(TEXT, model=lm, max_length=16, stride=8, batch_size=4)
     data = json.loads(out_json.read_text())
     assert data["perplexity"] == pytest.approx(ref.perplexity, rel=1e-6)
     assert data["num_tokens"] == ref.num_tokens

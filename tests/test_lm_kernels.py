@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from jaxmetrics.lm import kernels as K
+from jaxmetrics.lm import state as S
 
 V = 11
 
@@ -43,7 +44,7 @@ def test_token_nll_matches_torch_cross_entropy(rng, x64):
         torch.tensor(logits).permute(0, 2, 1), torch.tensor(targets), reduction="none"
     ).numpy()
     np.testing.assert_allclose(ours, np.where(mask, ce, 0.0), rtol=1e-12, atol=1e-12)
-    st = K.perplexity_stats(jnp.asarray(logits), jnp.asarray(targets), jnp.asarray(mask))
+    st = S.perplexity_stats(jnp.asarray(logits), jnp.asarray(targets), jnp.asarray(mask))
     assert int(st.count) == mask.sum()
     np.testing.assert_allclose(float(st.nll_sum), ce[mask].sum(), rtol=1e-12)
     np.testing.assert_allclose(float(st.compute()), np.exp(ce[mask].mean()), rtol=1e-12)
@@ -85,12 +86,12 @@ def _definition_scores(logp, targets, mask, eps):
 @pytest.mark.parametrize("top_k,top_p,eps", [(None, None, 0.0), (3, None, 1e-3), (None, 0.6, 1e-2)])
 def test_scores_match_definitions(rng, x64, top_k, top_p, eps):
     logits, targets, mask = _data(rng)
-    out = K.lm_scores(logits, targets, mask, epsilon=eps, temperature=0.8, top_k=top_k, top_p=top_p)
+    out = S.lm_scores(logits, targets, mask, epsilon=eps, temperature=0.8, top_k=top_k, top_p=top_p)
     logp = _hf_transform(logits, 0.8, top_k, top_p)
     e, sp, js = _definition_scores(logp, targets, mask, eps)
-    assert out["epsilon_perplexity"] == pytest.approx(e, rel=1e-10)
-    assert out["sparsemax_score"] == pytest.approx(sp, rel=1e-10)
-    assert out["js"] == pytest.approx(js, rel=1e-10)
+    assert out.epsilon_perplexity == pytest.approx(e, rel=1e-10)
+    assert out.sparsemax_score == pytest.approx(sp, rel=1e-10)
+    assert out.js == pytest.approx(js, rel=1e-10)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -120,43 +121,45 @@ def test_hand_computed_case():
     # p = [0.5, 0.25, 0.25], target 1: SP = 0.25 + 0.5(1 - 0.375) = 0.5625
     z = jnp.log(jnp.array([[0.5, 0.25, 0.25]]))
     s = K.token_scores(z, jnp.array([1]), epsilon=0.5)
-    assert float(s["sparsemax"][0]) == pytest.approx(0.5625, rel=1e-6)
-    assert float(s["eps_log_prob"][0]) == pytest.approx(np.log(0.75 / 2.5), rel=1e-6)
+    assert float(s.sparsemax[0]) == pytest.approx(0.5625, rel=1e-6)
+    assert float(s.eps_log_prob[0]) == pytest.approx(np.log(0.75 / 2.5), rel=1e-6)
     # one-hot correct prediction: SP = 1, JS = 0; one-hot wrong: SP = 0.5... JS = ln 2
     onehot = jnp.array([[0.0, -jnp.inf, -jnp.inf]])
     s = K.token_scores(onehot, jnp.array([0]))
-    assert float(s["sparsemax"][0]) == pytest.approx(1.0)
-    assert float(s["js"][0]) == pytest.approx(0.0, abs=1e-7)
+    assert float(s.sparsemax[0]) == pytest.approx(1.0)
+    assert float(s.js[0]) == pytest.approx(0.0, abs=1e-7)
     s = K.token_scores(onehot, jnp.array([2]), epsilon=0.0)
-    assert float(s["js"][0]) == pytest.approx(np.log(2.0), rel=1e-6)
-    assert float(s["sparsemax"][0]) == pytest.approx(0.0, abs=1e-7)
-    assert not np.isnan(float(s["js"][0]))
+    assert float(s.js[0]) == pytest.approx(np.log(2.0), rel=1e-6)
+    assert float(s.sparsemax[0]) == pytest.approx(0.0, abs=1e-7)
+    assert not np.isnan(float(s.js[0]))
 
 
 def test_jit_equals_eager_and_no_retrace(rng):
     logits, targets, mask = (jnp.asarray(a) for a in _data(rng))
-    jitted = K.lm_score_stats(logits, targets, mask, epsilon=1e-3, temperature=0.9, top_k=4, top_p=0.9)
+    jitted = S.lm_score_stats(logits, targets, mask, epsilon=1e-3, temperature=0.9, top_k=4, top_p=0.9)
     with jax.disable_jit():
-        eager = K.lm_score_stats(logits, targets, mask, epsilon=1e-3, temperature=0.9, top_k=4, top_p=0.9)
-    for a, b in zip(jitted, eager):
+        eager = S.lm_score_stats(logits, targets, mask, epsilon=1e-3, temperature=0.9, top_k=4, top_p=0.9)
+    for a, b in zip(jax.tree.leaves(jitted), jax.tree.leaves(eager)):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5)
-    n = K.lm_score_stats._cache_size()
+    n = S._score_sums._cache_size()
     # new data values, new traced temperature / epsilon / top_p: no retrace
-    K.lm_score_stats(logits + 1.0, targets, mask, epsilon=1e-2, temperature=0.7, top_k=4, top_p=0.5)
-    assert K.lm_score_stats._cache_size() == n
+    S.lm_score_stats(logits + 1.0, targets, mask, epsilon=1e-2, temperature=0.7, top_k=4, top_p=0.5)
+    assert S._score_sums._cache_size() == n
 
 
 def test_merge_equals_one_shot_and_vmap_over_epsilon(rng):
     logits, targets, mask = (jnp.asarray(a) for a in _data(rng, b=4))
-    one = K.lm_score_stats(logits, targets, mask, epsilon=1e-2)
-    a = K.lm_score_stats(logits[:2], targets[:2], mask[:2], epsilon=1e-2)
-    b = K.lm_score_stats(logits[2:], targets[2:], mask[2:], epsilon=1e-2)
-    for x, y in zip(one, a.merge(b)):
+    one = S.lm_score_stats(logits, targets, mask, epsilon=1e-2)
+    a = S.lm_score_stats(logits[:2], targets[:2], mask[:2], epsilon=1e-2)
+    b = S.lm_score_stats(logits[2:], targets[2:], mask[2:], epsilon=1e-2)
+    for x, y in zip(jax.tree.leaves(one), jax.tree.leaves(a.merge(b))):
         np.testing.assert_allclose(np.asarray(x), np.asarray(y), rtol=1e-5)
+    with pytest.raises(ValueError, match="^other"):
+        a.merge(S.lm_score_stats(logits[2:], targets[2:], mask[2:], epsilon=1e-3))
     eps = jnp.array([0.0, 1e-3, 1e-1])
-    vm = jax.vmap(lambda e: K.lm_score_stats(logits, targets, mask, epsilon=e))(eps)
+    vm = jax.vmap(lambda e: S.lm_score_stats(logits, targets, mask, epsilon=e))(eps)
     for i, e in enumerate([0.0, 1e-3, 1e-1]):
-        single = K.lm_score_stats(logits, targets, mask, epsilon=e)
+        single = S.lm_score_stats(logits, targets, mask, epsilon=e)
         np.testing.assert_allclose(np.asarray(vm.eps_log_sum[i]), np.asarray(single.eps_log_sum), rtol=1e-5)
     # larger epsilon smooths more: eps-PPL is non-increasing... at least finite
     assert np.all(np.isfinite(np.asarray(vm.eps_log_sum)))
@@ -164,31 +167,31 @@ def test_merge_equals_one_shot_and_vmap_over_epsilon(rng):
 
 def test_truncation_gives_inf_not_nan():
     z = jnp.array([[3.0, 0.0, 0.0]])
-    out = K.lm_scores(z, jnp.array([2]), top_k=1, epsilon=0.0)
-    assert out["epsilon_perplexity"] == np.inf and out["perplexity"] == np.inf
-    assert not np.isnan(out["js"]) and not np.isnan(out["sparsemax_score"])
+    out = S.lm_scores(z, jnp.array([2]), top_k=1, epsilon=0.0)
+    assert out.epsilon_perplexity == np.inf and out.perplexity == np.inf
+    assert not np.isnan(out.js) and not np.isnan(out.sparsemax_score)
 
 
 def test_bad_input():
     z = np.zeros((2, 3))
     t = np.array([0, 1])
     with pytest.raises(ValueError, match="^top_k"):
-        K.lm_scores(z, t, top_k=4)
+        S.lm_scores(z, t, top_k=4)
     with pytest.raises(ValueError, match="^top_p"):
-        K.lm_scores(z, t, top_p=1.5)
+        S.lm_scores(z, t, top_p=1.5)
     with pytest.raises(ValueError, match="^temperature"):
-        K.lm_scores(z, t, temperature=0.0)
+        S.lm_scores(z, t, temperature=0.0)
     with pytest.raises(ValueError, match="^epsilon"):
-        K.lm_scores(z, t, epsilon=-1.0)
+        S.lm_scores(z, t, epsilon=-1.0)
     with pytest.raises(ValueError, match="^targets"):
-        K.lm_scores(z, np.array([0, 3]))
+        S.lm_scores(z, np.array([0, 3]))
     with pytest.raises(ValueError, match="^targets"):
-        K.lm_scores(z, np.array([0]))
+        S.lm_scores(z, np.array([0]))
     with pytest.raises(TypeError, match="^targets"):
-        K.lm_scores(z, np.array([0.0, 1.0]))
+        S.lm_scores(z, np.array([0.0, 1.0]))
     with pytest.raises(ValueError, match="^logits"):
-        K.lm_scores(np.array([[np.nan, 0, 0], [0, 0, 0]]), t)
-    with pytest.raises(ValueError, match="^stats"):
-        K.lm_scores(z, t, np.zeros(2, bool))
-    with pytest.raises(ValueError, match="^stats"):
-        K.perplexity_from_stats(K.PerplexityStats.empty())
+        S.lm_scores(np.array([[np.nan, 0, 0], [0, 0, 0]]), t)
+    with pytest.raises(ValueError, match="^state"):
+        S.lm_scores(z, t, np.zeros(2, bool))
+    with pytest.raises(ValueError, match="^state"):
+        S.PerplexityState.empty().compute()

@@ -9,7 +9,7 @@ import torch
 
 from jaxmetrics.lm import sampling as S
 from jaxmetrics.models import load_model
-from jaxmetrics.models.testing import tiny_checkpoint
+from jaxmetrics.testing import tiny_checkpoint
 
 CTX = 32
 
@@ -51,26 +51,26 @@ def _greedy_no_cache(lm, prompt, m, eos=None):
 
 
 def test_greedy_equals_argmax_decoding_without_cache(lm):
-    out = S.generate(lm, PROMPTS, key=jax.random.key(0), max_new_tokens=6, greedy=True, eos_token_id=None,
+    out = S.generate(PROMPTS, model=lm, key=jax.random.key(0), max_new_tokens=6, greedy=True, eos_token_id=None,
                      return_logits=True)
-    assert out.tokens.shape == (3, 6) and out.mask.all()
+    assert out.tokens.shape == (3, 6) and out.tokens_mask.all()
     for i, p in enumerate(PROMPTS):
         assert out.tokens[i].tolist() == _greedy_no_cache(lm, p, 6)
 
 
 def test_top_k_1_equals_greedy_and_stops_at_eos(lm):
-    g = S.generate(lm, PROMPTS, key=jax.random.key(0), max_new_tokens=6, greedy=True, eos_token_id=None,
+    g = S.generate(PROMPTS, model=lm, key=jax.random.key(0), max_new_tokens=6, greedy=True, eos_token_id=None,
                    return_logits=True)
-    k1 = S.generate(lm, PROMPTS, key=jax.random.key(7), max_new_tokens=6, top_k=1, temperature=0.8,
+    k1 = S.generate(PROMPTS, model=lm, key=jax.random.key(7), max_new_tokens=6, top_k=1, temperature=0.8,
                     eos_token_id=None, return_logits=True)
     np.testing.assert_array_equal(g.tokens, k1.tokens)
     eos = int(g.tokens[0, 2])  # make row 0's third greedy token the stop token
-    e = S.generate(lm, PROMPTS, key=jax.random.key(0), max_new_tokens=6, greedy=True, eos_token_id=eos,
+    e = S.generate(PROMPTS, model=lm, key=jax.random.key(0), max_new_tokens=6, greedy=True, eos_token_id=eos,
                    pad_token_id=0, return_logits=True)
     for i, p in enumerate(PROMPTS):
         ref = _greedy_no_cache(lm, p, 6, eos=eos)
         n = len(ref)
-        assert e.tokens[i, :n].tolist() == ref and e.mask[i, :n].all() and not e.mask[i, n:].any()
+        assert e.tokens[i, :n].tolist() == ref and e.tokens_mask[i, :n].all() and not e.tokens_mask[i, n:].any()
         assert np.all(e.tokens[i, n:] == 0)
         assert e.finished[i] == (ref[-1] == eos)
     ref0 = _greedy_no_cache(lm, PROMPTS[0], 6, eos=eos)
@@ -78,7 +78,7 @@ def test_top_k_1_equals_greedy_and_stops_at_eos(lm):
 
 
 def test_cached_logits_equal_full_forward_logits(lm):
-    out = S.generate(lm, PROMPTS, key=jax.random.key(3), max_new_tokens=6, top_p=0.9, temperature=1.2,
+    out = S.generate(PROMPTS, model=lm, key=jax.random.key(3), max_new_tokens=6, top_p=0.9, temperature=1.2,
                      eos_token_id=None, return_logits=True)
     for i, p in enumerate(PROMPTS):
         seq = np.concatenate([p, out.tokens[i]])
@@ -88,9 +88,9 @@ def test_cached_logits_equal_full_forward_logits(lm):
 
 def test_filters_respected_and_keys_reproducible(lm):
     kw = dict(max_new_tokens=6, top_k=3, temperature=1.5, eos_token_id=None, return_logits=True)
-    a = S.generate(lm, PROMPTS, key=jax.random.key(11), **kw)
-    b = S.generate(lm, PROMPTS, key=jax.random.key(11), **kw)
-    c = S.generate(lm, PROMPTS, key=jax.random.key(12), **kw)
+    a = S.generate(PROMPTS, model=lm, key=jax.random.key(11), **kw)
+    b = S.generate(PROMPTS, model=lm, key=jax.random.key(11), **kw)
+    c = S.generate(PROMPTS, model=lm, key=jax.random.key(12), **kw)
     np.testing.assert_array_equal(a.tokens, b.tokens)
     assert not np.array_equal(a.tokens, c.tokens)
     top3 = np.argsort(-a.logits, axis=-1)[..., :3]
@@ -99,10 +99,10 @@ def test_filters_respected_and_keys_reproducible(lm):
 
 def test_no_retrace_for_new_temperature_or_top_p(lm):
     kw = dict(max_new_tokens=6, eos_token_id=None, return_logits=True)
-    S.generate(lm, PROMPTS, key=jax.random.key(0), temperature=0.7, top_p=0.9, **kw)
+    S.generate(PROMPTS, model=lm, key=jax.random.key(0), temperature=0.7, top_p=0.9, **kw)
     run = S._JITS[lm.model]
     n = run._cache_size()
-    S.generate(lm, PROMPTS, key=jax.random.key(1), temperature=1.3, top_p=0.5, **kw)
+    S.generate(PROMPTS, model=lm, key=jax.random.key(1), temperature=1.3, top_p=0.5, **kw)
     assert run._cache_size() == n
 
 
@@ -116,9 +116,12 @@ def test_llama_cached_sampling_matches_full_forward():
                          num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
                          initializer_range=0.3)
     tm = tf.LlamaForCausalLM(cfg).eval()
-    model = Llama.from_pretrained(cfg, {k: v.detach().numpy() for k, v in tm.state_dict().items()})
+    from jaxmetrics.models import LoadedModel
+
+    module = Llama.from_pretrained(cfg, {k: v.detach().numpy() for k, v in tm.state_dict().items()})
+    model = LoadedModel(model=module, tokenizer=None, config=cfg, kind="llama", is_causal=True)
     prompts = [np.array([3, 4, 5]), np.array([7])]
-    out = S.generate(model, prompts, key=jax.random.key(0), max_new_tokens=6, greedy=True, eos_token_id=None,
+    out = S.generate(prompts, model=model, key=jax.random.key(0), max_new_tokens=6, greedy=True, eos_token_id=None,
                      return_logits=True)
     for i, p in enumerate(prompts):
         seq = np.concatenate([p, out.tokens[i]])
@@ -131,23 +134,25 @@ def test_llama_cached_sampling_matches_full_forward():
 def test_bad_input(lm, tmp_path):
     key = jax.random.key(0)
     with pytest.raises(ValueError, match="^prompts"):
-        S.generate(lm, [np.array([], dtype=int)], key=key, max_new_tokens=2)
+        S.generate([np.array([], dtype=int)], model=lm, key=key, max_new_tokens=2)
     with pytest.raises(ValueError, match="^prompts"):
-        S.generate(lm, [], key=key, max_new_tokens=2)
+        S.generate([], model=lm, key=key, max_new_tokens=2)
     with pytest.raises(ValueError, match="^max_new_tokens"):
-        S.generate(lm, PROMPTS, key=key, max_new_tokens=0)
+        S.generate(PROMPTS, model=lm, key=key, max_new_tokens=0)
     with pytest.raises(ValueError, match="^max_new_tokens"):
-        S.generate(lm, PROMPTS, key=key, max_new_tokens=CTX)
+        S.generate(PROMPTS, model=lm, key=key, max_new_tokens=CTX)
     with pytest.raises(ValueError, match="^temperature"):
-        S.generate(lm, PROMPTS, key=key, max_new_tokens=2, temperature=0.0)
+        S.generate(PROMPTS, model=lm, key=key, max_new_tokens=2, temperature=0.0)
     with pytest.raises(ValueError, match="^top_p"):
-        S.generate(lm, PROMPTS, key=key, max_new_tokens=2, top_p=1.5)
+        S.generate(PROMPTS, model=lm, key=key, max_new_tokens=2, top_p=1.5)
     with pytest.raises(ValueError, match="^top_k"):
-        S.generate(lm, PROMPTS, key=key, max_new_tokens=2, top_k=0)
+        S.generate(PROMPTS, model=lm, key=key, max_new_tokens=2, top_k=0)
     with pytest.raises(TypeError, match="^key"):
-        S.generate(lm, PROMPTS, key=0, max_new_tokens=2)
+        S.generate(PROMPTS, model=lm, key=0, max_new_tokens=2)
     with pytest.raises(TypeError, match="^model"):
-        S.generate("gpt2", PROMPTS, key=key, max_new_tokens=2)
+        S.generate(PROMPTS, model=3, key=key, max_new_tokens=2)
+    with pytest.raises(ValueError, match="^model"):
+        S.generate(PROMPTS, model=str(tmp_path / "missing"), key=key, max_new_tokens=2)
     bert = load_model(tiny_checkpoint("bert", tmp_path / "bert"))
     with pytest.raises(ValueError, match="^model"):
-        S.generate(bert, PROMPTS, key=key, max_new_tokens=2)
+        S.generate(PROMPTS, model=bert, key=key, max_new_tokens=2)

@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 import torch
 
-from jaxmetrics.lm import kernels as K
+from jaxmetrics.lm import lm_scores
 from jaxmetrics.lm.scores import decoding_scores
 from jaxmetrics.models import load_model
-from jaxmetrics.models.testing import tiny_checkpoint
+from jaxmetrics.testing import tiny_checkpoint
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +31,7 @@ def _reference(tm, docs, **kw):
             z = tm(torch.tensor(d)[None]).logits[0, :-1].double().numpy()
         logits.append(z)
         targets.append(d[1:])
-    return K.lm_scores(np.concatenate(logits)[None], np.concatenate(targets)[None], **kw)
+    return lm_scores(np.concatenate(logits)[None], np.concatenate(targets)[None], **kw)
 
 
 @pytest.mark.parametrize("kw", [dict(), dict(temperature=0.8, top_k=5), dict(top_p=0.7, temperature=1.2)])
@@ -39,31 +39,32 @@ def test_pipeline_matches_kernels_on_torch_logits(models, kw):
     lm, tm = models
     rng = np.random.default_rng(0)
     docs = [rng.integers(0, 200, size=n) for n in (5, 32, 40, 2)]  # 40 is truncated to 32
-    out = decoding_scores(lm, docs, epsilon=[0.0, 1e-3, 0.1], max_length=None, batch_size=3, **kw)
+    out = decoding_scores(docs, model=lm, epsilon=[0.0, 1e-3, 0.1], max_length=None, batch_size=3, **kw)
     trunc = [d[:32] for d in docs]
-    assert out["num_tokens"] == sum(d.size - 1 for d in trunc)
+    assert out.num_tokens == sum(d.size - 1 for d in trunc)
     for i, e in enumerate([0.0, 1e-3, 0.1]):
         ref = _reference(tm, trunc, epsilon=e, **kw)
-        assert out["epsilon_perplexity"][i] == pytest.approx(ref["epsilon_perplexity"], rel=1e-4)
+        assert out.epsilon_perplexity[i] == pytest.approx(ref.epsilon_perplexity, rel=1e-4)
     ref = _reference(tm, trunc, epsilon=0.0, **kw)
-    assert out["sparsemax_score"] == pytest.approx(ref["sparsemax_score"], rel=1e-4)
-    assert out["js"] == pytest.approx(ref["js"], rel=1e-4)
-    if np.isfinite(ref["perplexity"]):
-        assert out["perplexity"] == pytest.approx(ref["perplexity"], rel=1e-4)
+    assert out.sparsemax_score == pytest.approx(ref.sparsemax_score, rel=1e-4)
+    assert out.js == pytest.approx(ref.js, rel=1e-4)
+    if np.isfinite(ref.perplexity):
+        assert out.perplexity == pytest.approx(ref.perplexity, rel=1e-4)
+        assert out.num_filtered == 0
     else:
-        assert out["perplexity"] == np.inf
+        assert out.perplexity == np.inf and out.num_filtered > 0
 
 
 def test_bad_input(models):
     lm, _ = models
     docs = [np.arange(5), np.arange(6)]
     with pytest.raises(ValueError, match="^texts"):
-        decoding_scores(lm, [np.arange(5), np.array([1])])
+        decoding_scores([np.arange(5), np.array([1])], model=lm)
     with pytest.raises(ValueError, match="^epsilon"):
-        decoding_scores(lm, docs, epsilon=-1.0)
+        decoding_scores(docs, model=lm, epsilon=-1.0)
     with pytest.raises(ValueError, match="^top_p"):
-        decoding_scores(lm, docs, top_p=2.0)
+        decoding_scores(docs, model=lm, top_p=2.0)
     with pytest.raises(ValueError, match="^top_k"):
-        decoding_scores(lm, docs, top_k=10**6)
+        decoding_scores(docs, model=lm, top_k=10**6)
     with pytest.raises(ValueError, match="^temperature"):
-        decoding_scores(lm, docs, temperature=0)
+        decoding_scores(docs, model=lm, temperature=0)

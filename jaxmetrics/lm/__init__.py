@@ -1,45 +1,41 @@
-"""Language-model scores: log-prob kernels, sliding-window perplexity, generation
-perplexity, decoding-transform scores (ε-PPL, sparsemax score, JS) and sampling.
+"""Language-model scores: log-prob kernels and their states, sliding-window perplexity,
+generation perplexity, decoding-transform scores (ε-PPL, sparsemax score, JS) and sampling.
 
-The sliding-window perplexity function is :func:`jaxmetrics.lm.perplexity.perplexity`
-(not re-exported here, so that ``jaxmetrics.lm.perplexity`` stays the module)."""
-from jaxmetrics.lm.kernels import (
-    LMScoreStats,
-    PerplexityStats,
-    decoding_log_probs,
-    lm_score_stats,
-    lm_scores,
-    lm_scores_from_stats,
-    perplexity_from_stats,
-    perplexity_stats,
-    token_log_probs,
-    token_nll,
-    token_scores,
-)
-from jaxmetrics.lm.perplexity import (
-    PerplexityResult,
-    WindowLayout,
-    generation_perplexity,
-    score_windows,
-    window_layout,
-)
+Modules: :mod:`~jaxmetrics.lm.kernels` (per-token kernels), :mod:`~jaxmetrics.lm.state`
+(perplexity / LM-score states and the statistics functions returning them),
+:mod:`~jaxmetrics.lm.windows` (the sliding-window pipeline and generation perplexity),
+:mod:`~jaxmetrics.lm.scores` (decoding scores of reference text), :mod:`~jaxmetrics.lm.sampling`
+(KV-cache generation). Every function that needs a model takes ``model=``.
+"""
+from jaxmetrics.lm.kernels import TokenScores, decoding_log_probs, token_log_probs, token_nll, token_scores
 from jaxmetrics.lm.sampling import GenerationOutput, generate
-from jaxmetrics.lm.scores import decoding_scores
+from jaxmetrics.lm.scores import DecodingScores, decoding_scores
+from jaxmetrics.lm.state import (
+    LMScores, LMScoreState, PerplexityState, lm_score_stats, lm_scores, perplexity_stats,
+)
+from jaxmetrics.lm.windows import (
+    GenerationPerplexity, PerplexityResult, WindowLayout, WindowScores, generation_perplexity, perplexity,
+    score_windows, window_layout,
+)
 
 __all__ = [
+    "DecodingScores",
     "GenerationOutput",
-    "LMScoreStats",
+    "GenerationPerplexity",
+    "LMScoreState",
+    "LMScores",
     "PerplexityResult",
-    "PerplexityStats",
+    "PerplexityState",
+    "TokenScores",
     "WindowLayout",
+    "WindowScores",
     "decoding_log_probs",
     "decoding_scores",
     "generate",
     "generation_perplexity",
     "lm_score_stats",
     "lm_scores",
-    "lm_scores_from_stats",
-    "perplexity_from_stats",
+    "perplexity",
     "perplexity_stats",
     "score_windows",
     "token_log_probs",

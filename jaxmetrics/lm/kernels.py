@@ -2,8 +2,9 @@
 
 Every kernel here takes next-token logits ``[..., T, V]`` (already aligned with their
 targets: ``logits[..., t, :]`` is the model's prediction for ``targets[..., t]``), integer
-targets ``[..., T]`` and an optional boolean mask ``[..., T]``, and returns per-token values
-or sufficient statistics (sums and a count, never means). They are jit-compiled, vmappable
+targets ``[..., T]`` and an optional boolean ``targets_mask [..., T]``, and returns per-token
+values. Their sums and counts (the sufficient statistics) are the states of
+:mod:`jaxmetrics.lm.state` (``perplexity_stats``, ``lm_score_stats``). They are jit-compiled, vmappable
 and work on any leading batch shape. Arithmetic is done in float32 at least (float64 under
 ``jax.enable_x64(True)`` with float64 logits).
 
@@ -25,23 +26,18 @@ Definitions (``p`` the transformed distribution over the vocabulary ``V``, ``y``
 from __future__ import annotations
 
 from functools import partial
-from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 
+from jaxmetrics.results import Result
+
 __all__ = [
+    "TokenScores",
+    "decoding_log_probs",
     "token_log_probs",
     "token_nll",
-    "decoding_log_probs",
     "token_scores",
-    "PerplexityStats",
-    "perplexity_stats",
-    "perplexity_from_stats",
-    "LMScoreStats",
-    "lm_score_stats",
-    "lm_scores_from_stats",
-    "lm_scores",
 ]
 
 _LN2 = 0.6931471805599453
@@ -53,14 +49,14 @@ def _float(x):
     return x.astype(jnp.promote_types(x.dtype, jnp.float32))
 
 
-def _mask_like(mask, targets):
-    if mask is None:
-        return jnp.ones(targets.shape, dtype=bool)
-    return jnp.asarray(mask).astype(bool)
+def _mask_like(targets_mask, targets):
+    if targets_mask is None:
+        return jnp.ones(jnp.shape(targets), dtype=bool)
+    return jnp.asarray(targets_mask).astype(bool)
 
 
 @jax.jit
-def token_log_probs(logits, targets):
+def token_log_probs(logits, targets) -> jax.Array:
     """Log-probability of each target under the softmax of its logits.
 
     ``log p(y_t) = z_{t, y_t} - logsumexp_v z_{t, v}``.
@@ -85,14 +81,14 @@ def token_log_probs(logits, targets):
 
 
 @jax.jit
-def token_nll(logits, targets, mask=None):
-    """Per-token negative log-likelihood ``-ln p(y_t)``, zero where ``mask`` is False.
+def token_nll(logits, targets, targets_mask=None) -> jax.Array:
+    """Per-token negative log-likelihood ``-ln p(y_t)``, zero where ``targets_mask`` is False.
 
     Args:
       logits: ``[..., T, V]`` next-token logits aligned with ``targets``.
       targets: ``[..., T]`` integer token ids.
-      mask: optional ``[..., T]`` boolean; positions that are False contribute 0 (also if
-        their target id is a padding value outside the vocabulary range it is never read
+      targets_mask: optional ``[..., T]`` boolean; positions that are False contribute 0 (also
+        if their target id is a padding value outside the vocabulary range it is never read
         into the result).
 
     Returns:
@@ -104,7 +100,7 @@ def token_nll(logits, targets, mask=None):
       >>> [round(float(v), 4) for v in nll]
       [1.3863, 0.0]
     """
-    m = _mask_like(mask, targets)
+    m = _mask_like(targets_mask, targets)
     tgt = jnp.where(m, jnp.asarray(targets), 0)
     return jnp.where(m, -token_log_probs(logits, tgt), 0.0)
 
@@ -121,7 +117,7 @@ def _order_key(x):
 
 
 @partial(jax.jit, static_argnames=("top_k",))
-def decoding_log_probs(logits, *, temperature=1.0, top_k=None, top_p=None):
+def decoding_log_probs(logits, *, temperature=1.0, top_k=None, top_p=None) -> jax.Array:
     """Log-probabilities of the distribution after a decoding transform.
 
     Order (as in generation): divide logits by ``temperature``; keep the ``top_k`` largest
@@ -183,8 +179,24 @@ def decoding_log_probs(logits, *, temperature=1.0, top_k=None, top_p=None):
     return jax.nn.log_softmax(z, axis=-1)
 
 
+class TokenScores(Result):
+    """Per-token scores of :func:`token_scores`, each ``[..., T]``.
+
+    Attributes:
+      log_prob: ``ln p_y`` under the transformed distribution (``-inf`` after truncation).
+      eps_log_prob: ``ln((p_y + ε)/(1 + ε|V|))``.
+      sparsemax: ``p_y + ½(1 - ‖p‖²)``.
+      js: Jensen–Shannon divergence ``JS(p, δ_y)`` in nats.
+    """
+
+    log_prob: jax.Array
+    eps_log_prob: jax.Array
+    sparsemax: jax.Array
+    js: jax.Array
+
+
 @partial(jax.jit, static_argnames=("top_k",))
-def token_scores(logits, targets, *, epsilon=0.0, temperature=1.0, top_k=None, top_p=None):
+def token_scores(logits, targets, *, epsilon=0.0, temperature=1.0, top_k=None, top_p=None) -> TokenScores:
     """Per-token LM scores under a decoding transform (see module docstring).
 
     Args:
@@ -194,14 +206,12 @@ def token_scores(logits, targets, *, epsilon=0.0, temperature=1.0, top_k=None, t
       temperature, top_k, top_p: the decoding transform (:func:`decoding_log_probs`).
 
     Returns:
-      dict of ``[..., T]`` arrays: ``log_prob`` (``ln p_y``, may be ``-inf`` after
-      truncation), ``eps_log_prob`` (``ln((p_y + ε)/(1 + ε|V|))``), ``sparsemax``
-      (``p_y + ½(1 - ‖p‖²)``), ``js`` (JS(p, δ_y) in nats).
+      :class:`TokenScores` of ``[..., T]`` arrays.
 
     Examples:
       >>> import jax.numpy as jnp
       >>> s = token_scores(jnp.array([[0.0, 0.0]]), jnp.array([0]))
-      >>> round(float(s["sparsemax"][0]), 4), round(float(s["js"][0]), 4)
+      >>> round(float(s.sparsemax[0]), 4), round(float(s.js[0]), 4)
       (0.75, 0.2158)
     """
     logp = decoding_log_probs(logits, temperature=temperature, top_k=top_k, top_p=top_p)
@@ -217,186 +227,4 @@ def token_scores(logits, targets, *, epsilon=0.0, temperature=1.0, top_k=None, t
     log1p_py = jnp.log1p(p_y)
     js = 0.5 * (_LN2 + jax.scipy.special.xlogy(p_y, p_y) - p_y * log1p_py) + 0.5 * (_LN2 - log1p_py)
     js = jnp.clip(js, 0.0, _LN2)
-    return {"log_prob": lp_y, "eps_log_prob": eps_lp, "sparsemax": sp, "js": js}
-
-
-class PerplexityStats(NamedTuple):
-    """Sufficient statistics of perplexity: total NLL (nats) and number of scored tokens.
-
-    ``merge`` is elementwise addition (associative); ``perplexity = exp(nll_sum / count)``.
-    """
-
-    nll_sum: jax.Array
-    count: jax.Array
-
-    @staticmethod
-    def empty():
-        """Zero statistics."""
-        return PerplexityStats(jnp.zeros((), jnp.float32), jnp.zeros((), jnp.int32))
-
-    def merge(self, other: "PerplexityStats") -> "PerplexityStats":
-        """Sum of two sets of statistics."""
-        return PerplexityStats(self.nll_sum + other.nll_sum, self.count + other.count)
-
-    def compute(self):
-        """Perplexity ``exp(nll_sum / count)``."""
-        return perplexity_from_stats(self)
-
-
-@jax.jit
-def perplexity_stats(logits, targets, mask=None):
-    """Total NLL and token count over all masked positions.
-
-    ``nll_sum = Σ_t mask_t · (-ln p(y_t))``, ``count = Σ_t mask_t``.
-
-    Args:
-      logits: ``[..., T, V]``; targets: ``[..., T]``; mask: optional ``[..., T]`` boolean.
-
-    Returns:
-      :class:`PerplexityStats` of scalars.
-
-    Examples:
-      >>> import jax.numpy as jnp
-      >>> s = perplexity_stats(jnp.zeros((3, 5)), jnp.array([0, 1, 2]))
-      >>> round(float(perplexity_from_stats(s)), 4), int(s.count)
-      (5.0, 3)
-    """
-    m = _mask_like(mask, targets)
-    nll = token_nll(logits, targets, m)
-    return PerplexityStats(jnp.sum(nll), jnp.sum(m.astype(jnp.int32)))
-
-
-def perplexity_from_stats(stats: PerplexityStats):
-    """``exp(nll_sum / count)``; raises if ``count`` is 0 (never returns NaN).
-
-    Examples:
-      >>> import jax.numpy as jnp
-      >>> round(float(perplexity_from_stats(PerplexityStats(jnp.log(4.0) * 2, 2))), 4)
-      4.0
-    """
-    count = int(stats.count)
-    if count <= 0:
-        raise ValueError("stats: no scored tokens (count is 0); perplexity is undefined")
-    return jnp.exp(jnp.asarray(stats.nll_sum) / count)
-
-
-class LMScoreStats(NamedTuple):
-    """Sums for the decoding-transform scores: ``Σ ln((p_y+ε)/(1+ε|V|))``, ``Σ sparsemax``,
-    ``Σ JS``, ``Σ -ln p_y`` (may be ``inf`` under truncation) and the token count."""
-
-    eps_log_sum: jax.Array
-    sparsemax_sum: jax.Array
-    js_sum: jax.Array
-    nll_sum: jax.Array
-    count: jax.Array
-
-    def merge(self, other: "LMScoreStats") -> "LMScoreStats":
-        """Elementwise sum (associative)."""
-        return LMScoreStats(*(a + b for a, b in zip(self, other)))
-
-    def compute(self):
-        """See :func:`lm_scores_from_stats`."""
-        return lm_scores_from_stats(self)
-
-
-@partial(jax.jit, static_argnames=("top_k",))
-def lm_score_stats(logits, targets, mask=None, *, epsilon=0.0, temperature=1.0, top_k=None, top_p=None):
-    """Masked sums of the per-token scores of :func:`token_scores`.
-
-    Args:
-      logits: ``[..., T, V]``; targets: ``[..., T]``; mask: optional ``[..., T]`` boolean.
-      epsilon, temperature, top_k, top_p: see :func:`token_scores`.
-
-    Returns:
-      :class:`LMScoreStats` of scalars.
-
-    Examples:
-      >>> import jax.numpy as jnp
-      >>> s = lm_score_stats(jnp.zeros((2, 2)), jnp.array([0, 1]), epsilon=0.0)
-      >>> {k: round(float(v), 4) for k, v in lm_scores_from_stats(s).items()}
-      {'epsilon_perplexity': 2.0, 'sparsemax_score': 0.75, 'js': 0.2158, 'perplexity': 2.0}
-    """
-    m = _mask_like(mask, targets)
-    tgt = jnp.where(m, jnp.asarray(targets), 0)
-    s = token_scores(logits, tgt, epsilon=epsilon, temperature=temperature, top_k=top_k, top_p=top_p)
-    zero = jnp.zeros((), s["js"].dtype)
-
-    def msum(v):
-        return jnp.sum(jnp.where(m, v, zero))
-
-    return LMScoreStats(msum(s["eps_log_prob"]), msum(s["sparsemax"]), msum(s["js"]),
-                        msum(-s["log_prob"]), jnp.sum(m.astype(jnp.int32)))
-
-
-def lm_scores_from_stats(stats: LMScoreStats) -> dict:
-    """Corpus averages: ε-PPL ``exp(-Σ eps_log / N)``, mean sparsemax score, mean JS (nats),
-    and the perplexity of the transformed distribution (``inf`` when a target was filtered).
-
-    Raises ``ValueError`` if no token was scored.
-
-    Examples:
-      >>> import jax.numpy as jnp
-      >>> st = LMScoreStats(jnp.log(0.5) * 4, 3.0, 0.8, -jnp.log(0.5) * 4, 4)
-      >>> round(lm_scores_from_stats(st)["epsilon_perplexity"], 4)
-      2.0
-    """
-    n = int(stats.count)
-    if n <= 0:
-        raise ValueError("stats: no scored tokens (count is 0); the scores are undefined")
-    return {
-        "epsilon_perplexity": float(jnp.exp(-jnp.asarray(stats.eps_log_sum) / n)),
-        "sparsemax_score": float(stats.sparsemax_sum) / n,
-        "js": float(stats.js_sum) / n,
-        "perplexity": float(jnp.exp(jnp.asarray(stats.nll_sum) / n)),
-    }
-
-
-def lm_scores(logits, targets, mask=None, *, epsilon=0.0, temperature=1.0, top_k=None, top_p=None) -> dict:
-    """ε-perplexity, sparsemax score and JS divergence of a batch (corpus averages).
-
-    Convenience composition of :func:`lm_score_stats` and :func:`lm_scores_from_stats`,
-    with argument checks. ``top_k`` must be an int in ``[1, V]``; ``top_p`` in ``(0, 1]``;
-    ``temperature > 0``; ``epsilon >= 0``.
-
-    Args:
-      logits: ``[..., T, V]``; targets: ``[..., T]``; mask: optional ``[..., T]``.
-
-    Returns:
-      dict with ``epsilon_perplexity``, ``sparsemax_score``, ``js``, ``perplexity``.
-
-    Examples:
-      >>> import jax.numpy as jnp
-      >>> out = lm_scores(jnp.array([[2.0, 0.0, 0.0]]), jnp.array([1]), top_k=1, epsilon=0.1)
-      >>> round(out["epsilon_perplexity"], 4), out["perplexity"]
-      (13.0, inf)
-    """
-    import numpy as np
-
-    from jaxmetrics._validation import check_int, check_positive
-
-    z = np.shape(logits)
-    if len(z) < 2:
-        raise ValueError(f"logits: expected shape [..., T, V], got {z}")
-    if tuple(np.shape(targets)) != tuple(z[:-1]):
-        raise ValueError(f"targets: expected shape {tuple(z[:-1])}, got {tuple(np.shape(targets))}")
-    if mask is not None and tuple(np.shape(mask)) != tuple(z[:-1]):
-        raise ValueError(f"mask: expected shape {tuple(z[:-1])}, got {tuple(np.shape(mask))}")
-    check_positive(epsilon, "epsilon", allow_zero=True)
-    check_positive(temperature, "temperature")
-    if top_k is not None:
-        check_int(top_k, "top_k", minimum=1, maximum=z[-1])
-    if top_p is not None:
-        v = check_positive(top_p, "top_p")
-        if v > 1.0:
-            raise ValueError(f"top_p: must lie in (0, 1], got {top_p!r}")
-    t = np.asarray(targets)
-    if not np.issubdtype(t.dtype, np.integer):
-        raise TypeError(f"targets: expected integer token ids, got dtype {t.dtype}")
-    valid = np.ones(t.shape, bool) if mask is None else np.asarray(mask, bool)
-    if np.any((t[valid] < 0) | (t[valid] >= z[-1])):
-        raise ValueError(f"targets: ids must lie in [0, {z[-1]}) at masked-in positions")
-    if not np.all(np.isfinite(np.asarray(logits, dtype=np.float64))):
-        raise ValueError("logits: contains NaN or infinite values")
-    stats = lm_score_stats(logits, targets, mask, epsilon=epsilon, temperature=temperature,
-                           top_k=top_k, top_p=top_p)
-    return lm_scores_from_stats(stats)
+    return TokenScores(lp_y, eps_lp, sp, js)

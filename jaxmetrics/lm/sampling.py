@@ -1,5 +1,5 @@
-"""Batched sampling from our causal decoders with a KV cache (greedy, pure, temperature,
-top-k, top-p), for decoding-parameter studies.
+"""Batched sampling from causal decoders with a KV cache (greedy, pure, temperature, top-k,
+top-p), for decoding-parameter studies.
 
 The whole generation — prompt prefill, then one cached decode step per new token inside a
 ``lax.while_loop`` that stops early once every row has emitted EOS — is one jit-compiled
@@ -8,16 +8,13 @@ function of the model state, the prompts and an explicit ``jax.random`` key. The
 rotary / learned positions come from the prompt mask (``cumsum(mask) - 1``), so padding does
 not shift positions.
 
-KV-cache backends: a model class with ``init_cache(batch, max_len)`` and
-``decode(ids, positions, key_mask, cache, cache_index)`` (:class:`~jaxmetrics.models.llama.Llama`)
-uses them; GPT-2 (:class:`~jaxmetrics.models.gpt2.GPT2`, whose module has no cache path)
-is decoded here by :func:`gpt2_decode`, which reuses the module's own submodules and
-parameters.
+The model is driven only through the causal-LM protocol of :mod:`jaxmetrics.models.protocol`
+(``init_cache`` and ``decode_step``), so every decoder of :mod:`jaxmetrics.models` (GPT-2,
+Llama, Mistral, Qwen2) samples the same way.
 """
 from __future__ import annotations
 
 import weakref
-from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
@@ -26,129 +23,46 @@ import jax.numpy as jnp
 import numpy as np
 from flax import nnx
 
-from jaxmetrics._validation import check_int, check_positive
+from jaxmetrics._validation import check_int, check_key, check_positive, check_probability
 from jaxmetrics.lm.kernels import decoding_log_probs
+from jaxmetrics.models.protocol import resolve_model
+from jaxmetrics.results import Result
 
-__all__ = ["GenerationOutput", "generate", "gpt2_init_cache", "gpt2_decode", "cached_decoder"]
-
-
-# ----------------------------------------------------------------------------------------------
-# KV-cache path for B's GPT-2 module (its __call__ has no cache, so we drive its submodules)
+__all__ = ["GenerationOutput", "generate"]
 
 
-def gpt2_init_cache(model, batch_size: int, max_len: int):
-    """Zero KV cache for :class:`~jaxmetrics.models.gpt2.GPT2`: per block ``(k, v)`` ``[B, S, H, Dh]``.
-
-    Examples:
-      >>> import tempfile
-      >>> from jaxmetrics.models import load_model
-      >>> from jaxmetrics.models.testing import tiny_checkpoint
-      >>> lm = load_model(tiny_checkpoint("gpt2", tempfile.mkdtemp()))
-      >>> cache = gpt2_init_cache(lm.model, 2, 10)
-      >>> len(cache), cache[0][0].shape
-      (2, (2, 10, 4, 8))
-    """
-    d = model.wte.embedding.shape[1]
-    out = []
-    for block in model.h:
-        h = block.attn.num_heads
-        shape = (batch_size, max_len, h, d // h)
-        dt = model.wte.embedding.dtype
-        out.append((jnp.zeros(shape, dt), jnp.zeros(shape, dt)))
-    return out
-
-
-def gpt2_decode(model, input_ids, positions, key_mask, cache, cache_index):
-    """Cached GPT-2 forward of ``input_ids [B, t]`` written at slots ``cache_index .. cache_index+t-1``.
-
-    Same computation as ``GPT2.__call__`` (pre-LN blocks, fused ``c_attn``, tied head) with
-    explicit ``positions [B, t]`` and attention over the cache slots allowed by ``key_mask [B, S]``
-    and causality. Returns ``(logits [B, t, V] float32, new_cache)``.
-
-    Examples:
-      >>> import tempfile, jax.numpy as jnp, numpy as np
-      >>> from jaxmetrics.models import load_model
-      >>> from jaxmetrics.models.testing import tiny_checkpoint
-      >>> lm = load_model(tiny_checkpoint("gpt2", tempfile.mkdtemp()))
-      >>> ids = jnp.array([[5, 6, 7]])
-      >>> z, _ = gpt2_decode(lm.model, ids, jnp.arange(3)[None], jnp.ones((1, 3), bool),
-      ...                    gpt2_init_cache(lm.model, 1, 3), 0)
-      >>> bool(np.allclose(z, lm.forward(ids, np.ones((1, 3), bool)).logits, atol=1e-5))
-      True
-    """
-    from jaxmetrics.models._base import attention
-
-    t = input_ids.shape[1]
-    s = key_mask.shape[1]
-    q_slots = cache_index + jnp.arange(t)
-    allowed = (q_slots[:, None] >= jnp.arange(s)[None, :])[None, None] & key_mask[:, None, None, :].astype(bool)
-    x = model.wte(input_ids) + model.wpe(positions)
-    new_cache = []
-    for block, (ck, cv) in zip(model.h, cache):
-        attn = block.attn
-        h = attn.num_heads
-        q, k, v = jnp.split(attn.c_attn(block.ln_1(x)), 3, axis=-1)
-        b, _, d = q.shape
-        q, k, v = (a.reshape(b, t, h, d // h) for a in (q, k, v))
-        ck = jax.lax.dynamic_update_slice(ck, k.astype(ck.dtype), (0, cache_index, 0, 0))
-        cv = jax.lax.dynamic_update_slice(cv, v.astype(cv.dtype), (0, cache_index, 0, 0))
-        new_cache.append((ck, cv))
-        out = attention(q, ck, cv, allowed, scale=attn.scale)
-        x = x + attn.c_proj(out.reshape(b, t, d))
-        x = x + block.mlp(block.ln_2(x))
-    x = model.ln_f(x)
-    logits = jnp.einsum("btd,vd->btv", x, model.wte.embedding[...], preferred_element_type=jnp.float32)
-    return logits.astype(jnp.float32), new_cache
-
-
-def cached_decoder(model):
-    """``(init_cache, decode)`` functions for an nnx causal LM module, or a ``ValueError``.
-
-    Examples:
-      >>> from flax import nnx
-      >>> cached_decoder(nnx.Linear(2, 2, rngs=nnx.Rngs(0)))
-      Traceback (most recent call last):
-      ...
-      ValueError: model: Linear has no KV-cache decoding path (supported: GPT-2, Llama / Mistral / Qwen2)
-    """
-    if hasattr(model, "decode") and hasattr(model, "init_cache"):
-        return (lambda m, b, s: m.init_cache(b, s)), (lambda m, *a: m.decode(*a))
-    from jaxmetrics.models.gpt2 import GPT2
-
-    if isinstance(model, GPT2):
-        return gpt2_init_cache, gpt2_decode
-    raise ValueError(f"model: {type(model).__name__} has no KV-cache decoding path (supported: GPT-2, "
-                     "Llama / Mistral / Qwen2)")
-
-
-# ----------------------------------------------------------------------------------------------
-
-
-@dataclass
-class GenerationOutput:
+class GenerationOutput(Result):
     """Result of :func:`generate`.
 
     Attributes:
       tokens: ``[B, M]`` generated ids (``pad_token_id`` after EOS / after the loop stopped).
-      mask: ``[B, M]`` true on generated tokens (the EOS token included).
+      tokens_mask: ``[B, M]`` true on generated tokens (the EOS token included).
       finished: ``[B]`` whether the row emitted EOS.
-      prompt_ids, prompt_mask: ``[B, P]`` the left-padded prompts.
-      logits: ``[B, M, V]`` raw next-token logits of each step (only with ``return_logits``).
+      prompt_ids: ``[B, P]`` the left-padded prompts.
+      prompt_ids_mask: ``[B, P]`` true on real prompt tokens.
+      logits: ``[B, M, V]`` raw next-token logits of each step (only with ``return_logits``), else
+        ``None``.
+
+    Read the generations with :meth:`sequences` (one 1-D id array per row, padding removed) and
+    decode them with the model's tokenizer, e.g.
+    ``[lm.tokenizer.decode(s) for s in out.sequences(include_prompt=False)]``.
     """
 
     tokens: np.ndarray
-    mask: np.ndarray
+    tokens_mask: np.ndarray
     finished: np.ndarray
     prompt_ids: np.ndarray
-    prompt_mask: np.ndarray
+    prompt_ids_mask: np.ndarray
     logits: np.ndarray | None = None
 
     def sequences(self, include_prompt: bool = True) -> list[np.ndarray]:
         """Per-row 1-D id arrays without padding (prompt + generation by default)."""
         out = []
         for i in range(self.tokens.shape[0]):
-            gen = self.tokens[i][self.mask[i]]
-            out.append(np.concatenate([self.prompt_ids[i][self.prompt_mask[i]], gen]) if include_prompt else gen)
+            gen = self.tokens[i][self.tokens_mask[i]]
+            if include_prompt:
+                gen = np.concatenate([self.prompt_ids[i][self.prompt_ids_mask[i]], gen])
+            out.append(gen)
         return out
 
 
@@ -185,7 +99,6 @@ def _compiled(module):
     entry = _JITS.get(module)
     if entry is None:
         graphdef, _ = nnx.split(module)
-        init_cache, decode = cached_decoder(module)
 
         @partial(jax.jit, static_argnames=("max_new", "top_k", "greedy", "use_top_p", "return_logits"))
         def run(state, prompt, pmask, key, temperature, top_p, eos, pad, *, max_new, top_k, greedy, use_top_p,
@@ -194,10 +107,10 @@ def _compiled(module):
             m = nnx.merge(graphdef, state)
             b, p = prompt.shape
             s = p + max_new
-            cache = init_cache(m, b, s)
+            cache = m.init_cache(b, s)
             key_mask = jnp.concatenate([pmask, jnp.zeros((b, max_new), bool)], axis=1)
             pos = jnp.maximum(jnp.cumsum(pmask.astype(jnp.int32), axis=1) - 1, 0)
-            logits, cache = decode(m, prompt, pos, key_mask, cache, 0)
+            logits, cache = m.decode_step(prompt, pos, key_mask, cache, 0)
             last_pos = pos[:, -1]
             v = logits.shape[-1]
             init = dict(i=jnp.asarray(0), logits=logits[:, -1], cache=cache, key_mask=key_mask, pos=last_pos,
@@ -227,7 +140,7 @@ def _compiled(module):
                 step_logits = c["step_logits"]
                 if return_logits:
                     step_logits = step_logits.at[:, i].set(z)
-                nz, cache = decode(m, tok[:, None], pos[:, None], km, c["cache"], p + i)
+                nz, cache = m.decode_step(tok[:, None], pos[:, None], km, c["cache"], p + i)
                 return dict(i=i + 1, logits=nz[:, 0], cache=cache, key_mask=km, pos=pos, done=done, toks=toks,
                             gmask=gmask, step_logits=step_logits)
 
@@ -239,7 +152,7 @@ def _compiled(module):
     return entry
 
 
-def generate(model, prompts, *, key, max_new_tokens: int, greedy: bool = False, temperature: float = 1.0,
+def generate(prompts, *, model, key, max_new_tokens: int, greedy: bool = False, temperature: float = 1.0,
              top_k: int | None = None, top_p: float | None = None, eos_token_id: int | None | str = "default",
              pad_token_id: int | None = None, return_logits: bool = False) -> GenerationOutput:
     """Sample continuations of a batch of prompts with a KV cache (one jit-compiled loop).
@@ -248,13 +161,13 @@ def generate(model, prompts, *, key, max_new_tokens: int, greedy: bool = False, 
     decoding distribution ``softmax(filter(z / temperature))`` with top-k then top-p filtering
     (:func:`~jaxmetrics.lm.kernels.decoding_log_probs`); pure sampling is the default
     ``temperature=1, top_k=None, top_p=None``. A row stops after it emits ``eos_token_id``
-    (later positions are padding, ``mask`` False); the loop ends when every row has stopped or
-    after ``max_new_tokens`` steps.
+    (later positions are padding, ``tokens_mask`` False); the loop ends when every row has
+    stopped or after ``max_new_tokens`` steps.
 
     Args:
-      model: a causal :class:`~jaxmetrics.models.LoadedModel`, or an nnx GPT-2 / Llama module.
       prompts: ``[B, P]`` int array or a list of 1-D id arrays (left-padded here), each non-empty;
         ``P + max_new_tokens`` must fit the model's context for learned positions (GPT-2).
+      model: a causal :class:`~jaxmetrics.models.LoadedModel`, or a hub id / local directory.
       key: a ``jax.random`` key (required, also for greedy decoding, for a uniform signature).
       max_new_tokens: number of decode steps ``M``.
       greedy, temperature, top_k, top_p: decoding method (temperature, top_p, EOS and pad ids are
@@ -265,31 +178,25 @@ def generate(model, prompts, *, key, max_new_tokens: int, greedy: bool = False, 
       return_logits: also return the raw logits of every step ``[B, M, V]``.
 
     Returns:
-      :class:`GenerationOutput`.
+      :class:`GenerationOutput`; ``out.sequences(include_prompt=False)`` gives the new tokens of
+      each row, ready for ``lm.tokenizer.decode``.
 
     Examples:
       >>> import tempfile, jax, numpy as np
       >>> from jaxmetrics.models import load_model
-      >>> from jaxmetrics.models.testing import tiny_checkpoint
+      >>> from jaxmetrics.testing import tiny_checkpoint
       >>> lm = load_model(tiny_checkpoint("gpt2", tempfile.mkdtemp()))
-      >>> out = generate(lm, [np.array([5, 6, 7]), np.array([8])], key=jax.random.key(0),
+      >>> out = generate([np.array([5, 6, 7]), np.array([8])], model=lm, key=jax.random.key(0),
       ...                max_new_tokens=4, top_k=10, eos_token_id=None)
-      >>> out.tokens.shape, bool(out.mask.all())
-      ((2, 4), True)
+      >>> out
+      GenerationOutput(tokens=i32[2,4], tokens_mask=bool[2,4], finished=bool[2], prompt_ids=i32[2,3], prompt_ids_mask=bool[2,3], logits=None)
+      >>> [s.size for s in out.sequences(include_prompt=False)]
+      [4, 4]
     """
-    from jaxmetrics.models import LoadedModel
-
-    if isinstance(model, LoadedModel):
-        if not model.is_causal:
-            raise ValueError(f"model: {model.name or model.kind!r} has no causal LM head; cannot generate")
-        module, config = model.model, model.config
-        tok_pad = getattr(model.tokenizer, "pad_token_id", None)
-    elif isinstance(model, nnx.Module):
-        if not getattr(model, "is_causal", False):
-            raise ValueError(f"model: {type(model).__name__} is not a causal LM")
-        module, config, tok_pad = model, None, None
-    else:
-        raise TypeError(f"model: expected a LoadedModel or an nnx causal LM module, got {type(model).__name__}")
+    lm = resolve_model(model, causal=True, purpose="generate")
+    check_key(key)
+    module, config = lm.model, lm.config
+    tok_pad = getattr(lm.tokenizer, "pad_token_id", None)
     M = check_int(max_new_tokens, "max_new_tokens", minimum=1)
     if eos_token_id == "default":
         eos_token_id = getattr(config, "eos_token_id", None) if config is not None else None
@@ -305,20 +212,15 @@ def generate(model, prompts, *, key, max_new_tokens: int, greedy: bool = False, 
         if top_k is not None:
             check_int(top_k, "top_k", minimum=1)
         if top_p is not None:
-            v = check_positive(top_p, "top_p")
-            if v > 1:
-                raise ValueError(f"top_p: must lie in (0, 1], got {top_p!r}")
+            check_probability(top_p, "top_p")
     ids, pmask = _left_pad(prompts, pad_token_id)
-    if config is not None:
-        n_pos = getattr(config, "n_positions", None)
-        if n_pos is not None and ids.shape[1] + M > n_pos:
-            raise ValueError(f"max_new_tokens: prompt length {ids.shape[1]} + {M} exceeds the model's "
-                             f"{n_pos} positions")
-        vocab = getattr(config, "vocab_size", None)
-        if vocab and (ids[pmask].max() >= vocab or ids[pmask].min() < 0):
-            raise ValueError(f"prompts: token ids must lie in [0, {vocab})")
-    if not (hasattr(key, "dtype") and (jnp.issubdtype(key.dtype, jax.dtypes.prng_key) or key.shape == (2,))):
-        raise TypeError("key: expected a jax.random key (jax.random.key(seed))")
+    n_pos = getattr(config, "n_positions", None)
+    if n_pos is not None and ids.shape[1] + M > n_pos:
+        raise ValueError(f"max_new_tokens: prompt length {ids.shape[1]} + {M} exceeds the model's "
+                         f"{n_pos} positions")
+    vocab = getattr(config, "vocab_size", None)
+    if vocab and (ids[pmask].max() >= vocab or ids[pmask].min() < 0):
+        raise ValueError(f"prompts: token ids must lie in [0, {vocab})")
     run = _compiled(module)
     _, state = nnx.split(module)
     toks, gmask, done, logits = run(
@@ -326,6 +228,6 @@ def generate(model, prompts, *, key, max_new_tokens: int, greedy: bool = False, 
         jnp.float32(1.0 if top_p is None else top_p), jnp.int32(-1 if eos_token_id is None else eos_token_id),
         jnp.int32(pad_token_id), max_new=M, top_k=None if greedy else top_k, greedy=bool(greedy),
         use_top_p=(top_p is not None and not greedy), return_logits=bool(return_logits))
-    return GenerationOutput(tokens=np.asarray(toks), mask=np.asarray(gmask), finished=np.asarray(done),
-                            prompt_ids=ids, prompt_mask=pmask,
+    return GenerationOutput(tokens=np.asarray(toks), tokens_mask=np.asarray(gmask), finished=np.asarray(done),
+                            prompt_ids=ids, prompt_ids_mask=pmask,
                             logits=np.asarray(logits) if return_logits else None)

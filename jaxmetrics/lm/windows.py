@@ -30,12 +30,17 @@ Two conventions for the window layout (``convention=``):
 
 The ``'exact'`` NLL and count equal the per-token definition ``Σ -ln p(x_j | x_{b_w..j-1})``
 over these windows; parity with the doc's PyTorch loop (both conventions) is tested.
+
+Defaults fit the model: the window is the model's context (``max_length=None``) and the
+stride defaults to the window (``stride=None``: non-overlapping windows, as the guide's first
+example); pass ``stride`` smaller than the window for more context per scored token.
+The model is used only through the causal-LM protocol (forward pass for hidden states, then
+``lm_head`` on the scored positions).
 """
 from __future__ import annotations
 
 import time
 import weakref
-from dataclasses import dataclass
 from functools import partial
 from typing import Any, Sequence
 
@@ -43,18 +48,19 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxmetrics._validation import check_int
+from jaxmetrics._validation import check_choice, check_int
+from jaxmetrics.models.protocol import resolve_model
+from jaxmetrics.results import Result, static_field
 
-__all__ = ["WindowLayout", "window_layout", "PerplexityResult", "perplexity", "generation_perplexity",
-           "score_windows"]
+__all__ = ["WindowLayout", "window_layout", "WindowScores", "score_windows", "PerplexityResult", "perplexity",
+           "GenerationPerplexity", "generation_perplexity"]
 
 
 # ----------------------------------------------------------------------------------------------
 # window layout (host-side index arithmetic; no model involved)
 
 
-@dataclass(frozen=True)
-class WindowLayout:
+class WindowLayout(Result):
     """All windows of a corpus. Arrays of shape ``[W]``.
 
     Attributes:
@@ -76,7 +82,7 @@ class WindowLayout:
     score_from: np.ndarray
     weight: np.ndarray
     doc_count: np.ndarray
-    width: int
+    width: int = static_field()
 
     @property
     def num_windows(self) -> int:
@@ -108,8 +114,7 @@ def window_layout(lengths: Sequence[int], max_length: int, stride: int, *, conve
       >>> lay.start.tolist(), lay.length.tolist(), lay.doc_count.tolist()
       ([0, 4, 8], [4, 4, 2], [3, 3, 1])
     """
-    if convention not in ("exact", "document"):
-        raise ValueError(f"convention: expected 'exact' or 'document', got {convention!r}")
+    check_choice(convention, "convention", ("exact", "document"))
     L = check_int(max_length, "max_length", minimum=2)
     s = check_int(stride, "stride", minimum=1)
     if s > L:
@@ -166,17 +171,9 @@ def _gather_windows(flat: np.ndarray, offsets: np.ndarray, lay: WindowLayout, pa
 _SCORERS: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
 
 
-def _lm_head(model, h):
-    """Logits ``[B, K, V]`` (float32) from final hidden states ``[B, K, D]``."""
-    if hasattr(model, "_logits"):  # Llama-style decoder (tied or separate head)
-        return model._logits(h)
-    # GPT-2: tied head, logits = h @ wte.T (as in GPT2.__call__)
-    return jnp.einsum("btd,vd->btv", h, model.wte.embedding[...],
-                      preferred_element_type=jnp.float32).astype(jnp.float32)
-
-
 def _scorer(lm):
-    """Jitted ``f(state, ids [B,T], mask [B,T], tmask [B,T-1], first [B], *, k) -> (nll_sum [B], count [B])``.
+    """Jitted ``f(state, ids [B,T], targets [B,T], mask [B,T], tmask [B,T-1], first [B], *, k) -> (nll_sum [B],
+    count [B])``: the logit at ``t`` scores ``targets[:, t + 1]`` where ``tmask[:, t]``.
 
     Only the ``k`` logit positions ``first .. first + k - 1`` of each window go through the LM
     head (the scored labels of a window are a contiguous suffix), so windows that score
@@ -189,7 +186,7 @@ def _scorer(lm):
         graphdef, state = nnx.split(lm.model)
 
         @partial(jax.jit, static_argnames=("k",))
-        def run(state, ids, mask, tmask, first, *, k):
+        def run(state, ids, targets, mask, tmask, first, *, k):
             model = nnx.merge(graphdef, state)
             h = model(ids, mask, return_logits=False).last_hidden_state  # [B, T, D]
             t = ids.shape[1]
@@ -198,8 +195,8 @@ def _scorer(lm):
             pos = jnp.minimum(pos, t - 2)
             sel = jnp.take_along_axis(tmask, pos, axis=1) & inside
             hk = jnp.take_along_axis(h, pos[..., None], axis=1)
-            logits = _lm_head(model, hk)
-            tgt = jnp.take_along_axis(ids, pos + 1, axis=1)
+            logits = model.lm_head(hk)
+            tgt = jnp.take_along_axis(targets, pos + 1, axis=1)
             z_y = jnp.take_along_axis(logits, tgt[..., None], axis=-1)[..., 0]
             nll = jnp.where(sel, jax.nn.logsumexp(logits, axis=-1) - z_y, 0.0)
             return jnp.sum(nll, axis=-1), jnp.sum(sel, axis=-1)
@@ -209,47 +206,71 @@ def _scorer(lm):
     return fn
 
 
-def score_windows(lm, ids, attention_mask, target_mask, *, first=None, k=None):
+class WindowScores(Result):
+    """Per-window sums of :func:`score_windows`.
+
+    Attributes:
+      nll_sum: ``[B]`` float32 total negative log-likelihood (nats) of the scored labels.
+      count: ``[B]`` int32 number of scored labels.
+    """
+
+    nll_sum: jax.Array
+    count: jax.Array
+
+
+def score_windows(input_ids, attention_mask, labels, *, model, first=None, num_head_rows=None) -> WindowScores:
     """NLL sum and count per window for one batch (one jit-compiled forward).
 
-    ``nll_sum[b] = Σ_t target_mask[b, t] · (-ln p(ids[b, t+1] | ids[b, :t+1]))``.
+    Labels follow the transformers convention: ``labels[b, j]`` is the token scored at position
+    ``j`` (normally ``input_ids[b, j]``) and ``-100`` marks positions that are not scored; the
+    label at ``j`` is predicted by the logit at ``j - 1``, so ``labels[:, 0]`` is never scored.
+    ``nll_sum[b] = Σ_{j: labels[b, j] != -100} -ln p(labels[b, j] | input_ids[b, :j])``.
 
     Args:
-      lm: a causal :class:`~jaxmetrics.models.LoadedModel`.
-      ids: ``[B, T]`` int token ids (right-padded); attention_mask: ``[B, T]`` bool;
-      target_mask: ``[B, T-1]`` bool, true where the logit at ``t`` is scored.
-      first, k: optional ``[B]`` first scored logit position and static number of positions
-        passed through the LM head (every true entry of ``target_mask`` must lie in
-        ``first .. first + k - 1``); default ``0`` and ``T - 1`` (all positions).
+      input_ids: ``[B, T]`` int token ids (right-padded).
+      attention_mask: ``[B, T]`` bool, true on real tokens.
+      labels: ``[B, T]`` int, ``-100`` where not scored.
+      model: a causal :class:`~jaxmetrics.models.LoadedModel` (or a hub id / local directory).
+      first, num_head_rows: optional ``[B]`` first scored logit position and the static number of
+        positions passed through the LM head (every scored label ``j`` must satisfy
+        ``first <= j - 1 < first + num_head_rows``); default ``0`` and ``T - 1`` (all positions).
+        Only those rows pay for the ``[D, V]`` head product.
 
     Returns:
-      ``(nll_sum [B] float32, count [B] int32)`` device arrays.
+      :class:`WindowScores` of device arrays (the rows can be sharded over a mesh).
 
     Examples:
       >>> import tempfile, numpy as np
       >>> from jaxmetrics.models import load_model
-      >>> from jaxmetrics.models.testing import tiny_checkpoint
+      >>> from jaxmetrics.testing import tiny_checkpoint
       >>> lm = load_model(tiny_checkpoint("gpt2", tempfile.mkdtemp()))
-      >>> nll, cnt = score_windows(lm, np.array([[5, 6, 7]]), np.ones((1, 3), bool), np.ones((1, 2), bool))
-      >>> int(cnt[0]), bool(nll[0] > 0)
+      >>> ids = np.array([[5, 6, 7]])
+      >>> out = score_windows(ids, np.ones((1, 3), bool), ids, model=lm)
+      >>> int(out.count[0]), bool(out.nll_sum[0] > 0)
       (2, True)
     """
+    lm = resolve_model(model, causal=True, purpose="score_windows")
     run, state = _scorer(lm)
-    ids = jnp.asarray(ids, jnp.int32)
+    ids = jnp.asarray(input_ids, jnp.int32)
+    lab = jnp.asarray(labels)
+    if lab.shape != ids.shape or ids.ndim != 2:
+        raise ValueError(f"labels: expected shape {tuple(ids.shape)} like input_ids [B, T], got {tuple(lab.shape)}")
+    scored = (lab[:, 1:] != -100)
     if first is None:
         first = np.zeros(ids.shape[0], np.int32)
-    if k is None:
-        k = ids.shape[1] - 1
-    return run(state, ids, jnp.asarray(attention_mask, bool), jnp.asarray(target_mask, bool),
-               jnp.asarray(first, jnp.int32), k=int(k))
+    if num_head_rows is None:
+        num_head_rows = ids.shape[1] - 1
+    targets = jnp.where(lab == -100, ids, lab).astype(jnp.int32)
+    nll, cnt = run(state, ids, targets, jnp.asarray(attention_mask, bool), scored, jnp.asarray(first, jnp.int32),
+                   k=int(num_head_rows))
+    return WindowScores(nll, cnt)
 
 
 # ----------------------------------------------------------------------------------------------
 # public pipeline
 
 
-@dataclass
-class PerplexityResult:
+class PerplexityResult(Result):
     """Result of :func:`perplexity`.
 
     Attributes:
@@ -259,8 +280,9 @@ class PerplexityResult:
       num_tokens: number of scored tokens (the denominator).
       corpus_perplexity, mean_sequence_perplexity: both reductions.
       doc_nll, doc_tokens, doc_perplexity: ``[n_docs]`` per-document values.
-      num_windows: number of forward windows; convention, max_length, stride: the settings.
+      num_windows: number of forward windows.
       seconds: wall time of the scoring (including compilation).
+      convention, max_length, stride, reduction: the settings (static).
     """
 
     perplexity: float
@@ -272,11 +294,11 @@ class PerplexityResult:
     doc_tokens: np.ndarray
     doc_perplexity: np.ndarray
     num_windows: int
-    convention: str
-    max_length: int
-    stride: int
-    reduction: str
-    seconds: float = 0.0
+    seconds: float
+    convention: str = static_field()
+    max_length: int = static_field()
+    stride: int = static_field()
+    reduction: str = static_field()
 
     @property
     def tokens_per_second(self) -> float:
@@ -284,37 +306,19 @@ class PerplexityResult:
         return self.num_tokens / self.seconds if self.seconds > 0 else float("inf")
 
 
-def _resolve_model(model):
-    from jaxmetrics.models import LoadedModel, load_model
-
-    if isinstance(model, LoadedModel):
-        lm = model
-    elif isinstance(model, str):
-        lm = load_model(model)
-    else:
-        raise TypeError(f"model: expected a LoadedModel or a model name/path, got {type(model).__name__}")
-    if not lm.is_causal:
-        raise ValueError(f"model: {lm.name or lm.kind!r} ({lm.kind}) has no causal LM head; perplexity needs "
-                         "a causal language model (GPT-2, Llama, Mistral, Qwen2)")
-    return lm
+def _causal(model, purpose: str):
+    return resolve_model(model, causal=True, purpose=purpose)
 
 
-def model_max_length(lm) -> int:
-    """Context size of a causal model (``n_positions`` / ``max_position_embeddings``).
-
-    Examples:
-      >>> from types import SimpleNamespace
-      >>> model_max_length(SimpleNamespace(config=SimpleNamespace(n_positions=1024)))
-      1024
-    """
-    for attr in ("n_positions", "max_position_embeddings", "n_ctx"):
-        v = getattr(lm.config, attr, None)
-        if v:
-            return int(v)
-    raise ValueError("model: config has no context size (n_positions / max_position_embeddings)")
+def _context_length(lm) -> int:
+    limit = lm.max_positions
+    if limit is None:
+        raise ValueError("model: its config has no context size (n_positions / max_position_embeddings); "
+                         "pass max_length")
+    return int(limit)
 
 
-def _as_documents(lm, token_ids) -> list[np.ndarray]:
+def _as_documents(lm, token_ids, name: str = "token_ids") -> list[np.ndarray]:
     """One stream ``[N]`` -> one document; ``[D, N]`` or a list of 1-D arrays -> documents;
     a string or a list of strings is tokenized with the model's tokenizer (no special tokens)."""
     if isinstance(token_ids, str):
@@ -326,7 +330,7 @@ def _as_documents(lm, token_ids) -> list[np.ndarray]:
         elif arr.ndim == 2:
             docs = list(arr)
         else:
-            raise ValueError(f"token_ids: expected a 1-D stream or 2-D [docs, tokens] array, got shape {arr.shape}")
+            raise ValueError(f"{name}: expected a 1-D stream or 2-D [docs, tokens] array, got shape {arr.shape}")
     else:
         seq = list(token_ids)
         if seq and all(isinstance(t, str) for t in seq):
@@ -337,23 +341,23 @@ def _as_documents(lm, token_ids) -> list[np.ndarray]:
         else:
             docs = [np.asarray(d) for d in seq]
     if not docs:
-        raise ValueError("token_ids: the corpus is empty (no documents)")
+        raise ValueError(f"{name}: the corpus is empty (no documents)")
     vocab = int(getattr(lm.config, "vocab_size", 0) or 0)
     out = []
     for i, d in enumerate(docs):
         if d.ndim != 1:
-            raise ValueError(f"token_ids: document {i} must be 1-D, got shape {d.shape}")
+            raise ValueError(f"{name}: document {i} must be 1-D, got shape {d.shape}")
         if d.size and not np.issubdtype(d.dtype, np.integer):
-            raise TypeError(f"token_ids: document {i} has dtype {d.dtype}; expected integer token ids")
+            raise TypeError(f"{name}: document {i} has dtype {d.dtype}; expected integer token ids")
         d = d.astype(np.int64)
         if d.size and (d.min() < 0 or (vocab and d.max() >= vocab)):
-            raise ValueError(f"token_ids: document {i} has ids outside [0, {vocab})")
+            raise ValueError(f"{name}: document {i} has ids outside [0, {vocab})")
         out.append(d)
     return out
 
 
-def perplexity(model, token_ids, *, max_length: int | None = None, stride: int = 512, batch_size: int = 8,
-               reduction: str = "corpus", convention: str = "exact", progress: bool = False,
+def perplexity(token_ids, *, model, max_length: int | None = None, stride: int | None = None,
+               batch_size: int = 8, reduction: str = "corpus", convention: str = "exact", progress: bool = False,
                mesh=None) -> PerplexityResult:
     """Sliding-window perplexity of a causal LM over one token stream or a list of documents.
 
@@ -364,12 +368,12 @@ def perplexity(model, token_ids, *, max_length: int | None = None, stride: int =
     (``'document'``, its ``- batch_size`` correction) are described in the module docstring.
 
     Args:
-      model: a causal :class:`~jaxmetrics.models.LoadedModel` or a name / path for
-        :func:`~jaxmetrics.models.load_model`.
       token_ids: one stream ``[N]``, a ``[D, N]`` array, a list of 1-D id arrays (documents),
         or text(s) (tokenized with the model's tokenizer, no special tokens).
+      model: a causal :class:`~jaxmetrics.models.LoadedModel`, or a hub id / local directory.
       max_length: window size ``L``; default the model's context (``n_positions``).
-      stride: step between window starts, ``1 <= stride <= max_length``.
+      stride: step between window starts, ``1 <= stride <= max_length``; default ``max_length``
+        (non-overlapping windows). Smaller strides give each scored token more context.
       batch_size: windows per jitted forward (batches are padded to one size; windows are grouped
         by how many tokens they score, and only those positions go through the LM head, so at
         most two compiled shapes).
@@ -386,23 +390,23 @@ def perplexity(model, token_ids, *, max_length: int | None = None, stride: int =
     Examples:
       >>> import tempfile, numpy as np
       >>> from jaxmetrics.models import load_model
-      >>> from jaxmetrics.models.testing import tiny_checkpoint
+      >>> from jaxmetrics.testing import tiny_checkpoint
       >>> lm = load_model(tiny_checkpoint("gpt2", tempfile.mkdtemp()))
       >>> ids = np.random.default_rng(0).integers(0, 200, size=100)
-      >>> res = perplexity(lm, ids, max_length=32, stride=16, batch_size=4)
+      >>> res = perplexity(ids, model=lm, max_length=32, stride=16, batch_size=4)
       >>> res.num_tokens, res.num_windows, bool(res.perplexity > 1)
       (99, 6, True)
+      >>> res   # doctest: +ELLIPSIS
+      PerplexityResult(perplexity=..., nll=..., num_tokens=99, ..., convention='exact', max_length=32, stride=16, reduction='corpus')
     """
-    if reduction not in ("corpus", "sequence"):
-        raise ValueError(f"reduction: expected 'corpus' or 'sequence', got {reduction!r}")
-    if convention not in ("exact", "document"):
-        raise ValueError(f"convention: expected 'exact' or 'document', got {convention!r}")
-    lm = _resolve_model(model)
-    ctx = model_max_length(lm)
+    check_choice(reduction, "reduction", ("corpus", "sequence"))
+    check_choice(convention, "convention", ("exact", "document"))
+    lm = _causal(model, "perplexity")
+    ctx = _context_length(lm)
     L = ctx if max_length is None else check_int(max_length, "max_length", minimum=2)
     if L > ctx:
         raise ValueError(f"max_length: {L} exceeds the model's context size {ctx}")
-    s = check_int(stride, "stride", minimum=1)
+    s = L if stride is None else check_int(stride, "stride", minimum=1)
     if s > L:
         raise ValueError(f"stride: must be <= max_length ({L}), got {s}")
     bs = check_int(batch_size, "batch_size", minimum=1)
@@ -444,6 +448,7 @@ def perplexity(model, token_ids, *, max_length: int | None = None, stride: int =
         tm = tmask[j] & real[:, None]
         return np.where(real[:, None], ids[j], lm.pad_token_id), m, tm, np.where(real, first[j], 0)
 
+    run, state = _scorer(lm)
     t0 = time.perf_counter()
     it = plan
     if progress:
@@ -457,7 +462,8 @@ def perplexity(model, token_ids, *, max_length: int | None = None, stride: int =
             from jaxmetrics.sharding import shard
 
             bi, bm, bt, bf = shard((bi.astype(np.int32), bm, bt, bf.astype(np.int32)), mesh)
-        outs.append((sel, score_windows(lm, bi, bm, bt, first=bf, k=k)))
+        outs.append((sel, run(state, jnp.asarray(bi, jnp.int32), jnp.asarray(bi, jnp.int32), jnp.asarray(bm, bool),
+                              jnp.asarray(bt, bool), jnp.asarray(bf, jnp.int32), k=int(k))))
         if progress:
             jax.block_until_ready(outs[-1][1])
     win_nll = np.zeros(W, np.float64)
@@ -491,12 +497,33 @@ def perplexity(model, token_ids, *, max_length: int | None = None, stride: int =
     return PerplexityResult(
         perplexity=corpus if reduction == "corpus" else seq_mean, nll=total_nll, num_tokens=total_tok,
         corpus_perplexity=corpus, mean_sequence_perplexity=seq_mean, doc_nll=doc_nll, doc_tokens=doc_tok,
-        doc_perplexity=doc_ppl, num_windows=W, convention=convention, max_length=L, stride=s,
-        reduction=reduction, seconds=seconds)
+        doc_perplexity=doc_ppl, num_windows=W, seconds=seconds, convention=convention, max_length=L,
+        stride=s, reduction=reduction)
 
 
-def generation_perplexity(model, generations, *, max_length: int | None = 1024, batch_size: int = 8,
-                          convention: str = "mauve", remove_ids: Sequence[int] | None = None) -> float:
+class GenerationPerplexity(Result):
+    """Result of :func:`generation_perplexity`.
+
+    Attributes:
+      perplexity: ``exp(nll / denominator)`` in the chosen convention.
+      nll: total negative log-likelihood (nats) of the predicted tokens.
+      num_predicted: tokens predicted (``Σ (n - 1)``).
+      denominator: the count divided by (``Σ n`` for ``'mauve'``, ``Σ (n - 1)`` for ``'exact'``).
+      doc_perplexity: ``[n_docs]`` per-text perplexity ``exp(nll_d / (n_d - 1))``.
+      convention, max_length: the settings (static).
+    """
+
+    perplexity: float
+    nll: float
+    num_predicted: int
+    denominator: int
+    doc_perplexity: np.ndarray
+    convention: str = static_field()
+    max_length: int = static_field()
+
+
+def generation_perplexity(generations, *, model, max_length: int | None = 1024, batch_size: int = 8,
+                          convention: str = "mauve", remove_ids: Sequence[int] | None = None) -> GenerationPerplexity:
     """Perplexity of generated texts under a scoring model (MAUVE-experiments "Gen. PPL").
 
     Convention of ``krishnap25/mauve-experiments`` (``convention='mauve'``): each generation
@@ -510,39 +537,40 @@ def generation_perplexity(model, generations, *, max_length: int | None = 1024, 
     The MAUVE experiments score with gpt2-large; pass any causal model here.
 
     Args:
-      model: causal :class:`~jaxmetrics.models.LoadedModel` or name / path.
       generations: list of texts (tokenized with the model's tokenizer, no special tokens) or
-        of 1-D token-id arrays.
+        of 1-D token-id arrays; each at least 2 tokens after ``remove_ids`` and truncation.
+      model: causal :class:`~jaxmetrics.models.LoadedModel`, or a hub id / local directory.
       max_length: truncation length (default 1024, as in the MAUVE experiments; capped at the
-        model's context); ``None`` = the model's context.
+        model's context without a warning); ``None`` = the model's context.
       batch_size: documents per jitted forward.
       convention: ``'mauve'`` or ``'exact'``.
       remove_ids: token ids dropped before scoring (MAUVE experiments remove EOS/pad tokens).
 
     Returns:
-      the generation perplexity (float).
+      :class:`GenerationPerplexity`.
 
     Examples:
       >>> import tempfile, numpy as np
       >>> from jaxmetrics.models import load_model
-      >>> from jaxmetrics.models.testing import tiny_checkpoint
+      >>> from jaxmetrics.testing import tiny_checkpoint
       >>> lm = load_model(tiny_checkpoint("gpt2", tempfile.mkdtemp()))
       >>> gens = [np.arange(5, 15), np.arange(20, 26)]
-      >>> a = generation_perplexity(lm, gens, convention="mauve")
-      >>> b = generation_perplexity(lm, gens, convention="exact")
-      >>> bool(a < b)
-      True
+      >>> a = generation_perplexity(gens, model=lm, convention="mauve")
+      >>> b = generation_perplexity(gens, model=lm, convention="exact")
+      >>> a.num_predicted, a.denominator, b.denominator, bool(a.perplexity < b.perplexity)
+      (14, 16, 14, True)
     """
-    if convention not in ("mauve", "exact"):
-        raise ValueError(f"convention: expected 'mauve' or 'exact', got {convention!r}")
-    lm = _resolve_model(model)
-    ctx = model_max_length(lm)
+    check_choice(convention, "convention", ("mauve", "exact"))
+    lm = _causal(model, "generation_perplexity")
+    ctx = _context_length(lm)
     L = ctx if max_length is None else min(check_int(max_length, "max_length", minimum=2), ctx)
-    docs = _as_documents(lm, generations)
+    docs = _as_documents(lm, generations, name="generations")
     if remove_ids is not None:
         drop = np.asarray(list(remove_ids), dtype=np.int64)
         docs = [d[~np.isin(d, drop)] for d in docs]
     docs = [d[:L] for d in docs]
-    res = perplexity(lm, docs, max_length=L, stride=L, batch_size=batch_size, convention="exact")
+    res = perplexity(docs, model=lm, max_length=L, stride=L, batch_size=batch_size, convention="exact")
     denom = int(sum(d.size for d in docs)) if convention == "mauve" else res.num_tokens
-    return float(np.exp(res.nll / denom))
+    return GenerationPerplexity(perplexity=float(np.exp(res.nll / denom)), nll=res.nll,
+                                num_predicted=res.num_tokens, denominator=denom,
+                                doc_perplexity=res.doc_perplexity, convention=convention, max_length=L)
