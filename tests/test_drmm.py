@@ -14,7 +14,7 @@ from jaxmetrics.mauve.drmm import (
     drmm_layer_log_probs,
 )
 
-SMALL = dict(num_layers=2, num_components=4, epochs=40, batch_size=32, init_batch=64)
+SMALL = dict(num_layers=2, num_components=4, num_epochs=40, batch_size=32, init_batch_size=64)
 
 
 def _clusters(seed=0, n_per=60, d=8):
@@ -38,7 +38,8 @@ def test_layer_log_probs_match_definition(x64):
     log_std = 0.3 * rng.standard_normal((L, C, d))
     logits = rng.standard_normal((L, C))
     x = rng.standard_normal((n, d)) * 2
-    lp, ks = drmm_layer_log_probs(jnp.asarray(means), jnp.asarray(log_std), jnp.asarray(logits), jnp.asarray(x))
+    out = drmm_layer_log_probs(jnp.asarray(means), jnp.asarray(log_std), jnp.asarray(logits), jnp.asarray(x))
+    lp, ks = out.log_probs, out.components
     r = x.copy()
     for l in range(L):
         logw = logits[l] - np.log(np.exp(logits[l]).sum())

@@ -42,12 +42,12 @@ def test_rank_correlation_with_kmeans_small():
     _check(
         250,
         16,
-        DRMMQuantizer(num_layers=2, num_components=5, epochs=10),
-        LatticeQuantizer(hidden=64, r2=3, epochs=5),
+        DRMMQuantizer(num_layers=2, num_components=5, num_epochs=10),
+        LatticeQuantizer(hidden=64, r2=3, num_epochs=5),
         redo=2,
     )
 
 
 @pytest.mark.slow
 def test_rank_correlation_with_kmeans_paper_settings():
-    _check(1000, 64, DRMMQuantizer(), LatticeQuantizer(epochs=20), redo=5)
+    _check(1000, 64, DRMMQuantizer(), LatticeQuantizer(num_epochs=20), redo=5)

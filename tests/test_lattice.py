@@ -18,7 +18,7 @@ from jaxmetrics.mauve.lattice import (
     triplet_loss,
 )
 
-SMALL = dict(hidden=32, epochs=3, batch_size=32, rank_negative=10)
+SMALL = dict(hidden=32, num_epochs=3, batch_size=32, rank_negative=10)
 
 
 def test_lattice_has_744_atoms_of_norm_50():

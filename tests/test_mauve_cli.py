@@ -26,38 +26,73 @@ def npy_files(tmp_path_factory):
 
 def test_cli_features_json_and_plot(npy_files, capsys):
     d, p, q = npy_files
-    rc = main(["mauve", "--p-features", str(d / "p.npy"), "--q-features", str(d / "q.npy"),
+    rc = main(["mauve", "--references", str(d / "p.npy"), "--candidates", str(d / "q.npy"),
                "--plot", str(d / "curve.png"), "--json", str(d / "out.json")])
     assert rc == 0
     res = json.loads((d / "out.json").read_text())
-    ref = compute_mauve(p_features=p, q_features=q)
+    ref = compute_mauve(p_features=p, q_features=q)  # references are P, candidates Q
     assert res["mauve"] == ref.mauve and res["num_buckets"] == 10
+    assert res["frontier_integral"] == ref.frontier_integral
     assert (d / "curve.png").stat().st_size > 1000
     assert f"MAUVE {ref.mauve:.4f}" in capsys.readouterr().out
+    # the mauve-text setting names reach compute_mauve
+    rc = main(["mauve", "--references", str(d / "p.npy"), "--candidates", str(d / "q.npy"), "--json",
+               str(d / "out2.json"), "--num-buckets", "5", "--kmeans-num-redo", "2", "--kmeans-max-iter", "50",
+               "--mauve-scaling-factor", "2", "--divergence-curve-discretization-size", "9", "--seed", "3"])
+    assert rc == 0
+    ref2 = compute_mauve(p_features=p, q_features=q, num_buckets=5, kmeans_num_redo=2, kmeans_max_iter=50,
+                         mauve_scaling_factor=2, divergence_curve_discretization_size=9, seed=3)
+    assert json.loads((d / "out2.json").read_text())["mauve"] == ref2.mauve
 
 
 def test_cli_seeds(npy_files):
     d, p, q = npy_files
-    rc = main(["mauve", "--p-features", str(d / "p.npy"), "--q-features", str(d / "q.npy"), "--seeds", "3",
+    rc = main(["mauve", "--references", str(d / "p.npy"), "--candidates", str(d / "q.npy"), "--num-seeds", "3",
                "--json", str(d / "seeds.json"), "--plot", str(d / "seeds.png")])
     assert rc == 0
     res = json.loads((d / "seeds.json").read_text())
     assert len(res["mauve_per_seed"]) == 3 and abs(res["mauve"] - np.mean(res["mauve_per_seed"])) < 1e-12
+    assert res["seeds"] == [25, 26, 27]
+
+
+def test_cli_text_files_use_the_model(npy_files, tmp_path, monkeypatch, capsys):
+    """Text files (one per line, or .jsonl) go to compute_mauve as p_text / q_text with --model."""
+    seen = {}
+
+    def fake_compute_mauve(**kw):
+        seen.update(kw)
+        return compute_mauve(p_features=np.ones((20, 3)), q_features=np.ones((20, 3)))
+
+    import jaxmetrics.mauve as M
+
+    monkeypatch.setattr(M, "compute_mauve", fake_compute_mauve)
+    h, m = tmp_path / "human.txt", tmp_path / "model.jsonl"
+    h.write_text("a human text\nanother one\n")
+    m.write_text('{"text": "a model text"}\n')
+    assert main(["mauve", "--references", str(h), "--candidates", str(m), "--model", "tiny-dir",
+                 "--max-text-length", "64"]) == 0
+    assert seen["p_text"] == ["a human text", "another one"] and seen["q_text"] == ["a model text"]
+    assert seen["model"] == "tiny-dir" and seen["max_text_length"] == 64 and "p_features" not in seen
 
 
 def test_cli_errors(npy_files, tmp_path, monkeypatch, capsys):
     d, _, _ = npy_files
-    assert main(["mauve", "--p-features", str(d / "p.npy")]) == 2
-    assert "p_features" in capsys.readouterr().err
-    assert main(["mauve", "--p-features", str(d / "p.npy"), "--q-features", str(d / "q.npy"),
+    with pytest.raises(SystemExit):  # both files are required
+        main(["mauve", "--references", str(d / "p.npy")])
+    capsys.readouterr()
+    assert main(["mauve", "--references", str(d / "p.npy"), "--candidates", str(d / "q.npy"),
                  "--num-buckets", "1000"]) == 2
     assert "num_buckets" in capsys.readouterr().err
-    # text files while the featurizer is unavailable: a clear error, not a traceback
+    assert main(["mauve", "--references", str(d / "missing.npy"), "--candidates", str(d / "q.npy")]) == 2
+    assert "references" in capsys.readouterr().err
     h, m = tmp_path / "human.txt", tmp_path / "model.txt"
     h.write_text("a human text\nanother one\n")
     m.write_text("a model text\n")
+    assert main(["mauve", "--references", str(h), "--candidates", str(d / "q.npy")]) == 2
+    assert "candidates" in capsys.readouterr().err  # one text file and one feature file
+    # text files while the featurizer is unavailable: a clear error, not a traceback
     monkeypatch.setitem(sys.modules, "jaxmetrics.models", types.ModuleType("jaxmetrics.models"))
-    assert main(["mauve", str(h), str(m), "--model", "tiny"]) == 2
+    assert main(["mauve", "--references", str(h), "--candidates", str(m), "--model", "tiny"]) == 2
     assert "featuriz" in capsys.readouterr().err
 
 

@@ -134,7 +134,7 @@ def test_jit_equals_eager_and_no_retrace():
     eager = mauve_from_histograms(p, q)
     jitted = jax.jit(mauve_from_histograms, static_argnames="num_points")
     out = jitted(p, q, scaling=5.0)
-    for a, b in zip(eager, out):
+    for a, b in zip(jax.tree.leaves(eager), jax.tree.leaves(out), strict=True):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-6, atol=1e-7)
     n0 = H._mauve_core._cache_size()
     mauve_from_histograms(q, p, scaling=3.0)  # same shapes, different scaling value

@@ -1,7 +1,8 @@
 """Full MAUVE pipeline vs mauve-text 0.4.0 on Gaussian features (means over 5 k-means seeds).
 
-P ~ N(0, I), Q ~ N(delta * 1, I), d = 1024 (the issue's protocol). k-means cannot match faiss
-bit for bit (different random streams), so the check is on the mean over 5 seeds: within 0.02.
+P ~ N(0, I), Q ~ N(delta * 1, I), d = 1024 (the parity protocol of docs/mauve.md). k-means cannot
+match faiss bit for bit (different random streams), so the check is on the mean over 5 seeds:
+within 0.02.
 """
 from __future__ import annotations
 

@@ -22,18 +22,18 @@ from jaxmetrics.mauve import (
     fit_quantizer,
     histogram,
     kmeans,
-    l2_normalize,
     mauve_from_histograms,
     mauve_shared_codebook,
     pca_transform,
     register_quantizer,
     soft_bin_counts,
 )
+from jaxmetrics._ops import l2_normalize
 from jaxmetrics.mauve import compute as C
 from jaxmetrics.mauve import histograms as H
 import importlib
 
-KM = importlib.import_module("jaxmetrics.mauve.kmeans")
+KM = importlib.import_module("jaxmetrics.mauve.clustering")
 
 N, D = 120, 12
 
@@ -57,7 +57,7 @@ def test_pca_matches_sklearn():
         x = x / np.linalg.norm(x, axis=1, keepdims=True)
         ref = sk.PCA().fit(x)
         m_ref = int(np.argmax(np.cumsum(ref.explained_variance_ratio_) >= 0.9)) + 1
-        ours = fit_pca(jnp.asarray(x, jnp.float32), explained_var=0.9, pad_to=8)
+        ours = fit_pca(jnp.asarray(x, jnp.float32), key=jax.random.key(0), explained_var=0.9, pad_to=8)
         assert ours.num_components == m_ref
         r = min(n, 40)
         np.testing.assert_allclose(np.asarray(ours.explained_variance_ratio)[: r - 1],
@@ -264,35 +264,146 @@ def test_custom_quantizer_by_instance_and_registry(pq):
 # ----------------------------------------------------------------------------- text path
 
 
-def test_text_path_uses_featurizer_and_drops_empty(monkeypatch):
-    calls = {}
+def _fake_models(calls):
+    """A stand-in for jaxmetrics.models that records what compute_mauve asks of it."""
     fake = types.ModuleType("jaxmetrics.models")
 
-    def load_model(name):
-        calls["model"] = name
-        return "MODEL"
+    class FakeModel:
+        max_positions = 16
 
-    def featurize(texts, model, *, max_length, batch_size):
+        def __init__(self, name):
+            self.name = name
+
+    def resolve_model(model, **kw):
+        calls["model"] = model
+        return model if isinstance(model, FakeModel) else FakeModel(model)
+
+    def featurize(texts, *, model, max_length, batch_size):
         calls.setdefault("texts", []).append(list(texts))
+        calls["max_length"] = max_length
         return np.stack([np.random.default_rng(len(t)).normal(size=8) for t in texts]).astype(np.float32)
 
-    fake.load_model, fake.featurize = load_model, featurize
-    monkeypatch.setitem(sys.modules, "jaxmetrics.models", fake)
+    def featurize_tokens(token_ids, *, model, max_length, batch_size):
+        calls.setdefault("tokens", []).append([np.asarray(t).tolist() for t in token_ids])
+        calls.setdefault("token_max_length", []).append(max_length)
+        return np.stack([np.random.default_rng(int(np.sum(t)) + len(t)).normal(size=8)
+                         for t in token_ids]).astype(np.float32)
+
+    fake.resolve_model, fake.featurize, fake.featurize_tokens = resolve_model, featurize, featurize_tokens
+    fake.FakeModel = FakeModel
+    return fake
+
+
+def test_text_path_uses_featurizer_and_drops_empty(monkeypatch):
+    calls = {}
+    monkeypatch.setitem(sys.modules, "jaxmetrics.models", _fake_models(calls))
     p_text = [f"human text number {i}" + "x" * i for i in range(30)] + ["", ""]
     q_text = [f"model text {i}" + "y" * (2 * i) for i in range(30)]
     with warnings.catch_warnings(record=True) as rec:
         warnings.simplefilter("always")
-        out = compute_mauve(p_text=p_text, q_text=q_text, featurize_model_name="tiny")
+        out = compute_mauve(p_text=p_text, q_text=q_text, featurize_model_name="tiny", max_text_length=7)
     assert any("p_text: dropped 2 empty" in str(w.message) for w in rec)
-    assert calls["model"] == "tiny" and len(calls["texts"][0]) == 30
+    assert calls["model"] == "tiny" and len(calls["texts"][0]) == 30 and calls["max_length"] == 7
     assert 0 < out.mauve <= 1 and out.num_buckets == 3
 
 
-def test_text_path_without_featurizer(monkeypatch):
-    fake = types.ModuleType("jaxmetrics.models")  # no featurize / load_model
+def test_model_argument_wins_over_featurize_model_name(monkeypatch):
+    calls = {}
+    fake = _fake_models(calls)
     monkeypatch.setitem(sys.modules, "jaxmetrics.models", fake)
-    with pytest.raises(ImportError, match="p_text/q_text"):
+    lm = fake.FakeModel("loaded")
+    texts = [f"text {i} " + "z" * i for i in range(25)]
+    compute_mauve(p_text=texts, q_text=texts, featurize_model_name="ignored", model=lm)
+    assert calls["model"] is lm
+    out = compute_mauve_seeds(p_text=texts, q_text=texts, seeds=(1, 2), model="some/dir")
+    assert calls["model"] == "some/dir" and out.mauve.shape == (2,)
+
+
+def test_token_path_mauve_text_shapes_and_no_truncation(monkeypatch):
+    calls = {}
+    monkeypatch.setitem(sys.modules, "jaxmetrics.models", _fake_models(calls))
+    rng = np.random.default_rng(0)
+    # mauve-text's p_tokens: tensors of shape (1, length); 1-D sequences are accepted too
+    p_tokens = [rng.integers(0, 50, size=(1, 3 + i % 9)) for i in range(30)]
+    q_tokens = [list(rng.integers(0, 50, size=3 + i % 16)) for i in range(30)]  # up to 18 ids
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        out = compute_mauve(p_tokens=p_tokens, q_tokens=q_tokens, max_text_length=4)
+    assert calls["model"] == "gpt2-large"  # featurize_model_name's default
+    assert calls["tokens"][0][0] == p_tokens[0][0].tolist()  # (1, L) flattened, no id added
+    # max_text_length does not apply to tokens (mauve-text); only the model's positions cap them
+    assert calls["token_max_length"] == [11, 16]
+    assert any("q_tokens: 2 sequence(s) longer than the model's 16 positions" in str(w.message) for w in rec)
+    assert 0 < out.mauve <= 1
+    # tokens win over text, features over tokens (mauve-text's precedence)
+    calls.clear()
+    with pytest.warns(UserWarning, match="^q_tokens"):
+        out2 = compute_mauve(p_tokens=p_tokens, q_tokens=q_tokens, p_text=["unused"], q_text=["unused"])
+    assert "texts" not in calls and out2.mauve == out.mauve
+    feats = np.random.default_rng(1).normal(size=(30, 8)).astype(np.float32)
+    calls.clear()
+    compute_mauve(p_features=feats, q_features=feats, p_tokens=p_tokens, q_tokens=q_tokens)
+    assert calls == {}  # nothing featurized, no model loaded
+    with pytest.raises(ValueError, match="^p_tokens"):
+        compute_mauve(p_tokens=[np.zeros((2, 3), int)], q_features=feats)
+    with pytest.raises(TypeError, match="^q_tokens"):
+        compute_mauve(p_features=feats, q_tokens=[np.ones(3)])
+
+
+def test_text_path_without_featurizer(monkeypatch):
+    fake = types.ModuleType("jaxmetrics.models")  # no featurize / resolve_model
+    monkeypatch.setitem(sys.modules, "jaxmetrics.models", fake)
+    with pytest.raises(ImportError, match="^p_text"):
         compute_mauve(p_text=["a b"], q_text=["c d"])
+    with pytest.raises(ImportError, match="^q_tokens"):
+        compute_mauve(p_features=np.ones((4, 3)), q_tokens=[[1, 2]])
+
+
+def test_signature_is_mauve_texts():
+    import inspect
+
+    names = ["p_features", "q_features", "p_tokens", "q_tokens", "p_text", "q_text", "num_buckets",
+             "pca_max_data", "kmeans_explained_var", "kmeans_num_redo", "kmeans_max_iter",
+             "featurize_model_name", "device_id", "max_text_length", "divergence_curve_discretization_size",
+             "mauve_scaling_factor", "verbose", "seed", "batch_size", "use_float64"]
+    params = list(inspect.signature(compute_mauve).parameters.values())
+    assert [p.name for p in params[: len(names)]] == names
+    assert all(p.kind == p.POSITIONAL_OR_KEYWORD for p in params[: len(names)])
+    assert {p.name: p.kind for p in params[len(names):]} == {n: inspect.Parameter.KEYWORD_ONLY
+                                                             for n in ("model", "quantizer", "mesh")}
+    mt = pytest.importorskip("mauve")
+    ref = inspect.signature(mt.compute_mauve).parameters
+    assert list(ref) == names and all(ref[n].default == inspect.signature(compute_mauve).parameters[n].default
+                                      for n in names)
+
+
+def test_results_are_short_pytrees(pq):
+    p, q = pq
+    out = compute_mauve(p_features=p, q_features=q, num_buckets=8)
+    r = repr(out)
+    assert r.startswith(f"MauveOutput(mauve={out.mauve:.6g}") and "p_hist=f64[8]" in r and len(r) < 300
+    assert out.to_dict()["num_buckets"] == 8 and len(out.to_dict()["p_hist"]) == 8
+    leaves = jax.tree.leaves(out)
+    assert len(leaves) == 9  # num_buckets is static
+    seeds = compute_mauve_seeds(p, q, seeds=(1, 2, 3, 4, 5, 6, 7), num_buckets=8)
+    rs = repr(seeds)
+    assert len(rs) < 500 and "\n" not in rs and "mauve_mean=" in rs and "mauve_std=" in rs
+    assert "divergence_curve=f64[7,27,2]" in rs and "seeds=tuple[7]" in rs
+    assert seeds.mauve_mean == pytest.approx(np.mean(seeds.mauve))
+    assert seeds.frontier_integral_std == pytest.approx(np.std(seeds.frontier_integral, ddof=1))
+    assert jax.tree.map(lambda x: x, seeds).seeds == (1, 2, 3, 4, 5, 6, 7)
+
+
+def test_fit_pca_key_is_required():
+    x = jnp.asarray(np.random.default_rng(0).normal(size=(30, 5)), jnp.float32)
+    with pytest.raises(TypeError):
+        fit_pca(x)  # noqa: the key is a required keyword
+    with pytest.raises(TypeError, match="^key"):
+        fit_pca(x, key=0)
+    a = fit_pca(x, key=jax.random.key(0), max_data=20)
+    b = fit_pca(x, key=jax.random.key(0), max_data=20)
+    np.testing.assert_array_equal(np.asarray(a.components), np.asarray(b.components))
+    assert a.num_components == b.num_components
 
 
 # ----------------------------------------------------------------------------- bad input
@@ -342,8 +453,6 @@ def test_bad_input_other_entry_points(pq):
 def test_l2_normalize_zero_row_has_finite_gradient():
     import jax
     import jax.numpy as jnp
-
-    from jaxmetrics.mauve.pca import l2_normalize
 
     x = jnp.array([[3.0, 4.0], [0.0, 0.0]])
     g = jax.grad(lambda x: jnp.sum(l2_normalize(x) * jnp.array([1.0, 2.0])))(x)

@@ -1,10 +1,23 @@
-"""MAUVE in JAX: histogram stage, quantizers and the ``compute_mauve`` pipeline.
+"""MAUVE in JAX: histogram stage, quantizers, the ``compute_mauve`` pipeline and soft MAUVE.
+
+P is the human text (the references), Q the model text (the candidates); MAUVE keeps the
+paper's ``p`` / ``q`` names in its kernels and states.
 
 Layers: :mod:`.histograms` (pure kernels: divergence curve, area, frontier integral,
-smoothing), :mod:`.pca` and :mod:`.kmeans` (quantization kernels), :mod:`.quantizers`
-(the ``Quantizer`` interface and registry), :mod:`.compute` (mauve-text-compatible pipeline),
-:mod:`.plot` (divergence-curve figures).
+smoothing), :mod:`.pca` and :mod:`.clustering` (quantization kernels; :func:`kmeans` is the
+library's one k-means), :mod:`.quantizers` (the ``Quantizer`` interface and registry), :mod:`.compute`
+(mauve-text-compatible pipeline), :mod:`.soft` (differentiable MAUVE), :mod:`.state`
+(:class:`MauveState`, feature buffers), :mod:`.plot` (divergence-curve figures),
+:mod:`.drmm` and :mod:`.lattice` (learned quantizers).
+
+``DRMMQuantizer``, ``LatticeQuantizer`` (which need Flax NNX and optax) and ``MauveState`` are
+imported on first access, so ``import jaxmetrics.mauve`` stays light; ``plot_divergence_curves``
+imports matplotlib only when it draws.
 """
+from __future__ import annotations
+
+import importlib
+
 from jaxmetrics.mauve.histograms import (
     MauveResult,
     area_under_divergence_curve,
@@ -14,8 +27,8 @@ from jaxmetrics.mauve.histograms import (
     mauve_from_histograms,
     smooth_counts,
 )
-from jaxmetrics.mauve.kmeans import KMeansResult, kmeans
-from jaxmetrics.mauve.pca import PCAProjection, fit_pca, l2_normalize, pca_transform
+from jaxmetrics.mauve.clustering import KMeansResult, kmeans
+from jaxmetrics.mauve.pca import PCAProjection, fit_pca, pca_transform
 from jaxmetrics.mauve.quantizers import (
     QUANTIZERS,
     FittedKMeansQuantizer,
@@ -37,9 +50,18 @@ from jaxmetrics.mauve.compute import (
     histogram,
     mauve_shared_codebook,
 )
+from jaxmetrics.mauve.soft import CentroidQuantizer, hard_mauve, mauve_loss, soft_mauve
 from jaxmetrics.mauve.plot import plot_divergence_curves
 
+#: Exported names whose modules are imported on first access (Flax NNX / optax / flax.struct).
+_LAZY = {
+    "DRMMQuantizer": "jaxmetrics.mauve.drmm",
+    "LatticeQuantizer": "jaxmetrics.mauve.lattice",
+    "MauveState": "jaxmetrics.mauve.state",
+}
+
 __all__ = [
+    # histogram stage
     "MauveResult",
     "area_under_divergence_curve",
     "divergence_curve",
@@ -47,12 +69,13 @@ __all__ = [
     "mauve_from_counts",
     "mauve_from_histograms",
     "smooth_counts",
+    # quantization kernels
     "KMeansResult",
     "kmeans",
     "PCAProjection",
     "fit_pca",
-    "l2_normalize",
     "pca_transform",
+    # quantizers
     "QUANTIZERS",
     "FittedKMeansQuantizer",
     "FittedQuantizer",
@@ -62,6 +85,9 @@ __all__ = [
     "get_quantizer",
     "register_quantizer",
     "soft_bin_counts",
+    "DRMMQuantizer",
+    "LatticeQuantizer",
+    # pipeline
     "MauveOutput",
     "MauveSeedsOutput",
     "auto_num_buckets",
@@ -70,5 +96,24 @@ __all__ = [
     "fit_quantizer",
     "histogram",
     "mauve_shared_codebook",
+    # differentiable MAUVE
+    "CentroidQuantizer",
+    "hard_mauve",
+    "mauve_loss",
+    "soft_mauve",
+    # state and plots
+    "MauveState",
     "plot_divergence_curves",
 ]
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'jaxmetrics.mauve' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

@@ -1,9 +1,9 @@
 """MAUVE-DRMM: quantization by a Deep Residual Mixture Model (Hämäläinen & Solin, 2020).
 
-Our reading of the DRMM, as used by the MAUVE experiments (``shared/references/mauve.md``
-§6: ``nLayers=3``, ``nComponentsPerLayer=10``, batch 64, learning rate 0.005, data-dependent
-initialization from a batch of 256, raw features; we seed the means of each layer with
-k-means++ on the batch residuals):
+Our reading of the DRMM, as used by the MAUVE paper's experiments (``nLayers=3``,
+``nComponentsPerLayer=10``, batch 64, learning rate 0.005, data-dependent initialization from
+a batch of 256, raw features; we seed the means of each layer with k-means++ on the batch
+residuals):
 
 * the model is a stack of ``L`` layers; each layer is a mixture of ``C`` Gaussian components
   (here diagonal covariance) with weights ``pi_l``, means ``mu_l`` and scales ``sigma_l``;
@@ -42,11 +42,25 @@ from flax import nnx
 
 from jaxmetrics import _validation as V
 from jaxmetrics.mauve.quantizers import register_quantizer
+from jaxmetrics.results import Result, static_field
 
-__all__ = ["DRMM", "drmm_layer_log_probs", "DRMMQuantizer", "FittedDRMMQuantizer"]
+__all__ = ["DRMM", "DRMMLogProbs", "drmm_layer_log_probs", "DRMMQuantizer", "FittedDRMMQuantizer"]
 
 _LOG_2PI = math.log(2.0 * math.pi)
 _MIN_LOG_STD = math.log(1e-3)
+
+
+class DRMMLogProbs(Result):
+    """Per-layer log-probabilities along the residual chain (:func:`drmm_layer_log_probs`).
+
+    Attributes:
+      log_probs: ``[L, n, C]`` ``log pi_lk + log N(r_l; mu_lk, sigma_lk^2)`` of every point
+        ``n`` under every component ``k`` of every layer ``l``.
+      components: ``[L, n]`` int32, the most likely component of each layer (the hard path).
+    """
+
+    log_probs: jax.Array
+    components: jax.Array
 
 
 class DRMM(nnx.Module):
@@ -59,9 +73,8 @@ class DRMM(nnx.Module):
       >>> import jax.numpy as jnp
       >>> from flax import nnx
       >>> m = DRMM(4, num_layers=3, num_components=10, rngs=nnx.Rngs(0))
-      >>> lp, ks = m.layer_log_probs(jnp.zeros((2, 4)))
-      >>> lp.shape, ks.shape
-      ((3, 2, 10), (3, 2))
+      >>> m.layer_log_probs(jnp.zeros((2, 4)))
+      DRMMLogProbs(log_probs=f32[3,2,10], components=i32[3,2])
     """
 
     def __init__(self, dim: int, *, num_layers: int = 3, num_components: int = 10, rngs: nnx.Rngs):
@@ -71,32 +84,34 @@ class DRMM(nnx.Module):
         self.log_std = nnx.Param(jnp.zeros((num_layers, num_components, dim)))
         self.logits = nnx.Param(jnp.zeros((num_layers, num_components)))
 
-    def layer_log_probs(self, x: jax.Array) -> tuple[jax.Array, jax.Array]:
-        """Per-layer joint log-probabilities ``[L, n, C]`` and chosen components ``[L, n]``."""
+    def layer_log_probs(self, x: jax.Array) -> DRMMLogProbs:
+        """:func:`drmm_layer_log_probs` of ``x [n, d]`` under this model's parameters."""
         return drmm_layer_log_probs(self.means[...], self.log_std[...], self.logits[...], x)
 
     def nll(self, x: jax.Array) -> jax.Array:
-        """Mean over points of ``-sum_l log sum_k pi_lk N(r_l; mu_lk, sigma_lk^2)``."""
-        lp, _ = self.layer_log_probs(x)
+        """Mean over points of ``-sum_l log sum_k pi_lk N(r_l; mu_lk, sigma_lk^2)`` (a scalar)."""
+        lp = self.layer_log_probs(x).log_probs
         return -jnp.mean(jnp.sum(jax.nn.logsumexp(lp, axis=-1), axis=0))
 
 
-def drmm_layer_log_probs(means: jax.Array, log_std: jax.Array, logits: jax.Array, x: jax.Array):
+def drmm_layer_log_probs(means: jax.Array, log_std: jax.Array, logits: jax.Array, x: jax.Array) -> DRMMLogProbs:
     """Run the residual chain: ``log pi_lk + log N(r_l; mu_lk, sigma_lk^2)`` for every layer.
 
     Args:
       means: ``[L, C, d]``; log_std: ``[L, C, d]``; logits: ``[L, C]``; x: ``[n, d]``.
 
     Returns:
-      ``(log_probs [L, n, C], components [L, n] int32)`` where ``components[l]`` is the most
-      likely component of layer ``l`` and ``r_{l+1} = r_l - means[l, components[l]]``
-      (residuals under ``stop_gradient``).
+      :class:`DRMMLogProbs` with ``log_probs [L, n, C]`` and ``components [L, n]`` int32, where
+      ``components[l]`` is the most likely component of layer ``l`` and
+      ``r_{l+1} = r_l - means[l, components[l]]`` (residuals under ``stop_gradient``).
 
     Examples:
       >>> import jax.numpy as jnp
       >>> means = jnp.array([[[0.0], [10.0]], [[-1.0], [1.0]]])  # L=2, C=2, d=1
-      >>> lp, ks = drmm_layer_log_probs(means, jnp.zeros((2, 2, 1)), jnp.zeros((2, 2)), jnp.array([[11.0]]))
-      >>> ks[:, 0].tolist()  # 11 -> component 1 (mean 10), residual 1 -> component 1 (mean 1)
+      >>> out = drmm_layer_log_probs(means, jnp.zeros((2, 2, 1)), jnp.zeros((2, 2)), jnp.array([[11.0]]))
+      >>> out
+      DRMMLogProbs(log_probs=f32[2,1,2], components=i32[2,1])
+      >>> out.components[:, 0].tolist()  # 11 -> component 1 (mean 10), residual 1 -> component 1 (mean 1)
       [1, 1]
     """
     log_std = jnp.maximum(log_std, _MIN_LOG_STD)
@@ -113,7 +128,7 @@ def drmm_layer_log_probs(means: jax.Array, log_std: jax.Array, logits: jax.Array
         return r_next, (lp, k)
 
     _, (lp, ks) = jax.lax.scan(layer, x, (means, log_std, log_w))
-    return lp, ks
+    return DRMMLogProbs(log_probs=lp, components=ks)
 
 
 def _bins_from_components(ks: jax.Array, num_components: int) -> jax.Array:
@@ -124,13 +139,13 @@ def _bins_from_components(ks: jax.Array, num_components: int) -> jax.Array:
 
 @jax.jit
 def _assign(means, log_std, logits, x):
-    _, ks = drmm_layer_log_probs(means, log_std, logits, x)
+    ks = drmm_layer_log_probs(means, log_std, logits, x).components
     return _bins_from_components(ks, means.shape[1])
 
 
 @jax.jit
 def _soft_assign(means, log_std, logits, x, temperature):
-    lp, _ = drmm_layer_log_probs(means, log_std, logits, x)
+    lp = drmm_layer_log_probs(means, log_std, logits, x).log_probs
     post = jax.nn.softmax(lp / temperature, axis=-1)  # [L, n, C]
     out = post[0]
     for layer in range(1, post.shape[0]):  # static loop over layers (L is tiny)
@@ -170,38 +185,43 @@ class DRMMQuantizer:
     Args:
       num_layers: ``L`` (3).
       num_components: ``C`` per layer (10); ``num_bins = C^L``.
-      epochs: passes over the data (20, as in the MAUVE experiments' script).
+      num_epochs: passes over the data (20, as in the MAUVE experiments' script).
       batch_size: points per step (64).
       learning_rate: Adam step size (0.005).
-      init_batch: points used for the data-dependent initialization (256).
+      init_batch_size: points used for the data-dependent initialization (256).
 
     Examples:
       >>> import jax, numpy as np
       >>> x = np.random.default_rng(0).standard_normal((300, 6)).astype(np.float32)
-      >>> fq = DRMMQuantizer(num_layers=2, num_components=4, epochs=2).fit(x, key=jax.random.key(0))
+      >>> fq = DRMMQuantizer(num_layers=2, num_components=4, num_epochs=2).fit(x, key=jax.random.key(0))
       >>> fq.num_bins, fq.assign(x).shape, fq.soft_assign(x, 1.0).shape
       (16, (300,), (300, 16))
     """
 
     num_layers: int = 3
     num_components: int = 10
-    epochs: int = 20
+    num_epochs: int = 20
     batch_size: int = 64
     learning_rate: float = 0.005
-    init_batch: int = 256
+    init_batch_size: int = 256
 
     def fit(self, features: Any, *, key: jax.Array, verbose: bool = False) -> "FittedDRMMQuantizer":
-        """Train the DRMM on ``features`` ``[n, d]`` and return the fitted quantizer."""
-        x = V.as_2d_features(features, "features").astype(np.float32)
+        """Train the DRMM on ``features`` ``[n, d]`` and return the fitted quantizer.
+
+        ``key`` (a ``jax.random`` key) draws the initial parameters, the initialization batch
+        and the minibatch order; ``verbose`` prints the loss of every epoch.
+        """
+        V.check_key(key)
+        x = np.asarray(V.check_features(features, "features"), np.float32)
         n, d = x.shape
         L = V.check_int(self.num_layers, "num_layers", minimum=1)
         C = V.check_int(self.num_components, "num_components", minimum=2)
         if C**L > 2**31 - 1:
             raise ValueError(f"num_components: {C}^{L} bins do not fit an int32 bin id")
-        epochs = V.check_int(self.epochs, "epochs", minimum=1)
+        epochs = V.check_int(self.num_epochs, "num_epochs", minimum=1)
         bs = min(V.check_int(self.batch_size, "batch_size", minimum=1), n)
         lr = V.check_positive(self.learning_rate, "learning_rate")
-        nb_init = min(V.check_int(self.init_batch, "init_batch", minimum=1), n)
+        nb_init = min(V.check_int(self.init_batch_size, "init_batch_size", minimum=1), n)
 
         mean = x.mean(axis=0)
         scale = max(float(np.sqrt(np.mean((x - mean) ** 2))), 1e-12)
@@ -251,24 +271,32 @@ def _make_epoch(graphdef, lr: float, batch_size: int):
     return epoch
 
 
-@dataclasses.dataclass(frozen=True)
-class FittedDRMMQuantizer:
+class FittedDRMMQuantizer(Result):
     """A trained DRMM used as a quantizer with ``num_bins = C^L`` bins.
 
     ``assign(x)`` is the base-``C`` index of the per-layer most likely components;
     ``soft_assign(x, tau)`` is ``prod_l softmax_k(log p_l(k | r_l) / tau)`` over the ``C^L``
     tuples along the hard residual path (rows sum to 1; the one-hot of ``assign`` as ``tau -> 0``).
+
+    Attributes:
+      means: ``[L, C, d]`` component means (in the standardized space).
+      log_std: ``[L, C, d]`` component log standard deviations.
+      logits: ``[L, C]`` mixture logits.
+      mean: ``[d]`` mean of the training features (standardization).
+      scale: root-mean-square coordinate of the centred training features (static).
+      losses: mean negative log-likelihood of every epoch (static).
     """
 
     means: jax.Array
     log_std: jax.Array
     logits: jax.Array
     mean: jax.Array
-    scale: float
-    losses: tuple = ()
+    scale: float = static_field()
+    losses: tuple = static_field(default=())
 
     @property
     def num_bins(self) -> int:
+        """``C^L``."""
         L, C = self.means.shape[:2]
         return int(C**L)
 
@@ -284,7 +312,7 @@ class FittedDRMMQuantizer:
 
     def components(self, features: Any) -> jax.Array:
         """Per-layer most likely components ``[L, n]`` int32."""
-        return drmm_layer_log_probs(self.means, self.log_std, self.logits, self._prep(features))[1]
+        return drmm_layer_log_probs(self.means, self.log_std, self.logits, self._prep(features)).components
 
     def soft_assign(self, features: Any, temperature: Any) -> jax.Array:
         """Soft bins ``[n, C^L]`` (product of per-layer tempered posteriors)."""

@@ -3,8 +3,8 @@
 The MAUVE paper's third quantizer (after k-means and DRMM) follows "spreading vectors"
 (Sablayrolles et al., ICLR 2019): a small network maps each feature vector onto the unit
 sphere in R^4 so that neighbourhoods are kept and the points spread out uniformly, and the
-sphere is then cut into cells by a fixed lattice codebook. The settings are those of
-mauve-experiments (see ``shared/references/mauve.md`` §6):
+sphere is then cut into cells by a fixed lattice codebook. The settings are those of the
+MAUVE paper's experiments:
 
 * network ``f``: ``Linear(d, 768) - BatchNorm - ReLU - Linear(768, 768) - BatchNorm - ReLU -
   Linear(768, 4)`` followed by L2 normalization, written in Flax NNX;
@@ -23,7 +23,7 @@ mauve-experiments (see ``shared/references/mauve.md`` §6):
 Differences from the original (documented, deliberate): inputs are centred and divided by
 their root-mean-square norm (the original fed SIFT-like descriptors directly; LM features
 have large, uneven norms); the default number of epochs is 20 rather than 200 (the
-original trains on 100 000 vectors; MAUVE uses a few thousand), and ``epochs`` is a
+original trains on 100 000 vectors; MAUVE uses a few thousand), and ``num_epochs`` is a
 setting. The training loop is written here (it is a handful of lines around optax) because
 no library offers the triplet + KoLeo objective.
 """
@@ -43,6 +43,7 @@ from flax import nnx
 
 from jaxmetrics import _validation as V
 from jaxmetrics.mauve.quantizers import register_quantizer
+from jaxmetrics.results import Result, static_field
 
 __all__ = [
     "lattice_atoms",
@@ -268,7 +269,7 @@ class LatticeQuantizer:
       out_dim: output dimension (4; the lattice is ``Z^out_dim``).
       r2: squared radius of the spherical lattice (50, giving 744 atoms).
       koleo_weight: ``lambda`` of the KoLeo term (1.0).
-      epochs: passes over the data (20; the paper's script uses 200 on 100k vectors).
+      num_epochs: passes over the data (20; the paper's script uses 200 on 100k vectors).
       batch_size: anchors per step (64).
       learning_rate: peak SGD step size (0.1), momentum 0.9, decayed to 0.05 and 0.01 over
         the last two quarters of training.
@@ -278,7 +279,7 @@ class LatticeQuantizer:
     Examples:
       >>> import jax, numpy as np
       >>> x = np.random.default_rng(0).standard_normal((200, 8)).astype(np.float32)
-      >>> fq = LatticeQuantizer(hidden=32, epochs=2).fit(x, key=jax.random.key(0))
+      >>> fq = LatticeQuantizer(hidden=32, num_epochs=2).fit(x, key=jax.random.key(0))
       >>> fq.num_bins, fq.assign(x).shape, fq.soft_assign(x, 1.0).shape
       (744, (200,), (200, 744))
     """
@@ -287,19 +288,24 @@ class LatticeQuantizer:
     out_dim: int = 4
     r2: int = 50
     koleo_weight: float = 1.0
-    epochs: int = 20
+    num_epochs: int = 20
     batch_size: int = 64
     learning_rate: float = 0.1
     rank_positive: int = 10
     rank_negative: int = 50
 
     def fit(self, features: Any, *, key: jax.Array, verbose: bool = False) -> "FittedLatticeQuantizer":
-        """Train the spreading network on ``features`` ``[n, d]`` and return the fitted quantizer."""
-        x = V.as_2d_features(features, "features").astype(np.float32)
+        """Train the spreading network on ``features`` ``[n, d]`` and return the fitted quantizer.
+
+        ``key`` (a ``jax.random`` key) draws the initial weights, the minibatch order and the
+        positives; ``verbose`` prints the loss of every epoch.
+        """
+        V.check_key(key)
+        x = np.asarray(V.check_features(features, "features"), np.float32)
         n, d = x.shape
         hidden = V.check_int(self.hidden, "hidden", minimum=1)
         out_dim = V.check_int(self.out_dim, "out_dim", minimum=1, maximum=8)
-        epochs = V.check_int(self.epochs, "epochs", minimum=1)
+        epochs = V.check_int(self.num_epochs, "num_epochs", minimum=1)
         lam = V.check_positive(self.koleo_weight, "koleo_weight", allow_zero=True)
         lr = V.check_positive(self.learning_rate, "learning_rate")
         rank_pos = V.check_int(self.rank_positive, "rank_positive", minimum=1)
@@ -339,25 +345,34 @@ class LatticeQuantizer:
         )
 
 
-@dataclasses.dataclass(frozen=True)
-class FittedLatticeQuantizer:
+class FittedLatticeQuantizer(Result):
     """A trained spreading network plus the spherical lattice codebook.
 
     ``assign(x)`` is the index of the atom nearest to ``sqrt(r2) f(x)``; ``soft_assign(x, tau)``
     is ``softmax_k(-||sqrt(r2) f(x) - z_k||^2 / tau)`` over the atoms (rows sum to 1, and it
     tends to the one-hot of ``assign`` as ``tau -> 0``). ``num_bins`` is the number of atoms.
+
+    Attributes:
+      params: the spreading network's parameters (``nnx.State``).
+      stats: its batch-norm running statistics (``nnx.State``).
+      mean: ``[d]`` mean of the training features (standardization).
+      atoms: ``[K, out_dim]`` the lattice codebook (:func:`lattice_atoms`).
+      graphdef: the network's ``nnx.GraphDef`` (static).
+      scale: divisor of the centred features (static).
+      losses: mean training loss of every epoch (static).
     """
 
-    graphdef: Any
     params: Any
     stats: Any
     mean: jax.Array
-    scale: float
     atoms: jax.Array
-    losses: tuple = ()
+    graphdef: Any = static_field()
+    scale: float = static_field()
+    losses: tuple = static_field(default=())
 
     @property
     def num_bins(self) -> int:
+        """The number of atoms ``K``."""
         return int(self.atoms.shape[0])
 
     def _prep(self, features: Any) -> jax.Array:

@@ -1,4 +1,4 @@
-"""Row L2-normalisation and PCA for MAUVE's quantisation step.
+"""PCA for MAUVE's quantisation step (the row L2-normalisation is :func:`jaxmetrics._ops.l2_normalize`).
 
 mauve-text normalises every feature row to unit L2 norm, fits a (centred, un-whitened) PCA
 and keeps the first ``m* = 1 + argmax(cumsum(explained_variance_ratio) >= v)`` components.
@@ -14,62 +14,42 @@ at most ``d / pad_to`` different shapes are ever compiled.
 from __future__ import annotations
 
 import functools
-from typing import Any, NamedTuple
+from typing import Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-__all__ = ["PCAProjection", "l2_normalize", "pca_eigen", "num_components_for_variance", "fit_pca", "pca_transform"]
+from jaxmetrics import _validation as V
+from jaxmetrics.results import Result, static_field
+
+__all__ = ["PCAProjection", "num_components_for_variance", "fit_pca", "pca_transform"]
 
 
-class PCAProjection(NamedTuple):
-    """A fitted PCA. ``transform(x) = (x - mean) @ components``.
+class PCAProjection(Result):
+    """A fitted PCA (:func:`fit_pca`). ``transform(x) = (x - mean) @ components``.
 
     Attributes:
       mean: ``[d]`` mean of the fitting rows.
       components: ``[d, m_pad]`` orthonormal principal directions (descending variance), with
         the columns past ``num_components`` zeroed.
-      num_components: ``m*``, the number of directions kept (Python int).
       explained_variance_ratio: ``[min(N, d)]`` ``lambda_j / sum(lambda)``, descending.
+      num_components: ``m*``, the number of directions kept (a static Python int).
     """
 
     mean: jax.Array
     components: jax.Array
-    num_components: int
     explained_variance_ratio: jax.Array
+    num_components: int = static_field()
 
 
 @jax.jit
-def l2_normalize(x: jax.Array) -> jax.Array:
-    """Rows scaled to unit L2 norm, ``x_i / ||x_i||`` (zero rows stay zero), ``[n, d] -> [n, d]``.
-
-    Examples:
-      >>> from jaxmetrics.mauve.pca import l2_normalize
-      >>> import jax.numpy as jnp
-      >>> l2_normalize(jnp.array([[3.0, 4.0], [0.0, 0.0]])).tolist()
-      [[0.6000000238418579, 0.800000011920929], [0.0, 0.0]]
-    """
-    # Double-where: sqrt has an infinite derivative at 0, so a zero row would give a NaN
-    # gradient; substitute 1 before the sqrt (value and gradient of zero rows stay 0).
-    sq = jnp.sum(x * x, axis=-1, keepdims=True)
-    return x / jnp.sqrt(jnp.where(sq > 0, sq, 1.0))
-
-
-@jax.jit
-def pca_eigen(x: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
+def _pca_eigen(x: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
     """Eigen-decomposition of the centred data ``x [N, d]``.
 
     Returns ``(eigenvalues [r], directions [d, r], mean [d])`` with ``r = min(N, d)``, eigenvalues
     of ``X_c^T X_c / (N - 1)`` in descending order (clipped at 0) and unit-norm directions.
     For ``N < d`` the ``[N, N]`` Gram matrix is decomposed and ``v = X_c^T u / ||X_c^T u||``.
-
-    Examples:
-      >>> from jaxmetrics.mauve.pca import pca_eigen
-      >>> import jax.numpy as jnp
-      >>> ev, vec, mean = pca_eigen(jnp.array([[1.0, 0.0], [-1.0, 0.0], [0.0, 0.5], [0.0, -0.5]]))
-      >>> [round(float(e), 4) for e in ev], mean.tolist()
-      ([0.6667, 0.1667], [0.0, 0.0])
     """
     n, d = x.shape
     mean = jnp.mean(x, axis=0)
@@ -112,57 +92,81 @@ def _components(v: jax.Array, m: jax.Array, m_pad: int) -> jax.Array:
 def fit_pca(
     x: Any,
     *,
+    key: jax.Array,
     explained_var: float = 0.9,
     max_data: int = -1,
-    key: jax.Array | None = None,
     pad_to: int = 64,
 ) -> PCAProjection:
     """Fit PCA on ``x [N, d]`` keeping enough components to explain ``explained_var``.
 
+    With eigenvalues ``lambda`` of the covariance of the fitting rows (descending), keeps
+    ``m* = 1 + argmax_j(cumsum(lambda / sum(lambda))_j >= explained_var)`` directions, stored in
+    ``m_pad`` columns (``m*`` rounded up to a multiple of ``pad_to``, capped at ``min(N, d)``;
+    the extra columns are zero).
+
     Args:
       x: ``[N, d]`` rows (already normalised if desired).
+      key: ``jax.random`` key of the row subsample. Always required, so that every call states
+        its randomness; it is used only when ``max_data`` subsamples (``0 < max_data < N``).
       explained_var: fraction ``v`` in (0, 1).
       max_data: -1 (or ``>= N``) fits on all rows; otherwise on ``max_data`` rows drawn without
         replacement with ``key`` (mauve-text's ``pca_max_data``).
-      key: PRNG key, needed only when subsampling.
       pad_to: ``m_pad`` is ``m*`` rounded up to a multiple of this (capped at ``min(N, d)``).
+
+    Returns:
+      :class:`PCAProjection` (``mean [d]``, ``components [d, m_pad]``,
+      ``explained_variance_ratio [min(N, d)]``, ``num_components``).
 
     Examples:
       >>> from jaxmetrics.mauve.pca import fit_pca, pca_transform
       >>> import jax, jax.numpy as jnp
       >>> x = jax.random.normal(jax.random.key(0), (50, 8)) * jnp.array([5.0, 3, 1, 1, 1, 1, 1, 1])
-      >>> pca = fit_pca(x, explained_var=0.5, pad_to=4)
-      >>> pca.num_components, pca.components.shape, pca_transform(pca, x).shape
-      (1, (8, 4), (50, 4))
+      >>> pca = fit_pca(x, key=jax.random.key(1), explained_var=0.5, pad_to=4)
+      >>> pca
+      PCAProjection(mean=f32[8], components=f32[8,4], explained_variance_ratio=f32[8], num_components=1)
+      >>> pca_transform(pca, x).shape
+      (50, 4)
     """
+    V.check_key(key)
+    V.check_open_unit(explained_var, "explained_var")
+    V.check_int(max_data, "max_data", minimum=-1)
+    pad_to = V.check_int(pad_to, "pad_to", minimum=1)
     x = jnp.asarray(x)
+    if x.ndim != 2:
+        raise ValueError(f"x: expected a 2-D array [N, d], got shape {tuple(x.shape)}")
     n = x.shape[0]
     if 0 < max_data < n:
-        if key is None:
-            raise ValueError("key: a PRNG key is needed when max_data subsamples the rows")
         idx = jax.random.choice(key, n, (int(max_data),), replace=False)
         fit_rows = x[idx]
     else:
         fit_rows = x
-    w, v, mean = pca_eigen(fit_rows)
+    w, v, mean = _pca_eigen(fit_rows)
     r = w.shape[0]
     m = num_components_for_variance(np.asarray(w), explained_var)
     m_pad = min(r, -(-m // pad_to) * pad_to)
     comps = _components(v, jnp.asarray(m), m_pad)
     total = jnp.sum(w)
     ratio = w / jnp.where(total > 0, total, 1.0)
-    return PCAProjection(mean, comps, m, ratio)
+    return PCAProjection(mean=mean, components=comps, explained_variance_ratio=ratio, num_components=m)
 
 
 @jax.jit
-def pca_transform(pca: PCAProjection, x: jax.Array) -> jax.Array:
+def _project(x: jax.Array, mean: jax.Array, components: jax.Array) -> jax.Array:
+    return (x - mean) @ components
+
+
+def pca_transform(pca: PCAProjection, x: Any) -> jax.Array:
     """Project ``x [n, d]`` onto the kept directions: ``(x - mean) @ components`` -> ``[n, m_pad]``.
+
+    Compiled once per shape: ``num_components`` (static in :class:`PCAProjection`) is not
+    an argument of the compiled projection, so fits keeping different ``m*`` share it.
 
     Examples:
       >>> from jaxmetrics.mauve.pca import pca_transform, PCAProjection
       >>> import jax.numpy as jnp
-      >>> p = PCAProjection(jnp.zeros(2), jnp.array([[1.0], [0.0]]), 1, jnp.array([1.0, 0.0]))
+      >>> p = PCAProjection(mean=jnp.zeros(2), components=jnp.array([[1.0], [0.0]]),
+      ...                   explained_variance_ratio=jnp.array([1.0, 0.0]), num_components=1)
       >>> pca_transform(p, jnp.array([[2.0, 3.0]])).tolist()
       [[2.0]]
     """
-    return (x - pca.mean) @ pca.components
+    return _project(jnp.asarray(x), pca.mean, pca.components)

@@ -1,10 +1,16 @@
-"""Plots of MAUVE divergence curves (matplotlib, Agg backend: works without a display)."""
+"""Plots of MAUVE divergence curves (matplotlib, Agg backend: works without a display).
+
+matplotlib is imported when a figure is drawn, not when this module is imported.
+"""
 from __future__ import annotations
 
 import os
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
+
+if TYPE_CHECKING:  # pragma: no cover
+    from matplotlib.figure import Figure
 
 __all__ = ["plot_divergence_curves"]
 
@@ -24,12 +30,20 @@ def plot_divergence_curves(
     labels: Sequence[str] | None = None,
     title: str = "MAUVE divergence curves",
     ax: Any = None,
-):
+) -> "Figure":
     """Plot one or several divergence curves ``[m + 2, 2]`` (or objects with ``divergence_curve``).
 
     Each curve is drawn as ``x = exp(-c KL(Q || R_w))`` against ``y = exp(-c KL(P || R_w))``; the
     legend shows the area (MAUVE) next to each label. ``curves`` may be a single curve, a list,
-    or a ``{label: curve}`` mapping. With ``path`` the figure is saved (PNG, PDF, ... by suffix).
+    a stack ``[S, m + 2, 2]`` (e.g. ``compute_mauve_seeds(...).divergence_curve``), or a
+    ``{label: curve}`` mapping. With ``path`` the figure is saved (PNG, PDF, ... by suffix).
+
+    Args:
+      curves: the curve(s), as above; results with a ``divergence_curve`` field are accepted.
+      path: optional file to save the figure to.
+      labels: legend labels, one per curve (default: the mapping's keys, or ``curve i``).
+      title: the axes' title.
+      ax: optional matplotlib ``Axes`` to draw on (default: a new figure).
 
     Returns:
       the matplotlib ``Figure``.

@@ -20,8 +20,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxmetrics import _validation as V
-from jaxmetrics.mauve.kmeans import assign_to_centroids, kmeans, squared_distances
-from jaxmetrics.mauve.pca import PCAProjection, fit_pca, l2_normalize, pca_transform
+from jaxmetrics._ops import is_concrete, l2_normalize, squared_distances
+from jaxmetrics.mauve.clustering import _assign_to_centroids, kmeans
+from jaxmetrics.mauve.pca import PCAProjection, _project, fit_pca
+from jaxmetrics.results import Result, static_field
 
 __all__ = [
     "Quantizer",
@@ -55,51 +57,55 @@ class FittedQuantizer(Protocol):
 
 
 @functools.partial(jax.jit, static_argnames=("normalize",))
-def _preprocess(x: jax.Array, pca: PCAProjection, normalize: bool) -> jax.Array:
+def _preprocess(x: jax.Array, mean: jax.Array, components: jax.Array, normalize: bool) -> jax.Array:
     if normalize:
         x = l2_normalize(x)
-    return pca_transform(pca, x).astype(jnp.float32)
+    return _project(x, mean, components).astype(jnp.float32)
 
 
-@dataclasses.dataclass(frozen=True)
-class FittedKMeansQuantizer:
+class FittedKMeansQuantizer(Result):
     """k-means codebook with its preprocessing (L2-normalise, PCA projection).
 
     ``assign(x) = argmin_j ||z(x) - c_j||^2`` and
     ``soft_assign(x, T) = softmax_j(-||z(x) - c_j||^2 / T)``, with ``z`` the preprocessed rows.
+    A pytree, so it can be passed to (and returned from) jitted functions.
 
     Attributes:
-      num_bins: ``k``.
       pca: the fitted :class:`~jaxmetrics.mauve.pca.PCAProjection`.
-      centroids: ``[k, m_pad]`` in the projected space.
-      normalize: whether rows are L2-normalised before the projection.
-      train_labels: ``[N]`` labels of the fitting rows (saves one assignment pass).
+      centroids: ``[k, m_pad]`` in the projected space; ``num_bins`` is ``k``.
+      train_labels: ``[N]`` labels of the fitting rows (saves one assignment pass), or ``None``.
+      normalize: whether rows are L2-normalised before the projection (static).
     """
 
-    num_bins: int
     pca: PCAProjection
     centroids: jax.Array
-    normalize: bool = True
     train_labels: jax.Array | None = None
+    normalize: bool = static_field(default=True)
+
+    @property
+    def num_bins(self) -> int:
+        """``k``, the number of centroids."""
+        return int(self.centroids.shape[0])
 
     def transform(self, features: Any) -> jax.Array:
-        """Preprocessed rows ``z [n, m_pad]`` (float32)."""
-        if isinstance(features, jax.core.Tracer):  # under jit / grad: shape checks only
+        """Preprocessed rows ``z [n, m_pad]`` (float32) of raw feature rows ``[n, d]``."""
+        d = int(self.pca.mean.shape[0])
+        if not is_concrete(features):  # under jit / grad: shape checks only
             x = features
-            if x.ndim != 2 or x.shape[1] != self.pca.mean.shape[0]:
-                raise ValueError(f"features: expected shape [n, {self.pca.mean.shape[0]}], got {x.shape}")
+            if x.ndim != 2 or x.shape[1] != d:
+                raise ValueError(f"features: expected shape [n, {d}], got {x.shape}")
         else:
-            x = jnp.asarray(V.as_2d_features(features, "features", dim=int(self.pca.mean.shape[0])))
-        return _preprocess(x, self.pca, self.normalize)
+            x = jnp.asarray(V.check_features(features, "features", dim=d))
+        return _preprocess(x, self.pca.mean, self.pca.components, self.normalize)
 
     def assign(self, features: Any) -> jax.Array:
         """Hard bin ids ``[n]`` int32 of raw feature rows ``[n, d]``."""
-        return assign_to_centroids(self.transform(features), self.centroids)[0]
+        return _assign_to_centroids(self.transform(features), self.centroids)
 
     def soft_assign(self, features: Any, temperature: float | jax.Array) -> jax.Array:
         """Soft assignments ``[n, k]``: ``softmax(-||z - c||^2 / temperature)`` (rows sum to 1)."""
-        if not isinstance(temperature, jax.core.Tracer):
-            V.check_positive(float(np.asarray(temperature)), "temperature")
+        if is_concrete(temperature):
+            V.check_positive(temperature, "temperature")
         return _soft(self.transform(features), self.centroids, jnp.asarray(temperature, jnp.float32))
 
 
@@ -126,6 +132,8 @@ class KMeansQuantizer:
       >>> import jax, numpy as np
       >>> x = np.random.default_rng(0).normal(size=(60, 8)).astype("float32")
       >>> fitted = KMeansQuantizer(4).fit(x, key=jax.random.key(0))
+      >>> fitted  # doctest: +ELLIPSIS
+      FittedKMeansQuantizer(pca=PCAProjection(..., num_components=7), centroids=f32[4,8], train_labels=i32[60], normalize=True)
       >>> fitted.assign(x[:3]).shape, fitted.soft_assign(x[:3], 0.1).sum(axis=1).round(5).tolist()
       ((3,), [1.0, 1.0, 1.0])
     """
@@ -148,28 +156,32 @@ class KMeansQuantizer:
             raise ValueError("pca_max_data: must be -1 (all rows) or a positive number of rows, got 0")
         V.check_int(self.max_points_per_centroid, "max_points_per_centroid", minimum=1)
 
-    def preprocess_fit(self, features: Any, key: jax.Array) -> tuple[PCAProjection, jax.Array]:
+    def _preprocess_fit(self, features: Any, key: jax.Array) -> tuple[PCAProjection, jax.Array]:
         """Fit the normalisation + PCA step; return it and the projected rows ``[N, m_pad]``."""
-        x = jnp.asarray(V.as_2d_features(features, "features"))
-        if isinstance(features, jax.Array) and not isinstance(features, jax.core.Tracer):
+        x = jnp.asarray(V.check_features(features, "features"))
+        if isinstance(features, jax.Array) and is_concrete(features):
             # validated on the host above; keep the caller's placement (rows sharded over a mesh)
             x = jax.device_put(x, features.sharding)
         if self.num_bins > x.shape[0]:
             raise ValueError(f"num_buckets: {self.num_bins} bins for only {x.shape[0]} points")
         xn = l2_normalize(x) if self.normalize else x
-        pca = fit_pca(xn, explained_var=self.explained_var, max_data=self.pca_max_data,
-                      key=jax.random.fold_in(key, 5))
-        return pca, pca_transform(pca, xn).astype(jnp.float32)
+        pca = fit_pca(xn, key=jax.random.fold_in(key, 5), explained_var=self.explained_var,
+                      max_data=self.pca_max_data)
+        return pca, _project(xn, pca.mean, pca.components).astype(jnp.float32)
 
-    def kmeans_key(self, key: jax.Array) -> jax.Array:
+    @staticmethod
+    def _kmeans_key(key: jax.Array) -> jax.Array:
+        """The k-means stream of ``key`` (PCA subsampling uses ``fold_in(key, 5)``)."""
         return jax.random.fold_in(key, 2)
 
     def fit(self, features: Any, *, key: jax.Array) -> FittedKMeansQuantizer:
         """Fit on ``[N, d]`` features (``N >= num_bins``); ``key`` seeds PCA subsampling and k-means."""
-        pca, z = self.preprocess_fit(features, key)
-        res = kmeans(z, self.kmeans_key(key), num_clusters=self.num_bins, num_redo=self.num_redo,
+        V.check_key(key)
+        pca, z = self._preprocess_fit(features, key)
+        res = kmeans(z, self._kmeans_key(key), num_clusters=self.num_bins, num_redo=self.num_redo,
                      max_iter=self.max_iter, max_points_per_centroid=self.max_points_per_centroid)
-        return FittedKMeansQuantizer(self.num_bins, pca, res.centroids, self.normalize, res.labels)
+        return FittedKMeansQuantizer(pca=pca, centroids=res.centroids, train_labels=res.labels,
+                                     normalize=self.normalize)
 
 
 QUANTIZERS: dict[str, Callable[..., Quantizer]] = {"kmeans": KMeansQuantizer}  # name -> factory(num_bins, **kw)

@@ -7,7 +7,8 @@ point's one-hot bin by a softmax over bins gives a smooth surrogate:
 * soft assignment to centroids ``c_1..c_k``:
   ``a_ij = softmax_j(-||x_i - c_j||^2 / tau)`` (rows sum to 1; ``tau`` is in units of
   squared distance), or any fitted quantizer's ``soft_assign(x, tau)``;
-* soft counts ``n_j = sum_i m_i a_ij`` with an optional padding mask ``m_i in {0, 1}``, and the
+* soft counts ``n_j = sum_i m_i a_ij`` with an optional padding mask ``m_i in {0, 1}`` (the
+  mask of the features, ``p_mask`` / ``q_mask``, or ``assignments_mask``), and the
   add-constant smoothed histogram ``p_j = (n_j + b) / sum_l (n_l + b)``;
 * the divergence curve, MAUVE and frontier integral of ``(p, q)`` from
   :func:`jaxmetrics.mauve.histograms.mauve_from_histograms`.
@@ -21,7 +22,6 @@ finite with ``b = 0`` too.
 """
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import jax
@@ -29,7 +29,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxmetrics import _validation as V
+from jaxmetrics._ops import is_concrete
 from jaxmetrics.mauve.histograms import MauveResult, mauve_from_histograms, smooth_frontier_integral
+from jaxmetrics.results import Result
 
 __all__ = [
     "CentroidQuantizer",
@@ -40,41 +42,6 @@ __all__ = [
     "hard_mauve",
     "mauve_loss",
 ]
-
-
-def _is_concrete(x: Any) -> bool:
-    return not isinstance(x, jax.core.Tracer)
-
-
-def _check_temperature(temperature: Any, name: str = "temperature") -> None:
-    if _is_concrete(temperature):
-        t = np.asarray(temperature)
-        if t.ndim != 0 or not np.issubdtype(t.dtype, np.number):
-            raise ValueError(f"{name}: expected a real scalar, got {temperature!r}")
-        if not np.isfinite(t) or t <= 0:
-            raise ValueError(f"{name}: must be finite and > 0, got {float(t)!r}")
-
-
-def _check_features(x: Any, name: str, dim: int | None = None) -> jax.Array:
-    if _is_concrete(x):
-        arr = V.as_2d_features(x, name, dim=dim)
-        return jnp.asarray(arr)
-    if x.ndim != 2:
-        raise ValueError(f"{name}: expected a 2-D array [n, d], got shape {x.shape}")
-    if dim is not None and x.shape[1] != dim:
-        raise ValueError(f"{name}: feature dimension {x.shape[1]} does not match the other set's {dim}")
-    return x
-
-
-def _check_mask(mask: Any, n: int, name: str) -> jax.Array | None:
-    if mask is None:
-        return None
-    m = jnp.asarray(mask)
-    if m.shape != (n,):
-        raise ValueError(f"{name}: expected shape [{n}], got {m.shape}")
-    if _is_concrete(m) and not np.any(np.asarray(m)):
-        raise ValueError(f"{name}: masks out every point (the set would be empty)")
-    return m
 
 
 @jax.jit
@@ -100,15 +67,20 @@ def soft_assign(features: Any, centroids: Any, temperature: Any) -> jax.Array:
       >>> a.round(3).tolist()
       [[1.0, 0.0], [0.0, 1.0]]
     """
-    _check_temperature(temperature)
-    x = _check_features(features, "features")
-    c = _check_features(centroids, "centroids", dim=x.shape[1])
+    if is_concrete(temperature):
+        V.check_positive(temperature, "temperature")
+    x = jnp.asarray(V.check_features(features, "features"))
+    c = jnp.asarray(V.check_features(centroids, "centroids", dim=x.shape[1]))
     dtype = jnp.result_type(x, c)
     return _soft_assign(x.astype(dtype), c.astype(dtype), jnp.asarray(temperature, dtype))
 
 
-def soft_counts(assignments: Any, mask: Any = None) -> jax.Array:
+def soft_counts(assignments: Any, assignments_mask: Any = None) -> jax.Array:
     """Soft bin counts ``n_j = sum_i m_i a_ij``, ``[k]``, from assignments ``[n, k]``.
+
+    Args:
+      assignments: ``[n, k]`` rows (soft or one-hot).
+      assignments_mask: optional ``[n]`` mask ``m`` (true / 1 = real row, false / 0 = padding).
 
     Examples:
       >>> import jax.numpy as jnp
@@ -118,7 +90,7 @@ def soft_counts(assignments: Any, mask: Any = None) -> jax.Array:
     a = jnp.asarray(assignments)
     if a.ndim != 2:
         raise ValueError(f"assignments: expected shape [n, k], got {a.shape}")
-    m = _check_mask(mask, a.shape[0], "mask")
+    m = V.check_mask(assignments_mask, (a.shape[0],), "assignments_mask", nonempty=True)
     return _counts(a, m)
 
 
@@ -133,12 +105,12 @@ def _normalize(counts: jax.Array, pseudocount: Any) -> jax.Array:
     return s / jnp.sum(s)
 
 
-def soft_histogram(assignments: Any, mask: Any = None, *, pseudocount: Any = 0.0) -> jax.Array:
+def soft_histogram(assignments: Any, assignments_mask: Any = None, *, pseudocount: Any = 0.0) -> jax.Array:
     """Smoothed histogram ``p_j = (n_j + b) / sum_l (n_l + b)`` of soft counts, ``[k]``.
 
     Args:
       assignments: ``[n, k]`` rows summing to 1 (soft or one-hot).
-      mask: optional ``[n]`` (1 = real point, 0 = padding).
+      assignments_mask: optional ``[n]`` (1 = real point, 0 = padding).
       pseudocount: ``b >= 0`` (traced); 0.5 is Krichevsky-Trofimov.
 
     Examples:
@@ -146,23 +118,26 @@ def soft_histogram(assignments: Any, mask: Any = None, *, pseudocount: Any = 0.0
       >>> soft_histogram(jnp.array([[1.0, 0.0], [1.0, 0.0]]), pseudocount=1.0).tolist()
       [0.75, 0.25]
     """
-    if _is_concrete(pseudocount):
-        V.check_positive(float(np.asarray(pseudocount)), "pseudocount", allow_zero=True)
-    return _normalize(soft_counts(assignments, mask), pseudocount)
+    if is_concrete(pseudocount):
+        V.check_positive(pseudocount, "pseudocount", allow_zero=True)
+    return _normalize(soft_counts(assignments, assignments_mask), pseudocount)
 
 
-@jax.tree_util.register_dataclass
-@dataclasses.dataclass(frozen=True)
-class CentroidQuantizer:
+class CentroidQuantizer(Result):
     """A fitted quantizer given by its centroids ``[k, d]`` (a pytree: jit / grad friendly).
 
     ``assign`` is the nearest centroid (squared L2); ``soft_assign(x, tau)`` is
     :func:`soft_assign`. Use it to differentiate MAUVE with respect to the centroids, or to
     wrap centroids from any clustering.
 
+    Attributes:
+      centroids: ``[k, d]``; ``num_bins`` is ``k``.
+
     Examples:
       >>> import jax.numpy as jnp
       >>> cq = CentroidQuantizer(jnp.array([[0.0], [1.0]]))
+      >>> cq
+      CentroidQuantizer(centroids=f32[2,1])
       >>> cq.num_bins, cq.assign(jnp.array([[0.2], [0.9]])).tolist()
       (2, [0, 1])
     """
@@ -171,15 +146,18 @@ class CentroidQuantizer:
 
     @property
     def num_bins(self) -> int:
+        """``k``, the number of centroids."""
         return int(self.centroids.shape[0])
 
     def assign(self, features: Any) -> jax.Array:
+        """Index ``[n]`` int32 of the nearest centroid of each row of ``features [n, d]``."""
         x = jnp.asarray(features)
         c = self.centroids.astype(x.dtype) if jnp.issubdtype(x.dtype, jnp.floating) else self.centroids
         d2 = jnp.sum(c * c, axis=-1) - 2.0 * x @ c.T
         return jnp.argmin(d2, axis=-1).astype(jnp.int32)
 
     def soft_assign(self, features: Any, temperature: Any) -> jax.Array:
+        """:func:`soft_assign` of ``features [n, d]`` to the centroids: ``[n, k]``, rows sum to 1."""
         x = jnp.asarray(features)
         dtype = jnp.result_type(x, self.centroids)
         return _soft_assign(x.astype(dtype), self.centroids.astype(dtype), jnp.asarray(temperature, dtype))
@@ -198,20 +176,20 @@ def _as_quantizer(quantizer: Any, dim: int) -> Any:
         ) from e
     if c.ndim != 2 or c.shape[1] != dim:
         raise ValueError(f"quantizer: centroids must have shape [k, {dim}], got {c.shape}")
-    if _is_concrete(c) and not np.all(np.isfinite(np.asarray(c))):
+    if is_concrete(c) and not np.all(np.isfinite(np.asarray(c))):
         raise ValueError("quantizer: centroids contain NaN or infinite values")
     return CentroidQuantizer(c)
 
 
 def _prepare(p_features, q_features, quantizer, p_mask, q_mask, pseudocount, scaling, num_points):
-    p = _check_features(p_features, "p_features")
-    q = _check_features(q_features, "q_features", dim=p.shape[1])
-    pm = _check_mask(p_mask, p.shape[0], "p_mask")
-    qm = _check_mask(q_mask, q.shape[0], "q_mask")
-    if _is_concrete(pseudocount):
-        V.check_positive(float(np.asarray(pseudocount)), "pseudocount", allow_zero=True)
-    if _is_concrete(scaling):
-        V.check_positive(float(np.asarray(scaling)), "scaling")
+    p = jnp.asarray(V.check_features(p_features, "p_features"))
+    q = jnp.asarray(V.check_features(q_features, "q_features", dim=p.shape[1]))
+    pm = V.check_mask(p_mask, (p.shape[0],), "p_mask", nonempty=True)
+    qm = V.check_mask(q_mask, (q.shape[0],), "q_mask", nonempty=True)
+    if is_concrete(pseudocount):
+        V.check_positive(pseudocount, "pseudocount", allow_zero=True)
+    if is_concrete(scaling):
+        V.check_positive(scaling, "scaling")
     V.check_int(num_points, "num_points", minimum=1)
     return p, q, pm, qm, _as_quantizer(quantizer, p.shape[1])
 
@@ -262,12 +240,13 @@ def soft_mauve(
       >>> bool(jnp.all(jnp.isfinite(g))) and bool(g[0, 0] > 0)  # moving q toward c_1 helps
       True
     """
-    _check_temperature(temperature)
+    if is_concrete(temperature):
+        V.check_positive(temperature, "temperature")
     p, q, pm, qm, quant = _prepare(p_features, q_features, quantizer, p_mask, q_mask, pseudocount, scaling, num_points)
     ph = _normalize(_counts(quant.soft_assign(_fill_padding(p, pm), temperature), pm), pseudocount)
     qh = _normalize(_counts(quant.soft_assign(_fill_padding(q, qm), temperature), qm), pseudocount)
     r = mauve_from_histograms(ph, qh, scaling=scaling, num_points=num_points)
-    return r._replace(frontier_integral=smooth_frontier_integral(ph, qh))
+    return r.replace(frontier_integral=smooth_frontier_integral(ph, qh))
 
 
 def _fill_padding(x: jax.Array, m: jax.Array | None) -> jax.Array:

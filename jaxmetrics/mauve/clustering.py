@@ -1,4 +1,4 @@
-"""Lloyd k-means in JAX, reproducing the faiss settings mauve-text relies on.
+"""Lloyd k-means in JAX (:func:`kmeans`), reproducing the faiss settings mauve-text relies on.
 
 Why not ``ott.tools.k_means``: it initialises with k-means++ (or random points drawn with
 replacement), stops on a relative-tolerance criterion, and has neither faiss's empty-cluster
@@ -11,28 +11,33 @@ Per restart ``r`` (faiss ``Clustering::train`` with ``IndexFlatL2``):
 1. If ``N > max_points_per_centroid * k``, train on a random subsample of that many rows.
 2. Initialise the ``k`` centroids with ``k`` distinct random rows.
 3. Repeat up to ``max_iter`` times: assign every row to its nearest centroid by squared L2
-   distance ``||x||^2 - 2 x.c + ||c||^2`` (clamped at 0); objective = sum of those distances;
+   distance ``||x||^2 + ||c||^2 - 2 x.c`` (clamped at 0,
+   :func:`jaxmetrics._ops.squared_distances`); objective = sum of those distances;
    centroids <- cluster means; every empty cluster takes a copy of a centroid ``j`` chosen with
    probability proportional to ``size_j - 1``, both copies perturbed by ``1 +- 1/1024`` in
    alternating coordinates, and the size split in half. Stop as soon as the objective equals
    the previous iteration's (faiss >= 1.8 ``early_stop_threshold = 0``).
 4. Keep the restart with the lowest final objective; label all ``N`` rows with its centroids.
+
+This is the one k-means of jaxmetrics: MAUVE's quantizer and PRD (Mark-Evaluate family) use it.
 """
 from __future__ import annotations
 
 import functools
-from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 
-__all__ = ["KMeansResult", "kmeans", "assign_to_centroids", "squared_distances"]
+from jaxmetrics._ops import squared_distances
+from jaxmetrics.results import Result
+
+__all__ = ["KMeansResult", "kmeans"]
 
 _SPLIT_EPS = 1.0 / 1024.0
 
 
-class KMeansResult(NamedTuple):
-    """Output of :func:`kmeans`.
+class KMeansResult(Result):
+    """Output of :func:`kmeans` (a pytree: it is returned from the jitted function as is).
 
     Attributes:
       centroids: ``[k, D]`` of the best restart.
@@ -50,33 +55,10 @@ class KMeansResult(NamedTuple):
     objectives: jax.Array
 
 
-def squared_distances(x: jax.Array, centroids: jax.Array) -> jax.Array:
-    """``||x_i - c_j||^2`` as ``||x_i||^2 - 2 x_i.c_j + ||c_j||^2``, clamped at 0: ``[n, k]``.
-
-    Examples:
-      >>> from jaxmetrics.mauve.kmeans import squared_distances
-      >>> import jax.numpy as jnp
-      >>> squared_distances(jnp.array([[0.0, 0.0]]), jnp.array([[3.0, 4.0], [1.0, 0.0]])).tolist()
-      [[25.0, 1.0]]
-    """
-    x_sq = jnp.sum(x * x, axis=-1, keepdims=True)
-    c_sq = jnp.sum(centroids * centroids, axis=-1)
-    return jnp.maximum(x_sq - 2.0 * (x @ centroids.T) + c_sq, 0.0)
-
-
 @jax.jit
-def assign_to_centroids(x: jax.Array, centroids: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """Nearest centroid of each row: ``(labels [n] int32, squared distance [n])``.
-
-    Examples:
-      >>> from jaxmetrics.mauve.kmeans import assign_to_centroids
-      >>> import jax.numpy as jnp
-      >>> lab, dist = assign_to_centroids(jnp.array([[0.0], [0.9]]), jnp.array([[0.0], [1.0]]))
-      >>> lab.tolist(), [round(float(v), 6) for v in dist]
-      ([0, 1], [0.0, 0.01])
-    """
-    d = squared_distances(x, centroids)
-    return jnp.argmin(d, axis=-1).astype(jnp.int32), jnp.min(d, axis=-1)
+def _assign_to_centroids(x: jax.Array, centroids: jax.Array) -> jax.Array:
+    """Index ``[n]`` int32 of the nearest centroid of each row (squared L2; first index on ties)."""
+    return jnp.argmin(squared_distances(x, centroids), axis=-1).astype(jnp.int32)
 
 
 def _split_empty(c: jax.Array, counts: jax.Array, key: jax.Array) -> jax.Array:
@@ -106,7 +88,9 @@ def _split_empty(c: jax.Array, counts: jax.Array, key: jax.Array) -> jax.Array:
 
 
 def _lloyd(x: jax.Array, x_sq: jax.Array, init: jax.Array, key: jax.Array, max_iter: jax.Array):
-    """One restart of Lloyd's algorithm from ``init``; returns (centroids, objective, iterations)."""
+    """One restart of Lloyd's algorithm from ``init``; returns (centroids, objective, iterations).
+
+    ``x_sq`` ``[n]`` are the squared row norms of ``x`` (computed once for all restarts)."""
     k = init.shape[0]
 
     def cond(state):
@@ -115,14 +99,13 @@ def _lloyd(x: jax.Array, x_sq: jax.Array, init: jax.Array, key: jax.Array, max_i
 
     def body(state):
         c, obj, _, it, key = state
-        c_sq = jnp.sum(c * c, axis=-1)
-        dist = jnp.maximum(x_sq - 2.0 * (x @ c.T) + c_sq, 0.0)  # [n, k]: the cost of a step
+        dist = squared_distances(x, c, x_sq=x_sq)  # [n, k]: the cost of a step
         labels = jnp.argmin(dist, axis=-1)
         new_obj = jnp.sum(jnp.min(dist, axis=-1))
         # segment_sum is a scatter-add: cheap on CPU (and deterministic there) where a one-hot
         # matmul would double the cost of the step.
         sums = jax.ops.segment_sum(x, labels, num_segments=k)
-        counts = jax.ops.segment_sum(jnp.ones_like(x_sq[:, 0]), labels, num_segments=k)
+        counts = jax.ops.segment_sum(jnp.ones_like(x_sq), labels, num_segments=k)
         means = sums / jnp.maximum(counts, 1.0)[:, None]
         key, sub = jax.random.split(key)
         new_c = jax.lax.cond(jnp.any(counts == 0), _split_empty, lambda c, n, k: c, means, counts, sub)
@@ -163,10 +146,12 @@ def kmeans(
       :class:`KMeansResult`. Fully jitted; ``jax.vmap`` over ``key`` gives independent seeds.
 
     Examples:
-      >>> from jaxmetrics.mauve.kmeans import kmeans
+      >>> from jaxmetrics.mauve.clustering import kmeans
       >>> import jax, jax.numpy as jnp
       >>> x = jnp.concatenate([jnp.zeros((5, 2)), jnp.ones((5, 2)) * 10]) + jnp.arange(10.0)[:, None] * 0.01
       >>> res = kmeans(x, jax.random.key(0), num_clusters=2, num_redo=3)
+      >>> res  # doctest: +ELLIPSIS
+      KMeansResult(centroids=f32[2,2], labels=i32[10], objective=..., num_iter=i32[3], objectives=f32[3])
       >>> sorted(jnp.bincount(res.labels, length=2).tolist())
       [5, 5]
     """
@@ -178,7 +163,7 @@ def kmeans(
         train = x[jax.random.permutation(key_sub, n)[:n_train]]
     else:
         train = x
-    train_sq = jnp.sum(train * train, axis=-1, keepdims=True)
+    train_sq = jnp.sum(train * train, axis=-1)
 
     def one_restart(kinit, kloop):
         idx = jax.random.permutation(kinit, n_train)[:k]
@@ -189,5 +174,5 @@ def kmeans(
     )
     best = jnp.argmin(objs)  # first restart wins ties, as faiss's strict "<"
     centroids = cents[best]
-    labels, _ = assign_to_centroids(x, centroids)
-    return KMeansResult(centroids, labels, objs[best], iters, objs)
+    labels = _assign_to_centroids(x, centroids)
+    return KMeansResult(centroids=centroids, labels=labels, objective=objs[best], num_iter=iters, objectives=objs)
