@@ -7,7 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxmetrics.similarity.kernels import (PRF, batch_similarity, pair_similarity, raw_pair,
+from jaxmetrics.similarity.kernels import (_raw_pair, batch_similarity, pair_similarity,
                                            similarity_loss, similarity_scores)
 from jaxmetrics.similarity.sinkhorn import sinkhorn_plan
 
@@ -38,6 +38,27 @@ def _np_twmd_authors(s, t, m):
     return float(np.mean(r * s))
 
 
+def _arr(prf):
+    """``[3, ...]`` array of a PRF's (precision, recall, f1)."""
+    return np.array(list(prf))
+
+
+def _pair(x, y, mx, my, **kw):
+    return pair_similarity(candidate=x, reference=y, candidate_mask=mx, reference_mask=my, **kw)
+
+
+def _batch(x, y, mx, my, **kw):
+    return batch_similarity(candidates=x, references=y, candidates_mask=mx, references_mask=my, **kw)
+
+
+def _scores(x, y, mx, my, **kw):
+    return similarity_scores(candidates=x, references=y, candidates_mask=mx, references_mask=my, **kw)
+
+
+def _loss(x, y, mx, my, **kw):
+    return similarity_loss(candidates=x, references=y, candidates_mask=mx, references_mask=my, **kw)
+
+
 def _np_normalized(fn, x, y):
     p12, r12 = fn(x @ y.T), fn((x @ y.T).T)
     p11, r11 = fn(x @ x.T), fn(x @ x.T)
@@ -57,9 +78,9 @@ def test_twmd_matches_float64_transcription_of_authors_iteration(x64, rng, m):
     yp = np.concatenate([y, rng.standard_normal((4, 6))])
     mx = np.arange(9) < 7
     my = np.arange(9) < 5
-    got = pair_similarity(jnp.asarray(xp), jnp.asarray(yp), jnp.asarray(mx), jnp.asarray(my),
-                          metric="twmd", temperature=t, num_iterations=m)
-    np.testing.assert_allclose(np.array(got), np.array(want), rtol=0, atol=1e-6)
+    got = _pair(jnp.asarray(xp), jnp.asarray(yp), jnp.asarray(mx), jnp.asarray(my),
+                metric="twmd", temperature=t, num_iterations=m)
+    np.testing.assert_allclose(_arr(got), np.array(want), rtol=0, atol=1e-6)
 
 
 def test_ott_backend_matches_log_domain(x64, rng):
@@ -83,7 +104,7 @@ def test_wmd_matches_pot_emd2(x64, rng):
         x, y = _unit(rng, l1, 4), _unit(rng, l2, 4)
         a, b = np.full(l1, 1 / l1), np.full(l2, 1 / l2)
         want = 1.0 - 0.5 * ot.emd2(a, b, 2.0 - 2.0 * x @ y.T)  # cost |x-y|^2 = 2 - 2 x.y
-        got, _ = raw_pair(jnp.asarray(x), jnp.asarray(y), jnp.ones(l1, bool),
+        got, _ = _raw_pair(jnp.asarray(x), jnp.asarray(y), jnp.ones(l1, bool),
                           jnp.ones(l2, bool), metric="wmd")
         assert abs(float(got) - want) < 1e-6
 
@@ -94,7 +115,7 @@ def test_wmd_batched_with_padding_matches_pot_and_normalises(x64, rng):
     x, y = _unit(rng, b, lmax, d), _unit(rng, b, lmax, d)
     lx, ly = np.array([6, 3, 4]), np.array([2, 6, 5])
     mx, my = np.arange(lmax) < lx[:, None], np.arange(lmax) < ly[:, None]
-    out = similarity_scores(x, y, mx, my, metric="wmd")
+    out = _scores(x, y, mx, my, metric="wmd")
     for k in range(b):
         xs, ys = x[k, :lx[k]], y[k, :ly[k]]
         want = ot.emd2(np.full(lx[k], 1 / lx[k]), np.full(ly[k], 1 / ly[k]), -xs @ ys.T)
@@ -106,10 +127,10 @@ def test_wmd_batched_with_padding_matches_pot_and_normalises(x64, rng):
 def test_twmd_small_temperature_many_iterations_approaches_wmd(x64, rng):
     x, y = jnp.asarray(_unit(rng, 6, 4)), jnp.asarray(_unit(rng, 9, 4))
     mx, my = jnp.ones(6, bool), jnp.ones(9, bool)
-    wmd, _ = raw_pair(x, y, mx, my, metric="wmd")
+    wmd, _ = _raw_pair(x, y, mx, my, metric="wmd")
     gaps = []
     for t in (0.1, 0.02, 0.005):
-        p, r = raw_pair(x, y, mx, my, metric="twmd", temperature=t, num_iterations=3000)
+        p, r = _raw_pair(x, y, mx, my, metric="twmd", temperature=t, num_iterations=3000)
         gaps.append(abs(float(p) - float(wmd)))
         assert abs(float(p) - float(r)) < 1e-4  # converged: both orders give the same plan
     assert gaps[-1] < 5e-3 and gaps[-1] < gaps[0]
@@ -121,17 +142,17 @@ def test_definitions_by_hand():
     y = jnp.array([[1.0, 0.0]])
     mx, my = jnp.ones(2, bool), jnp.ones(1, bool)
     # cosine of mean pooled vectors: (1,1)/sqrt2 . (1,0) = 1/sqrt2
-    assert np.isclose(float(pair_similarity(x, y, mx, my, metric="cosine").f1), 2 ** -0.5)
+    assert np.isclose(float(_pair(x, y, mx, my, metric="cosine").f1), 2 ** -0.5)
     # CKA: ||X1X2^T||^2 = 1; C11 = ||I||^2 = 2; C22 = 1 -> 1/sqrt2
-    assert np.isclose(float(pair_similarity(x, y, mx, my, metric="cka").f1), 2 ** -0.5)
+    assert np.isclose(float(_pair(x, y, mx, my, metric="cka").f1), 2 ** -0.5)
     # RWMD P = mean over x tokens of max sim = (1 + 0)/2; R = 1; F = 2/3
-    out = pair_similarity(x, y, mx, my, metric="rwmd")
-    np.testing.assert_allclose(np.array(out), [0.5, 1.0, 2 / 3], atol=1e-6)
+    out = _pair(x, y, mx, my, metric="rwmd")
+    np.testing.assert_allclose(_arr(out), [0.5, 1.0, 2 / 3], atol=1e-6)
     # TRWMD with a single reference token: softmax over one column is 1 -> same as RWMD
     # for P; the LSE form adds T*log(1)=0 entropy -> equal as well
     t = 0.3
-    a = pair_similarity(x, y, mx, my, metric="trwmd", temperature=t, normalize=False)
-    b = pair_similarity(x, y, mx, my, metric="trwmd_lse", temperature=t, normalize=False)
+    a = _pair(x, y, mx, my, metric="trwmd", temperature=t, normalize=False)
+    b = _pair(x, y, mx, my, metric="trwmd_lse", temperature=t, normalize=False)
     np.testing.assert_allclose(float(a.precision), 0.5, atol=1e-6)
     np.testing.assert_allclose(float(b.precision), 0.5, atol=1e-6)
     # R side of TRWMD: softmax over x tokens of (1, 0)/T
@@ -149,8 +170,8 @@ def test_trwmd_lse_equals_plan_form_plus_entropy(x64, rng):
     ent = -(q * np.log(q)).sum(1).mean()
     kw = dict(temperature=t, normalize=False)
     mx, my = jnp.ones(5, bool), jnp.ones(7, bool)
-    plan = pair_similarity(jnp.asarray(x), jnp.asarray(y), mx, my, metric="trwmd", **kw)
-    lse = pair_similarity(jnp.asarray(x), jnp.asarray(y), mx, my, metric="trwmd_lse", **kw)
+    plan = _pair(jnp.asarray(x), jnp.asarray(y), mx, my, metric="trwmd", **kw)
+    lse = _pair(jnp.asarray(x), jnp.asarray(y), mx, my, metric="trwmd_lse", **kw)
     np.testing.assert_allclose(float(plan.precision), (q * s).sum(1).mean(), atol=1e-10)
     np.testing.assert_allclose(float(lse.precision), float(plan.precision) + t * ent, atol=1e-10)
     assert float(lse.precision) > float(plan.precision)
@@ -161,11 +182,11 @@ def test_jit_equals_eager_and_no_retrace(rng):
     y = jnp.asarray(_unit(rng, 2, 6, 4), jnp.float32)
     mx, my = jnp.ones((2, 5), bool), jnp.arange(6)[None] < jnp.array([[6], [2]])
     with jax.disable_jit():
-        eager = batch_similarity(x, y, mx, my, metric="twmd", temperature=0.1)
-    jitted = batch_similarity(x, y, mx, my, metric="twmd", temperature=0.1)
-    np.testing.assert_allclose(np.array(eager), np.array(jitted), atol=1e-6)
+        eager = _batch(x, y, mx, my, metric="twmd", temperature=0.1)
+    jitted = _batch(x, y, mx, my, metric="twmd", temperature=0.1)
+    np.testing.assert_allclose(_arr(eager), _arr(jitted), atol=1e-6)
     n0 = batch_similarity._cache_size()
-    batch_similarity(x + 0.1, y, mx, my, metric="twmd", temperature=0.2)
+    _batch(x + 0.1, y, mx, my, metric="twmd", temperature=0.2)
     assert batch_similarity._cache_size() == n0  # temperature is traced, same shapes
 
 
@@ -177,8 +198,8 @@ def test_gradients_finite_with_padding(x64, rng, metric):
     y = jnp.asarray(rng.standard_normal((2, 4, 3)))
     mx = jnp.arange(5)[None] < jnp.array([[5], [2]])
     my = jnp.arange(4)[None] < jnp.array([[3], [4]])
-    g = jax.grad(lambda a, b: similarity_loss(a, b, mx, my, metric=metric, temperature=0.2,
-                                              num_iterations=2), argnums=(0, 1))(x, y)
+    g = jax.grad(lambda a, b: _loss(a, b, mx, my, metric=metric, temperature=0.2,
+                                    num_iterations=2), argnums=(0, 1))(x, y)
     for gi, m in zip(g, (mx, my)):
         assert np.all(np.isfinite(np.array(gi)))
         assert np.all(np.array(gi)[~np.array(m)] == 0)  # padding gets no gradient
@@ -192,8 +213,7 @@ def test_gradients_match_finite_differences(x64, rng, metric):
     x = jnp.asarray(rng.standard_normal((1, 4, 3)))
     y = jnp.asarray(rng.standard_normal((1, 5, 3)))
     mx, my = jnp.arange(4)[None] < 3, jnp.arange(5)[None] < 5  # x has a padded token
-    f = lambda a, b: similarity_loss(a, b, mx, my, metric=metric, temperature=0.3,
-                                     num_iterations=2)
+    f = lambda a, b: _loss(a, b, mx, my, metric=metric, temperature=0.3, num_iterations=2)
     check_grads(f, (x, y), order=1, modes=["rev"], atol=1e-5, rtol=1e-5)
 
 
@@ -204,15 +224,15 @@ def test_optax_steps_raise_twmd(rng):
     y = jnp.asarray(rng.standard_normal((4, 5, 8)), jnp.float32)
     mx = jnp.arange(6)[None] < jnp.array([[6], [3], [5], [4]])
     my = jnp.ones((4, 5), bool)
-    loss = lambda a: similarity_loss(a, y, mx, my, metric="twmd", temperature=0.1)
+    loss = lambda a: _loss(a, y, mx, my, metric="twmd", temperature=0.1)
     opt = optax.adam(0.05)
     state = opt.init(x)
-    before = float(batch_similarity(x, y, mx, my, metric="twmd", temperature=0.1).f1.mean())
+    before = float(_batch(x, y, mx, my, metric="twmd", temperature=0.1).f1.mean())
     step = jax.jit(lambda a, s: (lambda l, g: (l, *opt.update(g, s, a)))(*jax.value_and_grad(loss)(a)))
     for _ in range(10):
         _, upd, state = step(x, state)
         x = optax.apply_updates(x, upd)
-    after = float(batch_similarity(x, y, mx, my, metric="twmd", temperature=0.1).f1.mean())
+    after = float(_batch(x, y, mx, my, metric="twmd", temperature=0.1).f1.mean())
     assert after > before + 0.1
 
 
@@ -220,24 +240,24 @@ def test_bad_input_raises(rng):
     x = rng.standard_normal((2, 3, 4)).astype(np.float32)
     m = np.ones((2, 3), bool)
     with pytest.raises(ValueError, match="^temperature"):
-        similarity_scores(x, x, m, m, metric="twmd", temperature=0.0)
+        _scores(x, x, m, m, metric="twmd", temperature=0.0)
     with pytest.raises(ValueError, match="^temperature"):
-        similarity_scores(x, x, m, m, metric="trwmd", temperature=-1.0)
+        _scores(x, x, m, m, metric="trwmd", temperature=-1.0)
     bad = x.copy(); bad[1, 0, 2] = np.nan
-    with pytest.raises(ValueError, match="^cand: contains NaN"):
-        similarity_scores(bad, x, m, m)
+    with pytest.raises(ValueError, match="^candidates: contains NaN"):
+        _scores(bad, x, m, m)
     empty = m.copy(); empty[1] = False  # all-padding row / no tokens after masking
-    with pytest.raises(ValueError, match="^ref_mask: 1 row"):
-        similarity_scores(x, x, m, empty)
+    with pytest.raises(ValueError, match="^references_mask: 1 row"):
+        _scores(x, x, m, empty)
     with pytest.raises(ValueError, match="^metric"):
-        similarity_scores(x, x, m, m, metric="bleu")
+        _scores(x, x, m, m, metric="bleu")
     with pytest.raises(ValueError, match="^num_iterations"):
-        similarity_scores(x, x, m, m, num_iterations=0)
+        _scores(x, x, m, m, num_iterations=0)
     # NaN in padding is ignored (only real tokens are checked) and never leaks
     padnan = x.copy(); padnan[0, 2] = np.nan
     mm = m.copy(); mm[0, 2] = False
-    out = similarity_scores(padnan, x, mm, m)
-    assert np.all(np.isfinite(np.array(out)))
+    out = _scores(padnan, x, mm, m)
+    assert np.all(np.isfinite(_arr(out)))
 
 
 def test_kernel_documented_values_inside_jit(rng):
@@ -246,11 +266,11 @@ def test_kernel_documented_values_inside_jit(rng):
     m = jnp.ones((2, 3), bool)
     empty = m.at[1].set(False)
     for metric in ("twmd", "trwmd", "trwmd_lse", "cosine", "cka", "rwmd"):
-        out = batch_similarity(x, x, m, empty, metric=metric, temperature=0.1)
-        assert np.all(np.array(out)[:, 1] == 0) and np.all(np.isfinite(np.array(out)))
+        out = _batch(x, x, m, empty, metric=metric, temperature=0.1)
+        assert np.all(_arr(out)[:, 1] == 0) and np.all(np.isfinite(_arr(out)))
     zero = x.at[0].set(0.0)  # every token vector of pair 0 is zero (e.g. over-centred)
-    out = batch_similarity(zero, x, m, m, metric="twmd", temperature=0.1)
-    assert np.all(np.isfinite(np.array(out))) and np.all(np.array(out)[:, 0] == 0)
+    out = _batch(zero, x, m, m, metric="twmd", temperature=0.1)
+    assert np.all(np.isfinite(_arr(out))) and np.all(_arr(out)[:, 0] == 0)
 
 
 def test_sharded_batch_matches_single_device(tmp_path):
@@ -270,14 +290,35 @@ def test_sharded_batch_matches_single_device(tmp_path):
         y = jnp.asarray(rng.standard_normal((8, 6, 4)), jnp.float32)
         mx = jnp.arange(5)[None] < jnp.asarray(rng.integers(1, 6, (8, 1)))
         my = jnp.arange(6)[None] < jnp.asarray(rng.integers(1, 7, (8, 1)))
-        one = batch_similarity(x, y, mx, my, metric="twmd", temperature=0.1, num_iterations=2)
+        kw = dict(metric="twmd", temperature=0.1, num_iterations=2)
+        one = batch_similarity(candidates=x, references=y, candidates_mask=mx, references_mask=my, **kw)
         mesh = Mesh(np.array(jax.devices()), ("b",))
         sh = lambda a: jax.device_put(a, NamedSharding(mesh, P("b", *([None] * (a.ndim - 1)))))
-        many = batch_similarity(sh(x), sh(y), sh(mx), sh(my), metric="twmd", temperature=0.1,
-                                num_iterations=2)
+        many = batch_similarity(candidates=sh(x), references=sh(y), candidates_mask=sh(mx),
+                                references_mask=sh(my), **kw)
         assert len(jax.devices()) == 8 and len(many.f1.sharding.device_set) == 8
-        np.testing.assert_allclose(np.array(one), np.array(many), atol=1e-6)
+        np.testing.assert_allclose(np.array(list(one)), np.array(list(many)), atol=1e-6)
+        # the validated entry points pad a ragged number of pairs to the mesh and slice back
+        from jaxmetrics.similarity import bertscore_scores, similarity_scores
+        kw = dict(candidates=x[:5], references=y[:5], candidates_mask=mx[:5], references_mask=my[:5])
+        for fn in (similarity_scores, bertscore_scores):
+            a, b = fn(**kw), fn(**kw, mesh=mesh)
+            assert b.f1.shape == (5,)
+            np.testing.assert_allclose(np.array(list(a)), np.array(list(b)), atol=1e-6)
         print("ok")
     """)
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert res.returncode == 0 and res.stdout.strip().endswith("ok"), res.stderr[-2000:]
+
+
+def test_prf_is_an_unpackable_result_pytree():
+    from jaxmetrics.results import Result
+
+    x = jnp.ones((2, 3, 4)); m = jnp.ones((2, 3), bool)
+    out = jax.jit(lambda a: _batch(a, a, m, m, metric="cka"))(x)
+    assert isinstance(out, Result)
+    assert repr(out) == "PRF(precision=f32[2], recall=f32[2], f1=f32[2])"
+    p, r, f = out
+    assert p is out.precision and r is out.recall and f is out.f1
+    assert len(jax.tree.leaves(out)) == 3
+    assert out.to_dict()["f1"] == pytest.approx([1.0, 1.0])

@@ -5,9 +5,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxmetrics.similarity.centering import center_embeddings
-from jaxmetrics.similarity.kernels import similarity_scores
-from jaxmetrics.similarity.pipeline import default_layer, default_temperature, similarity
+from jaxmetrics.similarity import (PRF, SimilarityResult, center_embeddings, compute_similarity,
+                                   default_layer, default_temperature, similarity_scores)
 
 
 def _batch(rng, n=7, l=5, d=4):
@@ -86,38 +85,48 @@ REFS = ["a cat was sitting on a mat", "it is raining", "apples were bought at th
 def test_pipeline_equals_manual_composition(minilm):
     from jaxmetrics.models import token_embeddings
 
-    got = similarity(CANDS, REFS, model=minilm, metric="twmd", num_iterations=2,
-                     center_batch_size=2, pair_chunk=2)
+    got = compute_similarity(references=REFS, candidates=CANDS, model=minilm, metric="twmd",
+                             num_iterations=2, center_batch_size=2, pair_chunk=2)
+    assert isinstance(got, SimilarityResult)
     assert got.layer == 6 and got.temperature == 0.10
-    ce, cm, cs, _ = token_embeddings(CANDS, minilm, layer=6, progress=False)
-    re_, rm, rs, _ = token_embeddings(REFS, minilm, layer=6, progress=False)
-    cm, rm = cm & ~cs, rm & ~rs
-    xc = center_embeddings(ce, cm, method="batch", batch_size=2)
-    yc = center_embeddings(re_, rm, method="batch", batch_size=2)
-    want = similarity_scores(xc, yc, cm, rm, metric="twmd", temperature=0.1, num_iterations=2)
+    c = token_embeddings(CANDS, model=minilm, layer=6, progress=False)
+    r = token_embeddings(REFS, model=minilm, layer=6, progress=False)
+    cm, rm = c.embeddings_mask & ~c.special_mask, r.embeddings_mask & ~r.special_mask
+    xc = center_embeddings(c.embeddings, cm, method="batch", batch_size=2)
+    yc = center_embeddings(r.embeddings, rm, method="batch", batch_size=2)
+    want = similarity_scores(candidates=xc, references=yc, candidates_mask=cm, references_mask=rm,
+                             metric="twmd", temperature=0.1, num_iterations=2)
     for g, w in zip((got.precision, got.recall, got.f1), want):
         np.testing.assert_allclose(g, np.asarray(w), atol=1e-5)
 
 
 def test_pipeline_self_similarity_is_one(minilm):
     for metric in ("twmd", "trwmd_lse", "cka", "wmd"):
-        out = similarity(CANDS, CANDS, model=minilm, metric=metric)
+        out = compute_similarity(references=CANDS, candidates=CANDS, model=minilm, metric=metric)
         np.testing.assert_allclose(out.f1, 1.0, atol=1e-5)
     m = out.mean()
-    assert set(m) == {"precision", "recall", "f1"}
+    assert isinstance(m, PRF) and all(isinstance(v, float) for v in m)
+    assert m.f1 == pytest.approx(float(np.mean(out.f1)))
+    assert repr(out) == ("SimilarityResult(precision=f32[5], recall=f32[5], f1=f32[5], metric='wmd', "
+                         "layer=6, centering='batch', temperature=None)")
+    assert out.to_dict()["metric"] == "wmd" and len(out.to_dict()["f1"]) == 5
 
 
 def test_pipeline_bad_input(minilm):
     with pytest.raises(ValueError, match="^references"):
-        similarity(CANDS, REFS[:2], model=minilm)
+        compute_similarity(references=REFS[:2], candidates=CANDS, model=minilm)
     with pytest.raises(ValueError, match="^temperature"):
-        similarity(CANDS, REFS, model=minilm, temperature=0.0)
+        compute_similarity(references=REFS, candidates=CANDS, model=minilm, temperature=0.0)
     with pytest.raises(ValueError, match="^metric"):
-        similarity(CANDS, REFS, model=minilm, metric="bleu")
+        compute_similarity(references=REFS, candidates=CANDS, model=minilm, metric="bleu")
     with pytest.raises(ValueError, match="^candidates"):
-        similarity(["ok", "   "], ["a", "b"], model=minilm)
+        compute_similarity(references=["a", "b"], candidates=["ok", "   "], model=minilm)
     with pytest.raises(ValueError, match="^centering"):
-        similarity(CANDS, REFS, model=minilm, centering="global")
+        compute_similarity(references=REFS, candidates=CANDS, model=minilm, centering="global")
+    with pytest.raises(TypeError, match="^model"):
+        compute_similarity(references=REFS, candidates=CANDS, model=3)
+    with pytest.raises(TypeError):  # the two sets are keyword-only
+        compute_similarity(REFS, CANDS, model=minilm)
 
 
 def test_cli_writes_scores_and_mean(minilm_dir, tmp_path, capsys):
@@ -126,12 +135,23 @@ def test_cli_writes_scores_and_mean(minilm_dir, tmp_path, capsys):
     c, r, o = tmp_path / "c.txt", tmp_path / "r.txt", tmp_path / "out.tsv"
     c.write_text("\n".join(CANDS[:3]) + "\n")
     r.write_text("\n".join(REFS[:3]) + "\n")
-    rc = main(["similarity", str(c), str(r), "--metric", "twmd", "--model", minilm_dir,
-               "--output", str(o)])
+    j = tmp_path / "out.json"
+    rc = main(["similarity", "--references", str(r), "--candidates", str(c), "--metric", "twmd",
+               "--num-iterations", "2", "--model", minilm_dir, "--output", str(o), "--json", str(j)])
     assert rc == 0
     lines = o.read_text().strip().split("\n")
     assert lines[0] == "index\tprecision\trecall\tf1" and len(lines) == 4
     f1 = np.array([float(x.split("\t")[3]) for x in lines[1:]])
     printed = capsys.readouterr().out
     assert f"F1={f1.mean():.6f}"[:-1] in printed  # corpus mean of the per-pair values
-    assert main(["similarity", str(c), str(tmp_path / "missing.txt"), "--model", minilm_dir]) == 2
+    import json
+
+    res = json.loads(j.read_text())
+    assert res["metric"] == "twmd" and res["mean"]["f1"] == pytest.approx(f1.mean(), abs=1e-6)
+    assert res["f1"] == pytest.approx(f1.tolist(), abs=1e-6)
+    # the same pairs through the Python API
+    want = compute_similarity(references=REFS[:3], candidates=CANDS[:3], model=minilm_dir,
+                              metric="twmd", num_iterations=2)
+    np.testing.assert_allclose(f1, want.f1, atol=1e-6)
+    assert main(["similarity", "--references", str(tmp_path / "missing.txt"), "--candidates", str(c),
+                 "--model", minilm_dir]) == 2

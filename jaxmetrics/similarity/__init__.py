@@ -1,22 +1,39 @@
-"""Embedding similarities with batch centering and tempered WMD (Chen et al. 2020).
+"""Embedding similarities with batch centering and tempered WMD (Chen et al. 2020), and BERTScore.
 
-Layers: :mod:`~jaxmetrics.similarity.centering` (centering + L2 normalisation),
-:mod:`~jaxmetrics.similarity.kernels` (the normalised family: cosine, CKA, WMD, RWMD, TWMD,
-TRWMD), :mod:`~jaxmetrics.similarity.sinkhorn` (fixed-iteration plans),
-:mod:`~jaxmetrics.similarity.bertscore` (BERTScore, idf, baseline, bert_score-compatible
-mode) and :mod:`~jaxmetrics.similarity.pipeline` (text → scores).
+Layers (``docs/conventions.md``):
+
+* :mod:`~jaxmetrics.similarity.centering` — centering + L2 normalisation of token vectors;
+* :mod:`~jaxmetrics.similarity.kernels` — the normalised family (cosine, CKA, WMD, RWMD, TWMD,
+  TRWMD) on padded token embeddings, and the :class:`PRF` result;
+* :mod:`~jaxmetrics.similarity.sinkhorn` — fixed-iteration transport plans;
+* :mod:`~jaxmetrics.similarity.greedy` — BERTScore's greedy matching, idf, baseline rescaling,
+  ``bert_score``-compatible mode;
+* :mod:`~jaxmetrics.similarity.state` — :class:`SimilarityState` (mergeable corpus means);
+* :mod:`~jaxmetrics.similarity.pipeline` — :func:`compute_similarity` (texts → scores);
+* :mod:`~jaxmetrics.similarity.compat` — :func:`bertscore`, ``bert_score.score``'s signature.
+
+Examples:
+    >>> import jax, jax.numpy as jnp
+    >>> from jaxmetrics.similarity import similarity_scores
+    >>> x = jax.random.normal(jax.random.key(0), (2, 5, 8)); m = jnp.ones((2, 5), bool)
+    >>> P, R, F = similarity_scores(candidates=x, references=x, candidates_mask=m,
+    ...                             references_mask=m, metric="twmd")
+    >>> [round(float(v), 4) for v in F]
+    [1.0, 1.0]
 """
-from jaxmetrics.similarity.bertscore import (batch_bertscore, bertscore, bertscore_pair, idf_table,
-                                             rescale_with_baseline)
-from jaxmetrics.similarity.centering import CENTERING_METHODS, center_embeddings, l2_normalize
-from jaxmetrics.similarity.kernels import (METRICS, PRF, batch_similarity, emd_plan,
-                                           pair_similarity, similarity_loss, similarity_scores)
-from jaxmetrics.similarity.pipeline import (SimilarityResult, default_layer, default_temperature,
-                                            similarity)
+from jaxmetrics.similarity.centering import CENTERING_METHODS, center_embeddings
+from jaxmetrics.similarity.compat import bertscore
+from jaxmetrics.similarity.greedy import (batch_bertscore, bertscore_pair, bertscore_scores, idf_table,
+                                          rescale_with_baseline)
+from jaxmetrics.similarity.kernels import (METRICS, PRF, batch_similarity, emd_plan, pair_similarity,
+                                           similarity_loss, similarity_scores)
+from jaxmetrics.similarity.pipeline import (SimilarityResult, compute_similarity, default_layer,
+                                            default_temperature)
 from jaxmetrics.similarity.sinkhorn import sinkhorn_plan
+from jaxmetrics.similarity.state import SimilarityState
 
-__all__ = ["CENTERING_METHODS", "METRICS", "PRF", "SimilarityResult", "batch_bertscore",
-           "batch_similarity", "bertscore", "bertscore_pair", "center_embeddings",
-           "default_layer", "default_temperature", "emd_plan", "idf_table", "l2_normalize",
-           "pair_similarity", "rescale_with_baseline", "similarity", "similarity_loss",
+__all__ = ["CENTERING_METHODS", "METRICS", "PRF", "SimilarityResult", "SimilarityState",
+           "batch_bertscore", "batch_similarity", "bertscore", "bertscore_pair", "bertscore_scores",
+           "center_embeddings", "compute_similarity", "default_layer", "default_temperature",
+           "emd_plan", "idf_table", "pair_similarity", "rescale_with_baseline", "similarity_loss",
            "similarity_scores", "sinkhorn_plan"]

@@ -1,6 +1,7 @@
 """Centering of contextual word vectors (Chen et al. 2020, §5) followed by L2 normalisation.
 
-Methods, for token vectors ``w`` of sentence ``i`` (only tokens inside ``mask`` count):
+Methods, for token vectors ``w`` of sentence ``i`` (only tokens inside ``embeddings_mask``
+count):
 
 * ``"none"``       — ``v = w`` (L2 normalisation only; the uncentred baseline).
 * ``"dimension"``  — ``v = w - mean_d(w)`` (scalar mean over the D coordinates).
@@ -11,9 +12,9 @@ Methods, for token vectors ``w`` of sentence ``i`` (only tokens inside ``mask`` 
   approximating corpus centering).
 
 Candidates and references are centred **separately** (call this once per side), then every
-token vector is divided by its norm. A vector that is exactly zero after centering (e.g. a
-batch holding a single token) stays the zero vector — its similarities are 0 — instead of
-becoming NaN.
+token vector is divided by its norm (:func:`jaxmetrics._ops.l2_normalize`). A vector that is
+exactly zero after centering (e.g. a batch holding a single token) stays the zero vector —
+its similarities are 0 — instead of becoming NaN.
 """
 from __future__ import annotations
 
@@ -22,47 +23,31 @@ from functools import partial
 import jax
 import jax.numpy as jnp
 
+from jaxmetrics._ops import l2_normalize
+
+__all__ = ["CENTERING_METHODS", "center_embeddings"]
+
 CENTERING_METHODS = ("none", "dimension", "sentence", "corpus", "batch")
 
 
-def l2_normalize(x, mask=None, axis: int = -1):
-    """Divide vectors by their L2 norm; zero vectors (and masked ones) map to zero.
-
-    Definition: ``x / ||x||`` where ``||x|| > 0``, else ``0``. Gradients stay finite at 0.
-
-    Args:
-      x: ``[..., D]``.
-      mask: optional bool ``[...]``; masked vectors become 0.
-
-    Examples:
-      >>> import jax.numpy as jnp
-      >>> l2_normalize(jnp.array([[3.0, 4.0], [0.0, 0.0]])).tolist()
-      [[0.6000000238418579, 0.800000011920929], [0.0, 0.0]]
-    """
-    x = jnp.asarray(x)
-    sq = jnp.sum(x * x, axis=axis, keepdims=True)
-    pos = sq > 0
-    inv = jnp.where(pos, jax.lax.rsqrt(jnp.where(pos, sq, 1.0)), 0.0)
-    out = x * inv
-    if mask is not None:
-        out = jnp.where(jnp.expand_dims(mask, axis), out, 0.0)
-    return out
-
-
 @partial(jax.jit, static_argnames=("method", "batch_size", "normalize"))
-def center_embeddings(emb, mask, method: str = "batch", batch_size: int = 32,
-                      normalize: bool = True):
+def center_embeddings(embeddings: jax.Array, embeddings_mask: jax.Array, *, method: str = "batch",
+                      batch_size: int = 32, normalize: bool = True) -> jax.Array:
     """Center padded token embeddings and L2-normalise every token vector.
 
+    Definition: ``v = w - mean`` with the mean of ``method`` (see the module docstring),
+    computed over the tokens in ``embeddings_mask`` only; then ``v / ||v||`` (zero vectors
+    stay zero). Masked positions of the output are 0.
+
     Args:
-      emb: float ``[N, L, D]`` token vectors of N sentences (padded).
-      mask: bool ``[N, L]``, True for tokens that take part (padding False).
+      embeddings: float ``[N, L, D]`` token vectors of N sentences (padded).
+      embeddings_mask: bool ``[N, L]``, True for tokens that take part (padding False).
       method: one of ``"none" | "dimension" | "sentence" | "corpus" | "batch"`` (static).
       batch_size: sentences per centering batch for ``"batch"`` (static; the paper: 32).
       normalize: L2-normalise after centering (static; default True).
 
     Returns:
-      ``[N, L, D]`` centred unit vectors, zero at masked positions.
+      ``[N, L, D]`` centred (unit) vectors, zero at masked positions.
 
     Examples:
       >>> import jax.numpy as jnp
@@ -74,8 +59,8 @@ def center_embeddings(emb, mask, method: str = "batch", batch_size: int = 32,
     """
     if method not in CENTERING_METHODS:
         raise ValueError(f"method: expected one of {CENTERING_METHODS}, got {method!r}")
-    emb = jnp.asarray(emb)
-    mask = jnp.asarray(mask, bool)
+    emb = jnp.asarray(embeddings)
+    mask = jnp.asarray(embeddings_mask, bool)
     m = mask[..., None].astype(emb.dtype)
     if method == "none":
         v = emb

@@ -36,6 +36,11 @@ Defined values instead of NaN (inside jit, where we cannot raise): a side with n
 gives 0 for P, R and F; ``P + R = 0`` gives ``F = 0``; ``C11 C22 <= 0`` gives ``Sim = 0``.
 The public wrapper :func:`similarity_scores` raises on such inputs instead.
 
+Argument names (``docs/conventions.md``): the batched kernels take ``candidates=`` /
+``references=`` ``[B, L, D]`` with ``candidates_mask`` / ``references_mask`` and
+``candidates_weights`` / ``references_weights``; the per-pair kernel :func:`pair_similarity`
+takes ``candidate=`` / ``reference=`` ``[L, D]`` with ``candidate_mask`` etc. All keyword-only.
+
 Exact WMD: XLA has no LP solver, and a network simplex in JAX would be slow and hard to
 verify. A demanding user wants the *exact* value (the test is against POT's ``emd2`` to
 1e-6), so the plan is solved on the host by scipy's HiGHS LP solver through
@@ -46,25 +51,54 @@ smooth approximation use ``twmd`` with small T and many iterations.
 from __future__ import annotations
 
 from functools import partial
-from typing import NamedTuple
+from typing import Any, Iterator
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxmetrics.similarity.centering import l2_normalize
+from jaxmetrics._ops import is_concrete, l2_normalize
+from jaxmetrics._validation import check_choice, check_int, check_mask, check_positive
+from jaxmetrics.results import Result
 from jaxmetrics.similarity.sinkhorn import sinkhorn_plan
+
+__all__ = ["METRICS", "PRF", "TEMPERED", "batch_similarity", "emd_plan", "pair_similarity",
+           "similarity_loss", "similarity_scores"]
 
 METRICS = ("cosine", "cka", "wmd", "rwmd", "twmd", "trwmd", "trwmd_lse")
 TEMPERED = ("twmd", "trwmd", "trwmd_lse")
+BACKENDS = ("log", "ott")
 
 
-class PRF(NamedTuple):
-    """Per-pair precision (over candidate tokens), recall (over reference tokens), F1."""
+class PRF(Result):
+    """Precision, recall and F1 of candidate/reference pairs (per pair, or corpus means).
 
-    precision: jax.Array
-    recall: jax.Array
-    f1: jax.Array
+    Precision is averaged over the candidate's tokens, recall over the reference's tokens and
+    ``F1 = 2PR / (P + R)`` (normalised separately in the normalised family). The one result of
+    jaxmetrics that can be unpacked, as ``bert_score.score``'s tuple:
+    ``P, R, F = bertscore(cands, refs, model=...)``.
+
+    Attributes:
+      precision: ``[B]`` per pair (scalar for one pair or a corpus mean).
+      recall: same shape as ``precision``.
+      f1: same shape as ``precision``.
+
+    Examples:
+      >>> import jax.numpy as jnp
+      >>> s = PRF(jnp.array([0.5, 1.0]), jnp.array([1.0, 1.0]), jnp.array([0.6667, 1.0]))
+      >>> s
+      PRF(precision=f32[2], recall=f32[2], f1=f32[2])
+      >>> p, r, f = s
+      >>> p.tolist()
+      [0.5, 1.0]
+    """
+
+    precision: Any
+    recall: Any
+    f1: Any
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter((self.precision, self.recall, self.f1))
 
 
 def _weights(mask, w):
@@ -78,12 +112,12 @@ def _safe_div(num, den):
     return jnp.where(ok, num / jnp.where(ok, den, 1.0), 0.0)
 
 
-def harmonic_f(p, r):
+def _harmonic_f(p, r):
     """``2 p r / (p + r)``, defined as 0 where ``p + r = 0``."""
     return _safe_div(2.0 * p * r, p + r)
 
 
-def normalize_family(c12, c11, c22):
+def _normalize_family(c12, c11, c22):
     """``c12 / sqrt(c11 c22)``, defined as 0 where ``c11 c22 <= 0``."""
     den = c11 * c22
     pos = den > 0
@@ -148,7 +182,7 @@ def _emd_plan_host(s, a, b):
     return out.reshape(lead + s.shape[-2:]).astype(s.dtype)
 
 
-def emd_plan(sim, a, b):
+def emd_plan(sim: jax.Array, a: jax.Array, b: jax.Array) -> jax.Array:
     """Exact optimal plan ``argmax_{pi in Pi(a, b)} <pi, S>`` (host LP, no gradient).
 
     Args:
@@ -171,8 +205,8 @@ def emd_plan(sim, a, b):
 
 
 # ------------------------------------------------------------------------- raw C values
-def raw_pair(x, y, x_mask, y_mask, *, metric: str, temperature=1.0, num_iterations: int = 1,
-             x_weights=None, y_weights=None, backend: str = "log"):
+def _raw_pair(x, y, x_mask, y_mask, *, metric: str, temperature=1.0, num_iterations: int = 1,
+              x_weights=None, y_weights=None, backend: str = "log"):
     """Un-normalised ``(P, R)`` of one pair of unit-vector sets (see module table).
 
     Args:
@@ -186,12 +220,6 @@ def raw_pair(x, y, x_mask, y_mask, *, metric: str, temperature=1.0, num_iteratio
 
     Returns:
       ``(p, r)`` scalars.
-
-    Examples:
-      >>> import jax.numpy as jnp
-      >>> x = jnp.array([[1.0, 0.0], [0.0, 1.0]]); m = jnp.array([True, True])
-      >>> [round(float(v), 4) for v in raw_pair(x, x, m, m, metric="rwmd")]
-      [1.0, 1.0]
     """
     valid = x_mask[:, None] & y_mask[None, :]
     s = jnp.where(valid, x @ y.T, 0.0)
@@ -226,19 +254,26 @@ def raw_pair(x, y, x_mask, y_mask, *, metric: str, temperature=1.0, num_iteratio
     raise ValueError(f"metric: expected one of {METRICS}, got {metric!r}")
 
 
-def pair_similarity(x, y, x_mask, y_mask, *, metric: str = "twmd", temperature=0.1,
-                    num_iterations: int = 1, x_weights=None, y_weights=None,
+def pair_similarity(*, candidate: jax.Array, reference: jax.Array, candidate_mask: jax.Array,
+                    reference_mask: jax.Array, metric: str = "twmd", temperature=0.1,
+                    num_iterations: int = 1, candidate_weights=None, reference_weights=None,
                     normalize: bool = True, normalize_tokens: bool = True,
                     backend: str = "log") -> PRF:
     """Normalised similarity ``Sim = C12 / sqrt(C11 C22)`` of one candidate/reference pair.
 
+    ``C`` of each metric is in the module docstring; P is averaged over the candidate's
+    tokens, R over the reference's, ``F = 2PR/(P+R)`` is formed before normalisation. No
+    checks (a kernel: safe under ``jit`` / ``vmap`` / ``grad``); an empty side gives 0.
+
     Args:
-      x: ``[L1, D]`` candidate token vectors; y: ``[L2, D]`` reference token vectors.
-      x_mask, y_mask: bool ``[L1]`` / ``[L2]``, True for tokens that take part.
+      candidate: ``[L1, D]`` candidate token vectors.
+      reference: ``[L2, D]`` reference token vectors.
+      candidate_mask, reference_mask: bool ``[L1]`` / ``[L2]``, True for tokens that take part.
       metric: one of ``cosine, cka, wmd, rwmd, twmd, trwmd, trwmd_lse`` (static).
       temperature: T > 0 for ``twmd / trwmd / trwmd_lse`` (traced).
       num_iterations: Sinkhorn iterations for ``twmd`` (static; paper default 1).
-      x_weights, y_weights: optional token weights (e.g. idf), ``[L1]`` / ``[L2]``.
+      candidate_weights, reference_weights: optional token weights (e.g. idf), ``[L1]`` /
+        ``[L2]``; default uniform over the mask.
       normalize: apply the family normalisation (static; default True).
       normalize_tokens: L2-normalise the token vectors first (static; idempotent on unit
         vectors, so leave it on unless the inputs are already unit).
@@ -250,41 +285,48 @@ def pair_similarity(x, y, x_mask, y_mask, *, metric: str = "twmd", temperature=0
     Examples:
       >>> import jax.numpy as jnp
       >>> x = jnp.array([[1.0, 0.0], [0.6, 0.8]]); m = jnp.array([True, True])
-      >>> out = pair_similarity(x, x, m, m, metric="twmd", temperature=0.1)
+      >>> out = pair_similarity(candidate=x, reference=x, candidate_mask=m, reference_mask=m,
+      ...                       metric="twmd", temperature=0.1)
       >>> [round(float(v), 4) for v in out]
       [1.0, 1.0, 1.0]
     """
+    x, y, x_mask, y_mask = candidate, reference, candidate_mask, reference_mask
     if normalize_tokens:
         x = l2_normalize(x, x_mask)
         y = l2_normalize(y, y_mask)
     kw = dict(metric=metric, temperature=temperature, num_iterations=num_iterations,
               backend=backend)
-    p12, r12 = raw_pair(x, y, x_mask, y_mask, x_weights=x_weights, y_weights=y_weights, **kw)
-    f12 = harmonic_f(p12, r12)
+    wx, wy = candidate_weights, reference_weights
+    p12, r12 = _raw_pair(x, y, x_mask, y_mask, x_weights=wx, y_weights=wy, **kw)
+    f12 = _harmonic_f(p12, r12)
     ok = jnp.any(x_mask) & jnp.any(y_mask)
     if normalize:
-        p11, r11 = raw_pair(x, x, x_mask, x_mask, x_weights=x_weights, y_weights=x_weights, **kw)
-        p22, r22 = raw_pair(y, y, y_mask, y_mask, x_weights=y_weights, y_weights=y_weights, **kw)
-        f11, f22 = harmonic_f(p11, r11), harmonic_f(p22, r22)
-        p12 = normalize_family(p12, p11, p22)
-        r12 = normalize_family(r12, r11, r22)
-        f12 = normalize_family(f12, f11, f22)
+        p11, r11 = _raw_pair(x, x, x_mask, x_mask, x_weights=wx, y_weights=wx, **kw)
+        p22, r22 = _raw_pair(y, y, y_mask, y_mask, x_weights=wy, y_weights=wy, **kw)
+        f11, f22 = _harmonic_f(p11, r11), _harmonic_f(p22, r22)
+        p12 = _normalize_family(p12, p11, p22)
+        r12 = _normalize_family(r12, r11, r22)
+        f12 = _normalize_family(f12, f11, f22)
     zero = jnp.zeros_like(p12)
     return PRF(jnp.where(ok, p12, zero), jnp.where(ok, r12, zero), jnp.where(ok, f12, zero))
 
 
 @partial(jax.jit, static_argnames=("metric", "num_iterations", "normalize",
                                    "normalize_tokens", "backend"))
-def batch_similarity(cand, ref, cand_mask, ref_mask, *, metric: str = "twmd",
-                     temperature=0.1, num_iterations: int = 1, cand_weights=None,
-                     ref_weights=None, normalize: bool = True,
-                     normalize_tokens: bool = True, backend: str = "log") -> PRF:
+def batch_similarity(*, candidates: jax.Array, references: jax.Array, candidates_mask: jax.Array,
+                     references_mask: jax.Array, metric: str = "twmd", temperature=0.1,
+                     num_iterations: int = 1, candidates_weights=None, references_weights=None,
+                     normalize: bool = True, normalize_tokens: bool = True,
+                     backend: str = "log") -> PRF:
     """:func:`pair_similarity` vmapped over B pairs (jit-compiled kernel, no checks).
 
     Args:
-      cand: ``[B, L1, D]``; ref: ``[B, L2, D]``; cand_mask: bool ``[B, L1]``;
-      ref_mask: bool ``[B, L2]``; cand_weights / ref_weights: optional ``[B, L1]`` /
-      ``[B, L2]``; other arguments as in :func:`pair_similarity`.
+      candidates: ``[B, L1, D]`` candidate token vectors.
+      references: ``[B, L2, D]`` reference token vectors.
+      candidates_mask: bool ``[B, L1]``; references_mask: bool ``[B, L2]``.
+      candidates_weights, references_weights: optional ``[B, L1]`` / ``[B, L2]``.
+      metric, temperature, num_iterations, normalize, normalize_tokens, backend: as in
+        :func:`pair_similarity` (``temperature`` is traced: changing it does not recompile).
 
     Returns:
       :class:`PRF` of ``[B]`` arrays.
@@ -292,35 +334,43 @@ def batch_similarity(cand, ref, cand_mask, ref_mask, *, metric: str = "twmd",
     Examples:
       >>> import jax, jax.numpy as jnp
       >>> x = jax.random.normal(jax.random.key(0), (2, 3, 4)); m = jnp.ones((2, 3), bool)
-      >>> out = batch_similarity(x, x, m, m, metric="cka")
+      >>> out = batch_similarity(candidates=x, references=x, candidates_mask=m,
+      ...                        references_mask=m, metric="cka")
+      >>> out
+      PRF(precision=f32[2], recall=f32[2], f1=f32[2])
       >>> [round(float(v), 4) for v in out.f1]
       [1.0, 1.0]
     """
-    cw = jnp.ones(cand_mask.shape, cand.dtype) if cand_weights is None else cand_weights
-    rw = jnp.ones(ref_mask.shape, ref.dtype) if ref_weights is None else ref_weights
+    cw = (jnp.ones(candidates_mask.shape, candidates.dtype) if candidates_weights is None
+          else candidates_weights)
+    rw = (jnp.ones(references_mask.shape, references.dtype) if references_weights is None
+          else references_weights)
     fn = partial(pair_similarity, metric=metric, num_iterations=num_iterations,
                  normalize=normalize, normalize_tokens=normalize_tokens, backend=backend)
-    return jax.vmap(lambda x, y, mx, my, wx, wy: fn(x, y, mx, my, temperature=temperature,
-                                                    x_weights=wx, y_weights=wy))(
-        cand, ref, cand_mask, ref_mask, cw, rw)
+    return jax.vmap(lambda x, y, mx, my, wx, wy: fn(
+        candidate=x, reference=y, candidate_mask=mx, reference_mask=my, temperature=temperature,
+        candidate_weights=wx, reference_weights=wy))(
+        candidates, references, candidates_mask, references_mask, cw, rw)
 
 
-def _is_concrete(*xs):
-    return not any(isinstance(x, jax.core.Tracer) for x in xs)
-
-
-def check_embeddings(emb, mask, name: str):
+# --------------------------------------------------------------------- validated entry
+def _check_embeddings(emb, mask, name: str):
     """Validate a padded embedding batch ``[B, L, D]`` and its mask ``[B, L]`` (host side).
 
-    Raises ``ValueError`` naming ``name`` for a wrong rank/shape, NaN/inf among the
-    masked-in vectors, or a row with no tokens after masking.
+    Returns ``(emb, mask)`` as ``jax.Array`` (mask boolean). Raises ``ValueError`` naming
+    ``name`` (or ``name_mask``) for a wrong rank or shape, NaN/inf among the masked-in vectors,
+    or a row with no tokens after masking. Under ``jit`` only the shapes are checked.
     """
+    if emb is None:
+        raise ValueError(f"{name}: expected embeddings [B, L, D], got None")
+    emb = jnp.asarray(emb)
     if emb.ndim != 3:
         raise ValueError(f"{name}: expected embeddings [B, L, D], got shape {tuple(emb.shape)}")
-    if mask.shape != emb.shape[:2]:
-        raise ValueError(f"{name}_mask: expected shape {tuple(emb.shape[:2])}, got {tuple(mask.shape)}")
-    if not _is_concrete(emb, mask):
-        return
+    if mask is None:
+        raise ValueError(f"{name}_mask: expected a bool array [B, L], got None")
+    mask = jnp.asarray(check_mask(mask, tuple(emb.shape[:2]), f"{name}_mask"))
+    if not is_concrete(emb, mask):
+        return emb, mask
     e = np.asarray(emb)
     mk = np.asarray(mask, bool)
     if not np.all(np.isfinite(e[mk])):
@@ -329,12 +379,47 @@ def check_embeddings(emb, mask, name: str):
     if empty.size:
         raise ValueError(f"{name}_mask: {empty.size} row(s) have no tokens after masking, "
                          f"first at index {int(empty[0])}")
+    return emb, mask
 
 
-def similarity_scores(cand, ref, cand_mask, ref_mask, *, metric: str = "twmd",
-                      temperature=0.1, num_iterations: int = 1, cand_weights=None,
-                      ref_weights=None, normalize: bool = True,
-                      backend: str = "log", mesh=None) -> PRF:
+def _check_pairs(candidates, references, candidates_mask, references_mask):
+    """Both sides checked by :func:`_check_embeddings` and paired (same B and D)."""
+    cand, cmask = _check_embeddings(candidates, candidates_mask, "candidates")
+    ref, rmask = _check_embeddings(references, references_mask, "references")
+    if cand.shape[0] != ref.shape[0] or cand.shape[2] != ref.shape[2]:
+        raise ValueError(f"references: shape {tuple(ref.shape)} does not pair with candidates "
+                         f"{tuple(cand.shape)} (same number of pairs B and width D)")
+    return cand, ref, cmask, rmask
+
+
+def _check_weights(weights, mask, name: str, *, positive_rows: bool):
+    """``None`` or finite non-negative weights of ``mask``'s shape (host checks when concrete)."""
+    if weights is None:
+        return None
+    if jnp.shape(weights) != mask.shape:
+        raise ValueError(f"{name}: expected shape {tuple(mask.shape)}, got {jnp.shape(weights)}")
+    if is_concrete(weights):
+        wn = np.asarray(weights)
+        if not np.all(np.isfinite(wn)) or np.any(wn < 0):
+            raise ValueError(f"{name}: must be finite and non-negative")
+        if positive_rows and np.any(np.where(np.asarray(mask), wn, 0).sum(axis=1) <= 0):
+            raise ValueError(f"{name}: a row has zero total weight over its tokens")
+    return weights
+
+
+def _shard_pairs(arrays, mesh):
+    """``arrays`` (a tuple; ``None`` kept) padded with copies of the last pair and sharded over
+    the mesh's ``'data'`` axis (or its first axis when it has none of that name)."""
+    from jaxmetrics.sharding import DATA_AXIS, pad_and_shard
+
+    axis = DATA_AXIS if DATA_AXIS in mesh.axis_names else mesh.axis_names[0]
+    return pad_and_shard(arrays, mesh, axis, edge=True).values
+
+
+def similarity_scores(*, candidates: Any, references: Any, candidates_mask: Any,
+                      references_mask: Any, metric: str = "twmd", temperature=0.1,
+                      num_iterations: int = 1, candidates_weights=None, references_weights=None,
+                      normalize: bool = True, backend: str = "log", mesh=None) -> PRF:
     """Validated entry point: the normalised similarity family on padded token embeddings.
 
     ``Sim = C(X1, X2) / sqrt(C(X1, X1) C(X2, X2))`` per pair for P, R and F (see the module
@@ -342,16 +427,19 @@ def similarity_scores(cand, ref, cand_mask, ref_mask, *, metric: str = "twmd",
     first with :func:`~jaxmetrics.similarity.centering.center_embeddings` if wanted.
 
     Args:
-      cand: ``[B, L1, D]`` candidate token embeddings; ref: ``[B, L2, D]``.
-      cand_mask: bool ``[B, L1]``; ref_mask: bool ``[B, L2]`` (True = token takes part).
+      candidates: ``[B, L1, D]`` candidate token embeddings.
+      references: ``[B, L2, D]`` reference token embeddings (pair b = row b of each).
+      candidates_mask: bool ``[B, L1]``; references_mask: bool ``[B, L2]`` (True = token
+        takes part).
       metric: ``cosine | cka | wmd | rwmd | twmd | trwmd | trwmd_lse``.
       temperature: T > 0 (tempered metrics).
       num_iterations: Sinkhorn iterations for ``twmd`` (>= 1, default 1 as in the paper).
-      cand_weights, ref_weights: optional non-negative token weights ``[B, L]``.
+      candidates_weights, references_weights: optional non-negative token weights ``[B, L]``.
       normalize: apply the family normalisation.
       backend: ``"log"`` (default) or ``"ott"`` Sinkhorn.
       mesh: optional :class:`jax.sharding.Mesh`: the B pairs are padded to a multiple of the
-        device count (copies of the last pair, dropped from the output) and sharded over it.
+        device count (copies of the last pair, dropped from the output) and sharded over its
+        ``'data'`` axis (or its first axis).
 
     Returns:
       :class:`PRF` of ``[B]`` arrays.
@@ -363,67 +451,54 @@ def similarity_scores(cand, ref, cand_mask, ref_mask, *, metric: str = "twmd",
     Examples:
       >>> import jax, jax.numpy as jnp
       >>> x = jax.random.normal(jax.random.key(0), (2, 5, 8)); m = jnp.ones((2, 5), bool)
-      >>> out = similarity_scores(x, x, m, m, metric="twmd", temperature=0.1)
+      >>> out = similarity_scores(candidates=x, references=x, candidates_mask=m,
+      ...                         references_mask=m, metric="twmd", temperature=0.1)
       >>> [round(float(v), 4) for v in out.f1]
       [1.0, 1.0]
     """
-    from jaxmetrics._validation import check_int, check_positive
-
-    if metric not in METRICS:
-        raise ValueError(f"metric: expected one of {METRICS}, got {metric!r}")
-    if backend not in ("log", "ott"):
-        raise ValueError(f"backend: expected 'log' or 'ott', got {backend!r}")
+    check_choice(metric, "metric", METRICS)
+    check_choice(backend, "backend", BACKENDS)
     num_iterations = check_int(num_iterations, "num_iterations", minimum=1)
-    if metric in TEMPERED and _is_concrete(temperature):
-        t = np.asarray(temperature)
-        if t.ndim:
-            raise ValueError(f"temperature: expected a scalar, got shape {t.shape}")
-        check_positive(float(t), "temperature")
-    cand, ref = jnp.asarray(cand), jnp.asarray(ref)
-    cand_mask, ref_mask = jnp.asarray(cand_mask, bool), jnp.asarray(ref_mask, bool)
-    check_embeddings(cand, cand_mask, "cand")
-    check_embeddings(ref, ref_mask, "ref")
-    if cand.shape[0] != ref.shape[0] or cand.shape[2] != ref.shape[2]:
-        raise ValueError(f"ref: shape {tuple(ref.shape)} does not pair with cand {tuple(cand.shape)}")
-    for w, mk, nm in ((cand_weights, cand_mask, "cand_weights"), (ref_weights, ref_mask, "ref_weights")):
-        if w is not None:
-            if jnp.shape(w) != mk.shape:
-                raise ValueError(f"{nm}: expected shape {tuple(mk.shape)}, got {jnp.shape(w)}")
-            if _is_concrete(w):
-                wn = np.asarray(w)
-                if not np.all(np.isfinite(wn)) or np.any(wn < 0):
-                    raise ValueError(f"{nm}: must be finite and non-negative")
-                if np.any((np.where(np.asarray(mk), wn, 0)).sum(axis=1) <= 0):
-                    raise ValueError(f"{nm}: a row has zero total weight over its tokens")
+    if metric in TEMPERED and is_concrete(temperature):
+        if np.ndim(temperature):
+            raise ValueError(f"temperature: expected a scalar, got shape {np.shape(temperature)}")
+        check_positive(float(np.asarray(temperature)), "temperature")
+    cand, ref, cmask, rmask = _check_pairs(candidates, references, candidates_mask, references_mask)
+    cw = _check_weights(candidates_weights, cmask, "candidates_weights", positive_rows=True)
+    rw = _check_weights(references_weights, rmask, "references_weights", positive_rows=True)
     n = cand.shape[0]
     if mesh is not None:
-        from jaxmetrics.sharding import pad_and_shard
-
-        (cand, ref, cand_mask, ref_mask, cand_weights, ref_weights), _ = pad_and_shard(
-            (cand, ref, cand_mask, ref_mask, cand_weights, ref_weights), mesh, edge=True)
-    out = batch_similarity(cand, ref, cand_mask, ref_mask, metric=metric,
+        cand, ref, cmask, rmask, cw, rw = _shard_pairs((cand, ref, cmask, rmask, cw, rw), mesh)
+    out = batch_similarity(candidates=cand, references=ref, candidates_mask=cmask,
+                           references_mask=rmask, metric=metric,
                            temperature=jnp.asarray(temperature, cand.dtype),
-                           num_iterations=num_iterations, cand_weights=cand_weights,
-                           ref_weights=ref_weights, normalize=normalize, backend=backend)
-    return out if mesh is None else PRF(*(v[:n] for v in out))
+                           num_iterations=num_iterations, candidates_weights=cw,
+                           references_weights=rw, normalize=normalize, backend=backend)
+    return out if mesh is None else jax.tree.map(lambda v: v[:n], out)
 
 
-def similarity_loss(cand, ref, cand_mask, ref_mask, *, metric: str = "twmd", temperature=0.1,
-                    num_iterations: int = 1):
+def similarity_loss(*, candidates: jax.Array, references: jax.Array, candidates_mask: jax.Array,
+                    references_mask: jax.Array, metric: str = "twmd", temperature=0.1,
+                    num_iterations: int = 1) -> jax.Array:
     """Differentiable training loss ``mean_b (1 - F_b)`` of a tempered (or any) metric.
 
-    Args: as :func:`batch_similarity` (``[B, L, D]`` embeddings and ``[B, L]`` masks).
+    Args:
+      candidates: ``[B, L1, D]``; references: ``[B, L2, D]``; candidates_mask: bool
+        ``[B, L1]``; references_mask: bool ``[B, L2]``; metric, temperature, num_iterations:
+        as in :func:`batch_similarity`.
 
     Returns:
-      scalar loss; gradients w.r.t. the embeddings are finite with padding.
+      0-d loss; gradients w.r.t. the embeddings are finite with padding (padding gets 0).
 
     Examples:
       >>> import jax, jax.numpy as jnp
       >>> x = jax.random.normal(jax.random.key(0), (2, 4, 8)); m = jnp.ones((2, 4), bool)
-      >>> g = jax.grad(similarity_loss)(x, x + 0.1, m, m)
-      >>> bool(jnp.all(jnp.isfinite(g)))
+      >>> loss = lambda c: similarity_loss(candidates=c, references=x + 0.1,
+      ...                                  candidates_mask=m, references_mask=m)
+      >>> bool(jnp.all(jnp.isfinite(jax.grad(loss)(x))))
       True
     """
-    out = batch_similarity(cand, ref, cand_mask, ref_mask, metric=metric,
-                           temperature=temperature, num_iterations=num_iterations)
+    out = batch_similarity(candidates=candidates, references=references,
+                           candidates_mask=candidates_mask, references_mask=references_mask,
+                           metric=metric, temperature=temperature, num_iterations=num_iterations)
     return jnp.mean(1.0 - out.f1)

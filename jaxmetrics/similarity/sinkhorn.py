@@ -11,7 +11,7 @@ converged entropic plan. Two implementations are offered:
   unrolling), and no convergence bookkeeping. ott-jax runs iterations in blocks of
   ``inner_iterations``, reports a meaningless ``converged`` flag in fixed-iteration mode,
   and its implicit differentiation can give NaN gradients with zero-weight padding (see
-  ``DESIGN.md``). The loop below is ``2m`` masked log-softmaxes — a handful of lines.
+  ``docs/sharp_edges.md``). The loop below is ``2m`` masked log-softmaxes — a handful of lines.
 * ``backend="ott"`` — the same plan through ott-jax (``Geometry(cost_matrix=-S,
   epsilon=T)`` / ``LinearProblem`` / ``Sinkhorn(min_iterations=m, max_iterations=m,
   inner_iterations=1, implicit_diff=None)``), kept as a cross-check and for users who want
@@ -22,6 +22,11 @@ converged entropic plan. Two implementations are offered:
   m = 2, T = 0.2) while the log-domain gradient agrees to 1e-10. Differentiating through
   ``backend="ott"`` therefore raises instead of returning a wrong gradient; use the
   default backend for losses.
+
+Argument names: the plan is over the two axes of a similarity matrix, so its masks and
+marginals are ``row_mask`` / ``col_mask`` and ``row_weights`` / ``col_weights`` (the documented
+exception to naming masks after an argument, ``docs/conventions.md`` rule 7). Rows are the
+candidate tokens and columns the reference tokens in :mod:`jaxmetrics.similarity.kernels`.
 """
 from __future__ import annotations
 
@@ -29,6 +34,8 @@ from functools import partial
 
 import jax
 import jax.numpy as jnp
+
+__all__ = ["sinkhorn_plan"]
 
 _NEG = -jnp.inf
 
@@ -50,9 +57,9 @@ def _lse(z, axis):
     return out
 
 
-def sinkhorn_plan(sim, row_mask, col_mask, temperature, num_iterations: int = 1,
-                  *, order: str = "cols_first", row_weights=None, col_weights=None,
-                  backend: str = "log"):
+def sinkhorn_plan(sim: jax.Array, row_mask: jax.Array, col_mask: jax.Array, temperature,
+                  num_iterations: int = 1, *, order: str = "cols_first", row_weights=None,
+                  col_weights=None, backend: str = "log") -> jax.Array:
     """Transport plan after exactly ``num_iterations`` Sinkhorn iterations from ``exp(S/T)``.
 
     Definition: with marginals ``a`` (rows) and ``b`` (columns), start from
@@ -145,7 +152,7 @@ def _ott_plan_impl(sim, log_a, log_b, temperature, num_iterations, order):
     geom = geometry.Geometry(cost_matrix=cost, epsilon=temperature)
     prob = linear_problem.LinearProblem(geom, a=a, b=b)
     m = int(num_iterations)
-    # inner_iterations=1 with min == max runs exactly m iterations (DESIGN.md sharp edge);
+    # inner_iterations=1 with min == max runs exactly m iterations (docs/sharp_edges.md);
     # implicit_diff=None unrolls, which is both correct for an unconverged plan and free of
     # the zero-weight NaN of implicit differentiation.
     solver = sinkhorn.Sinkhorn(min_iterations=m, max_iterations=m, inner_iterations=1,
