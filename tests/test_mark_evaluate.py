@@ -15,6 +15,8 @@ import scipy.linalg
 from scipy.special import gammaln as np_gammaln
 
 from jaxmetrics.mark_evaluate import (
+    MarkEvaluateScores,
+    PrecisionRecall,
     capture_estimate,
     cross_membership,
     fid,
@@ -26,6 +28,7 @@ from jaxmetrics.mark_evaluate import (
     me_capture,
     me_petersen,
     me_schnabel,
+    petersen_estimate,
     prd,
     prd_curve,
     prd_f_beta,
@@ -95,10 +98,10 @@ def blobs(rng, centers, per, d_noise=1.0):
 def test_petersen_closed_form_equal_sizes(x64, rng, shift):
     ref = rng.normal(size=(40, 4))
     cand = rng.normal(size=(40, 4)) * 1.3 + shift
-    p, r = improved_precision_recall(ref, cand, 3)
-    p, r = float(p), float(r)
+    pr = improved_precision_recall(references=ref, candidates=cand, k=3)
+    p, r = float(pr.precision), float(pr.recall)
     want = 1 - min(1.0, (1 - p) * (1 - r) / (2 * (p + r)))
-    assert float(me_petersen(ref, cand, 3)) == pytest.approx(want, abs=1e-12)
+    assert float(me_petersen(references=ref, candidates=cand, k=3)) == pytest.approx(want, abs=1e-12)
     np_p, np_r = np_impar(ref, cand, 3)
     assert (p, r) == pytest.approx((np_p, np_r), abs=1e-15)
 
@@ -107,10 +110,10 @@ def test_impar_matches_numpy_float64(x64, rng):
     ref = rng.normal(size=(40, 4))
     cand = rng.normal(size=(30, 4)) + 0.5
     for k in (1, 3, 7):
-        p, r = improved_precision_recall(ref, cand, k)
+        pr = improved_precision_recall(references=ref, candidates=cand, k=k)
         np_p, np_r = np_impar(ref, cand, k)
-        assert float(p) == pytest.approx(np_p, abs=1e-15)
-        assert float(r) == pytest.approx(np_r, abs=1e-15)
+        assert float(pr.precision) == pytest.approx(np_p, abs=1e-15)
+        assert float(pr.recall) == pytest.approx(np_r, abs=1e-15)
     h = knn_hyperspheres(jnp.asarray(ref), 3)
     np.testing.assert_allclose(np.asarray(h.radii_sq), np_radii(ref, 3), rtol=1e-10)
 
@@ -118,7 +121,7 @@ def test_impar_matches_numpy_float64(x64, rng):
 def test_counts_and_membership_match_numpy(x64, rng):
     ref = rng.normal(size=(40, 4))
     cand = rng.normal(size=(30, 4)) + 0.3
-    s = mark_evaluate_stats(ref, cand, 3)
+    s = mark_evaluate_stats(references=ref, candidates=cand, k=3)
     f_c, cnt_r = np_f(cand, ref, 3)
     f_r, cnt_c = np_f(ref, cand, 3)
     np.testing.assert_array_equal(np.asarray(s.cross.b_in_a), f_c)
@@ -133,23 +136,29 @@ def test_petersen_counts_unequal_sizes(x64, rng):
     fc, _ = np_f(cand, ref, 3)
     fr, _ = np_f(ref, cand, 3)
     M, C, R = 40 + fc.sum(), 30 + fr.sum(), fc.sum() + fr.sum()
-    assert float(me_petersen(ref, cand, 3)) == pytest.approx(score(M * C / R, 70), abs=1e-12)
+    assert float(me_petersen(references=ref, candidates=cand, k=3)) == pytest.approx(score(M * C / R, 70), abs=1e-12)
+    pe = petersen_estimate(mark_evaluate_stats(references=ref, candidates=cand, k=3))
+    assert (int(pe.marked), int(pe.captured), int(pe.recaptured)) == (M, C, R)
+    assert float(pe.population) == pytest.approx(M * C / R, rel=1e-12)
 
 
 def test_schnabel_matches_literal_loop(x64, rng):
     ref = rng.normal(size=(40, 4))
     cand = rng.normal(size=(30, 4)) * 1.5 + 0.5
-    q, d = me_schnabel(ref, cand, 3)
-    assert float(q) == pytest.approx(score(np_schnabel(ref, cand, 3), 70), abs=1e-12)
-    assert float(d) == pytest.approx(score(np_schnabel(cand, ref, 3), 70), abs=1e-12)
+    s = me_schnabel(references=ref, candidates=cand, k=3)
+    assert float(s.quality) == pytest.approx(score(np_schnabel(ref, cand, 3), 70), abs=1e-12)
+    assert float(s.diversity) == pytest.approx(score(np_schnabel(cand, ref, 3), 70), abs=1e-12)
+    est = schnabel_estimate(mark_evaluate_stats(references=ref, candidates=cand, k=3))
+    assert float(est.population) == pytest.approx(np_schnabel(ref, cand, 3), rel=1e-12)
 
 
 @pytest.mark.parametrize("occasions", ["visits", "samples"])
 def test_capture_matches_numpy_m0(x64, rng, occasions):
     ref = rng.normal(size=(40, 4))
     cand = rng.normal(size=(30, 4)) + 0.8
-    s = mark_evaluate_stats(ref, cand, 3)
-    n_cap, distinct, t, p_hat = capture_estimate(s, occasions)
+    s = mark_evaluate_stats(references=ref, candidates=cand, k=3)
+    est = capture_estimate(s, occasions=occasions)
+    n_cap, distinct, t, p_hat = est.num_captures, est.num_distinct, est.num_occasions, est.population
     fc, cnt_r = np_f(cand, ref, 3)
     fr, cnt_c = np_f(ref, cand, 3)
     if occasions == "visits":
@@ -158,7 +167,8 @@ def test_capture_matches_numpy_m0(x64, rng, occasions):
         want_cap, want_t = 70 * 4 + cnt_r.sum() + cnt_c.sum(), 70
     assert (float(n_cap), int(distinct), int(t)) == (want_cap, 70, want_t)
     assert float(p_hat) == np_m0(want_cap, 70, want_t, 140)
-    assert float(me_capture(ref, cand, 3, occasions=occasions)) == pytest.approx(score(float(p_hat), 70))
+    assert float(me_capture(references=ref, candidates=cand, k=3, occasions=occasions)) == pytest.approx(
+        score(float(p_hat), 70))
 
 
 def test_m0_hand_cases():
@@ -177,21 +187,23 @@ def test_fid_matches_scipy_sqrtm(rng):
     s1, s2 = np.cov(a, rowvar=False), np.cov(b, rowvar=False)
     covmean = scipy.linalg.sqrtm(s1 @ s2).real
     want = ((mu1 - mu2) ** 2).sum() + np.trace(s1) + np.trace(s2) - 2 * np.trace(covmean)
-    assert float(fid(a, b)) == pytest.approx(want, rel=1e-9)
-    assert float(fid(a, b, float64=False)) == pytest.approx(want, rel=1e-3)
-    assert abs(float(fid(a, a))) < 1e-9
+    assert float(fid(references=a, candidates=b)) == pytest.approx(want, rel=1e-9)
+    assert float(fid(references=a, candidates=b, use_float64=False)) == pytest.approx(want, rel=1e-3)
+    assert abs(float(fid(references=a, candidates=a))) < 1e-9
 
 
 def test_prd_curve_matches_numpy_and_f_beta(rng):
     p = rng.dirichlet(np.ones(7))
     q = rng.dirichlet(np.ones(7))
-    prec, rec = prd_curve(jnp.asarray(p), jnp.asarray(q), 101)
+    c = prd_curve(references_hist=jnp.asarray(p), candidates_hist=jnp.asarray(q), num_angles=101)
+    prec, rec = c.precision, c.recall
     slopes = np.tan(np.linspace(1e-10, np.pi / 2 - 1e-10, 101))
     want_p = np.minimum(p[None] * slopes[:, None], q[None]).sum(1)
     want_r = want_p / slopes
     np.testing.assert_allclose(np.asarray(prec), np.clip(want_p, 0, 1), atol=1e-6)
     np.testing.assert_allclose(np.asarray(rec), np.clip(want_r, 0, 1), atol=1e-5)
-    f8, f18 = prd_f_beta(prec, rec, 8)
+    fb = prd_f_beta(prec, rec, beta=8)
+    f8, f18 = fb.f_beta, fb.f_beta_inv
     pp, rr = np.clip(want_p, 0, 1), np.clip(want_r, 0, 1)
     assert float(f8) == pytest.approx((65 * pp * rr / (64 * pp + rr + 1e-10)).max(), rel=1e-5)
     assert float(f18) == pytest.approx(((1 + 1 / 64) * pp * rr / (pp / 64 + rr + 1e-10)).max(), rel=1e-5)
@@ -204,11 +216,13 @@ def test_prd_seeded_and_sensitive(rng):
     collapsed = blobs(rng, centers[:2], 60)
     key = jax.random.key(1)
     kw = dict(num_clusters=6, num_runs=3, num_angles=201)
-    a = prd(ref, same, key, **kw)
-    b = prd(ref, same, key, **kw)
-    np.testing.assert_array_equal(np.asarray(a[0]), np.asarray(b[0]))
-    f8_same, _ = prd_f_beta(*a)
-    f8_col, f18_col = prd_f_beta(*prd(ref, collapsed, key, **kw))
+    a = prd(references=ref, candidates=same, key=key, **kw)
+    b = prd(references=ref, candidates=same, key=key, **kw)
+    np.testing.assert_array_equal(np.asarray(a.precision), np.asarray(b.precision))
+    f8_same = prd_f_beta(a.precision, a.recall).f_beta
+    col = prd(references=ref, candidates=collapsed, key=key, **kw)
+    fb_col = prd_f_beta(col.precision, col.recall)
+    f8_col, f18_col = fb_col.f_beta, fb_col.f_beta_inv
     assert float(f8_same) > 0.9
     assert float(f8_col) < 0.6 < float(f18_col)  # recall-like drops, precision-like stays
 
@@ -218,36 +232,38 @@ def test_self_is_one_and_symmetry(rng):
     x = rng.normal(size=(40, 4)).astype(np.float32)
     y = (rng.normal(size=(30, 4)) + 0.5).astype(np.float32)
     for occ in ("visits", "samples"):
-        out = mark_evaluate_scores(x, x, 3, occasions=occ)
-        assert {k: float(v) for k, v in out.items()} == {
+        out = mark_evaluate_scores(references=x, candidates=x, k=3, occasions=occ)
+        assert out.to_dict() == {
             "petersen": 1.0, "schnabel_quality": 1.0, "schnabel_diversity": 1.0, "capture": 1.0}
-        assert float(me_capture(x, y, 3, occasions=occ)) == float(me_capture(y, x, 3, occasions=occ))
-    assert float(me_petersen(x, y)) == float(me_petersen(y, x))
-    q, d = me_schnabel(x, y)
-    q2, d2 = me_schnabel(y, x)
-    assert (float(q), float(d)) == (float(d2), float(q2))  # quality(S_r,S_e) = diversity(S_e,S_r)
+        assert float(me_capture(references=x, candidates=y, k=3, occasions=occ)) == float(
+            me_capture(references=y, candidates=x, k=3, occasions=occ))
+    assert float(me_petersen(references=x, candidates=y)) == float(me_petersen(references=y, candidates=x))
+    a = me_schnabel(references=x, candidates=y)
+    b = me_schnabel(references=y, candidates=x)
+    # quality(S_r,S_e) = diversity(S_e,S_r)
+    assert (float(a.quality), float(a.diversity)) == (float(b.diversity), float(b.quality))
 
 
 def test_far_apart_sets(rng):
     x = rng.normal(size=(40, 4))
     y = rng.normal(size=(30, 4)) + 1000.0
-    assert float(me_petersen(x, y)) == 0.0
-    assert float(me_capture(x, y)) == 0.0
-    q, d = me_schnabel(x, y, sequential=False)
-    assert (float(q), float(d)) == (0.0, 0.0)
+    assert float(me_petersen(references=x, candidates=y)) == 0.0
+    assert float(me_capture(references=x, candidates=y)) == 0.0
+    s = me_schnabel(references=x, candidates=y, sequential=False)
+    assert (float(s.quality), float(s.diversity)) == (0.0, 0.0)
     # the paper's sequential reading recaptures own-set neighbours: documented blind spot
-    q, _ = me_schnabel(x, y, sequential=True)
-    assert 0.0 < float(q) < 1.0
+    s = me_schnabel(references=x, candidates=y, sequential=True)
+    assert 0.0 < float(s.quality) < 1.0
 
 
 def test_scores_converge_to_one_as_k_grows(rng):
     x = rng.normal(size=(40, 4))
     y = rng.normal(size=(30, 4)) * 1.5 + 0.8
-    small = mark_evaluate_scores(x, y, 1)
-    big = mark_evaluate_scores(x, y, 29)
+    small = mark_evaluate_scores(references=x, candidates=y, k=1).to_dict()
+    big = mark_evaluate_scores(references=x, candidates=y, k=29).to_dict()
     for name in small:
-        assert float(big[name]) == pytest.approx(1.0, abs=1e-6), name
-        assert float(big[name]) >= float(small[name]) - 1e-7
+        assert big[name] == pytest.approx(1.0, abs=1e-6), name
+        assert big[name] >= small[name] - 1e-7
 
 
 def test_mode_collapse_lowers_diversity_monotonically(rng):
@@ -257,9 +273,9 @@ def test_mode_collapse_lowers_diversity_monotonically(rng):
     for drop in (0, 2, 4, 6, 8):
         keep = centers[: 10 - drop]
         ev = blobs(rng, keep, 400 // len(keep) + 1)[:400].astype(np.float32)
-        q, d = me_schnabel(ref, ev, 3)
-        divs.append(float(d))
-        quals.append(float(q))
+        s = me_schnabel(references=ref, candidates=ev, k=3)
+        divs.append(float(s.diversity))
+        quals.append(float(s.quality))
     assert all(a > b for a, b in zip(divs, divs[1:])), divs
     assert min(quals) > max(divs[2:])  # quality stays high while diversity drops
 
@@ -271,7 +287,7 @@ def test_noise_lowers_quality_monotonically(rng):
     quals = []
     for sigma in (0.0, 0.5, 1.0, 2.0):
         ev = (ev0 + sigma * rng.normal(size=ev0.shape)).astype(np.float32)
-        quals.append(float(me_schnabel(ref, ev, 3)[0]))
+        quals.append(float(me_schnabel(references=ref, candidates=ev, k=3).quality))
     assert all(a > b for a, b in zip(quals, quals[1:])), quals
 
 
@@ -284,33 +300,34 @@ def test_duplicate_policy_multiset(x64, rng):
     assert np.all(r[:5] == 0.0) and np.all(r[20:] == 0.0)  # >= k copies: radius 0
     np.testing.assert_allclose(r, np_radii(x, 3))  # self excluded by row, copies are neighbours
     # a copy lies inside a zero-radius sphere (ties inside), so ME(S, S) = 1 still
-    out = mark_evaluate_scores(x, x, 3)
-    assert all(float(v) == 1.0 for v in out.values())
+    out = mark_evaluate_scores(references=x, candidates=x, k=3)
+    assert all(v == 1.0 for v in out.to_dict().values())
     # IMPAR with duplicates equals the index-based numpy transcription
     y = rng.normal(size=(30, 3))
-    assert tuple(float(v) for v in improved_precision_recall(x, y, 3)) == pytest.approx(np_impar(x, y, 3), abs=1e-15)
+    pr = improved_precision_recall(references=x, candidates=y, k=3)
+    assert (float(pr.precision), float(pr.recall)) == pytest.approx(np_impar(x, y, 3), abs=1e-15)
 
 
 def test_duplicates_exact_in_float32_with_offset(rng):
     # large common offset: the shifted matmul expansion still finds copies at distance 0
     base = (rng.normal(size=(30, 16)) + 50.0).astype(np.float32)
     x = np.concatenate([base, base[:3], base[:3], base[:3]])
-    s = mark_evaluate_stats(x, x.copy(), 3)
+    s = mark_evaluate_stats(references=x, candidates=x.copy(), k=3)
     assert bool(s.cross.b_in_a.all()) and bool(s.cross.a_in_b.all())
-    assert np.all(np.asarray(s.ref.radii_sq)[:3] == 0.0)
+    assert np.all(np.asarray(s.references.radii_sq)[:3] == 0.0)
 
 
 # ----------------------------------------------------------------------------- blocking / jit / sharding
 def test_blocked_equals_unblocked(rng):
     ref = rng.normal(size=(40, 4)).astype(np.float32)
     cand = (rng.normal(size=(30, 4)) + 0.3).astype(np.float32)
-    a = mark_evaluate_stats(ref, cand, 3, block_size=5)
-    b = mark_evaluate_stats(ref, cand, 3, block_size=1000)
+    a = mark_evaluate_stats(references=ref, candidates=cand, k=3, block_size=5)
+    b = mark_evaluate_stats(references=ref, candidates=cand, k=3, block_size=1000)
     for u, v in zip(jax.tree.leaves(a), jax.tree.leaves(b)):
         np.testing.assert_allclose(np.asarray(u), np.asarray(v), rtol=1e-6)
-    sa = mark_evaluate_scores(ref, cand, 3, block_size=5)
-    sb = mark_evaluate_scores(ref, cand, 3)
-    assert {k: float(v) for k, v in sa.items()} == {k: float(v) for k, v in sb.items()}
+    sa = mark_evaluate_scores(references=ref, candidates=cand, k=3, block_size=5)
+    sb = mark_evaluate_scores(references=ref, candidates=cand, k=3)
+    assert sa.to_dict() == sb.to_dict()
 
 
 @pytest.mark.parametrize("block_size", [None, 8, 16, 24, 40])
@@ -323,7 +340,7 @@ def test_symmetric_self_pass_matches_brute_force_with_ties(x64, rng, block_size)
     np.fill_diagonal(d, np.inf)
     order = np.lexsort((np.broadcast_to(np.arange(63), d.shape), d), axis=1)
     for k in (1, 3, 5):
-        h = knn_hyperspheres(jnp.asarray(x), k, block_size)
+        h = knn_hyperspheres(jnp.asarray(x), k, block_size=block_size)
         np.testing.assert_array_equal(np.asarray(h.neighbors), order[:, :k])
         np.testing.assert_allclose(np.asarray(h.radii_sq), np_radii(x, k), rtol=1e-12)
 
@@ -346,14 +363,15 @@ def test_jit_equals_eager_and_no_retrace(rng):
     @jax.jit
     def all_scores(r, c):
         traces.append(1)
-        out = mark_evaluate_scores(r, c, 3)
-        p, rc = improved_precision_recall(r, c, 3)
-        return out, p, rc
+        out = mark_evaluate_scores(references=r, candidates=c, k=3)
+        pr = improved_precision_recall(references=r, candidates=c, k=3)
+        return out, pr
 
-    eager = mark_evaluate_scores(ref, cand, 3)
-    jitted, p, r = all_scores(ref, cand)
-    assert {k: float(v) for k, v in eager.items()} == {k: float(v) for k, v in jitted.items()}
-    assert (float(p), float(r)) == tuple(float(v) for v in improved_precision_recall(ref, cand, 3))
+    eager = mark_evaluate_scores(references=ref, candidates=cand, k=3)
+    jitted, pr = all_scores(ref, cand)
+    assert isinstance(jitted, MarkEvaluateScores) and isinstance(pr, PrecisionRecall)
+    assert eager.to_dict() == jitted.to_dict()
+    assert pr.to_dict() == improved_precision_recall(references=ref, candidates=cand, k=3).to_dict()
     all_scores(ref + 1.0, cand)
     assert len(traces) == 1
 
@@ -365,9 +383,9 @@ def test_sharded_inputs_under_jit(rng):
     n = 8 * len(devs) * 4
     ref = jax.device_put(jnp.asarray(rng.normal(size=(n, 4)), jnp.float32), spec)
     cand = jax.device_put(jnp.asarray(rng.normal(size=(n, 4)) + 0.3, jnp.float32), spec)
-    got = jax.jit(lambda a, b: mark_evaluate_scores(a, b, 3, block_size=8))(ref, cand)
-    want = mark_evaluate_scores(np.asarray(ref), np.asarray(cand), 3)
-    assert {k: float(v) for k, v in got.items()} == {k: float(v) for k, v in want.items()}
+    got = jax.jit(lambda a, b: mark_evaluate_scores(references=a, candidates=b, k=3, block_size=8))(ref, cand)
+    want = mark_evaluate_scores(references=np.asarray(ref), candidates=np.asarray(cand), k=3)
+    assert got.to_dict() == want.to_dict()
 
 
 def test_eight_simulated_devices_match_one():
@@ -379,9 +397,9 @@ def test_eight_simulated_devices_match_one():
         r = rng.normal(size=(64, 5)).astype(np.float32); c = (rng.normal(size=(48, 5)) + .4).astype(np.float32)
         mesh = jax.sharding.Mesh(np.array(jax.devices()), ("d",))
         sh = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec("d", None))
-        f = jax.jit(lambda a, b: mark_evaluate_scores(a, b, 3, block_size=16))
+        f = jax.jit(lambda a, b: mark_evaluate_scores(references=a, candidates=b, k=3, block_size=16))
         out = f(jax.device_put(r, sh), jax.device_put(c, sh))
-        print(json.dumps({k: float(v) for k, v in out.items()}))
+        print(json.dumps(out.to_dict()))
     """)
     env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=8", JAX_PLATFORMS="cpu")
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
@@ -390,7 +408,7 @@ def test_eight_simulated_devices_match_one():
     rng = np.random.default_rng(3)
     r = rng.normal(size=(64, 5)).astype(np.float32)
     c = (rng.normal(size=(48, 5)) + .4).astype(np.float32)
-    want = {k: float(v) for k, v in mark_evaluate_scores(r, c, 3).items()}
+    want = mark_evaluate_scores(references=r, candidates=c, k=3).to_dict()
     assert got == pytest.approx(want, abs=1e-6)
 
 
@@ -399,26 +417,36 @@ def test_bad_input(rng):
     x = rng.normal(size=(10, 3))
     y = rng.normal(size=(6, 3))
     with pytest.raises(ValueError, match="^k:"):
-        me_petersen(x, y, k=6)  # k >= size of the smaller set
+        me_petersen(references=x, candidates=y, k=6)  # k >= size of the smaller set
     with pytest.raises(ValueError, match="^k:"):
-        me_petersen(x, y, k=0)
+        me_petersen(references=x, candidates=y, k=0)
     with pytest.raises(TypeError, match="^k:"):
-        me_petersen(x, y, k=2.5)
+        me_petersen(references=x, candidates=y, k=2.5)
     with pytest.raises(ValueError, match="^references:.*empty"):
-        me_petersen(np.zeros((0, 3)), y)
+        me_petersen(references=np.zeros((0, 3)), candidates=y)
     with pytest.raises(ValueError, match="^candidates:.*NaN"):
-        me_schnabel(x, np.where(np.eye(6, 3) > 0, np.nan, y))
+        me_schnabel(references=x, candidates=np.where(np.eye(6, 3) > 0, np.nan, y))
     with pytest.raises(ValueError, match="^candidates:.*dimension"):
-        me_capture(x, rng.normal(size=(6, 4)))
+        me_capture(references=x, candidates=rng.normal(size=(6, 4)))
     with pytest.raises(ValueError, match="^references:.*2-D"):
-        improved_precision_recall(x[0], y)
+        improved_precision_recall(references=x[0], candidates=y)
     with pytest.raises(TypeError, match="^references:"):
-        mark_evaluate_scores(np.array([["a", "b"]] * 5), y)
+        mark_evaluate_scores(references=np.array([["a", "b"]] * 5), candidates=y)
     with pytest.raises(ValueError, match="^occasions:"):
-        me_capture(x, y, occasions="bogus")
+        me_capture(references=x, candidates=y, occasions="bogus")
     with pytest.raises(ValueError, match="^candidates:.*equal set sizes"):
-        prd(x, y)
+        prd(references=x, candidates=y, key=jax.random.key(0))
+    with pytest.raises(TypeError, match="^key:"):
+        prd(references=x, candidates=x, key=0)
+    with pytest.raises(ValueError, match="^max_iter:"):
+        prd(references=x, candidates=x, key=jax.random.key(0), max_iter=0)
     with pytest.raises(ValueError, match="^references:.*at least 2"):
-        fid(x[:1], y)
+        fid(references=x[:1], candidates=y)
     with pytest.raises(ValueError, match="^candidates:.*NaN"):
-        fid(x, np.full((4, 3), np.inf))
+        fid(references=x, candidates=np.full((4, 3), np.inf))
+    with pytest.raises(ValueError, match="^beta:"):
+        prd_f_beta(np.ones(3), np.ones(3), beta=0.0)
+    with pytest.raises(ValueError, match="^candidates_hist:"):
+        prd_curve(references_hist=np.ones(3) / 3, candidates_hist=np.ones(4) / 4)
+    with pytest.raises(TypeError):
+        me_petersen(x, y)  # the sets are keyword-only

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from jaxmetrics.cli import main
-from jaxmetrics.mark_evaluate import embed_texts, mark_evaluate, mark_evaluate_scores
+from jaxmetrics.mark_evaluate import MarkEvaluateResult, compute_mark_evaluate, embed_texts, mark_evaluate_scores
 
 REFS = [
     "The cat sat on the warm mat.",
@@ -37,54 +37,70 @@ def lm(minilm_dir):
 def test_sentence_mode_matches_kernel_on_embeddings(lm):
     from jaxmetrics.models import sentence_embeddings
 
-    out = mark_evaluate(REFS, CANDS, model=lm, k=2)
-    e_r = sentence_embeddings(REFS, lm, progress=False)
-    e_c = sentence_embeddings(CANDS, lm, progress=False)
-    want = mark_evaluate_scores(e_r, e_c, 2)
-    for name, v in want.items():
-        assert out[name] == pytest.approx(float(v), abs=1e-6), name
-    assert out["num_references"] == 6 and out["num_candidates"] == 6
-    assert 0.0 <= out["impar_precision"] <= 1.0 and out["fid"] > 0.0
-    same = mark_evaluate(REFS, REFS, model=lm, k=2, baselines=False)
-    assert (same["petersen"], same["capture"], same["schnabel_quality"], same["schnabel_diversity"]) == (
+    out = compute_mark_evaluate(references=REFS, candidates=CANDS, model=lm, k=2)
+    assert isinstance(out, MarkEvaluateResult)
+    e_r = sentence_embeddings(REFS, model=lm, progress=False)
+    e_c = sentence_embeddings(CANDS, model=lm, progress=False)
+    want = mark_evaluate_scores(references=e_r, candidates=e_c, k=2)
+    got = out.to_dict()
+    for name, v in want.to_dict().items():
+        assert got[name] == pytest.approx(v, abs=1e-6), name
+        assert isinstance(got[name], float)
+    assert out.num_references == 6 and out.num_candidates == 6
+    assert 0.0 <= out.impar_precision <= 1.0 and out.fid > 0.0
+    same = compute_mark_evaluate(references=REFS, candidates=REFS, model=lm, k=2, baselines=False)
+    assert (same.petersen, same.capture, same.schnabel_quality, same.schnabel_diversity) == (
         1.0, 1.0, 1.0, 1.0)
+    assert (same.impar_precision, same.impar_recall, same.fid) == (None, None, None)
 
 
 def test_token_mode_uses_every_token_of_last_five_layers(lm):
     from jaxmetrics.models import token_embeddings
 
     texts = REFS[:3]
-    x = embed_texts(texts, lm, token_level=True)
+    x = embed_texts(texts, model=lm, token_level=True)
     rows = []
     for layer in (-5, -4, -3, -2, -1):
-        emb, mask, special, _ = token_embeddings(texts, lm, layer=layer, progress=False)
-        rows.append(emb[mask & ~special])
+        t = token_embeddings(texts, model=lm, layer=layer, progress=False)
+        mask, special = np.asarray(t.embeddings_mask), np.asarray(t.special_mask)
+        rows.append(np.asarray(t.embeddings)[mask & ~special])
     want = np.concatenate(rows)
     assert x.shape == want.shape and x.shape[0] == 5 * int((mask & ~special).sum())
     np.testing.assert_allclose(x, want, atol=1e-6)
-    out = mark_evaluate(texts, texts, model=lm, k=3, token_level=True, baselines=False)
-    assert out["petersen"] == 1.0 and out["num_references"] == x.shape[0]
+    out = compute_mark_evaluate(references=texts, candidates=texts, model=lm, k=3, token_level=True,
+                                baselines=False)
+    assert out.petersen == 1.0 and out.num_references == x.shape[0]
 
 
 def test_cli_mark_evaluate(tmp_path, capsys, minilm_dir):
     r, c = tmp_path / "refs.txt", tmp_path / "cands.txt"
     r.write_text("\n".join(REFS) + "\n")
     c.write_text("\n".join(CANDS) + "\n")
-    assert main(["mark-evaluate", str(r), str(c), "--model", minilm_dir, "--k", "2", "--no-baselines"]) == 0
+    files = ["--references", str(r), "--candidates", str(c), "--model", minilm_dir]
+    assert main(["mark-evaluate", *files, "--k", "2", "--no-baselines"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert set(out) >= {"petersen", "schnabel_quality", "schnabel_diversity", "capture"}
+    assert set(out) >= {"petersen", "schnabel_quality", "schnabel_diversity", "capture",
+                        "num_references", "num_candidates"}
     assert all(0.0 <= out[k] <= 1.0 for k in ("petersen", "capture"))
+    assert out["fid"] is None and out["num_references"] == 6
     # k too large for 6 sentences -> a clean error naming k
-    assert main(["mark-evaluate", str(r), str(c), "--model", minilm_dir, "--k", "6"]) == 2
+    assert main(["mark-evaluate", *files, "--k", "6"]) == 2
     assert "k:" in capsys.readouterr().err
+    # the files are named options, never positional
+    with pytest.raises(SystemExit):
+        main(["mark-evaluate", str(r), str(c), "--model", minilm_dir])
 
 
 def test_pipeline_bad_input(lm):
     with pytest.raises(ValueError, match="^candidates:"):
-        mark_evaluate(REFS, [], model=lm)
+        compute_mark_evaluate(references=REFS, candidates=[], model=lm)
     with pytest.raises(TypeError, match="^references:"):
-        mark_evaluate("just one string", CANDS, model=lm)
+        compute_mark_evaluate(references="just one string", candidates=CANDS, model=lm)
     with pytest.raises(TypeError, match="^model:"):
-        mark_evaluate(REFS, CANDS, model=3)
+        compute_mark_evaluate(references=REFS, candidates=CANDS, model=3)
+    with pytest.raises(ValueError, match="^occasions:"):
+        compute_mark_evaluate(references=REFS, candidates=CANDS, model=lm, occasions="bogus")
     with pytest.raises(ValueError, match="^num_layers:"):
-        embed_texts(REFS, lm, token_level=True, num_layers=0)
+        embed_texts(REFS, model=lm, token_level=True, num_layers=0)
+    with pytest.raises(ValueError, match="^num_layers:"):
+        embed_texts(REFS, model=lm, token_level=True, num_layers=lm.num_layers + 1)

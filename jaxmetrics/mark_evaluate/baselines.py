@@ -7,7 +7,10 @@
   Q (evals) over clusters, and for λ = tan(θ), θ in a 1001-point grid of (0, π/2):
   α(λ) = Σ_ω min(λ P(ω), Q(ω)) (precision), β(λ) = α(λ)/λ (recall); the curves are
   averaged over 10 clusterings; summaries max F_8 (recall-like) and max F_{1/8}
-  (precision-like), F_b = (1 + b²) α β / (b² α + β + 1e-10).
+  (precision-like), F_b = (1 + b²) α β / (b² α + β + 1e-10). The clustering is the library's
+  one k-means, :func:`jaxmetrics.mauve.kmeans` (best of ``num_redo`` Lloyd restarts;
+  the PRD reference code picks the best of 10 initialisations of scikit-learn's
+  ``MiniBatchKMeans``), one key per run.
 * FID (Fréchet distance of Gaussian fits):
   ``||μ_r - μ_e||² + Tr Σ_r + Tr Σ_e - 2 Tr (Σ_r^{1/2} Σ_e Σ_r^{1/2})^{1/2}``, the trace of the
   square root taken from the eigenvalues of that symmetric PSD product (eigh), which is
@@ -16,24 +19,23 @@
 from __future__ import annotations
 
 from functools import partial
+from typing import Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from jaxmetrics._validation import as_2d_features
-from jaxmetrics.mark_evaluate.estimators import (
-    _check_features,
-    _float,
-    check_feature_pair,
-    mark_evaluate_stats,
-)
-from jaxmetrics.mark_evaluate.hyperspheres import squared_distances
+from jaxmetrics._ops import accumulator_dtype
+from jaxmetrics._validation import check_features, check_int, check_key, check_positive
+from jaxmetrics.mark_evaluate.estimators import _check_pair, mark_evaluate_stats
+from jaxmetrics.results import Result
 
 __all__ = [
+    "PrecisionRecall",
+    "PRDCurve",
+    "PRDFBeta",
     "improved_precision_recall",
-    "kmeans",
     "prd_curve",
     "prd",
     "prd_f_beta",
@@ -42,9 +44,51 @@ __all__ = [
 ]
 
 
+class PrecisionRecall(Result):
+    """IMPAR precision and recall (:func:`improved_precision_recall`), each in [0, 1].
+
+    Attributes:
+      precision: fraction of candidates inside some k-NN hypersphere of the references.
+      recall: fraction of references inside some k-NN hypersphere of the candidates.
+
+    Examples:
+      >>> import numpy as np
+      >>> x = np.random.default_rng(0).normal(size=(20, 3))
+      >>> improved_precision_recall(references=x, candidates=x)
+      PrecisionRecall(precision=1, recall=1)
+    """
+
+    precision: jax.Array
+    recall: jax.Array
+
+
+class PRDCurve(Result):
+    """A PRD curve (:func:`prd`, :func:`prd_curve`): one point per slope ``λ = tan θ``.
+
+    Attributes:
+      precision: ``[num_angles]`` ``α(λ)`` in [0, 1].
+      recall: ``[num_angles]`` ``β(λ) = α(λ) / λ`` in [0, 1].
+    """
+
+    precision: jax.Array
+    recall: jax.Array
+
+
+class PRDFBeta(Result):
+    """The two summaries of a PRD curve (:func:`prd_f_beta`).
+
+    Attributes:
+      f_beta: ``max F_β`` (β = 8 by default: weighs recall, i.e. diversity).
+      f_beta_inv: ``max F_{1/β}`` (weighs precision, i.e. quality).
+    """
+
+    f_beta: jax.Array
+    f_beta_inv: jax.Array
+
+
 # --------------------------------------------------------------------------- IMPAR
-def improved_precision_recall(references, candidates, k: int = 3, *,
-                              block_size: int | None = None):
+def improved_precision_recall(*, references: Any, candidates: Any, k: int = 3,
+                              block_size: int | None = None) -> PrecisionRecall:
     """IMPAR precision and recall (Kynkäänniemi et al. 2019).
 
     ``precision = mean_{x in S_e} f(x, S_r)``, ``recall = mean_{x in S_r} f(x, S_e)`` where
@@ -52,188 +96,176 @@ def improved_precision_recall(references, candidates, k: int = 3, *,
     from the radius by row index; duplicates are separate samples).
 
     Args:
-      references: ``[n, d]``; candidates: ``[m, d]``; k: neighbourhood size (< n, m).
+      references: ``[n, d]`` S_r.
+      candidates: ``[m, d]`` S_e.
+      k: neighbourhood size (``1 <= k < min(n, m)``).
+      block_size: rows per distance block.
 
     Returns:
-      ``(precision, recall)`` scalar arrays.
+      :class:`PrecisionRecall` of 0-d arrays.
 
     Examples:
       >>> import numpy as np
       >>> x = np.random.default_rng(0).normal(size=(20, 3))
-      >>> [float(v) for v in improved_precision_recall(x, x)]
-      [1.0, 1.0]
+      >>> r = improved_precision_recall(references=x, candidates=x + 100.0)
+      >>> float(r.precision), float(r.recall)
+      (0.0, 0.0)
     """
-    s = mark_evaluate_stats(references, candidates, k, block_size=block_size)
-    f = _float()
-    return jnp.mean(s.cross.b_in_a.astype(f)), jnp.mean(s.cross.a_in_b.astype(f))
-
-
-# --------------------------------------------------------------------------- k-means
-# A small seeded k-means written here: the PRD reference uses scikit-learn's unseeded
-# MiniBatchKMeans, we need a pure, jit-able, key-driven one; ott-jax has no k-means, and the
-# MAUVE helper's k-means was not committed when this module was written.
-@partial(jax.jit, static_argnames=("num_clusters", "num_iters"))
-def kmeans(x: jax.Array, key: jax.Array, num_clusters: int, num_iters: int = 50):
-    """Lloyd k-means with k-means++ seeding; returns ``(centroids [c, d], labels [n])``.
-
-    Seeding picks each next centre with probability proportional to the squared distance to
-    the nearest chosen centre; then ``num_iters`` Lloyd steps (empty clusters keep their
-    centre). Deterministic for a given key.
-
-    Args:
-      x: ``[n, d]`` data; key: ``jax.random`` key; num_clusters, num_iters: static.
-
-    Examples:
-      >>> import jax, jax.numpy as jnp
-      >>> x = jnp.array([[0.], [0.1], [10.], [10.1]])
-      >>> c, lab = kmeans(x, jax.random.key(0), num_clusters=2)
-      >>> bool(lab[0] == lab[1]) and bool(lab[2] == lab[3]) and bool(lab[0] != lab[2])
-      True
-    """
-    n = x.shape[0]
-    x_sq = jnp.sum(x * x, axis=-1)
-    k0, key = jax.random.split(key)
-    first = jax.random.randint(k0, (), 0, n)
-    cent = jnp.zeros((num_clusters, x.shape[1]), x.dtype).at[0].set(x[first])
-    dmin = squared_distances(x, x[first][None, :], x_sq)[:, 0]
-
-    def seed(i, state):
-        cent, dmin, key = state
-        key, sub = jax.random.split(key)
-        total = jnp.sum(dmin)
-        p = jnp.where(total > 0, dmin / jnp.where(total > 0, total, 1.0), 1.0 / n)
-        j = jax.random.choice(sub, n, p=p)
-        cent = cent.at[i].set(x[j])
-        dmin = jnp.minimum(dmin, squared_distances(x, x[j][None, :], x_sq)[:, 0])
-        return cent, dmin, key
-
-    cent, _, _ = lax.fori_loop(1, num_clusters, seed, (cent, dmin, key))
-
-    def lloyd(_, cent):
-        lab = jnp.argmin(squared_distances(x, cent, x_sq), axis=1)
-        onehot = jax.nn.one_hot(lab, num_clusters, dtype=x.dtype)
-        cnt = jnp.sum(onehot, axis=0)
-        s = onehot.T @ x
-        return jnp.where(cnt[:, None] > 0, s / jnp.maximum(cnt, 1)[:, None], cent)
-
-    cent = lax.fori_loop(0, num_iters, lloyd, cent)
-    lab = jnp.argmin(squared_distances(x, cent, x_sq), axis=1)
-    return cent, lab
+    s = mark_evaluate_stats(references=references, candidates=candidates, k=k, block_size=block_size)
+    f = accumulator_dtype()
+    return PrecisionRecall(precision=jnp.mean(s.cross.b_in_a.astype(f)),
+                           recall=jnp.mean(s.cross.a_in_b.astype(f)))
 
 
 # --------------------------------------------------------------------------- PRD
-def prd_curve(ref_hist: jax.Array, eval_hist: jax.Array, num_angles: int = 1001,
-              epsilon: float = 1e-10):
-    """PRD curve of two histograms: ``(precision [num_angles], recall [num_angles])``.
+def prd_curve(*, references_hist: Any, candidates_hist: Any, num_angles: int = 1001,
+              epsilon: float = 1e-10) -> PRDCurve:
+    """PRD curve of two histograms over the same bins.
 
     ``λ_i = tan(θ_i)``, ``θ = linspace(ε, π/2 - ε, num_angles)``;
     ``α(λ) = Σ min(λ P, Q)``, ``β(λ) = α(λ)/λ``, both clipped to [0, 1].
 
     Args:
-      ref_hist: ``[c]`` reference distribution P; eval_hist: ``[c]`` evaluation
-      distribution Q (each summing to 1); num_angles: static.
+      references_hist: ``[c]`` reference distribution P (sums to 1).
+      candidates_hist: ``[c]`` candidate (evaluation) distribution Q (sums to 1).
+      num_angles: number of slopes (static).
+      epsilon: angle margin at both ends of (0, π/2).
+
+    Returns:
+      :class:`PRDCurve` (``precision``, ``recall``: ``[num_angles]``).
 
     Examples:
       >>> import jax.numpy as jnp
-      >>> p, r = prd_curve(jnp.array([.5, .5]), jnp.array([.5, .5]), num_angles=3)
-      >>> round(float(p[1]), 6), round(float(r[1]), 6)
+      >>> c = prd_curve(references_hist=jnp.array([.5, .5]), candidates_hist=jnp.array([.5, .5]),
+      ...               num_angles=3)
+      >>> c
+      PRDCurve(precision=f32[3], recall=f32[3])
+      >>> round(float(c.precision[1]), 6), round(float(c.recall[1]), 6)
       (1.0, 1.0)
     """
+    p = jnp.asarray(references_hist)
+    q = jnp.asarray(candidates_hist)
+    if p.ndim != 1:
+        raise ValueError(f"references_hist: expected a 1-D histogram, got shape {tuple(p.shape)}")
+    if q.shape != p.shape:
+        raise ValueError(f"candidates_hist: expected shape {tuple(p.shape)} (as references_hist), "
+                         f"got {tuple(q.shape)}")
+    num_angles = check_int(num_angles, "num_angles", minimum=1)
     # angles on the host in float64: in float32, pi/2 - 1e-10 rounds past pi/2 and tan < 0
-    slopes = jnp.asarray(np.tan(np.linspace(epsilon, np.pi / 2 - epsilon, num_angles)),
-                         ref_hist.dtype)
-    prec = jnp.sum(jnp.minimum(slopes[:, None] * ref_hist[None, :], eval_hist[None, :]), axis=1)
+    slopes = jnp.asarray(np.tan(np.linspace(epsilon, np.pi / 2 - epsilon, num_angles)), p.dtype)
+    prec = jnp.sum(jnp.minimum(slopes[:, None] * p[None, :], q[None, :]), axis=1)
     rec = prec / slopes
-    return jnp.clip(prec, 0.0, 1.0), jnp.clip(rec, 0.0, 1.0)
+    return PRDCurve(precision=jnp.clip(prec, 0.0, 1.0), recall=jnp.clip(rec, 0.0, 1.0))
 
 
-@partial(jax.jit, static_argnames=("n_ref", "num_clusters", "num_runs", "num_angles", "num_iters"))
-def _prd(data, key, n_ref, num_clusters, num_runs, num_angles, num_iters):
-    keys = jax.random.split(key, num_runs)
-    _, labels = jax.vmap(lambda kk: kmeans(data, kk, num_clusters, num_iters))(keys)
+@partial(jax.jit, static_argnames=("n_ref", "num_clusters", "num_runs", "num_angles", "num_redo",
+                                   "max_iter"))
+def _prd(data, key, *, n_ref, num_clusters, num_runs, num_angles, num_redo, max_iter) -> PRDCurve:
+    from jaxmetrics.mauve import kmeans
+
+    def labels(k):
+        return kmeans(data, k, num_clusters=num_clusters, num_redo=num_redo, max_iter=max_iter).labels
+
+    lab = jax.vmap(labels)(jax.random.split(key, num_runs))
 
     def curve(lab):
         oh = jax.nn.one_hot(lab, num_clusters, dtype=data.dtype)
-        p = jnp.mean(oh[:n_ref], axis=0)
-        q = jnp.mean(oh[n_ref:], axis=0)
-        return prd_curve(p, q, num_angles)
+        return prd_curve(references_hist=jnp.mean(oh[:n_ref], axis=0),
+                         candidates_hist=jnp.mean(oh[n_ref:], axis=0), num_angles=num_angles)
 
-    prec, rec = jax.vmap(curve)(labels)
-    return jnp.mean(prec, axis=0), jnp.mean(rec, axis=0)
+    c = jax.vmap(curve)(lab)
+    return PRDCurve(precision=jnp.mean(c.precision, axis=0), recall=jnp.mean(c.recall, axis=0))
 
 
-def prd(references, candidates, key=None, *, num_clusters: int = 20, num_runs: int = 10,
-        num_angles: int = 1001, num_iters: int = 50, enforce_balance: bool = True):
-    """PRD precision/recall curves (Sajjadi et al. 2018) from embeddings.
+def prd(*, references: Any, candidates: Any, key: jax.Array, num_clusters: int = 20,
+        num_runs: int = 10, num_angles: int = 1001, num_redo: int = 10, max_iter: int = 100,
+        enforce_balance: bool = True) -> PRDCurve:
+    """PRD precision/recall curve (Sajjadi et al. 2018) from embeddings.
 
-    Clusters ``S_r ∪ S_e`` ``num_runs`` times (seeded k-means, one key per run), builds the
-    cluster histograms, and averages the :func:`prd_curve` of each run.
+    Clusters ``S_r ∪ S_e`` into ``num_clusters`` clusters ``num_runs`` times with
+    :func:`jaxmetrics.mauve.kmeans` (one key per run, split from ``key``; each run keeps
+    the best of ``num_redo`` Lloyd restarts), builds the cluster histograms P of the references
+    and Q of the candidates, and averages the :func:`prd_curve` of the runs.
 
     Args:
-      references: ``[n, d]``; candidates: ``[m, d]`` (``n == m`` unless
-        ``enforce_balance=False``, as in the reference code).
-      key: ``jax.random`` key (default ``jax.random.key(0)``).
-      num_clusters, num_runs, num_angles, num_iters: static settings.
+      references: ``[n, d]`` S_r.
+      candidates: ``[m, d]`` S_e (``n == m`` unless ``enforce_balance=False``, as in the
+        reference code).
+      key: ``jax.random`` key (required; all randomness of the clusterings).
+      num_clusters: clusters per run (static).
+      num_runs: clusterings averaged (static).
+      num_angles: points of the curve (static).
+      num_redo: k-means restarts per run, the best kept (static; the reference tries 10
+        initialisations).
+      max_iter: maximum Lloyd iterations per restart (static; k-means stops early when the
+        objective repeats).
+      enforce_balance: require ``n == m``.
 
     Returns:
-      ``(precision [num_angles], recall [num_angles])``.
+      :class:`PRDCurve` (``precision``, ``recall``: ``[num_angles]``).
 
     Examples:
       >>> import numpy as np, jax
       >>> x = np.random.default_rng(0).normal(size=(40, 3))
-      >>> p, r = prd(x, x, jax.random.key(0), num_clusters=4, num_runs=2, num_angles=11)
-      >>> round(float(prd_f_beta(p, r)[0]), 4)
+      >>> c = prd(references=x, candidates=x, key=jax.random.key(0), num_clusters=4, num_runs=2,
+      ...         num_angles=11)
+      >>> c
+      PRDCurve(precision=f32[11], recall=f32[11])
+      >>> round(float(prd_f_beta(c.precision, c.recall).f_beta), 4)
       1.0
     """
-    ref, cand = check_feature_pair(references, candidates, 1)
+    ref, cand = _check_pair(references, candidates, 1)
+    check_key(key, "key")
     if enforce_balance and ref.shape[0] != cand.shape[0]:
         raise ValueError(
             f"candidates: PRD needs equal set sizes (got {ref.shape[0]} references and "
             f"{cand.shape[0]} candidates); subsample or pass enforce_balance=False"
         )
     for name, v in (("num_clusters", num_clusters), ("num_runs", num_runs),
-                    ("num_angles", num_angles), ("num_iters", num_iters)):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-            raise ValueError(f"{name}: must be a positive integer, got {v!r}")
+                    ("num_angles", num_angles), ("num_redo", num_redo), ("max_iter", max_iter)):
+        check_int(v, name, minimum=1)
     if num_clusters > ref.shape[0] + cand.shape[0]:
-        raise ValueError(f"num_clusters: {num_clusters} exceeds the number of samples")
-    if key is None:
-        key = jax.random.key(0)
+        raise ValueError(f"num_clusters: {num_clusters} exceeds the number of samples "
+                         f"({ref.shape[0] + cand.shape[0]})")
     data = jnp.concatenate([ref, cand], axis=0)
-    return _prd(data, key, ref.shape[0], int(num_clusters), int(num_runs), int(num_angles),
-                int(num_iters))
+    return _prd(data, key, n_ref=ref.shape[0], num_clusters=int(num_clusters), num_runs=int(num_runs),
+                num_angles=int(num_angles), num_redo=int(num_redo), max_iter=int(max_iter))
 
 
-def prd_f_beta(precision, recall, beta: float = 8.0, epsilon: float = 1e-10):
+def prd_f_beta(precision: Any, recall: Any, *, beta: float = 8.0,
+               epsilon: float = 1e-10) -> PRDFBeta:
     """Max F_β and max F_{1/β} of a PRD curve: ``F_b = (1+b²) p r / (b² p + r + ε)``.
 
     F_8 weighs recall (diversity), F_{1/8} precision (quality).
 
     Args:
-      precision, recall: ``[num_angles]`` curves; beta: β > 0.
+      precision: ``[num_angles]`` curve (``PRDCurve.precision``).
+      recall: ``[num_angles]`` curve (``PRDCurve.recall``).
+      beta: β > 0.
+      epsilon: added to the denominator.
 
     Returns:
-      ``(max F_β, max F_{1/β})``.
+      :class:`PRDFBeta` (``f_beta`` = max F_β, ``f_beta_inv`` = max F_{1/β}: 0-d arrays).
 
     Examples:
       >>> import jax.numpy as jnp
-      >>> [round(float(v), 4) for v in prd_f_beta(jnp.array([1.0, 0.5]), jnp.array([0.5, 1.0]))]
-      [0.9848, 0.9848]
+      >>> prd_f_beta(jnp.array([1.0, 0.5]), jnp.array([0.5, 1.0]))
+      PRDFBeta(f_beta=0.984848, f_beta_inv=0.984848)
     """
-    if not beta > 0:
-        raise ValueError(f"beta: must be > 0, got {beta!r}")
+    beta = check_positive(beta, "beta")
     precision = jnp.asarray(precision)
     recall = jnp.asarray(recall)
 
     def f(b):
         return jnp.max((1 + b**2) * precision * recall / (b**2 * precision + recall + epsilon))
 
-    return f(beta), f(1.0 / beta)
+    return PRDFBeta(f_beta=f(beta), f_beta_inv=f(1.0 / beta))
 
 
 # --------------------------------------------------------------------------- FID
 @jax.jit
-def frechet_distance(mu1, sigma1, mu2, sigma2):
+def frechet_distance(mu1: jax.Array, sigma1: jax.Array, mu2: jax.Array,
+                     sigma2: jax.Array) -> jax.Array:
     """Fréchet distance between N(μ1, Σ1) and N(μ2, Σ2).
 
     ``||μ1 - μ2||² + Tr Σ1 + Tr Σ2 - 2 Σ_i sqrt(λ_i)`` with λ the eigenvalues of the
@@ -241,7 +273,11 @@ def frechet_distance(mu1, sigma1, mu2, sigma2):
     eigh, negative rounding-level eigenvalues clipped to 0).
 
     Args:
-      mu1, mu2: ``[d]``; sigma1, sigma2: ``[d, d]`` symmetric PSD.
+      mu1, mu2: ``[d]`` means.
+      sigma1, sigma2: ``[d, d]`` symmetric PSD covariances.
+
+    Returns:
+      0-d array (>= 0 up to rounding).
 
     Examples:
       >>> import jax.numpy as jnp
@@ -265,40 +301,36 @@ def _gauss(x):
     return mu, jnp.matmul(xc.T, xc, precision=lax.Precision.HIGHEST) / (x.shape[0] - 1)
 
 
-def fid(references, candidates, *, float64: bool = True):
+def fid(*, references: Any, candidates: Any, use_float64: bool = True) -> jax.Array:
     """FID between two embedding sets (mean and ddof=1 covariance of each).
 
+    ``||μ_r - μ_c||² + Tr Σ_r + Tr Σ_c - 2 Tr (Σ_r^{1/2} Σ_c Σ_r^{1/2})^{1/2}``
+    (:func:`frechet_distance` of the two Gaussian fits).
+
     Args:
-      references: ``[n, d]``; candidates: ``[m, d]``; n, m >= 2.
-      float64: compute in float64 (inside ``jax.enable_x64``; default) or in the inputs'
+      references: ``[n, d]``, ``n >= 2``.
+      candidates: ``[m, d]``, ``m >= 2``.
+      use_float64: compute in float64 (inside ``jax.enable_x64``; default) or in the inputs'
         precision.
 
     Returns:
-      scalar array (>= 0 up to rounding).
+      0-d array (>= 0 up to rounding).
 
     Examples:
       >>> import numpy as np
       >>> x = np.random.default_rng(0).normal(size=(50, 3))
-      >>> round(float(fid(x, x)), 8)
+      >>> round(float(fid(references=x, candidates=x)), 8)
       0.0
     """
-    if float64:
-        # validated on the host so float64 inputs keep their precision
-        ref = as_2d_features(references, "references").astype(np.float64)
-        cand = as_2d_features(candidates, "candidates").astype(np.float64)
-    else:
-        ref, cand = _check_features(references, "references"), _check_features(candidates, "candidates")
-    if ref.shape[1] != cand.shape[1]:
-        raise ValueError(f"candidates: feature dimension {cand.shape[1]} does not match "
-                         f"references' {ref.shape[1]}")
-    for name, a in (("references", ref), ("candidates", cand)):
-        if a.shape[0] < 2:
-            raise ValueError(f"{name}: need at least 2 samples for a covariance, got {a.shape[0]}")
-    if float64:
+    ref = check_features(references, "references", min_rows=2)
+    cand = check_features(candidates, "candidates", dim=ref.shape[1], min_rows=2)
+    if use_float64:
+        # host copies in float64 so float64 inputs keep their precision
+        ref, cand = np.asarray(ref, np.float64), np.asarray(cand, np.float64)
         with jax.enable_x64(True):
             mu1, s1 = _gauss(jnp.asarray(ref))
             mu2, s2 = _gauss(jnp.asarray(cand))
             return frechet_distance(mu1, s1, mu2, s2)
-    mu1, s1 = _gauss(ref)
-    mu2, s2 = _gauss(cand)
+    mu1, s1 = _gauss(jnp.asarray(ref))
+    mu2, s2 = _gauss(jnp.asarray(cand))
     return frechet_distance(mu1, s1, mu2, s2)

