@@ -7,7 +7,6 @@ definitions (Tevet & Berant's ``utils.lines_to_ngrams`` / ``DistinctNgrams`` /
 from __future__ import annotations
 
 import math
-import random
 from collections import Counter
 
 import jax
@@ -17,6 +16,7 @@ import pytest
 
 from jaxmetrics.diversity import (
     averaged_distinct_n,
+    bleu_from_stats,
     distinct_n,
     encode_sequences,
     encode_sets,
@@ -24,7 +24,6 @@ from jaxmetrics.diversity import (
     ngram_cosine_matrix,
     ngram_count_stats,
     ngram_entropy,
-    ngram_ids,
     repetition_flags,
     repetition_fraction,
     self_bleu,
@@ -34,7 +33,7 @@ from jaxmetrics.diversity import (
     termination_ratio,
     zipf_coefficient,
 )
-from jaxmetrics.diversity.selfbleu import bleu_from_stats
+from jaxmetrics.diversity.ngrams import _ngram_ids
 
 
 # ---------------------------------------------------------------------------------------
@@ -93,8 +92,9 @@ def test_tevet_tokenize_rule():
 
 def test_ngram_ids_are_exact(rng):
     seqs = random_token_seqs(rng, 20, vocab=4, max_len=12)
-    ids, lengths = encode_sequences(seqs, allow_empty=True)
-    gid, valid = ngram_ids(ids, lengths, max_n=4)
+    enc = encode_sequences(seqs, allow_empty=True)
+    ids, lengths = enc.ids, enc.lengths
+    gid, valid = _ngram_ids(ids, lengths, max_n=4)
     gid, valid = np.asarray(gid), np.asarray(valid)
     for n in range(1, 5):
         seen = {}
@@ -130,9 +130,9 @@ def test_distinct_on_text_uses_tevet_words():
 def test_ngram_cosine_matches_definition(rng, x64):
     seqs = random_token_seqs(rng, 6, vocab=5, max_len=9)
     seqs[2] = []  # an empty response has no n-grams → similarity 0
-    ids, lengths = encode_sequences(seqs, allow_empty=True)
+    enc = encode_sequences(seqs, allow_empty=True)
     for n in (1, 2, 3):
-        m = np.asarray(ngram_cosine_matrix(ids, lengths, n))
+        m = np.asarray(ngram_cosine_matrix(enc.ids, enc.lengths, n))
         ref = np.array([[py_cosine(a, b, n) for b in seqs] for a in seqs])
         np.testing.assert_allclose(m, ref, atol=1e-12)
 
@@ -150,12 +150,15 @@ def test_cosine_diversity_is_negated_mean_over_pairs(rng, x64):
 
 def test_count_stats_jit_equals_eager_and_no_retrace(rng):
     seqs = random_token_seqs(rng, 4, vocab=5, max_len=8)
-    ids, lengths = encode_sequences(seqs, allow_empty=True)
+    enc = encode_sequences(seqs, allow_empty=True)
+    ids, lengths = enc.ids, enc.lengths
     out = ngram_count_stats(ids, lengths, 3)
     with jax.disable_jit():
         eager = ngram_count_stats(ids, lengths, 3)
-    for a, b in zip(out, eager):
+    for a, b in zip(jax.tree.leaves(out), jax.tree.leaves(eager), strict=True):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-6)
+    for n in (1, 2, 3):
+        assert float(out.distinct[n - 1]) == pytest.approx(py_distinct(seqs, n), rel=1e-6)
     before = ngram_count_stats._cache_size()
     ngram_count_stats(ids + 1, lengths, 3)
     assert ngram_count_stats._cache_size() == before
@@ -164,8 +167,9 @@ def test_count_stats_jit_equals_eager_and_no_retrace(rng):
 def test_count_stats_vmap_over_sets(rng):
     sets = [[" ".join(f"w{t}" for t in s) for s in random_token_seqs(rng, 3, 5, 10, 1)]
             for _ in range(4)]
-    ids, lengths, mask = encode_sets(sets)
-    u, t, _ = jax.vmap(lambda i, l: ngram_count_stats(i, l, 2))(ids, lengths)
+    enc = encode_sets(sets)
+    st = jax.vmap(lambda i, l: ngram_count_stats(i, l, 2))(enc.ids, enc.lengths)
+    u, t = st.unique, st.total
     for k, s in enumerate(sets):
         w = [tevet_tokenize(x) for x in s]
         assert int(u[k, 1]) == len(set(g for x in w for g in py_ngrams(x, 2)))
@@ -210,25 +214,29 @@ def test_self_bleu_texts_and_sampling():
     words = [tevet_tokenize(t) for t in texts]
     ref = nltk_self_bleu(words, (0.25,) * 4)
     np.testing.assert_allclose(self_bleu_scores(texts, 4), ref, atol=1e-9)
-    idx = random.Random(7).sample(range(5), 3)
+    # the documented sample: distinct indices drawn from jax.random.key(seed)
+    idx = np.asarray(jax.random.choice(jax.random.key(7), 5, shape=(3,), replace=False))
+    assert len(set(idx.tolist())) == 3
     assert self_bleu(texts, 4, n_samples=3, seed=7) == pytest.approx(ref[idx].mean(), abs=1e-9)
+    assert self_bleu(texts, 4, n_samples=5, seed=7) == pytest.approx(ref.mean(), abs=1e-9)
     assert self_bleu(texts, 4) == pytest.approx(ref.mean(), abs=1e-9)
 
 
 def test_self_bleu_hand_computed():
     # hyp "a b c" vs refs {"a b d", "a b c"}: p1 = 3/3, p2 = 2/2 → BLEU = 1 for rows 0 and 2;
     # row 1 "a b d": p1 = 2/3, p2 = 1/2 → sqrt(1/3)
-    ids, lengths = encode_sequences(["a b c", "a b d", "a b c"])
-    num, den, c, r = self_bleu_stats(ids, lengths, max_n=2)
-    b = np.asarray(bleu_from_stats(num, den, c, r, jnp.array([0.5, 0.5])))
+    enc = encode_sequences(["a b c", "a b d", "a b c"])
+    s = self_bleu_stats(enc.ids, enc.lengths, max_n=2)
+    b = np.asarray(bleu_from_stats(s.numerators, s.denominators, s.hyp_len, s.ref_len,
+                                   jnp.array([0.5, 0.5])))
     np.testing.assert_allclose(b, [1.0, math.sqrt(1 / 3), 1.0], rtol=1e-6)
 
 
 def test_self_bleu_brevity_penalty_closest_length():
     # lengths 2, 5, 7: for the length-2 hypothesis the closest other length is 5 → BP = e^(1-5/2)
     gens = [["a", "b"], ["a", "b", "x", "y", "z"], ["a", "b", "q", "r", "s", "t", "u"]]
-    ids, lengths = encode_sequences(gens)
-    _, _, c, r = self_bleu_stats(ids, lengths, max_n=1)
+    enc = encode_sequences(gens)
+    r = self_bleu_stats(enc.ids, enc.lengths, max_n=1).ref_len
     # row 1 (length 5): |2-5| = 3 > |7-5| = 2 → 7; row 2 (length 7): only 5 is closer
     assert r.tolist() == [5, 7, 5]
     assert self_bleu_scores(gens, 1)[0] == pytest.approx(math.exp(1 - 5 / 2))
@@ -236,11 +244,12 @@ def test_self_bleu_brevity_penalty_closest_length():
 
 def test_self_bleu_stats_jit_equals_eager_and_no_retrace(rng):
     seqs = random_token_seqs(rng, 4, vocab=4, max_len=8)
-    ids, lengths = encode_sequences(seqs, allow_empty=True)
+    enc = encode_sequences(seqs, allow_empty=True)
+    ids, lengths = enc.ids, enc.lengths
     out = self_bleu_stats(ids, lengths, 2)
     with jax.disable_jit():
         eager = self_bleu_stats(ids, lengths, 2)
-    for a, b in zip(out, eager):
+    for a, b in zip(jax.tree.leaves(out), jax.tree.leaves(eager), strict=True):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
     before = self_bleu_stats._cache_size()
     self_bleu_stats(ids[::-1], lengths[::-1], 2)
@@ -249,13 +258,14 @@ def test_self_bleu_stats_jit_equals_eager_and_no_retrace(rng):
 
 def test_self_bleu_mask_equals_unpadded(rng):
     seqs = random_token_seqs(rng, 5, vocab=4, max_len=10, min_len=1)
-    ids, lengths = encode_sequences(seqs)
+    enc = encode_sequences(seqs)
+    ids, lengths = enc.ids, enc.lengths
     pad_ids = np.concatenate([ids, ids[:2]])
     pad_len = np.concatenate([lengths, lengths[:2]])
     mask = np.array([True] * 5 + [False] * 2)
     a = self_bleu_stats(ids, lengths, 2)
-    b = self_bleu_stats(pad_ids, pad_len, 2, jnp.asarray(mask))
-    for x, y in zip(a, b):
+    b = self_bleu_stats(pad_ids, pad_len, 2, ids_mask=jnp.asarray(mask))
+    for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b), strict=True):
         np.testing.assert_array_equal(np.asarray(x), np.asarray(y)[:5])
 
 
@@ -284,8 +294,8 @@ def test_zipf_needs_three_distinct_tokens():
 def test_repetition_matches_definition(rng):
     seqs = random_token_seqs(rng, 12, vocab=3, max_len=25, min_len=1)
     seqs += [[1, 2, 3] * 5, [7, 8] + [4] * 60, [4] * 30, [1, 2] * 10, [9, 1, 2, 3, 4, 1, 2, 3, 4]]
-    ids, lengths = encode_sequences(seqs)
-    got = np.asarray(repetition_flags(ids, lengths, max_n=500)).tolist()
+    enc = encode_sequences(seqs)
+    got = np.asarray(repetition_flags(enc.ids, enc.lengths, max_n=500)).tolist()
     assert got == [py_rep(s) for s in seqs]
     assert repetition_fraction(seqs) == pytest.approx(np.mean([py_rep(s) for s in seqs]))
 
@@ -320,6 +330,8 @@ def test_bad_input_messages():
         self_bleu_scores(["only one"])
     with pytest.raises(ValueError, match="^n_samples"):
         self_bleu(["a b", "b c"], n_samples=3)
+    with pytest.raises(TypeError, match="^seed"):
+        self_bleu(["a b", "b c", "c d"], n_samples=2, seed=1.5)
     with pytest.raises(ValueError, match="^weights"):
         self_bleu_scores(["a b", "b c"], weights=[0.5, -1])
     with pytest.raises(ValueError, match="^response_sets"):

@@ -12,11 +12,11 @@ from scipy import stats
 
 from jaxmetrics.cli import main
 from jaxmetrics.diversity import (
+    DiversityTestReport,
+    SetMetricValues,
     batched_set_diversity,
     compute_set_metrics,
     content_test,
-    correlations,
-    cosine_similarity,
     decoding_test,
     distinct_n_sets,
     embedding_cosine_diversity,
@@ -26,10 +26,11 @@ from jaxmetrics.diversity import (
     self_bleu_scores,
     self_bleu_sets,
     self_decoding_test,
-    set_diversity,
     similarity_to_diversity,
     unigram_generator,
 )
+from jaxmetrics.diversity.reduction import _cosine_similarity as cosine_similarity
+from jaxmetrics.diversity.reduction import _set_diversity as set_diversity
 
 # response sets with a known diversity ordering (identical < paraphrases < same-topic
 # different sentences < unrelated topics)
@@ -76,7 +77,7 @@ def test_similarity_to_diversity_definition(rng, x64):
     sim = rng.normal(size=(3, 5, 5))
     sim = sim + np.swapaxes(sim, 1, 2)
     mask = np.array([[1, 1, 1, 1, 1], [1, 1, 0, 1, 0], [1, 1, 0, 0, 0]], bool)
-    got = np.asarray(similarity_to_diversity(jnp.asarray(sim), jnp.asarray(mask)))
+    got = np.asarray(similarity_to_diversity(jnp.asarray(sim), sim_mask=jnp.asarray(mask)))
     for s, m, g in zip(sim, mask, got):
         idx = np.nonzero(m)[0]
         pairs = [s[i, j] for a, i in enumerate(idx) for j in idx[:a]]
@@ -86,14 +87,16 @@ def test_similarity_to_diversity_definition(rng, x64):
 def test_batched_set_diversity_vmap_and_mask(rng):
     e = rng.normal(size=(4, 5, 8)).astype(np.float32)
     mask = np.array([[1, 1, 1, 1, 1], [1, 1, 1, 0, 0], [1, 1, 0, 0, 0], [1, 0, 1, 0, 1]], bool)
-    got = np.asarray(batched_set_diversity(jnp.asarray(e), cosine_similarity, jnp.asarray(mask)))
+    got = np.asarray(batched_set_diversity(jnp.asarray(e), cosine_similarity, x_mask=jnp.asarray(mask)))
     for k in range(4):
         one = float(set_diversity(jnp.asarray(e[k][mask[k]]), cosine_similarity))
         assert got[k] == pytest.approx(one, abs=1e-6)
     before = batched_set_diversity._cache_size()
-    batched_set_diversity(jnp.asarray(e + 1), cosine_similarity, jnp.asarray(mask))
+    batched_set_diversity(jnp.asarray(e + 1), cosine_similarity, x_mask=jnp.asarray(mask))
     assert batched_set_diversity._cache_size() == before
-    np.testing.assert_allclose(embedding_cosine_diversity(e, mask), got, atol=1e-6)
+    np.testing.assert_allclose(embedding_cosine_diversity(e, embeddings_mask=mask), got, atol=1e-6)
+    with pytest.raises(ValueError, match="^embeddings_mask"):
+        embedding_cosine_diversity(e, embeddings_mask=mask[:, :3])
 
 
 def test_per_set_metrics_equal_single_set_functions():
@@ -122,24 +125,54 @@ def test_correlations_match_scipy(rng):
     p = rng.uniform(0.2, 1.2, size=30)
     v = p + rng.normal(scale=0.3, size=30)
     c = decoding_test(v, p)
-    assert c["spearman"] == pytest.approx(stats.spearmanr(p, v).statistic)
-    assert c["pearson"] == pytest.approx(stats.pearsonr(p, v).statistic)
+    assert c.spearman == pytest.approx(stats.spearmanr(p, v).statistic)
+    assert c.pearson == pytest.approx(stats.pearsonr(p, v).statistic)
     labels = (p > 0.7).astype(int)
     r = content_test(v, labels)
-    assert r["oca"] == pytest.approx(py_oca(v, labels))
+    assert r.oca == pytest.approx(py_oca(v, labels))
+    assert r.spearman == pytest.approx(stats.spearmanr(labels, v).statistic)
+    assert r.pearson == pytest.approx(stats.pearsonr(labels, v).statistic)
+    # results are pytrees of Python floats, plain for JSON
+    assert r.to_dict() == {"spearman": r.spearman, "pearson": r.pearson, "oca": r.oca}
+    assert jax.tree.leaves(c) == [c.spearman, c.pearson]
 
 
 def test_statistics_bad_input():
     with pytest.raises(ValueError, match="^values: constant"):
-        correlations([1.0, 1.0, 1.0], [0.1, 0.2, 0.3])
+        decoding_test([1.0, 1.0, 1.0], [0.1, 0.2, 0.3])
+    with pytest.raises(ValueError, match="^params: constant"):
+        decoding_test([0.1, 0.2, 0.3], [1.0, 1.0, 1.0])
+    with pytest.raises(ValueError, match="^labels: constant"):
+        content_test([0.1, 0.2, 0.3], [1, 1, 1])
     with pytest.raises(ValueError, match="^labels"):
         optimal_classification_accuracy([0.1, 0.2, 0.3], [0, 1, 2])
     with pytest.raises(ValueError, match="^values"):
-        correlations([0.1, np.nan, 0.3], [1, 2, 3])
+        decoding_test([0.1, np.nan, 0.3], [1, 2, 3])
     with pytest.raises(ValueError, match="^values"):
-        correlations([0.1, 0.2], [1, 2, 3])
+        decoding_test([0.1, 0.2], [1, 2, 3])
     with pytest.raises(TypeError, match="^values"):
-        correlations(["a", "b", "c"], [1, 2, 3])
+        decoding_test(["a", "b", "c"], [1, 2, 3])
+
+
+def test_run_diversity_test_report_and_constant_metric():
+    sets = ORDERED_SETS * 2
+    labels = [0, 0, 1, 1] * 2
+    report = run_diversity_test(sets, labels, "distinct,entropy-9")  # no 9-grams: constant 0
+    assert report.test == "con" and report.n_sets == 8
+    good, const = report.rows
+    expect = content_test(compute_set_metrics(sets, ["distinct"])["distinct"], labels)
+    assert (good.spearman, good.pearson, good.oca) == (expect.spearman, expect.pearson, expect.oca)
+    assert good.error is None
+    assert (const.spearman, const.pearson, const.oca) == (None, None, None)
+    assert const.error.startswith("values: constant")
+    assert "| entropy-9 | con | 8 | n/a | n/a | n/a |" in report.format_table()
+    assert report.to_dict()["rows"][1]["error"] == const.error
+    dec = run_diversity_test(sets, labels, ["distinct"], test="dec")
+    assert dec["distinct"].oca is None and dec["distinct"].spearman == pytest.approx(expect.spearman)
+    with pytest.raises(ValueError, match="^test"):
+        run_diversity_test(sets, labels, ["distinct"], test="both")
+    with pytest.raises(ValueError, match="^values"):
+        run_diversity_test(None, labels, ["cosine"], values=compute_set_metrics(sets, ["distinct"]))
 
 
 # ---------------------------------------------------------------------------------------
@@ -148,8 +181,13 @@ def test_statistics_bad_input():
 
 def test_ngram_metrics_order_known_diversity():
     vals = compute_set_metrics(ORDERED_SETS, NGRAM_METRICS)
-    for name, v in vals.items():
+    assert isinstance(vals, SetMetricValues) and vals.names == tuple(NGRAM_METRICS)
+    assert vals.values.shape == (len(NGRAM_METRICS), len(ORDERED_SETS))
+    for name in vals.names:
+        v = vals[name]
         assert np.all(np.diff(v) > 0), (name, v)
+    with pytest.raises(KeyError):
+        vals["nope"]
 
 
 @pytest.fixture(scope="module")
@@ -160,7 +198,8 @@ def minilm(minilm_dir):
 
 def test_neural_metrics_order_known_diversity(minilm):
     vals = compute_set_metrics(ORDERED_SETS, NEURAL_METRICS, model=minilm)
-    for name, v in vals.items():
+    for name in vals.names:
+        v = vals[name]
         assert np.all(np.diff(v) > 0), (name, v)
         assert v[0] == pytest.approx(-1.0, abs=1e-4)  # identical responses: similarity 1
 
@@ -187,14 +226,19 @@ def test_compute_set_metrics_bad_input():
 def test_self_decoding_test_with_toy_generator():
     gen = unigram_generator(vocab_size=40, length=10, n_responses=5)
     temps = [0.3, 0.6, 1.0, 2.0, 4.0]
-    rows, data = self_decoding_test(gen, ["ctx"] * 6, temps, ["distinct", "cosine", "self-bleu"],
-                                    key=jax.random.key(0))
-    assert len(data["response_sets"]) == 30 and data["params"].tolist() == sorted(temps * 6)
-    for r in rows:
-        assert r["test"] == "dec" and r["spearman"] > 0.8, r
+    data = self_decoding_test(gen, ["ctx"] * 6, temps, ["distinct", "cosine", "self-bleu"],
+                              key=jax.random.key(0))
+    assert len(data.response_sets) == 30 and data.params.tolist() == sorted(temps * 6)
+    assert data.report.test == "dec" and data.report.n_sets == 30
+    for r in data.report.rows:
+        assert r.spearman > 0.8, r
+    np.testing.assert_array_equal(data.values["distinct"], compute_set_metrics(data.response_sets,
+                                                                              ["distinct"])["distinct"])
     # reproducible for a key
-    _, again = self_decoding_test(gen, ["ctx"] * 6, temps, ["distinct"], key=jax.random.key(0))
-    assert again["response_sets"] == data["response_sets"]
+    again = self_decoding_test(gen, ["ctx"] * 6, temps, ["distinct"], key=jax.random.key(0))
+    assert again.response_sets == data.response_sets
+    with pytest.raises(TypeError, match="^key"):
+        self_decoding_test(gen, ["c"], [1.0, 2.0], ["distinct"], key=0)
     with pytest.raises(ValueError, match="^params"):
         self_decoding_test(gen, ["c"], [1.0], ["distinct"], key=jax.random.key(0))
     with pytest.raises(ValueError, match="^generate"):
@@ -211,16 +255,23 @@ def test_cli_decoding_test_with_plot(tmp_path, capsys):
     sets = [gen(["c"], t, jax.random.key(i))[0] for i, t in enumerate(temps)]
     path = write_csv(tmp_path / "dec.csv", sets, temps)
     data = read_mcdiv_csv(path)
-    assert data.response_sets == sets and data.label_name == "temperature"
+    assert [list(s) for s in data.response_sets] == sets and data.label_name == "temperature"
+    assert data.label_values.tolist() == temps.tolist() and jax.tree.leaves(data) == [data.label_values]
     png, js = tmp_path / "p.png", tmp_path / "r.json"
     rc = main(["diversity-test", path, "--metrics", "distinct,cosine", "--plot", str(png),
                "--json", str(js)])
     out = capsys.readouterr().out
     assert rc == 0 and "| distinct | dec | 12 |" in out and png.stat().st_size > 0
-    rows = json.loads(js.read_text())
+    report = json.loads(js.read_text())
+    rows = report["rows"]
+    assert report["test"] == "dec" and report["n_sets"] == 12
     expect = run_diversity_test(sets, temps, ["distinct", "cosine"])
-    assert [r["spearman"] for r in rows] == pytest.approx([r["spearman"] for r in expect])
+    assert isinstance(expect, DiversityTestReport)
+    assert [r["metric"] for r in rows] == ["distinct", "cosine"]
+    assert [r["spearman"] for r in rows] == pytest.approx([r.spearman for r in expect.rows])
+    assert rows == expect.to_dict()["rows"]
     assert all(r["spearman"] > 0.8 for r in rows)
+    assert expect.format_table() in out
 
 
 def test_cli_content_test_sent_bert(tmp_path, capsys, minilm_dir):
@@ -252,17 +303,19 @@ def test_self_decoding_test_with_lm_sampler(tmp_path):
     sets repeat themselves, temperature 10 sets do not."""
     from jaxmetrics.diversity import lm_generator
     from jaxmetrics.models import load_model
-    from jaxmetrics.models.testing import tiny_checkpoint
+    from jaxmetrics.testing import tiny_checkpoint
     lm = load_model(tiny_checkpoint("gpt2", tmp_path))
-    gen = lm_generator(lm, n_responses=3, max_new_tokens=6, output="ids", eos_token_id=None)
-    rows, data = self_decoding_test(gen, ["hello there", "the cat"], [0.02, 10.0],
-                                    ["distinct"], key=jax.random.key(0))
-    assert [len(s) for s in data["response_sets"]] == [3] * 4
-    assert all(len(r.split()) == 6 for s in data["response_sets"] for r in s)
-    d = data["values"]["distinct"]
-    assert d[2:].min() > d[:2].max() and rows[0]["spearman"] > 0.8
+    gen = lm_generator(model=lm, n_responses=3, max_new_tokens=6, output="ids", eos_token_id=None)
+    data = self_decoding_test(gen, ["hello there", "the cat"], [0.02, 10.0],
+                              ["distinct"], key=jax.random.key(0))
+    assert [len(s) for s in data.response_sets] == [3] * 4
+    assert all(len(r.split()) == 6 for s in data.response_sets for r in s)
+    d = data.values["distinct"]
+    assert d[2:].min() > d[:2].max() and data.report["distinct"].spearman > 0.8
     with pytest.raises(ValueError, match="^parameter"):
-        lm_generator(lm, parameter="top_k")
+        lm_generator(model=lm, parameter="top_k")
+    with pytest.raises(TypeError, match="^model"):
+        lm_generator(model=3)
 
 
 def test_eight_simulated_devices_match_one():
@@ -284,14 +337,14 @@ def test_eight_simulated_devices_match_one():
         rng = np.random.default_rng(0)
         sets = [[" ".join(f"w{t}" for t in rng.integers(0, 6, size=7)) for _ in range(4)]
                 for _ in range(16)]
-        ids, lengths, mask = shard(encode_sets(sets))
-        cos = _cosine_div_kernel(ids, lengths, mask, 1, 3)
-        u, t, e = _set_count_stats(ids, lengths, mask, 3)
-        gi, gl = shard(encode_sequences([s for ss in sets for s in ss]))
-        num, den, c, r = self_bleu_stats(gi, gl, 4)
-        print(json.dumps({"cos": np.asarray(cos).tolist(), "u": np.asarray(u).tolist(),
-                          "e": np.asarray(e).tolist(), "num": np.asarray(num).tolist(),
-                          "r": np.asarray(r).tolist()}))
+        enc = shard(encode_sets(sets))
+        cos = _cosine_div_kernel(enc.ids, enc.lengths, enc.ids_mask, 1, 3)
+        st = _set_count_stats(enc.ids, enc.lengths, enc.ids_mask, 3)
+        gen = shard(encode_sequences([s for ss in sets for s in ss]))
+        sb = self_bleu_stats(gen.ids, gen.lengths, 4)
+        print(json.dumps({"cos": np.asarray(cos).tolist(), "u": np.asarray(st.unique).tolist(),
+                          "e": np.asarray(st.entropy).tolist(), "num": np.asarray(sb.numerators).tolist(),
+                          "r": np.asarray(sb.ref_len).tolist()}))
     """)
     env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=8", JAX_PLATFORMS="cpu")
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
@@ -305,11 +358,13 @@ def test_eight_simulated_devices_match_one():
     rng = np.random.default_rng(0)
     sets = [[" ".join(f"w{t}" for t in rng.integers(0, 6, size=7)) for _ in range(4)]
             for _ in range(16)]
-    ids, lengths, mask = encode_sets(sets)
-    np.testing.assert_allclose(got["cos"], np.asarray(_cosine_div_kernel(ids, lengths, mask, 1, 3)),
+    enc = encode_sets(sets)
+    np.testing.assert_allclose(got["cos"], np.asarray(_cosine_div_kernel(enc.ids, enc.lengths,
+                                                                         enc.ids_mask, 1, 3)),
                                atol=1e-6)
-    u, _, e = _set_count_stats(ids, lengths, mask, 3)
-    assert got["u"] == np.asarray(u).tolist()
-    np.testing.assert_allclose(got["e"], np.asarray(e), atol=1e-6)
-    num, _, _, r = self_bleu_stats(*encode_sequences([s for ss in sets for s in ss]), 4)
-    assert got["num"] == np.asarray(num).tolist() and got["r"] == np.asarray(r).tolist()
+    st = _set_count_stats(enc.ids, enc.lengths, enc.ids_mask, 3)
+    assert got["u"] == np.asarray(st.unique).tolist()
+    np.testing.assert_allclose(got["e"], np.asarray(st.entropy), atol=1e-6)
+    gen = encode_sequences([s for ss in sets for s in ss])
+    sb = self_bleu_stats(gen.ids, gen.lengths, 4)
+    assert got["num"] == np.asarray(sb.numerators).tolist() and got["r"] == np.asarray(sb.ref_len).tolist()

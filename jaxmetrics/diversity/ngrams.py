@@ -1,7 +1,8 @@
 """Exact n-gram ids and n-gram statistics on padded token arrays.
 
 Layout: a set of token sequences is a padded ``ids [B, T]`` int array plus ``lengths [B]``
-(token ``t`` of row ``b`` is real iff ``t < lengths[b]``). The n-gram starting at ``(b, t)``
+(token ``t`` of row ``b`` is real iff ``t < lengths[b]``); :func:`encode_sequences` builds it
+from texts or token lists as an :class:`EncodedSequences`. The n-gram starting at ``(b, t)``
 is *valid* iff ``t + n <= lengths[b]``.
 
 N-gram identity is exact, not hashed: the id of an n-gram is the dense rank of the pair
@@ -10,7 +11,10 @@ by one two-key sort per order. So ids never collide, every step has a static sha
 whole thing is jit-compiled (``jnp.unique`` needs a data-dependent size; a rolling hash in
 int32 would collide).
 
-Host side (strings → arrays) lives in :func:`encode_sequences` and :func:`tevet_tokenize`.
+Layers: host side (strings → arrays) in :func:`tevet_tokenize`, :func:`encode_sequences` and
+:func:`encode_sets`; kernels (arrays in, arrays or a :class:`~jaxmetrics.Result` out, jit)
+:func:`ngram_count_stats` and :func:`ngram_cosine_matrix`; the text-level metrics
+:func:`distinct_n`, :func:`averaged_distinct_n` and :func:`ngram_entropy` (Python floats).
 """
 from __future__ import annotations
 
@@ -21,17 +25,84 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxmetrics._ops import accumulator_dtype
+from jaxmetrics._validation import check_int
+from jaxmetrics.results import Result
+
 __all__ = [
+    "EncodedSequences",
+    "EncodedSets",
+    "NGramStats",
     "tevet_tokenize",
     "encode_sequences",
     "encode_sets",
-    "ngram_ids",
     "ngram_count_stats",
     "ngram_cosine_matrix",
     "distinct_n",
     "averaged_distinct_n",
     "ngram_entropy",
 ]
+
+
+class EncodedSequences(Result):
+    """A set of token sequences as padded dense ids (:func:`encode_sequences`).
+
+    Attributes:
+      ids: int32 ``[B, T]`` dense token ids ``0..V-1`` (equal tokens ↔ equal ids; 0 at padding).
+      lengths: int32 ``[B]``; token ``t`` of row ``b`` is real iff ``t < lengths[b]``.
+
+    Examples:
+      >>> encode_sequences(["a b a", "b c"])
+      EncodedSequences(ids=i32[2,16], lengths=i32[2])
+    """
+
+    ids: np.ndarray
+    lengths: np.ndarray
+
+
+class EncodedSets(Result):
+    """``S`` response sets as padded dense ids (:func:`encode_sets`); sets may differ in size.
+
+    Attributes:
+      ids: int32 ``[S, R, T]`` dense token ids shared across all sets (0 at padding).
+      lengths: int32 ``[S, R]`` real lengths (0 for padding responses).
+      ids_mask: bool ``[S, R]``, true on the real responses of each set.
+
+    Examples:
+      >>> encode_sets([["a b", "b c"], ["a", "c", "d"]])
+      EncodedSets(ids=i32[2,3,16], lengths=i32[2,3], ids_mask=bool[2,3])
+    """
+
+    ids: np.ndarray
+    lengths: np.ndarray
+    ids_mask: np.ndarray
+
+
+class NGramStats(Result):
+    """Pooled n-gram statistics of a corpus for the orders ``n = 1..max_n`` (arrays ``[max_n]``).
+
+    Returned by :func:`ngram_count_stats` (one batch, inside ``jit``) and by
+    :meth:`NGramState.compute <jaxmetrics.diversity.NGramState.compute>` (a stream).
+
+    Attributes:
+      unique: int ``[max_n]`` number of distinct n-grams ``#{g : c(g) > 0}``.
+      total: int ``[max_n]`` number of n-grams ``N = Σ_g c(g)``.
+      distinct: float ``[max_n]`` distinct-n ``unique / total`` (0 when there are no n-grams).
+      entropy: float ``[max_n]`` ``-Σ_g (c(g)/N) ln(c(g)/N)`` in nats (0 when N = 0).
+
+    Examples:
+      >>> import jax.numpy as jnp
+      >>> s = ngram_count_stats(jnp.array([[1, 2, 1, 2]]), jnp.array([4]), max_n=2)
+      >>> s
+      NGramStats(unique=i32[2], total=i32[2], distinct=f32[2], entropy=f32[2])
+      >>> s.distinct.tolist()
+      [0.5, 0.6666666865348816]
+    """
+
+    unique: jax.Array
+    total: jax.Array
+    distinct: jax.Array
+    entropy: jax.Array
 
 
 # --------------------------------------------------------------------------------------
@@ -119,9 +190,17 @@ def _to_dense(token_lists: list[list], max_len: int | None = None,
     return ids, lengths.astype(np.int32)
 
 
+def _encode_sequences(sequences: Any, *, tokenizer: Callable[[str], list] | None = None,
+                      allow_empty: bool = False, name: str = "sequences",
+                      row_multiple: int = 1) -> EncodedSequences:
+    """:func:`encode_sequences` with the argument name used in error messages."""
+    toks = _tokenize_all(sequences, name, tokenizer, allow_empty)
+    ids, lengths = _to_dense(toks, row_multiple=row_multiple)
+    return EncodedSequences(ids=ids, lengths=lengths)
+
+
 def encode_sequences(sequences: Any, *, tokenizer: Callable[[str], list] | None = None,
-                     allow_empty: bool = False, name: str = "sequences", row_multiple: int = 1
-                     ) -> tuple[np.ndarray, np.ndarray]:
+                     allow_empty: bool = False, row_multiple: int = 1) -> EncodedSequences:
     """Turn texts or token sequences into padded dense ids ``[B, T]`` and ``lengths [B]``.
 
     Texts are split with ``tokenizer`` (default :func:`tevet_tokenize`); lists of str or int
@@ -130,29 +209,27 @@ def encode_sequences(sequences: Any, *, tokenizer: Callable[[str], list] | None 
     similar batches share one compiled kernel; ``row_multiple`` likewise appends empty
     rows (length 0) so that ``B`` is a multiple of it.
 
+    Args:
+      sequences: ``B`` texts or token sequences (str or int tokens).
+      tokenizer: ``str -> list`` used for texts (default :func:`tevet_tokenize`).
+      allow_empty: accept sequences without tokens (otherwise they raise).
+      row_multiple: pad the number of rows to a multiple of this.
+
+    Returns:
+      :class:`EncodedSequences` (``ids [B', T]`` int32, ``lengths [B']`` int32).
+
     Examples:
-      >>> ids, lengths = encode_sequences(["a b a", "b c"])
-      >>> ids[:, :3].tolist(), lengths.tolist()
+      >>> enc = encode_sequences(["a b a", "b c"])
+      >>> enc.ids[:, :3].tolist(), enc.lengths.tolist()
       ([[0, 1, 0], [1, 2, 0]], [3, 2])
     """
-    toks = _tokenize_all(sequences, name, tokenizer, allow_empty)
-    return _to_dense(toks, row_multiple=row_multiple)
+    return _encode_sequences(sequences, tokenizer=tokenizer, allow_empty=allow_empty,
+                             row_multiple=row_multiple)
 
 
-def encode_sets(sets: Any, *, tokenizer: Callable[[str], list] | None = None,
-                name: str = "response_sets", set_multiple: int = 1
-                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Encode response sets into ``ids [S, R, T]``, ``lengths [S, R]``, ``mask [S, R]``.
-
-    Every set must hold at least two non-empty responses; sets may differ in size (``mask``
-    marks the real responses). Token ids are shared across all sets. ``set_multiple``
-    appends fully masked sets so that ``S`` is a multiple of it (fewer compilations).
-
-    Examples:
-      >>> ids, lengths, mask = encode_sets([["a b", "b c"], ["a", "c", "d"]])
-      >>> ids.shape, lengths.tolist(), mask.tolist()
-      ((2, 3, 16), [[2, 2, 0], [1, 1, 1]], [[True, True, False], [True, True, True]])
-    """
+def _encode_sets(sets: Any, *, tokenizer: Callable[[str], list] | None = None,
+                 name: str = "response_sets", set_multiple: int = 1) -> EncodedSets:
+    """:func:`encode_sets` with the argument name used in error messages."""
     if isinstance(sets, (str, bytes)) or sets is None:
         raise TypeError(f"{name}: expected a list of response sets, got {type(sets).__name__}")
     sets = list(sets)
@@ -177,17 +254,37 @@ def encode_sets(sets: Any, *, tokenizer: Callable[[str], list] | None = None,
         ids[i, :k] = ids_flat[offs[i]:offs[i + 1]]
         lengths[i, :k] = len_flat[offs[i]:offs[i + 1]]
         mask[i, :k] = True
-    return ids, lengths, mask
+    return EncodedSets(ids=ids, lengths=lengths, ids_mask=mask)
+
+
+def encode_sets(response_sets: Any, *, tokenizer: Callable[[str], list] | None = None,
+                set_multiple: int = 1) -> EncodedSets:
+    """Encode response sets into ``ids [S, R, T]``, ``lengths [S, R]`` and ``ids_mask [S, R]``.
+
+    Every set must hold at least two non-empty responses; sets may differ in size
+    (``ids_mask`` marks the real responses). Token ids are shared across all sets.
+    ``set_multiple`` appends fully masked sets so that ``S`` is a multiple of it (fewer
+    compilations).
+
+    Args:
+      response_sets: ``S`` lists of >= 2 texts or token sequences.
+      tokenizer: ``str -> list`` used for texts (default :func:`tevet_tokenize`).
+      set_multiple: pad the number of sets to a multiple of this.
+
+    Returns:
+      :class:`EncodedSets`.
+
+    Examples:
+      >>> enc = encode_sets([["a b", "b c"], ["a", "c", "d"]])
+      >>> enc.ids.shape, enc.lengths.tolist(), enc.ids_mask.tolist()
+      ((2, 3, 16), [[2, 2, 0], [1, 1, 1]], [[True, True, False], [True, True, True]])
+    """
+    return _encode_sets(response_sets, tokenizer=tokenizer, set_multiple=set_multiple)
 
 
 # --------------------------------------------------------------------------------------
 # Kernels
 # --------------------------------------------------------------------------------------
-
-def _float_dtype():
-    """The default float dtype (float64 under ``jax.enable_x64(True)``)."""
-    return jnp.asarray(0.0).dtype
-
 
 def _dense_rank_pairs(a: jax.Array, b: jax.Array) -> jax.Array:
     """Dense rank of the pairs ``(a[i], b[i])`` in lexicographic order; ``[W] -> [W]``."""
@@ -200,7 +297,7 @@ def _dense_rank_pairs(a: jax.Array, b: jax.Array) -> jax.Array:
 
 
 @partial(jax.jit, static_argnames=("max_n",))
-def ngram_ids(ids: jax.Array, lengths: jax.Array, max_n: int) -> tuple[jax.Array, jax.Array]:
+def _ngram_ids(ids: jax.Array, lengths: jax.Array, max_n: int) -> tuple[jax.Array, jax.Array]:
     """Exact ids of all n-grams, n = 1..max_n, of a padded batch.
 
     ``gid[n-1, b, t]`` is the id of the n-gram ``ids[b, t:t+n]``; two windows have the same
@@ -214,11 +311,6 @@ def ngram_ids(ids: jax.Array, lengths: jax.Array, max_n: int) -> tuple[jax.Array
 
     Returns:
       ``(gid [max_n, B, T] int32, valid [max_n, B, T] bool)``.
-
-    Examples:
-      >>> g, v = ngram_ids(jnp.array([[5, 7, 5, 7]]), jnp.array([4]), max_n=2)
-      >>> g[1, 0, 0] == g[1, 0, 2], v[1, 0].tolist()
-      (Array(True, dtype=bool), [True, True, True, False])
     """
     B, T = ids.shape
     W = B * T
@@ -253,7 +345,7 @@ def _pooled_stats_one_order(g: jax.Array, valid: jax.Array):
     unique = jnp.sum(start)
     total = jnp.sum(ok)
     run = jnp.cumsum(start.astype(jnp.int32)) - 1
-    cnt = jax.ops.segment_sum(ok.astype(_float_dtype()),
+    cnt = jax.ops.segment_sum(ok.astype(accumulator_dtype()),
                               jnp.where(ok, run, W), num_segments=W + 1)[:W]
     totf = jnp.maximum(total, 1).astype(cnt.dtype)
     p = cnt / totf
@@ -262,29 +354,34 @@ def _pooled_stats_one_order(g: jax.Array, valid: jax.Array):
 
 
 @partial(jax.jit, static_argnames=("max_n",))
-def ngram_count_stats(ids: jax.Array, lengths: jax.Array, max_n: int):
+def ngram_count_stats(ids: jax.Array, lengths: jax.Array, max_n: int) -> NGramStats:
     """Pooled n-gram statistics of a set of sequences, for n = 1..max_n.
 
     With ``c(g)`` the number of occurrences of n-gram ``g`` over all rows and
-    ``N = Σ_g c(g)``: ``unique = #{g : c(g) > 0}``, ``total = N`` and
-    ``entropy = -Σ_g (c(g)/N) ln(c(g)/N)`` (nats; 0 when N = 0). Sufficient statistics for
-    distinct-n (``unique / total``) and n-gram entropy. vmap over a leading set axis to
-    get per-set values.
+    ``N = Σ_g c(g)``: ``unique = #{g : c(g) > 0}``, ``total = N``, ``distinct = unique / N``
+    and ``entropy = -Σ_g (c(g)/N) ln(c(g)/N)`` (nats; both 0 when N = 0). A kernel (no
+    checks; jit-compiled): vmap over a leading set axis to get per-set values.
 
     Args:
-      ids: ``[B, T]`` token ids; lengths: ``[B]``; max_n: static.
+      ids: ``[B, T]`` integer token ids (padding ignored).
+      lengths: ``[B]`` real lengths.
+      max_n: largest n-gram order (static).
 
     Returns:
-      ``(unique [max_n] int, total [max_n] int, entropy [max_n] float)``.
+      :class:`NGramStats` of arrays ``[max_n]``.
 
     Examples:
-      >>> u, t, e = ngram_count_stats(jnp.array([[1, 2, 1, 2]]), jnp.array([4]), max_n=2)
-      >>> u.tolist(), t.tolist()
+      >>> s = ngram_count_stats(jnp.array([[1, 2, 1, 2]]), jnp.array([4]), max_n=2)
+      >>> s.unique.tolist(), s.total.tolist()
       ([2, 2], [4, 3])
     """
-    gid, valid = ngram_ids(ids, lengths, max_n)
+    gid, valid = _ngram_ids(ids, lengths, max_n)
     W = ids.shape[0] * ids.shape[1]
-    return jax.vmap(_pooled_stats_one_order)(gid.reshape(max_n, W), valid.reshape(max_n, W))
+    unique, total, entropy = jax.vmap(_pooled_stats_one_order)(gid.reshape(max_n, W),
+                                                               valid.reshape(max_n, W))
+    dt = entropy.dtype
+    distinct = jnp.where(total > 0, unique.astype(dt) / jnp.maximum(total, 1).astype(dt), 0.0)
+    return NGramStats(unique=unique, total=total, distinct=distinct, entropy=entropy)
 
 
 @partial(jax.jit, static_argnames=("n",))
@@ -296,21 +393,23 @@ def ngram_cosine_matrix(ids: jax.Array, lengths: jax.Array, n: int) -> jax.Array
     ``[R, R*T]`` count matrix, so meant for response sets (R small); vmap over sets.
 
     Args:
-      ids: ``[R, T]`` token ids; lengths: ``[R]``; n: n-gram order (static).
+      ids: ``[R, T]`` token ids.
+      lengths: ``[R]`` real lengths.
+      n: n-gram order (static).
 
     Returns:
       ``[R, R]`` similarity matrix.
 
     Examples:
-      >>> ids, lengths = encode_sequences(["a b c", "a b d", "x y z"])
-      >>> [round(float(v), 4) for v in ngram_cosine_matrix(ids, lengths, n=1)[0]]
+      >>> enc = encode_sequences(["a b c", "a b d", "x y z"])
+      >>> [round(float(v), 4) for v in ngram_cosine_matrix(enc.ids, enc.lengths, n=1)[0]]
       [1.0, 0.6667, 0.0]
     """
     R, T = ids.shape
     W = R * T
-    gid, valid = ngram_ids(ids, lengths, n)
+    gid, valid = _ngram_ids(ids, lengths, n)
     g, v = gid[n - 1], valid[n - 1]
-    dtype = _float_dtype()
+    dtype = accumulator_dtype()
     rows = jnp.broadcast_to(jnp.arange(R)[:, None], (R, T))
     counts = jnp.zeros((R, W + 1), dtype).at[rows, jnp.where(v, g, W)].add(v.astype(dtype))
     counts = counts[:, :W]
@@ -325,11 +424,15 @@ def ngram_cosine_matrix(ids: jax.Array, lengths: jax.Array, n: int) -> jax.Array
 # --------------------------------------------------------------------------------------
 
 def _check_orders(n_min: int, n_max: int) -> None:
-    from jaxmetrics._validation import check_int
     check_int(n_min, "n_min", minimum=1)
     check_int(n_max, "n_max", minimum=1)
     if n_max < n_min:
         raise ValueError(f"n_max: must be >= n_min ({n_min}), got {n_max}")
+
+
+def _corpus_stats(sequences: Sequence, max_n: int, tokenizer: Callable | None) -> NGramStats:
+    enc = _encode_sequences(sequences, tokenizer=tokenizer, allow_empty=True, row_multiple=_ROWS)
+    return ngram_count_stats(enc.ids, enc.lengths, max_n)
 
 
 def distinct_n(sequences: Sequence, n: int = 3, *, tokenizer: Callable | None = None) -> float:
@@ -342,17 +445,18 @@ def distinct_n(sequences: Sequence, n: int = 3, *, tokenizer: Callable | None = 
       sequences: list of texts (split by :func:`tevet_tokenize` or ``tokenizer``) or of
         token sequences (str or int tokens).
       n: n-gram order >= 1.
+      tokenizer: ``str -> list`` used for texts.
+
+    Returns:
+      the ratio as a Python float.
 
     Examples:
       >>> distinct_n(["a b a b", "a b c"], n=2)
       0.6
     """
-    from jaxmetrics._validation import check_int
     check_int(n, "n", minimum=1)
-    ids, lengths = encode_sequences(sequences, tokenizer=tokenizer, allow_empty=True,
-                                    row_multiple=_ROWS)
-    u, t, _ = ngram_count_stats(ids, lengths, n)
-    u, t = int(u[n - 1]), int(t[n - 1])
+    s = _corpus_stats(sequences, n, tokenizer)
+    u, t = int(s.unique[n - 1]), int(s.total[n - 1])
     return u / t if t > 0 else 0.0
 
 
@@ -362,15 +466,21 @@ def averaged_distinct_n(sequences: Sequence, n_min: int = 1, n_max: int = 5, *,
 
     Tevet & Berant's ``AveragedDistinctNgrams`` (their default n = 1..5).
 
+    Args:
+      sequences: texts or token sequences (as :func:`distinct_n`).
+      n_min, n_max: the range of orders, ``1 <= n_min <= n_max``.
+      tokenizer: ``str -> list`` used for texts.
+
+    Returns:
+      the mean as a Python float.
+
     Examples:
       >>> round(averaged_distinct_n(["a b a b", "a b c"], 1, 2), 4)  # (3/7 + 3/5) / 2
       0.5143
     """
     _check_orders(n_min, n_max)
-    ids, lengths = encode_sequences(sequences, tokenizer=tokenizer, allow_empty=True,
-                                    row_multiple=_ROWS)
-    u, t, _ = ngram_count_stats(ids, lengths, n_max)
-    u, t = np.asarray(u)[n_min - 1:], np.asarray(t)[n_min - 1:]
+    s = _corpus_stats(sequences, n_max, tokenizer)
+    u, t = np.asarray(s.unique)[n_min - 1:], np.asarray(s.total)[n_min - 1:]
     return float(np.mean(np.where(t > 0, u / np.maximum(t, 1), 0.0)))
 
 
@@ -380,13 +490,17 @@ def ngram_entropy(sequences: Sequence, n: int = 4, *, tokenizer: Callable | None
     ``H_n = -Σ_g p(g) ln p(g)`` with ``p(g) = c(g) / Σ_g' c(g')`` over all n-grams of all
     sequences; 0 if there are no n-grams.
 
+    Args:
+      sequences: texts or token sequences (as :func:`distinct_n`).
+      n: n-gram order >= 1.
+      tokenizer: ``str -> list`` used for texts.
+
+    Returns:
+      the entropy as a Python float.
+
     Examples:
       >>> round(ngram_entropy(["a b", "c d"], n=1), 4)  # 4 equiprobable words: ln 4
       1.3863
     """
-    from jaxmetrics._validation import check_int
     check_int(n, "n", minimum=1)
-    ids, lengths = encode_sequences(sequences, tokenizer=tokenizer, allow_empty=True,
-                                    row_multiple=_ROWS)
-    _, _, e = ngram_count_stats(ids, lengths, n)
-    return float(e[n - 1])
+    return float(_corpus_stats(sequences, n, tokenizer).entropy[n - 1])

@@ -7,6 +7,12 @@ For a response set ``S = {s_1..s_R}`` and a symmetric similarity ``sim``:
 i.e. the *negated* mean similarity (≤ 0 for cosine-like similarities). Everything here is
 batched over many sets ``[S, R, ...]`` with a response mask ``[S, R]`` (sets may differ in
 size) and vmapped.
+
+Layers: the kernels :func:`similarity_to_diversity` (a similarity matrix → diversity) and
+:func:`batched_set_diversity` (any pairwise similarity function, vmapped over sets); per-set
+metrics on response sets, each returning ``[S]``: :func:`embedding_cosine_diversity`,
+:func:`ngram_cosine_diversity`, :func:`distinct_n_sets`, :func:`ngram_entropy_sets`,
+:func:`self_bleu_sets`.
 """
 from __future__ import annotations
 
@@ -17,12 +23,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxmetrics._validation import check_int
+from jaxmetrics._ops import accumulator_dtype
+from jaxmetrics._validation import check_int, check_mask
 from jaxmetrics.diversity.ngrams import (
     _check_orders,
+    _encode_sets,
     _ROWS,
-    _float_dtype,
-    encode_sets,
     ngram_cosine_matrix,
     ngram_count_stats,
 )
@@ -30,10 +36,7 @@ from jaxmetrics.diversity.selfbleu import bleu_from_stats, self_bleu_stats
 
 __all__ = [
     "similarity_to_diversity",
-    "pairwise_similarity",
-    "set_diversity",
     "batched_set_diversity",
-    "cosine_similarity",
     "embedding_cosine_diversity",
     "ngram_cosine_diversity",
     "distinct_n_sets",
@@ -42,94 +45,91 @@ __all__ = [
 ]
 
 
-def similarity_to_diversity(sim: jax.Array, mask: jax.Array | None = None) -> jax.Array:
-    """``-mean_{i>j} sim[..., i, j]`` over pairs of responses in ``mask``.
+def similarity_to_diversity(sim: jax.Array, sim_mask: jax.Array | None = None) -> jax.Array:
+    """``-mean_{i>j} sim[..., i, j]`` over the pairs of responses kept by ``sim_mask``.
 
     Args:
       sim: ``[..., R, R]`` pairwise similarities (only the strict lower triangle is read).
-      mask: optional ``[..., R]`` bool of real responses (>= 2 per set; sets with fewer
-        give 0, the public wrappers reject them).
+      sim_mask: optional ``[..., R]`` bool of the real responses, i.e. of the rows (and
+        columns) of ``sim`` (>= 2 per set; sets with fewer give 0, the public wrappers
+        reject them).
 
     Returns:
       ``[...]`` diversities.
 
     Examples:
+      >>> import jax.numpy as jnp
       >>> sim = jnp.array([[1., .5, .2], [.5, 1., .8], [.2, .8, 1.]])
       >>> round(float(similarity_to_diversity(sim)), 4)
+      -0.5
+      >>> float(similarity_to_diversity(sim, jnp.array([True, True, False])))
       -0.5
     """
     sim = jnp.asarray(sim)
     R = sim.shape[-1]
-    m = jnp.ones(sim.shape[:-1], bool) if mask is None else jnp.asarray(mask, bool)
+    m = jnp.ones(sim.shape[:-1], bool) if sim_mask is None else jnp.asarray(sim_mask, bool)
     pair = jnp.tril(jnp.ones((R, R), bool), k=-1) & m[..., :, None] & m[..., None, :]
     cnt = jnp.sum(pair, axis=(-1, -2))
     tot = jnp.sum(jnp.where(pair, sim, 0.0), axis=(-1, -2))
     return 0.0 - tot / jnp.maximum(cnt, 1).astype(tot.dtype)  # 0 - x: no negative zero
 
 
-def pairwise_similarity(x: Any, sim_fn: Callable[[Any, Any], jax.Array]) -> jax.Array:
-    """``[R, R]`` matrix ``sim_fn(x[i], x[j])`` for a pytree ``x`` with leading axis ``R``.
-
-    ``sim_fn`` takes two single responses (pytrees without the leading axis, e.g. a
-    sentence vector ``[D]`` or ``(token_embeddings [L, D], token_mask [L])``) and returns
-    a scalar; it is vmapped over both arguments.
-
-    Examples:
-      >>> e = jnp.array([[1., 0.], [0., 1.], [1., 1.]])
-      >>> pairwise_similarity(e, lambda a, b: a @ b).tolist()
-      [[1.0, 0.0, 1.0], [0.0, 1.0, 1.0], [1.0, 1.0, 2.0]]
-    """
+def _pairwise_similarity(x: Any, sim_fn: Callable[[Any, Any], jax.Array]) -> jax.Array:
+    """``[R, R]`` matrix ``sim_fn(x[i], x[j])`` for a pytree ``x`` with leading axis ``R``."""
     return jax.vmap(lambda a: jax.vmap(lambda b: sim_fn(a, b))(x))(x)
 
 
-def set_diversity(x: Any, sim_fn: Callable, mask: jax.Array | None = None) -> jax.Array:
-    """Diversity of one response set: ``similarity_to_diversity(pairwise_similarity(x))``.
-
-    Examples:
-      >>> e = jnp.array([[1., 0.], [0., 1.], [1., 0.]])
-      >>> float(set_diversity(e, cosine_similarity))  # pairs: 0, 1, 0
-      -0.3333333432674408
-    """
-    return similarity_to_diversity(pairwise_similarity(x, sim_fn), mask)
+def _set_diversity(x: Any, sim_fn: Callable, x_mask: jax.Array | None = None) -> jax.Array:
+    """Diversity of one response set: ``similarity_to_diversity(pairwise sim_fn(x))``."""
+    return similarity_to_diversity(_pairwise_similarity(x, sim_fn), x_mask)
 
 
 @partial(jax.jit, static_argnames=("sim_fn",))
-def batched_set_diversity(x: Any, sim_fn: Callable, mask: jax.Array | None = None) -> jax.Array:
-    """:func:`set_diversity` vmapped over sets: ``x`` leaves ``[S, R, ...]``, ``mask [S, R]``.
+def batched_set_diversity(x: Any, sim_fn: Callable, x_mask: jax.Array | None = None) -> jax.Array:
+    """Diversity ``-mean_{i>j} sim_fn(x[s, i], x[s, j])`` of every set ``s``.
 
-    ``sim_fn`` is static (pass the same function object to avoid recompiling).
+    ``sim_fn`` takes two single responses (pytrees without the leading axes, e.g. a
+    sentence vector ``[D]`` or ``(token_vectors [L, D], token_mask [L])``) and returns a
+    scalar; it is vmapped over both responses and over the sets. ``sim_fn`` is static (pass
+    the same function object to avoid recompiling).
+
+    Args:
+      x: a pytree whose leaves are ``[S, R, ...]``.
+      sim_fn: ``(a, b) -> scalar`` symmetric similarity of two responses.
+      x_mask: optional ``[S, R]`` bool of the real responses (>= 2 per set).
+
+    Returns:
+      ``[S]`` diversities.
 
     Examples:
+      >>> import jax.numpy as jnp
       >>> e = jnp.array([[[1., 0.], [1., 0.]], [[1., 0.], [0., 1.]]])
-      >>> batched_set_diversity(e, cosine_similarity).tolist()
+      >>> batched_set_diversity(e, jnp.dot).tolist()
       [-1.0, 0.0]
     """
-    if mask is None:
-        return jax.vmap(lambda a: set_diversity(a, sim_fn))(x)
-    return jax.vmap(lambda a, m: set_diversity(a, sim_fn, m))(x, mask)
+    if x_mask is None:
+        return jax.vmap(lambda a: _set_diversity(a, sim_fn))(x)
+    return jax.vmap(lambda a, m: _set_diversity(a, sim_fn, m))(x, x_mask)
 
 
-def cosine_similarity(a: jax.Array, b: jax.Array, eps: float = 1e-12) -> jax.Array:
-    """Cosine of two vectors ``[D]``: ``a·b / max(‖a‖‖b‖, eps)``.
-
-    Examples:
-      >>> float(cosine_similarity(jnp.array([1., 0.]), jnp.array([1., 1.])))
-      0.7071067690849304
-    """
+def _cosine_similarity(a: jax.Array, b: jax.Array, eps: float = 1e-12) -> jax.Array:
+    """Cosine of two vectors ``[D]``: ``a·b / max(‖a‖‖b‖, eps)``."""
     return jnp.dot(a, b) / jnp.maximum(jnp.linalg.norm(a) * jnp.linalg.norm(b), eps)
 
 
-def embedding_cosine_diversity(embeddings: Any, mask: Any = None) -> np.ndarray:
+def embedding_cosine_diversity(embeddings: Any, embeddings_mask: Any = None) -> np.ndarray:
     """Sent-BERT diversity: ``-mean_{i>j} cos(e_i, e_j)`` per set of sentence embeddings.
 
     Args:
       embeddings: ``[S, R, D]`` (or one set ``[R, D]``) sentence embeddings.
-      mask: optional ``[S, R]`` bool of real responses (>= 2 per set).
+      embeddings_mask: optional ``[S, R]`` (or ``[R]``) bool of the real responses (>= 2 per
+        set).
 
     Returns:
-      ``[S]`` (or a scalar for one set).
+      ``[S]`` (or a 0-d array for one set).
 
     Examples:
+      >>> import numpy as np
       >>> e = np.array([[1., 0.], [0., 1.], [1., 1.]])
       >>> round(float(embedding_cosine_diversity(e)), 4)  # -(0 + .7071 + .7071) / 3
       -0.4714
@@ -144,16 +144,16 @@ def embedding_cosine_diversity(embeddings: Any, mask: Any = None) -> np.ndarray:
         raise ValueError(f"embeddings: expected [S, R, D] or [R, D], got shape {e.shape}")
     if not np.all(np.isfinite(e)):
         raise ValueError("embeddings: contains NaN or infinite values")
-    m = np.ones(e.shape[:2], bool) if mask is None else np.asarray(mask, bool)
-    if single and mask is not None:
-        m = m.reshape(1, -1)
-    if m.shape != e.shape[:2]:
-        raise ValueError(f"mask: expected shape {e.shape[:2]}, got {m.shape}")
+    if embeddings_mask is None:
+        m = np.ones(e.shape[:2], bool)
+    else:
+        m = np.asarray(check_mask(embeddings_mask, e.shape[1:2] if single else e.shape[:2],
+                                  "embeddings_mask")).reshape(e.shape[:2])
     few = np.nonzero(m.sum(1) < 2)[0]
     if few.size:
         raise ValueError(f"embeddings: set {few[0]} has fewer than 2 responses")
-    out = np.asarray(batched_set_diversity(jnp.asarray(e), cosine_similarity, jnp.asarray(m)))
-    return out[0] if single else out
+    out = np.asarray(batched_set_diversity(jnp.asarray(e), _cosine_similarity, jnp.asarray(m)))
+    return np.asarray(out[0]) if single else out
 
 
 # ---------------------------------------------------------------------------------------
@@ -178,6 +178,8 @@ def ngram_cosine_diversity(response_sets: Sequence, n_min: int = 1, n_max: int =
 
     Args:
       response_sets: ``S`` sets, each a list of >= 2 texts or token sequences.
+      n_min, n_max: the range of orders.
+      tokenizer: ``str -> list`` used for texts.
 
     Returns:
       ``[S]`` float array (≤ 0; higher = more diverse).
@@ -187,13 +189,14 @@ def ngram_cosine_diversity(response_sets: Sequence, n_min: int = 1, n_max: int =
       [-1.0, 0.0]
     """
     _check_orders(n_min, n_max)
-    ids, lengths, mask = encode_sets(response_sets, tokenizer=tokenizer, set_multiple=_ROWS)
-    d = _cosine_div_kernel(ids, lengths, mask, n_min, n_max)
+    enc = _encode_sets(response_sets, tokenizer=tokenizer, set_multiple=_ROWS)
+    d = _cosine_div_kernel(enc.ids, enc.lengths, enc.ids_mask, n_min, n_max)
     return np.asarray(jnp.mean(d, axis=1))[:len(response_sets)]
 
 
 @partial(jax.jit, static_argnames=("max_n",))
 def _set_count_stats(ids, lengths, mask, max_n: int):
+    """:func:`ngram_count_stats` of every set (fields ``[S, max_n]``)."""
     return jax.vmap(lambda i, l: ngram_count_stats(i, l, max_n))(ids, jnp.where(mask, lengths, 0))
 
 
@@ -201,14 +204,22 @@ def distinct_n_sets(response_sets: Sequence, n_min: int = 1, n_max: int = 5, *,
                     tokenizer: Callable | None = None) -> np.ndarray:
     """Averaged distinct-n of every set: ``mean_n #unique / #total`` pooled within the set.
 
+    Args:
+      response_sets: ``S`` sets, each a list of >= 2 texts or token sequences.
+      n_min, n_max: the range of orders.
+      tokenizer: ``str -> list`` used for texts.
+
+    Returns:
+      ``[S]`` float64 array.
+
     Examples:
       >>> distinct_n_sets([["a b", "a b"], ["a b", "c d"]], 1, 2).tolist()
       [0.5, 1.0]
     """
     _check_orders(n_min, n_max)
-    ids, lengths, mask = encode_sets(response_sets, tokenizer=tokenizer, set_multiple=_ROWS)
-    u, t, _ = _set_count_stats(ids, lengths, mask, n_max)
-    u, t = np.asarray(u)[:, n_min - 1:], np.asarray(t)[:, n_min - 1:]
+    enc = _encode_sets(response_sets, tokenizer=tokenizer, set_multiple=_ROWS)
+    st = _set_count_stats(enc.ids, enc.lengths, enc.ids_mask, n_max)
+    u, t = np.asarray(st.unique)[:, n_min - 1:], np.asarray(st.total)[:, n_min - 1:]
     return np.mean(np.where(t > 0, u / np.maximum(t, 1), 0.0), axis=1)[:len(response_sets)]
 
 
@@ -216,21 +227,29 @@ def ngram_entropy_sets(response_sets: Sequence, n: int = 2, *,
                        tokenizer: Callable | None = None) -> np.ndarray:
     """Pooled n-gram entropy (nats) of every set, ``[S]``.
 
+    Args:
+      response_sets: ``S`` sets, each a list of >= 2 texts or token sequences.
+      n: n-gram order >= 1.
+      tokenizer: ``str -> list`` used for texts.
+
+    Returns:
+      ``[S]`` float64 array.
+
     Examples:
       >>> ngram_entropy_sets([["a a", "a a"], ["a b", "c d"]], n=1).round(4).tolist()
       [0.0, 1.3863]
     """
     check_int(n, "n", minimum=1)
-    ids, lengths, mask = encode_sets(response_sets, tokenizer=tokenizer, set_multiple=_ROWS)
-    _, _, e = _set_count_stats(ids, lengths, mask, n)
-    return np.asarray(e, np.float64)[:len(response_sets), n - 1]
+    enc = _encode_sets(response_sets, tokenizer=tokenizer, set_multiple=_ROWS)
+    st = _set_count_stats(enc.ids, enc.lengths, enc.ids_mask, n)
+    return np.asarray(st.entropy, np.float64)[:len(response_sets), n - 1]
 
 
 @partial(jax.jit, static_argnames=("max_n",))
 def _self_bleu_sets_kernel(ids, lengths, mask, weights, max_n: int):
     def one(i, l, m):
-        num, den, c, r = self_bleu_stats(i, l, max_n, m)
-        b = bleu_from_stats(num, den, c, r, weights)
+        st = self_bleu_stats(i, l, max_n, m)
+        b = bleu_from_stats(st.numerators, st.denominators, st.hyp_len, st.ref_len, weights)
         return jnp.sum(jnp.where(m, b, 0.0)) / jnp.maximum(jnp.sum(m), 1)
     return jax.vmap(one)(ids, lengths, mask)
 
@@ -239,11 +258,23 @@ def self_bleu_sets(response_sets: Sequence, n: int = 4, *,
                    tokenizer: Callable | None = None) -> np.ndarray:
     """Mean Self-BLEU-n inside every set (each response vs the others of its set), ``[S]``.
 
+    Computed in the default float dtype inside ``jit`` (float32 unless x64 is on), so it
+    equals :func:`~jaxmetrics.diversity.self_bleu_scores` of each set to ~1e-6.
+
+    Args:
+      response_sets: ``S`` sets, each a list of >= 2 texts or token sequences.
+      n: n-gram order >= 1 (uniform weights).
+      tokenizer: ``str -> list`` used for texts.
+
+    Returns:
+      ``[S]`` float array.
+
     Examples:
       >>> self_bleu_sets([["a b c d", "a b c d"], ["a b c d", "w x y z"]], n=2).round(4).tolist()
       [1.0, 0.0]
     """
     check_int(n, "n", minimum=1)
-    ids, lengths, mask = encode_sets(response_sets, tokenizer=tokenizer, set_multiple=_ROWS)
-    w = jnp.full((n,), 1.0 / n, _float_dtype())
-    return np.asarray(_self_bleu_sets_kernel(ids, lengths, mask, w, n))[:len(response_sets)]
+    enc = _encode_sets(response_sets, tokenizer=tokenizer, set_multiple=_ROWS)
+    w = jnp.full((n,), 1.0 / n, accumulator_dtype())
+    out = _self_bleu_sets_kernel(enc.ids, enc.lengths, enc.ids_mask, w, n)
+    return np.asarray(out)[:len(response_sets)]

@@ -11,15 +11,19 @@ experiments and Holtzman et al.): for hypothesis ``h`` of length ``c`` and refer
 * ``BLEU = 0`` if the unigram numerator is 0, else ``BP · exp(Σ_n w_n ln p_n)``.
 
 Self-BLEU-N averages BLEU with uniform weights ``w_n = 1/N`` (n = 1..N) over the
-hypotheses (optionally a seeded sample of them, ``random.Random(seed).sample``).
+hypotheses (optionally a seeded sample of them, drawn with ``jax.random`` from
+``jax.random.key(seed)``).
 
 Vectorisation: the max over all *other* generations is the top-2 trick — per n-gram keep
 the largest and second largest per-generation count; a generation holding the largest
 uses the second. Everything is sorts and segment reductions on ``[B*T]`` arrays.
+
+Layers: the kernel :func:`self_bleu_stats` (integer statistics of every row, jit, returns a
+:class:`SelfBLEUStats`) and :func:`bleu_from_stats`; on texts or token sequences
+:func:`self_bleu_scores` (every generation) and :func:`self_bleu` (the mean).
 """
 from __future__ import annotations
 
-import random
 from functools import partial
 from typing import Callable, Sequence
 
@@ -28,9 +32,32 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxmetrics._validation import check_int
-from jaxmetrics.diversity.ngrams import _ROWS, encode_sequences, ngram_ids
+from jaxmetrics.diversity.ngrams import _ROWS, _encode_sequences, _ngram_ids
+from jaxmetrics.results import Result
 
-__all__ = ["self_bleu_stats", "bleu_from_stats", "self_bleu_scores", "self_bleu"]
+__all__ = ["SelfBLEUStats", "self_bleu_stats", "bleu_from_stats", "self_bleu_scores", "self_bleu"]
+
+
+class SelfBLEUStats(Result):
+    """Integer sufficient statistics of Self-BLEU for every row (:func:`self_bleu_stats`).
+
+    Attributes:
+      numerators: int32 ``[B, max_n]`` clipped n-gram matches against all other rows.
+      denominators: int32 ``[B, max_n]`` ``max(1, #n-grams)`` of the row.
+      hyp_len: int32 ``[B]`` the row's length ``c``.
+      ref_len: int32 ``[B]`` the closest other length ``ρ``.
+
+    Examples:
+      >>> from jaxmetrics.diversity import encode_sequences
+      >>> enc = encode_sequences(["a b c", "a b d", "a b c"])
+      >>> self_bleu_stats(enc.ids, enc.lengths, max_n=2)
+      SelfBLEUStats(numerators=i32[3,2], denominators=i32[3,2], hyp_len=i32[3], ref_len=i32[3])
+    """
+
+    numerators: jax.Array
+    denominators: jax.Array
+    hyp_len: jax.Array
+    ref_len: jax.Array
 
 
 def _clipped_numerators(g: jax.Array, valid: jax.Array, row: jax.Array, B: int) -> jax.Array:
@@ -73,38 +100,40 @@ def _closest_other_length(lengths: jax.Array, mask: jax.Array | None = None) -> 
 
 @partial(jax.jit, static_argnames=("max_n",))
 def self_bleu_stats(ids: jax.Array, lengths: jax.Array, max_n: int = 4,
-                    mask: jax.Array | None = None):
+                    ids_mask: jax.Array | None = None) -> SelfBLEUStats:
     """Integer sufficient statistics of Self-BLEU for every row of a padded batch.
 
     Args:
-      ids: ``[B, T]`` token ids (B >= 2); lengths: ``[B]`` real lengths.
+      ids: ``[B, T]`` token ids (B >= 2).
+      lengths: ``[B]`` real lengths.
       max_n: largest n-gram order (static).
-      mask: optional ``[B]`` bool; rows outside it are neither references nor counted
-        (their own outputs are meaningless).
+      ids_mask: optional ``[B]`` bool over the rows of ``ids``; rows outside it are neither
+        references nor counted (their own outputs are meaningless).
 
     Returns:
-      ``(numerators [B, max_n], denominators [B, max_n], hyp_len [B], ref_len [B])`` —
-      clipped matches against all other rows, ``max(1, #n-grams)``, the row length and the
-      closest other length (see the module docstring).
+      :class:`SelfBLEUStats`: clipped matches against all other rows, ``max(1, #n-grams)``,
+      the row length and the closest other length (see the module docstring).
 
     Examples:
-      >>> ids, lengths = encode_sequences(["a b c", "a b d", "a b c"])
-      >>> num, den, c, r = self_bleu_stats(ids, lengths, max_n=2)
-      >>> num.tolist(), den.tolist(), r.tolist()
+      >>> from jaxmetrics.diversity import encode_sequences
+      >>> enc = encode_sequences(["a b c", "a b d", "a b c"])
+      >>> s = self_bleu_stats(enc.ids, enc.lengths, max_n=2)
+      >>> s.numerators.tolist(), s.denominators.tolist(), s.ref_len.tolist()
       ([[3, 2], [2, 1], [3, 2]], [[3, 2], [3, 2], [3, 2]], [3, 3, 3])
     """
     B, T = ids.shape
     W = B * T
     lengths = lengths.astype(jnp.int32)
-    if mask is not None:
-        lengths = jnp.where(mask, lengths, 0)
-    gid, valid = ngram_ids(ids, lengths, max_n)
+    if ids_mask is not None:
+        lengths = jnp.where(ids_mask, lengths, 0)
+    gid, valid = _ngram_ids(ids, lengths, max_n)
     row = jnp.broadcast_to(jnp.arange(B, dtype=jnp.int32)[:, None], (B, T)).reshape(W)
     nums = jax.vmap(lambda g, v: _clipped_numerators(g, v, row, B))(
         gid.reshape(max_n, W), valid.reshape(max_n, W))
     orders = jnp.arange(1, max_n + 1, dtype=jnp.int32)
     dens = jnp.maximum(1, lengths[:, None] - orders[None, :] + 1)
-    return nums.T, dens, lengths, _closest_other_length(lengths, mask)
+    return SelfBLEUStats(numerators=nums.T, denominators=dens, hyp_len=lengths,
+                         ref_len=_closest_other_length(lengths, ids_mask))
 
 
 def bleu_from_stats(numerators: jax.Array, denominators: jax.Array, hyp_len: jax.Array,
@@ -116,8 +145,10 @@ def bleu_from_stats(numerators: jax.Array, denominators: jax.Array, hyp_len: jax
     ``exp(1 - ρ/c)``.
 
     Args:
-      numerators, denominators: ``[..., N]``; hyp_len, ref_len: ``[...]``;
-      weights: ``[N]``; epsilon: method1's added count.
+      numerators, denominators: ``[..., N]`` (e.g. the fields of :class:`SelfBLEUStats`).
+      hyp_len, ref_len: ``[...]``.
+      weights: ``[N]`` weights of the orders ``1..N``.
+      epsilon: method1's added count.
 
     Returns:
       ``[...]`` BLEU values.
@@ -173,6 +204,11 @@ def self_bleu_scores(generations: Sequence, n: int = 4, *, weights=None,
         token sequences (str/int tokens, e.g. model token ids). Empty ones are allowed (BLEU 0).
       n: n-gram order; weights default to uniform ``1/n`` for orders ``1..n``.
       weights: optional explicit weights ``[N]`` (orders ``1..N``).
+      tokenizer: ``str -> list`` used for texts (default
+        :func:`~jaxmetrics.diversity.tevet_tokenize`).
+
+    Returns:
+      ``[B]`` float64 numpy array.
 
     Examples:
       >>> self_bleu_scores(["a b c d", "a b c e", "x y z w"], n=2).round(4).tolist()
@@ -180,29 +216,42 @@ def self_bleu_scores(generations: Sequence, n: int = 4, *, weights=None,
     """
     check_int(n, "n", minimum=1)
     w = _weights_for(n, weights)
-    ids, lengths = encode_sequences(generations, tokenizer=tokenizer, allow_empty=True,
-                                    name="generations", row_multiple=_ROWS)
+    enc = _encode_sequences(generations, tokenizer=tokenizer, allow_empty=True,
+                            name="generations", row_multiple=_ROWS)
     B = len(generations)
     if B < 2:
         raise ValueError(f"generations: need at least 2 generations, got {B}")
-    mask = jnp.arange(ids.shape[0]) < B
-    num, den, c, r = (np.asarray(a)[:B] for a in self_bleu_stats(ids, lengths, len(w), mask))
-    return _bleu_numpy(num, den, c, r, w)
+    mask = jnp.arange(enc.ids.shape[0]) < B
+    st = jax.tree.map(lambda a: np.asarray(a)[:B], self_bleu_stats(enc.ids, enc.lengths, len(w), mask))
+    return _bleu_numpy(st.numerators, st.denominators, st.hyp_len, st.ref_len, w)
+
+
+def _sample_indices(num: int, n_samples: int, seed: int) -> np.ndarray:
+    """The ``n_samples`` distinct hypothesis indices of :func:`self_bleu` for ``seed``."""
+    key = jax.random.key(seed)
+    return np.asarray(jax.random.choice(key, num, shape=(n_samples,), replace=False))
 
 
 def self_bleu(generations: Sequence, n: int = 4, *, n_samples: int | None = None,
               seed: int = 1234, weights=None, tokenizer: Callable | None = None) -> float:
     """Self-BLEU-n: mean BLEU of (sampled) generations against all other generations.
 
-    With ``n_samples`` the hypotheses are ``random.Random(seed).sample(range(B),
-    n_samples)`` (the MAUVE experiments use 500 and seed 1234); references are always all
-    other generations. Higher = less diverse.
+    ``mean_{i ∈ H} BLEU(g_i; {g_j : j != i})`` (see :func:`self_bleu_scores`). ``H`` is all
+    hypotheses, or with ``n_samples`` the distinct indices
+    ``jax.random.choice(jax.random.key(seed), B, shape=(n_samples,), replace=False)`` (the
+    MAUVE experiments average over 500 sampled hypotheses); references are always all other
+    generations. Higher = less diverse.
 
     Args:
       generations: ``B >= 2`` texts or token sequences.
       n: n-gram order (uniform weights over 1..n).
       n_samples: number of hypotheses to average over (``<= B``), or None for all.
-      seed: seed of Python's ``random.Random`` used for the sample.
+      seed: integer seed of the ``jax.random`` key the sample is drawn with.
+      weights: optional explicit weights ``[N]`` (orders ``1..N``) instead of uniform.
+      tokenizer: ``str -> list`` used for texts.
+
+    Returns:
+      the mean as a Python float.
 
     Examples:
       >>> round(self_bleu(["a b c d", "a b c e", "x y z w"], n=2), 4)
@@ -211,6 +260,6 @@ def self_bleu(generations: Sequence, n: int = 4, *, n_samples: int | None = None
     scores = self_bleu_scores(generations, n, weights=weights, tokenizer=tokenizer)
     if n_samples is not None:
         check_int(n_samples, "n_samples", minimum=1, maximum=len(scores))
-        idx = random.Random(seed).sample(range(len(scores)), n_samples)
-        scores = scores[np.asarray(idx)]
+        check_int(seed, "seed")
+        scores = scores[_sample_indices(len(scores), n_samples, seed)]
     return float(np.mean(scores))

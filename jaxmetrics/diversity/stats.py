@@ -1,8 +1,11 @@
 """Text statistics of the MAUVE paper's tables: Zipf coefficient, REP, termination ratio.
 
 Definitions follow the MAUVE experiments (``krishnap25/mauve-experiments``, after Holtzman
-et al.'s ``degen``), on token ids (or words). Kernels take padded ``ids [B, T]`` and
-``lengths [B]``; host wrappers accept texts or token sequences.
+et al.'s ``degen``), on token ids (or words). Kernels (:func:`zipf_stats`,
+:func:`repetition_flags`) take padded ``ids [B, T]`` and ``lengths [B]`` (see
+:func:`~jaxmetrics.diversity.encode_sequences`); the host functions
+(:func:`zipf_coefficient`, :func:`repetition_fraction`, :func:`termination_ratio`) accept
+texts or token sequences and return Python floats.
 """
 from __future__ import annotations
 
@@ -13,16 +16,36 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxmetrics._ops import accumulator_dtype
 from jaxmetrics._validation import check_int, check_positive
-from jaxmetrics.diversity.ngrams import _ROWS, _float_dtype, encode_sequences
+from jaxmetrics.diversity.ngrams import _ROWS, _encode_sequences
+from jaxmetrics.results import Result
 
-__all__ = ["zipf_stats", "zipf_coefficient", "repetition_flags", "repetition_fraction",
+__all__ = ["ZipfStats", "zipf_stats", "zipf_coefficient", "repetition_flags", "repetition_fraction",
            "termination_ratio"]
+
+
+class ZipfStats(Result):
+    """The log-binned Zipf regression of :func:`zipf_stats`.
+
+    Attributes:
+      coefficient: 0-d float, ``-slope`` of the fit (≈ 1 for natural text, the value papers
+        report); meaningless when ``num_points < 2``.
+      num_points: 0-d int, the number of regression points (< 2 means undefined).
+
+    Examples:
+      >>> import jax.numpy as jnp
+      >>> zipf_stats(jnp.array([[1, 1, 1, 1, 2, 2, 3, 4]]), jnp.array([8]))
+      ZipfStats(coefficient=1.27313, num_points=3)
+    """
+
+    coefficient: jax.Array
+    num_points: jax.Array
 
 
 @partial(jax.jit, static_argnames=("max_num",))
 def zipf_stats(ids: jax.Array, lengths: jax.Array, max_num: int = 5000,
-               stretch_factor: float = 15.0):
+               stretch_factor: float = 15.0) -> ZipfStats:
     """Log-binned Zipf regression on pooled token counts.
 
     With token frequencies sorted in decreasing order ``f_1 >= f_2 >= ...`` (``V`` distinct
@@ -31,23 +54,24 @@ def zipf_stats(ids: jax.Array, lengths: jax.Array, max_num: int = 5000,
     rank of every bin, ``y_r = ln f_r``, and fit ``y = a + b x`` by least squares.
 
     Args:
-      ids: ``[B, T]`` token ids; lengths: ``[B]``.
+      ids: ``[B, T]`` token ids.
+      lengths: ``[B]`` real lengths.
       max_num: number of top frequencies used (static).
       stretch_factor: bin resolution ``s``.
 
     Returns:
-      ``(coefficient, num_points)``: ``coefficient = -b`` (≈ 1 for natural text, the value
-      papers report) and the number of regression points (< 2 means undefined).
+      :class:`ZipfStats`: ``coefficient = -b`` and the number of regression points.
 
     Examples:
-      >>> ids, lengths = encode_sequences([[1] * 8 + [2] * 4 + [3] * 2 + [4]])
-      >>> c, k = zipf_stats(ids, lengths)
-      >>> round(float(c), 3), int(k)
+      >>> from jaxmetrics.diversity import encode_sequences
+      >>> enc = encode_sequences([[1] * 8 + [2] * 4 + [3] * 2 + [4]])
+      >>> z = zipf_stats(enc.ids, enc.lengths)
+      >>> round(float(z.coefficient), 3), int(z.num_points)
       (1.273, 3)
     """
     B, T = ids.shape
     W = B * T
-    fdt = _float_dtype()
+    fdt = accumulator_dtype()
     valid = (jnp.arange(T)[None, :] < lengths[:, None]).reshape(W)
     tok = jnp.where(valid, ids.reshape(W), jnp.iinfo(jnp.int32).max)
     s = jnp.sort(tok)
@@ -70,7 +94,7 @@ def zipf_stats(ids: jax.Array, lengths: jax.Array, max_num: int = 5000,
     sxy = jnp.sum(jnp.where(keep, (x - xm) * (y - ym), 0.0))
     sxx = jnp.sum(jnp.where(keep, (x - xm) ** 2, 0.0))
     slope = sxy / jnp.where(sxx > 0, sxx, 1.0)
-    return -slope, k
+    return ZipfStats(coefficient=-slope, num_points=k)
 
 
 def zipf_coefficient(sequences: Sequence, *, max_num: int = 5000, stretch_factor: float = 15.0,
@@ -80,8 +104,14 @@ def zipf_coefficient(sequences: Sequence, *, max_num: int = 5000, stretch_factor
     See :func:`zipf_stats` for the definition; returns the positive coefficient ``-slope``.
 
     Args:
-      sequences: texts (split by :func:`tevet_tokenize` or ``tokenizer``) or token sequences.
-      max_num: number of top frequencies used; stretch_factor: bins per unit of ``ln rank``.
+      sequences: texts (split by :func:`~jaxmetrics.diversity.tevet_tokenize` or
+        ``tokenizer``) or token sequences.
+      max_num: number of top frequencies used.
+      stretch_factor: bins per unit of ``ln rank``.
+      tokenizer: ``str -> list`` used for texts.
+
+    Returns:
+      the coefficient as a Python float.
 
     Raises:
       ValueError: if fewer than 2 regression points exist (fewer than 3 distinct tokens).
@@ -92,13 +122,12 @@ def zipf_coefficient(sequences: Sequence, *, max_num: int = 5000, stretch_factor
     """
     check_int(max_num, "max_num", minimum=3)
     check_positive(stretch_factor, "stretch_factor")
-    ids, lengths = encode_sequences(sequences, tokenizer=tokenizer, allow_empty=True,
-                                    row_multiple=_ROWS)
-    coef, k = zipf_stats(ids, lengths, max_num=max_num, stretch_factor=float(stretch_factor))
-    if int(k) < 2:
+    enc = _encode_sequences(sequences, tokenizer=tokenizer, allow_empty=True, row_multiple=_ROWS)
+    z = zipf_stats(enc.ids, enc.lengths, max_num=max_num, stretch_factor=float(stretch_factor))
+    if int(z.num_points) < 2:
         raise ValueError("sequences: the Zipf fit needs at least 3 distinct tokens "
-                         f"(got {int(k)} regression point(s))")
-    return float(coef)
+                         f"(got {int(z.num_points)} regression point(s))")
+    return float(z.coefficient)
 
 
 def _rep_one(rev: jax.Array, L: jax.Array, max_n: int):
@@ -123,9 +152,19 @@ def repetition_flags(ids: jax.Array, lengths: jax.Array, max_n: int = 500,
     The sequence is repetitive iff ``copies(n*) > 1`` and (``n* >= 3`` or
     ``copies(n*) > 50``). Orders above ``T`` cannot repeat and are skipped.
 
+    Args:
+      ids: ``[B, T]`` token ids.
+      lengths: ``[B]`` real lengths.
+      max_n: largest loop length considered (static).
+      batch_size: rows per step of the ``lax.map`` loop (static; bounds memory).
+
+    Returns:
+      ``[B]`` bool.
+
     Examples:
-      >>> ids, lengths = encode_sequences([[9, 1, 2, 3, 1, 2, 3], [1, 2, 3, 4, 5, 6, 7]])
-      >>> repetition_flags(ids, lengths).tolist()
+      >>> from jaxmetrics.diversity import encode_sequences
+      >>> enc = encode_sequences([[9, 1, 2, 3, 1, 2, 3], [1, 2, 3, 4, 5, 6, 7]])
+      >>> repetition_flags(enc.ids, enc.lengths).tolist()
       [True, False]
     """
     B, T = ids.shape
@@ -141,14 +180,21 @@ def repetition_fraction(sequences: Sequence, *, max_n: int = 500,
                         tokenizer: Callable | None = None) -> float:
     """REP: fraction of generations that end in a repetition loop (see :func:`repetition_flags`).
 
+    Args:
+      sequences: texts or token sequences.
+      max_n: largest loop length considered.
+      tokenizer: ``str -> list`` used for texts.
+
+    Returns:
+      the fraction as a Python float.
+
     Examples:
       >>> repetition_fraction(["a b c a b c a b c", "a b c d e f"])
       0.5
     """
     check_int(max_n, "max_n", minimum=1)
-    ids, lengths = encode_sequences(sequences, tokenizer=tokenizer, allow_empty=True,
-                                    row_multiple=_ROWS)
-    flags = np.asarray(repetition_flags(ids, lengths, max_n=max_n))[:len(sequences)]
+    enc = _encode_sequences(sequences, tokenizer=tokenizer, allow_empty=True, row_multiple=_ROWS)
+    flags = np.asarray(repetition_flags(enc.ids, enc.lengths, max_n=max_n))[:len(sequences)]
     return float(np.mean(flags))
 
 
@@ -159,6 +205,14 @@ def termination_ratio(is_completed: Any = None, *, sequences: Sequence | None = 
     ``ratio = Σ_i completed_i / B``. The MAUVE code calls it the "non-termination ratio"
     but computes this fraction of *completed* generations. Give either ``is_completed``
     (``[B]`` booleans) or token-id ``sequences`` plus ``eos_id`` (completed = contains EOS).
+
+    Args:
+      is_completed: ``[B]`` booleans, or None.
+      sequences: token-id sequences (with ``eos_id``), used when ``is_completed`` is None.
+      eos_id: the end-of-sequence token id.
+
+    Returns:
+      the ratio as a Python float.
 
     Examples:
       >>> termination_ratio([True, False, True, True])
