@@ -1,9 +1,10 @@
 """jaxmetrics: JAX metrics for evaluating open-ended text generation.
 
 Every metric is a jit-compiled, vmappable JAX function on arrays (+ masks); smoothed variants
-are differentiable; decomposable metrics have mergeable streaming states
-(:mod:`jaxmetrics.streaming`) and all kernels run on a device mesh
-(:mod:`jaxmetrics.sharding`).
+are differentiable; decomposable metrics have mergeable states next to their kernels
+(``jaxmetrics.<family>.state``) and all kernels run on a device mesh (:mod:`jaxmetrics.sharding`).
+The API conventions (``references=`` / ``candidates=``, ``model=``, ``key=``, ``Result``
+types) are in ``docs/conventions.md``.
 
 Sub-packages (imported lazily, so ``import jaxmetrics`` is cheap):
 
@@ -14,13 +15,12 @@ Sub-packages (imported lazily, so ``import jaxmetrics`` is cheap):
 * :mod:`jaxmetrics.diversity` – distinct-n, Self-BLEU, Zipf, REP, Tevet & Berant's tests.
 * :mod:`jaxmetrics.models` – Flax NNX GPT-2 / BERT / RoBERTa / Llama and featurizers.
 
-The most used functions are also available at the top level, e.g. ``jaxmetrics.compute_mauve``
-(the text pipelines ``similarity`` and ``mark_evaluate`` share their sub-package's name, so they
-are called as ``jaxmetrics.similarity.similarity`` and ``jaxmetrics.mark_evaluate.mark_evaluate``).
+Each family's main functions are also available at the top level, e.g.
+``jaxmetrics.compute_mauve``, ``jaxmetrics.compute_similarity``, ``jaxmetrics.perplexity``.
 
 Examples:
     >>> import jaxmetrics
-    >>> jaxmetrics.mauve_from_histograms([0.5, 0.5], [0.5, 0.5]).mauve.item()
+    >>> float(jaxmetrics.mauve_from_histograms([0.5, 0.5], [0.5, 0.5]).mauve)
     1.0
 """
 from __future__ import annotations
@@ -30,6 +30,10 @@ import importlib
 __version__ = "0.1.0"
 
 _EXPORTS = {
+    # results and states
+    "Result": "jaxmetrics.results",
+    "merge_all": "jaxmetrics.state",
+    "merge_stacked": "jaxmetrics.state",
     # MAUVE
     "compute_mauve": "jaxmetrics.mauve",
     "compute_mauve_seeds": "jaxmetrics.mauve",
@@ -40,25 +44,33 @@ _EXPORTS = {
     "mauve_shared_codebook": "jaxmetrics.mauve",
     "KMeansQuantizer": "jaxmetrics.mauve",
     "register_quantizer": "jaxmetrics.mauve",
-    "plot_divergence_curves": "jaxmetrics.mauve.plot",
-    "soft_mauve": "jaxmetrics.mauve.soft",
-    "hard_mauve": "jaxmetrics.mauve.soft",
-    "mauve_loss": "jaxmetrics.mauve.soft",
-    "DRMMQuantizer": "jaxmetrics.mauve.drmm",
-    "LatticeQuantizer": "jaxmetrics.mauve.lattice",
+    "plot_divergence_curves": "jaxmetrics.mauve",
+    "soft_mauve": "jaxmetrics.mauve",
+    "hard_mauve": "jaxmetrics.mauve",
+    "mauve_loss": "jaxmetrics.mauve",
+    "DRMMQuantizer": "jaxmetrics.mauve",
+    "LatticeQuantizer": "jaxmetrics.mauve",
+    "MauveState": "jaxmetrics.mauve",
     # language-model scores
-    "perplexity": "jaxmetrics.lm.perplexity",
-    "generation_perplexity": "jaxmetrics.lm.perplexity",
+    "perplexity": "jaxmetrics.lm",
+    "generation_perplexity": "jaxmetrics.lm",
+    "decoding_scores": "jaxmetrics.lm",
     "lm_scores": "jaxmetrics.lm",
     "token_nll": "jaxmetrics.lm",
-    "generate": "jaxmetrics.lm.sampling",
+    "generate": "jaxmetrics.lm",
+    "PerplexityState": "jaxmetrics.lm",
+    "LMScoreState": "jaxmetrics.lm",
     # similarity
+    "compute_similarity": "jaxmetrics.similarity",
+    "bertscore": "jaxmetrics.similarity",
+    "bertscore_scores": "jaxmetrics.similarity",
     "similarity_scores": "jaxmetrics.similarity",
-    "pair_similarity": "jaxmetrics.similarity",
     "batch_similarity": "jaxmetrics.similarity",
     "similarity_loss": "jaxmetrics.similarity",
     "center_embeddings": "jaxmetrics.similarity",
+    "SimilarityState": "jaxmetrics.similarity",
     # Mark-Evaluate
+    "compute_mark_evaluate": "jaxmetrics.mark_evaluate",
     "mark_evaluate_scores": "jaxmetrics.mark_evaluate",
     "me_petersen": "jaxmetrics.mark_evaluate",
     "me_schnabel": "jaxmetrics.mark_evaluate",
@@ -66,6 +78,10 @@ _EXPORTS = {
     "improved_precision_recall": "jaxmetrics.mark_evaluate",
     "prd": "jaxmetrics.mark_evaluate",
     "fid": "jaxmetrics.mark_evaluate",
+    "IMPARState": "jaxmetrics.mark_evaluate",
+    "MarkEvaluateState": "jaxmetrics.mark_evaluate",
+    "PRDState": "jaxmetrics.mark_evaluate",
+    "FIDState": "jaxmetrics.mark_evaluate",
     # diversity
     "distinct_n": "jaxmetrics.diversity",
     "averaged_distinct_n": "jaxmetrics.diversity",
@@ -77,8 +93,11 @@ _EXPORTS = {
     "similarity_to_diversity": "jaxmetrics.diversity",
     "decoding_test": "jaxmetrics.diversity",
     "content_test": "jaxmetrics.diversity",
+    "run_diversity_test": "jaxmetrics.diversity",
+    "NGramState": "jaxmetrics.diversity",
     # models
     "load_model": "jaxmetrics.models",
+    "resolve_model": "jaxmetrics.models",
     "featurize": "jaxmetrics.models",
     "token_embeddings": "jaxmetrics.models",
     "sentence_embeddings": "jaxmetrics.models",
@@ -88,21 +107,10 @@ _EXPORTS = {
     "place_rows": "jaxmetrics.sharding",
     "pad_and_shard": "jaxmetrics.sharding",
     "pad_to_multiple": "jaxmetrics.sharding",
-    "PerplexityState": "jaxmetrics.streaming",
-    "LMScoreState": "jaxmetrics.streaming",
-    "SimilarityState": "jaxmetrics.streaming",
-    "NGramState": "jaxmetrics.streaming",
-    "IMPARState": "jaxmetrics.streaming",
-    "MauveState": "jaxmetrics.streaming",
-    "MarkEvaluateState": "jaxmetrics.streaming",
-    "PRDState": "jaxmetrics.streaming",
-    "FIDState": "jaxmetrics.streaming",
-    "merge_all": "jaxmetrics.streaming",
-    "merge_stacked": "jaxmetrics.streaming",
 }
 
-_SUBMODULES = ("mauve", "lm", "similarity", "mark_evaluate", "diversity", "models", "streaming",
-               "sharding", "state")
+_SUBMODULES = ("mauve", "lm", "similarity", "mark_evaluate", "diversity", "models", "sharding", "state",
+               "results", "testing")
 
 __all__ = sorted(_EXPORTS) + list(_SUBMODULES)
 

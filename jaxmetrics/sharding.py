@@ -21,7 +21,24 @@ import jax
 import numpy as np
 from jax.sharding import AxisType, Mesh, NamedSharding, PartitionSpec
 
+from jaxmetrics.results import Result
+
+__all__ = ["DATA_AXIS", "PaddedRows", "make_mesh", "pad_and_shard", "pad_to_multiple", "place_rows", "shard"]
+
 DATA_AXIS = "data"
+
+
+class PaddedRows(Result):
+    """Rows padded to a multiple of a device count (:func:`pad_to_multiple`, :func:`pad_and_shard`).
+
+    Attributes:
+      values: the padded array (or pytree of arrays) ``[n_padded, ...]``.
+      rows_mask: bool ``[n_padded]``, True for the original rows (slice outputs with
+        ``out[rows_mask]`` or ``out[:n]``, or pass it to a metric as its mask).
+    """
+
+    values: Any
+    rows_mask: np.ndarray
 
 
 def make_mesh(devices: Sequence[Any] | None = None, axis: str = DATA_AXIS) -> Mesh:
@@ -43,7 +60,7 @@ def make_mesh(devices: Sequence[Any] | None = None, axis: str = DATA_AXIS) -> Me
     return jax.make_mesh((len(devs),), (axis,), axis_types=(AxisType.Auto,), devices=devs)
 
 
-def shard(x: Any, mesh: Mesh | None = None, axis: str = DATA_AXIS, *, replicate: bool = False):
+def shard(x: Any, mesh: Mesh | None = None, axis: str = DATA_AXIS, *, replicate: bool = False) -> Any:
     """Put ``x`` (an array or a pytree of arrays) on ``mesh``, split along its first axis.
 
     Args:
@@ -82,7 +99,7 @@ def shard(x: Any, mesh: Mesh | None = None, axis: str = DATA_AXIS, *, replicate:
     return jax.tree.map(place, x)
 
 
-def place_rows(x: Any, mesh: Mesh | None, axis: str = DATA_AXIS, *, name: str = "x"):
+def place_rows(x: Any, mesh: Mesh | None, axis: str = DATA_AXIS, *, name: str = "x") -> Any:
     """Shard the rows of ``x`` over ``mesh`` when their number divides evenly, else replicate.
 
     For kernels where padding rows would change the result (k-means, PCA, k-NN hyperspheres:
@@ -116,7 +133,7 @@ def place_rows(x: Any, mesh: Mesh | None, axis: str = DATA_AXIS, *, name: str = 
     return shard(x, mesh, axis, replicate=True)
 
 
-def pad_and_shard(x: Any, mesh: Mesh, axis: str = DATA_AXIS, *, edge: bool = False):
+def pad_and_shard(x: Any, mesh: Mesh, axis: str = DATA_AXIS, *, edge: bool = False) -> PaddedRows:
     """Pad the rows of ``x`` (an array or pytree of arrays with the same ``n``; ``None`` leaves
     are kept) to a multiple of the devices on ``axis`` and shard them over ``mesh``.
 
@@ -125,13 +142,15 @@ def pad_and_shard(x: Any, mesh: Mesh, axis: str = DATA_AXIS, *, edge: bool = Fal
     row to be valid input); slice the outputs back with ``[:n]`` or mask them out.
 
     Returns:
-      ``(sharded, mask)`` with ``mask [n_padded]`` True for the original rows.
+      :class:`PaddedRows` with the sharded ``values`` and ``rows_mask [n_padded]`` (True for the
+      original rows).
 
     Examples:
         >>> import numpy as np
         >>> from jaxmetrics.sharding import make_mesh, pad_and_shard
-        >>> (a, b), mask = pad_and_shard((np.ones((3, 2)), np.ones(3, bool)), make_mesh())
-        >>> a.shape[0] % len(make_mesh().devices.flat), int(mask.sum())
+        >>> out = pad_and_shard((np.ones((3, 2)), np.ones(3, bool)), make_mesh())
+        >>> a, b = out.values
+        >>> a.shape[0] % len(make_mesh().devices.flat), int(out.rows_mask.sum())
         (0, 3)
     """
     n_dev = mesh.shape[axis]
@@ -139,28 +158,30 @@ def pad_and_shard(x: Any, mesh: Mesh, axis: str = DATA_AXIS, *, edge: bool = Fal
     if len(rows) != 1:
         raise ValueError(f"x: all arrays must have the same number of rows, got {sorted(rows)}")
     (n,) = rows
-    mask = pad_to_multiple(np.zeros(n, bool), n_dev)[1]
+    mask = pad_to_multiple(np.zeros(n, bool), n_dev).rows_mask
+
     def pad(leaf):
         leaf = np.asarray(leaf)
         extra = (-n) % n_dev
         if edge and extra and n:
             return np.concatenate([leaf, np.repeat(leaf[-1:], extra, axis=0)])
-        return pad_to_multiple(leaf, n_dev)[0]
+        return pad_to_multiple(leaf, n_dev).values
 
-    return shard(jax.tree.map(pad, x), mesh, axis), mask
+    return PaddedRows(shard(jax.tree.map(pad, x), mesh, axis), mask)
 
 
-def pad_to_multiple(x: np.ndarray, multiple: int, *, value: Any = 0):
-    """Pad the leading axis of ``x`` to a multiple of ``multiple``.
+def pad_to_multiple(x: np.ndarray, multiple: int, *, value: Any = 0) -> PaddedRows:
+    """Pad the leading axis of ``x`` to a multiple of ``multiple`` with ``value``.
 
-    Returns ``(padded, mask)`` where ``mask`` is a boolean ``[n_padded]`` array that is True for
-    the original rows. Metrics that take a mask ignore the padded rows.
+    Returns:
+      :class:`PaddedRows`: the padded array and ``rows_mask`` (True for the original rows).
+      Metrics that take a mask ignore the padded rows.
 
     Examples:
         >>> from jaxmetrics.sharding import pad_to_multiple
         >>> import numpy as np
-        >>> p, m = pad_to_multiple(np.ones((5, 2)), 4)
-        >>> p.shape, int(m.sum())
+        >>> out = pad_to_multiple(np.ones((5, 2)), 4)
+        >>> out.values.shape, int(out.rows_mask.sum())
         ((8, 2), 5)
     """
     x = np.asarray(x)
@@ -168,4 +189,4 @@ def pad_to_multiple(x: np.ndarray, multiple: int, *, value: Any = 0):
     n_pad = (-n) % multiple
     pad_width = [(0, n_pad)] + [(0, 0)] * (x.ndim - 1)
     mask = np.concatenate([np.ones(n, bool), np.zeros(n_pad, bool)])
-    return np.pad(x, pad_width, constant_values=value), mask
+    return PaddedRows(np.pad(x, pad_width, constant_values=value), mask)

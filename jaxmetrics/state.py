@@ -1,7 +1,9 @@
-"""Mergeable metric states: one implementation, two interfaces.
+"""The building blocks of every metric state, and the helpers that merge many states.
 
 Every decomposable metric in jaxmetrics is written once as sufficient statistics (sums and
-counts, never means) plus a ``compute`` step. The states here are small pytrees
+counts, never means) plus a ``compute`` step, in a state class that lives next to the metric's
+kernel (``jaxmetrics.lm.state``, ``jaxmetrics.similarity.state``, ``jaxmetrics.diversity.state``,
+``jaxmetrics.mark_evaluate.state``, ``jaxmetrics.mauve.state``). States are small pytrees
 (:class:`flax.struct.PyTreeNode`) with the CLU-style protocol
 
 * ``empty(...)``   – the identity element (concrete dtypes, so ``jit`` never retraces),
@@ -28,21 +30,24 @@ Examples:
 from __future__ import annotations
 
 import functools
+from typing import Any, Sequence
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
+from jaxmetrics._ops import accumulator_dtype as _acc_dtype
+from jaxmetrics._ops import is_concrete
 
-def _acc_dtype():
-    return jnp.float64 if jax.config.jax_enable_x64 else jnp.float32
+__all__ = ["FeatureBuffer", "GaussianMoments", "PairBuffer", "SumState", "merge_all", "merge_stacked"]
 
 
 class SumState(struct.PyTreeNode):
     """Base class for states whose every field is a sum: ``merge`` adds fieldwise."""
 
-    def merge(self, other):
+    def merge(self, other: "SumState") -> "SumState":
+        """Fieldwise sum with a state of the same type and settings (associative)."""
         if type(other) is not type(self):
             raise TypeError(f"other: cannot merge {type(other).__name__} into {type(self).__name__}")
         if jax.tree.structure(other) != jax.tree.structure(self):
@@ -51,13 +56,13 @@ class SumState(struct.PyTreeNode):
 
 
 @functools.partial(jax.jit, donate_argnums=())
-def _buffer_write(features, count, x, mask):
+def _buffer_write(features, count, x, x_mask):
     cap = features.shape[0]
     # Row i of x goes to slot count + rank(i) among the kept rows; dropped rows go nowhere.
-    rank = jnp.cumsum(mask.astype(jnp.int32)) - 1
-    slot = jnp.where(mask, count + rank, cap)  # cap = out of range -> dropped by mode='drop'
+    rank = jnp.cumsum(x_mask.astype(jnp.int32)) - 1
+    slot = jnp.where(x_mask, count + rank, cap)  # cap = out of range -> dropped by mode='drop'
     features = features.at[slot].set(x.astype(features.dtype), mode="drop")
-    return features, count + jnp.sum(mask.astype(jnp.int32))
+    return features, count + jnp.sum(x_mask.astype(jnp.int32))
 
 
 @jax.jit
@@ -93,15 +98,15 @@ class FeatureBuffer(struct.PyTreeNode):
     def capacity(self) -> int:
         return int(self.features.shape[0])
 
-    def update(self, x, mask=None) -> "FeatureBuffer":
-        """Append the rows of ``x`` ``[n, dim]`` (those with ``mask`` True)."""
+    def update(self, x, x_mask=None) -> "FeatureBuffer":
+        """Append the rows of ``x`` ``[n, dim]`` (those with ``x_mask`` True)."""
         x = jnp.asarray(x)
         if x.ndim != 2 or x.shape[1] != self.features.shape[1]:
             raise ValueError(f"x: expected shape [n, {self.features.shape[1]}], got {x.shape}")
-        mask = jnp.ones(x.shape[0], bool) if mask is None else jnp.asarray(mask, bool)
+        mask = jnp.ones(x.shape[0], bool) if x_mask is None else jnp.asarray(x_mask, bool)
         if mask.shape != (x.shape[0],):
-            raise ValueError(f"mask: expected shape [{x.shape[0]}], got {mask.shape}")
-        if not isinstance(self.count, jax.core.Tracer) and not isinstance(mask, jax.core.Tracer):
+            raise ValueError(f"x_mask: expected shape [{x.shape[0]}], got {mask.shape}")
+        if is_concrete(self.count, mask):
             need = int(self.count) + int(jnp.sum(mask))
             if need > self.capacity:
                 raise ValueError(
@@ -114,7 +119,7 @@ class FeatureBuffer(struct.PyTreeNode):
         """Rows of ``self`` followed by the rows of ``other`` (same capacity and dim)."""
         if other.features.shape[1] != self.features.shape[1]:
             raise ValueError("other: buffers hold features of different dimension")
-        if not isinstance(self.count, jax.core.Tracer):
+        if is_concrete(self.count, other.count):
             need = int(self.count) + int(other.count)
             if need > self.capacity:
                 raise ValueError(f"other: merged buffers need {need} rows, capacity is {self.capacity}")
@@ -164,3 +169,80 @@ class GaussianMoments(struct.PyTreeNode):
 
     def covariance(self) -> jax.Array:
         return self.scatter / jnp.maximum(self.n - 1, 1)
+
+
+def merge_all(states: Sequence[Any]) -> Any:
+    """Merge a non-empty sequence of states left to right: ``s0.merge(s1).merge(s2)...``.
+
+    Because ``merge`` is associative, any bracketing (e.g. a tree reduction over hosts) gives
+    the same result.
+
+    Examples:
+        >>> from jaxmetrics.lm.state import PerplexityState
+        >>> from jaxmetrics.state import merge_all
+        >>> import jax.numpy as jnp
+        >>> parts = [PerplexityState.empty().update(jnp.zeros((1, 2, 4)), jnp.zeros((1, 2), int))
+        ...          for _ in range(3)]
+        >>> int(merge_all(parts).count)
+        6
+    """
+    states = list(states)
+    if not states:
+        raise ValueError("states: need at least one state to merge")
+    return functools.reduce(lambda a, b: a.merge(b), states)
+
+
+def merge_stacked(stacked: Any) -> Any:
+    """Merge the states stacked along a leading axis of every leaf (``[P, ...]``), e.g. the
+    output of ``jax.experimental.multihost_utils.process_allgather(state)`` (one state per host)
+    or of ``jax.vmap`` over shards.
+
+    Examples:
+        >>> import jax, jax.numpy as jnp
+        >>> from jaxmetrics.lm.state import PerplexityState
+        >>> from jaxmetrics.state import merge_stacked
+        >>> s = PerplexityState.empty().update(jnp.zeros((2, 4)), jnp.array([0, 1]))
+        >>> stacked = jax.tree.map(lambda *v: jnp.stack(v), s, s, s)
+        >>> int(merge_stacked(stacked).count)
+        6
+    """
+    leaves = jax.tree.leaves(stacked)
+    if not leaves or any(np.ndim(v) == 0 for v in leaves):
+        raise ValueError("stacked: expected states stacked along a leading axis of every leaf")
+    n = int(np.shape(leaves[0])[0])
+    if n == 0:
+        raise ValueError("stacked: the leading axis is empty")
+    return merge_all([jax.tree.map(lambda v, i=i: jnp.asarray(v[i]), stacked) for i in range(n)])
+
+
+class PairBuffer(struct.PyTreeNode):
+    """Two :class:`FeatureBuffer` s (``first``, ``second``) of the same capacity and dimension."""
+
+    first: FeatureBuffer
+    second: FeatureBuffer
+
+    @classmethod
+    def empty(cls, capacity: int, dim: int, dtype=jnp.float32) -> "PairBuffer":
+        """Room for ``capacity`` rows of ``dim`` features on each side."""
+        return cls(FeatureBuffer.empty(capacity, dim, dtype), FeatureBuffer.empty(capacity, dim, dtype))
+
+    def _update(self, first, second, first_mask, second_mask):
+        a, b = self.first, self.second
+        if first is not None:
+            a = a.update(first, first_mask)
+        if second is not None:
+            b = b.update(second, second_mask)
+        return self.replace(first=a, second=b)
+
+    def merge(self, other: "PairBuffer") -> "PairBuffer":
+        """Rows of ``self`` then rows of ``other`` on each side (capacity checked)."""
+        if type(other) is not type(self):
+            raise TypeError(f"other: cannot merge {type(other).__name__} into {type(self).__name__}")
+        return self.replace(first=self.first.merge(other.first), second=self.second.merge(other.second))
+
+    def _values(self, names):
+        a, b = self.first.values(), self.second.values()
+        for v, nm in zip((a, b), names):
+            if v.shape[0] == 0:
+                raise ValueError(f"{nm}: no features were added")
+        return a, b

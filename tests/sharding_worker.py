@@ -12,7 +12,6 @@ diversity per-set statistics and Self-BLEU) are not repeated here.
 """
 from __future__ import annotations
 
-import inspect
 import json
 import sys
 import tempfile
@@ -21,9 +20,18 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxmetrics.diversity import NGramState
+from jaxmetrics.lm import PerplexityState
+from jaxmetrics.mark_evaluate import IMPARState
 from jaxmetrics.sharding import make_mesh, shard
-from jaxmetrics.streaming import IMPARState, NGramState, PerplexityState, merge_all
-from jaxmetrics.state import GaussianMoments
+from jaxmetrics.state import GaussianMoments, merge_all
+
+PAIRS = ("candidates", "references", "candidates_mask", "references_mask")
+
+
+def pairs(*arrays):
+    """The keyword arguments of the pairwise similarity kernels."""
+    return dict(zip(PAIRS, arrays))
 
 OUT: dict = {}
 
@@ -41,8 +49,9 @@ def main() -> None:
     rng = np.random.default_rng(0)
 
     # ---- MAUVE quantization: k-means (assignment + centroid updates) and PCA
-    from jaxmetrics.mauve.kmeans import assign_to_centroids, kmeans
-    from jaxmetrics.mauve.pca import fit_pca, pca_eigen, pca_transform
+    from jaxmetrics.mauve import kmeans
+    from jaxmetrics.mauve.clustering import _assign_to_centroids
+    from jaxmetrics.mauve.pca import _pca_eigen, fit_pca, pca_transform
 
     centers = rng.normal(size=(4, 8)) * 4
     x = (centers[rng.integers(0, 4, 64)] + rng.normal(size=(64, 8))).astype(np.float32)
@@ -52,16 +61,16 @@ def main() -> None:
     one, eight = kmeans(x, key, num_clusters=4, num_redo=2, max_iter=30), run(xs, key)
     record("kmeans_labels", one.labels, eight.labels, exact=True)
     record("kmeans_centroids", one.centroids, eight.centroids)
-    record("kmeans_assign", assign_to_centroids(x, one.centroids)[0],
-           jax.jit(assign_to_centroids)(xs, one.centroids)[0], exact=True)
-    record("pca_eigenvalues", pca_eigen(x)[0], jax.jit(pca_eigen)(xs)[0])
-    pca = fit_pca(x, explained_var=0.9, pad_to=4)
+    record("kmeans_assign", _assign_to_centroids(x, one.centroids),
+           jax.jit(_assign_to_centroids)(xs, one.centroids), exact=True)
+    record("pca_eigenvalues", _pca_eigen(x)[0], jax.jit(_pca_eigen)(xs)[0])
+    pca = fit_pca(x, key=key, explained_var=0.9, pad_to=4)
     # PCA directions are defined up to sign: compare the absolute projections
     record("pca_transform", jnp.abs(pca_transform(pca, x)),
-           jnp.abs(pca_transform(fit_pca(xs, explained_var=0.9, pad_to=4), xs)))
+           jnp.abs(pca_transform(fit_pca(xs, key=key, explained_var=0.9, pad_to=4), xs)))
 
     # ---- log-prob statistics
-    from jaxmetrics.lm.kernels import lm_score_stats, perplexity_stats
+    from jaxmetrics.lm import lm_score_stats, perplexity_stats
 
     logits = rng.normal(size=(16, 6, 11)).astype(np.float32) * 2
     targets = rng.integers(0, 11, size=(16, 6))
@@ -71,34 +80,33 @@ def main() -> None:
     record("perplexity_stats_nll", a.nll_sum, b.nll_sum)
     record("perplexity_stats_count", a.count, b.count, exact=True)
     kw = dict(epsilon=1e-3, temperature=0.8, top_k=4, top_p=0.9)
-    record("lm_score_stats", lm_score_stats(logits, targets, mask, **kw)[:4],
-           jax.jit(lambda *z: lm_score_stats(*z, **kw))(sl, st, sm)[:4])
+    sums = ("eps_log_sum", "sparsemax_sum", "js_sum", "nll_sum")
+    one_s, eight_s = lm_score_stats(logits, targets, mask, **kw), jax.jit(lambda *z: lm_score_stats(*z, **kw))(sl, st, sm)
+    record("lm_score_stats", [getattr(one_s, f) for f in sums], [getattr(eight_s, f) for f in sums])
     step = jax.jit(lambda s, *z: s.update(*z))
     record("perplexity_state", PerplexityState.empty().update(logits, targets, mask).compute(),
            step(PerplexityState.empty(), sl, st, sm).compute())
 
     # ---- sliding-window perplexity: the windows [W, T] sharded over devices
-    from jaxmetrics.lm.perplexity import perplexity, score_windows
+    from jaxmetrics.lm import perplexity, score_windows
     from jaxmetrics.models import load_model
-    from jaxmetrics.models.testing import tiny_checkpoint
+    from jaxmetrics.testing import tiny_checkpoint
 
     lm = load_model(tiny_checkpoint("gpt2", tempfile.mkdtemp()))
     ids = rng.integers(0, 300, size=(8, 16)).astype(np.int32)
     amask = np.arange(16)[None] < rng.integers(8, 17, size=8)[:, None]
-    tmask = amask[:, 1:] & (np.arange(15)[None] >= 3)
-    a = score_windows(lm, ids, amask, tmask)
-    b = score_windows(lm, *shard((ids, amask, tmask), mesh))
-    record("score_windows_nll", a[0], b[0])
-    record("score_windows_count", a[1], b[1], exact=True)
-    if "mesh" in inspect.signature(perplexity).parameters:
-        docs = rng.integers(0, 300, size=200)
-        kw = dict(max_length=32, stride=16, batch_size=8)
-        record("perplexity_pipeline", perplexity(lm, docs, **kw).nll,
-               perplexity(lm, docs, mesh=mesh, **kw).nll)
+    labels = np.where(amask & (np.arange(16)[None] >= 4), ids, -100)  # -100: not scored
+    a = score_windows(ids, amask, labels, model=lm)
+    b = score_windows(*shard((ids, amask, labels), mesh), model=lm)
+    record("score_windows_nll", a.nll_sum, b.nll_sum)
+    record("score_windows_count", a.count, b.count, exact=True)
+    docs = rng.integers(0, 300, size=200)
+    kw = dict(max_length=32, stride=16, batch_size=8)
+    record("perplexity_pipeline", perplexity(docs, model=lm, **kw).nll,
+           perplexity(docs, model=lm, mesh=mesh, **kw).nll)
 
     # ---- pairwise similarity kernels: pairs sharded
-    from jaxmetrics.similarity.bertscore import batch_bertscore
-    from jaxmetrics.similarity.kernels import batch_similarity
+    from jaxmetrics.similarity import batch_bertscore, batch_similarity
 
     cand = rng.normal(size=(16, 6, 8)).astype(np.float32)
     ref = rng.normal(size=(16, 5, 8)).astype(np.float32)
@@ -106,10 +114,11 @@ def main() -> None:
     rm = np.arange(5)[None] < rng.integers(2, 6, size=16)[:, None]
     sh = shard((cand, ref, cm, rm), mesh)
     for metric in ("cosine", "cka", "rwmd", "twmd", "trwmd"):
-        f = jax.jit(lambda *z, metric=metric: batch_similarity(*z, metric=metric, temperature=0.1,
+        f = jax.jit(lambda *z, metric=metric: batch_similarity(**pairs(*z), metric=metric, temperature=0.1,
                                                                num_iterations=3))
         record(f"similarity_{metric}", f(cand, ref, cm, rm), f(*sh))
-    record("bertscore", batch_bertscore(cand, ref, cm, rm), jax.jit(batch_bertscore)(*sh))
+    g = jax.jit(lambda *z: batch_bertscore(**pairs(*z)))
+    record("bertscore", batch_bertscore(**pairs(cand, ref, cm, rm)), g(*sh))
 
     # ---- n-gram statistics: rows sharded (the sorts are global; XLA gathers)
     from jaxmetrics.diversity.ngrams import ngram_count_stats
@@ -118,11 +127,11 @@ def main() -> None:
     tok = rng.integers(0, 7, size=(16, 12)).astype(np.int32)
     lens = rng.integers(0, 13, size=16).astype(np.int32)
     stok, slens = shard((tok, lens), mesh)
-    u1, t1, e1 = ngram_count_stats(tok, lens, 3)
-    u8, t8, e8 = jax.jit(lambda a, b: ngram_count_stats(a, b, 3))(stok, slens)
-    record("ngram_unique_total", (u1, t1), (u8, t8), exact=True)
-    record("ngram_entropy", e1, e8)
-    record("zipf_stats", zipf_stats(tok, lens)[0], jax.jit(zipf_stats)(stok, slens)[0])
+    s1 = ngram_count_stats(tok, lens, 3)
+    s8 = jax.jit(lambda a, b: ngram_count_stats(a, b, 3))(stok, slens)
+    record("ngram_unique_total", (s1.unique, s1.total), (s8.unique, s8.total), exact=True)
+    record("ngram_entropy", s1.entropy, s8.entropy)
+    record("zipf_stats", zipf_stats(tok, lens).coefficient, jax.jit(zipf_stats)(stok, slens).coefficient)
     ng = NGramState.empty(max_n=3, capacity=512)
     ngs = jax.jit(lambda s, a, b: s.update(a, b))(ng, stok, slens)
     record("ngram_state_counts", ng.update(tok, lens).counts, ngs.counts, exact=True)
@@ -130,9 +139,9 @@ def main() -> None:
     # ---- IMPAR counts against a fixed reference manifold, FID moments
     r = rng.normal(size=(32, 4)).astype(np.float32)
     c = (rng.normal(size=(64, 4)) + 0.3).astype(np.float32)
-    imp = IMPARState.empty(r, k=3)
-    record("impar_state", (imp.update(c).inside,),
-           (jax.jit(lambda s, z: s.update(z))(imp, shard(c, mesh)).inside,), exact=True)
+    imp = IMPARState.empty(references=r, k=3)
+    record("impar_state", (imp.update(candidates=c).inside,),
+           (jax.jit(lambda s, z: s.update(candidates=z))(imp, shard(c, mesh)).inside,), exact=True)
     g1 = GaussianMoments.from_features(c)
     g8 = jax.jit(GaussianMoments.from_features)(shard(c, mesh))
     record("gaussian_moments", (g1.mean, g1.scatter), (g8.mean, g8.scatter))
@@ -156,10 +165,11 @@ def main() -> None:
 
     from jaxmetrics.sharding import pad_and_shard, place_rows
 
-    padded, keep = pad_and_shard((cand[:11], ref[:11], cm[:11], rm[:11]), mesh)
-    f = jax.jit(lambda *z: batch_bertscore(*z).f1)
-    record("pad_and_shard", f(cand[:11], ref[:11], cm[:11], rm[:11]), np.asarray(f(*padded))[keep])
-    e, _ = pad_and_shard(np.arange(3.0), mesh, edge=True)
+    padded = pad_and_shard((cand[:11], ref[:11], cm[:11], rm[:11]), mesh)
+    f = jax.jit(lambda *z: batch_bertscore(**pairs(*z)).f1)
+    record("pad_and_shard", f(cand[:11], ref[:11], cm[:11], rm[:11]),
+           np.asarray(f(*padded.values))[padded.rows_mask])
+    e = pad_and_shard(np.arange(3.0), mesh, edge=True).values
     record("pad_and_shard_edge", np.array([0.0, 1, 2, 2, 2, 2, 2, 2]), e, exact=True)
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
@@ -168,26 +178,21 @@ def main() -> None:
     record("place_rows_uneven", (x[:10],), (rep,), exact=True)
 
     # ---- pipelines with a mesh= keyword (where the area has added it)
-    from jaxmetrics.mark_evaluate.estimators import mark_evaluate_scores
-    from jaxmetrics.mauve.compute import compute_mauve
-    from jaxmetrics.similarity.bertscore import bertscore
-    from jaxmetrics.similarity.kernels import similarity_scores
+    from jaxmetrics.mark_evaluate import mark_evaluate_scores
+    from jaxmetrics.mauve import compute_mauve
+    from jaxmetrics.similarity import bertscore_scores, similarity_scores
 
-    if "mesh" in inspect.signature(compute_mauve).parameters:
-        p, q = x[:32] + 0.5, x[32:]
-        kw = dict(num_buckets=4, kmeans_num_redo=2, kmeans_max_iter=30)
-        a, b = compute_mauve(p_features=p, q_features=q, **kw), compute_mauve(p_features=p, q_features=q,
-                                                                            mesh=mesh, **kw)
-        record("compute_mauve_hist", (a.p_hist, a.q_hist), (b.p_hist, b.q_hist))
-    if "mesh" in inspect.signature(similarity_scores).parameters:
-        record("similarity_scores_mesh", similarity_scores(cand, ref, cm, rm),
-               similarity_scores(cand, ref, cm, rm, mesh=mesh))
-    if "mesh" in inspect.signature(bertscore).parameters:
-        record("bertscore_mesh", bertscore(cand, ref, cm, rm), bertscore(cand, ref, cm, rm, mesh=mesh))
-    if "mesh" in inspect.signature(mark_evaluate_scores).parameters:
-        a = mark_evaluate_scores(r, c[:40], 3)
-        b = mark_evaluate_scores(r, c[:40], 3, mesh=mesh)
-        record("mark_evaluate_mesh", [a[k] for k in sorted(a)], [b[k] for k in sorted(b)])
+    p, q = x[:32] + 0.5, x[32:]
+    kw = dict(num_buckets=4, kmeans_num_redo=2, kmeans_max_iter=30)
+    a, b = compute_mauve(p_features=p, q_features=q, **kw), compute_mauve(p_features=p, q_features=q,
+                                                                        mesh=mesh, **kw)
+    record("compute_mauve_hist", (a.p_hist, a.q_hist), (b.p_hist, b.q_hist))
+    kw = pairs(cand, ref, cm, rm)
+    record("similarity_scores_mesh", similarity_scores(**kw), similarity_scores(**kw, mesh=mesh))
+    record("bertscore_mesh", bertscore_scores(**kw), bertscore_scores(**kw, mesh=mesh))
+    a = mark_evaluate_scores(references=r, candidates=c[:40], k=3)
+    b = mark_evaluate_scores(references=r, candidates=c[:40], k=3, mesh=mesh)
+    record("mark_evaluate_mesh", list(a.to_dict().values()), list(b.to_dict().values()))
 
     sys.stdout.write("\n" + json.dumps(OUT) + "\n")
 

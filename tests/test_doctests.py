@@ -1,4 +1,4 @@
-"""Every public docstring example runs (issue: docstrings carry runnable examples)."""
+"""Every public docstring example runs: docstrings carry runnable examples."""
 import doctest
 import importlib
 import pkgutil

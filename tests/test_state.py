@@ -25,7 +25,7 @@ def test_feature_buffer_merge_equals_one_shot_over_random_splits(rng):
 
 
 def test_feature_buffer_mask_and_capacity():
-    buf = FeatureBuffer.empty(4, 2).update(jnp.arange(6.0).reshape(3, 2), mask=jnp.array([True, False, True]))
+    buf = FeatureBuffer.empty(4, 2).update(jnp.arange(6.0).reshape(3, 2), x_mask=jnp.array([True, False, True]))
     np.testing.assert_array_equal(buf.values(), [[0, 1], [4, 5]])
     with pytest.raises(ValueError, match="capacity"):
         buf.update(jnp.ones((3, 2)))

@@ -25,7 +25,9 @@ def register(subparsers) -> None:
                    help="dec = correlation with a decoding parameter, con = binary content "
                         "labels (adds OCA); auto picks con for 0/1 labels")
     p.add_argument("--plot", default=None, help="save a metric-vs-parameter plot (PNG)")
-    p.add_argument("--json", default=None, help="also write the result rows as JSON")
+    p.add_argument("--json", default=None,
+                   help="also write the report as JSON: {rows: [{metric, spearman, pearson, oca, "
+                        "error}], test, n_sets}")
     p.set_defaults(func=run)
 
 
@@ -38,9 +40,9 @@ def _default_model():
 
 
 def run(args: argparse.Namespace) -> int:
-    from jaxmetrics.diversity.framework import (_resolve_metric, compute_set_metrics, format_table,
-                                                plot_metric_vs_parameter, read_mcdiv_csv,
-                                                run_diversity_test)
+    from jaxmetrics.diversity import (compute_set_metrics, plot_metric_vs_parameter, read_mcdiv_csv,
+                                      run_diversity_test)
+    from jaxmetrics.diversity.framework import _resolve_metric
     metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
     if not metrics:
         raise ValueError("--metrics: no metric names given")
@@ -52,17 +54,17 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError("--model: neural metrics need an encoder path")
     data = read_mcdiv_csv(args.csv)
     values = compute_set_metrics(data.response_sets, metrics, model=model)
-    rows = run_diversity_test(data.response_sets, data.label_values, metrics, test=args.test,
-                              values=values)
+    report = run_diversity_test(data.response_sets, data.label_values, metrics, test=args.test,
+                                values=values)
     print(f"{args.csv}: {len(data.response_sets)} sets, parameter '{data.label_name}'")
-    print(format_table(rows))
-    for r in rows:
-        if r.get("error"):
-            print(f"note: {r['metric']}: {r['error']}")
+    print(report.format_table())
+    for r in report.rows:
+        if r.error:
+            print(f"note: {r.metric}: {r.error}")
     if args.plot:
         plot_metric_vs_parameter(data.label_values, values, args.plot, label_name=data.label_name)
         print(f"plot saved to {args.plot}")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump(rows, f, indent=2)
+            json.dump(report.to_dict(), f, indent=2)
     return 0

@@ -40,7 +40,8 @@ def run(args: argparse.Namespace) -> int:
     lm = load_model(args.model)
     kw = dict(max_length=args.max_length, batch_size=args.batch_size, cache_dir=args.cache_dir,
               progress=not args.no_progress, layer=args.layer)
-    feats = featurize(texts, lm, **kw) if args.pooling == "last" else sentence_embeddings(texts, lm, **kw)
+    pool = featurize if args.pooling == "last" else sentence_embeddings
+    feats = pool(texts, model=lm, **kw)
     np.save(args.out, feats)
     print(f"wrote {feats.shape[0]} x {feats.shape[1]} features to {args.out}", file=sys.stderr)
     return 0

@@ -12,10 +12,10 @@ def register(subparsers) -> None:
         help="Mark-Evaluate (Petersen, Schnabel, CAPTURE) with IMPAR and FID baselines",
         description="Score candidate texts against reference texts with the Mark-Evaluate population "
                     "estimators on encoder embeddings (sentence mode, or token mode with --token-level). "
-                    "Files hold one text per line, or .jsonl with a 'text' field. Prints JSON.",
+                    "Files hold one text per line, or .jsonl with a 'text' field. Prints the result as JSON.",
     )
-    p.add_argument("references", help="reference texts file")
-    p.add_argument("candidates", help="candidate (generated) texts file")
+    p.add_argument("--references", required=True, metavar="FILE", help="reference texts file")
+    p.add_argument("--candidates", required=True, metavar="FILE", help="candidate (generated) texts file")
     p.add_argument("--model", required=True, help="encoder: hub id or local checkpoint directory")
     p.add_argument("--k", type=int, default=3, help="k of the k-NN hyperspheres (default 3)")
     p.add_argument("--token-level", action="store_true",
@@ -30,7 +30,7 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from jaxmetrics.mark_evaluate.pipeline import mark_evaluate
+    from jaxmetrics.mark_evaluate.pipeline import compute_mark_evaluate
     from jaxmetrics.models import read_texts
 
     texts = {}
@@ -42,9 +42,9 @@ def run(args: argparse.Namespace) -> int:
             if len(t) < n0:
                 print(f"jaxmetrics mark-evaluate: dropped {n0 - len(t)} empty {name} line(s)", file=sys.stderr)
         texts[name] = t
-    out = mark_evaluate(texts["references"], texts["candidates"], model=args.model, k=args.k,
-                        token_level=args.token_level, occasions=args.occasions,
-                        baselines=not args.no_baselines, max_length=args.max_length,
-                        batch_size=args.batch_size)
-    print(json.dumps(out, indent=2, sort_keys=True))
+    out = compute_mark_evaluate(references=texts["references"], candidates=texts["candidates"],
+                                model=args.model, k=args.k, token_level=args.token_level,
+                                occasions=args.occasions, baselines=not args.no_baselines,
+                                max_length=args.max_length, batch_size=args.batch_size)
+    print(json.dumps(out.to_dict(), indent=2, sort_keys=True))
     return 0

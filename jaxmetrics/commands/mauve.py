@@ -1,98 +1,107 @@
-"""``jaxmetrics mauve``: MAUVE between two feature files (``.npy``) or two text files."""
+"""``jaxmetrics mauve``: MAUVE between a references file (human text, P) and a candidates file
+(model text, Q): two text files featurized with ``--model``, or two ``.npy`` feature files."""
 from __future__ import annotations
 
 import argparse
 import json
 import os
 
+_FEATURE_SUFFIX = ".npy"
+
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
         "mauve",
-        help="MAUVE between P (human) and Q (model): feature files or text files",
-        description="MAUVE (Pillutla et al. 2021) with mauve-text's defaults. Give --p-features/--q-features "
-        "([n, d] .npy arrays), or two text files (one text per line) and --model.",
+        help="MAUVE between reference (human) and candidate (model) texts or features",
+        description="MAUVE (Pillutla et al. 2021) with mauve-text's defaults. P is the references "
+        "(human text), Q the candidates (model text). Each file is either a text file (one text per "
+        "line, or .jsonl with a 'text' field), featurized with --model, or a .npy array of features "
+        "[n, d]; the extension decides, and both files must be of the same kind.",
     )
-    p.add_argument("texts", nargs="*", metavar="TEXT_FILE", help="human.txt model.txt (one text per line)")
-    p.add_argument("--p-features", help="P features, .npy [n_p, d]")
-    p.add_argument("--q-features", help="Q features, .npy [n_q, d]")
-    p.add_argument("--model", default="gpt2-large", help="featurizer (hub id or local dir) for text files")
-    p.add_argument("--max-text-length", type=int, default=1024)
-    p.add_argument("--batch-size", type=int, default=8)
+    p.add_argument("--references", required=True, metavar="FILE",
+                   help="human texts (P): .txt / .jsonl, or .npy features [n_p, d]")
+    p.add_argument("--candidates", required=True, metavar="FILE",
+                   help="model texts (Q): .txt / .jsonl, or .npy features [n_q, d]")
+    p.add_argument("--model", default="gpt2-large",
+                   help="featurizer for text files: hub id or local checkpoint directory (default gpt2-large)")
+    p.add_argument("--max-text-length", type=int, default=1024, help="truncation length in tokens (default 1024)")
+    p.add_argument("--batch-size", type=int, default=8, help="texts per featurizer forward pass (default 8)")
     p.add_argument("--num-buckets", default="auto", help="'auto' (n/10) or an integer")
+    p.add_argument("--pca-max-data", type=int, default=-1, help="rows used to fit the PCA (-1: all)")
     p.add_argument("--kmeans-explained-var", type=float, default=0.9)
     p.add_argument("--kmeans-num-redo", type=int, default=5)
     p.add_argument("--kmeans-max-iter", type=int, default=500)
-    p.add_argument("--scaling", type=float, default=5.0, help="mauve_scaling_factor c")
-    p.add_argument("--num-points", type=int, default=25, help="divergence_curve_discretization_size")
+    p.add_argument("--mauve-scaling-factor", type=float, default=5.0, help="the constant c (default 5)")
+    p.add_argument("--divergence-curve-discretization-size", type=int, default=25,
+                   help="interior points of the divergence curve (default 25)")
     p.add_argument("--seed", type=int, default=25)
-    p.add_argument("--seeds", type=int, default=1, help="average over this many k-means seeds (seed, seed+1, ...)")
+    p.add_argument("--num-seeds", type=int, default=1,
+                   help="average over this many k-means seeds (seed, seed+1, ...); default 1")
     p.add_argument("--plot", help="write the divergence curve figure here (.png/.pdf)")
     p.add_argument("--json", dest="json_out", help="write the scores as JSON here")
     p.set_defaults(func=run)
 
 
-def _read_lines(path: str) -> list[str]:
-    with open(path, encoding="utf-8") as f:
-        return [line.rstrip("\n") for line in f]
+def _is_features(path: str) -> bool:
+    return os.path.splitext(path)[1].lower() == _FEATURE_SUFFIX
+
+
+def _inputs(args: argparse.Namespace) -> dict:
+    """``compute_mauve`` keyword arguments for the two files (p = references, q = candidates)."""
+    ref, cand = args.references, args.candidates
+    for name, path in (("references", ref), ("candidates", cand)):
+        if not os.path.isfile(path):
+            raise FileNotFoundError(f"{name}: no such file {path!r}")
+    if _is_features(ref) != _is_features(cand):
+        raise ValueError(f"candidates: {cand!r} and references {ref!r} must both be .npy feature files "
+                         "or both be text files")
+    if _is_features(ref):
+        import numpy as np
+
+        return dict(p_features=np.load(ref, allow_pickle=False), q_features=np.load(cand, allow_pickle=False))
+    try:
+        from jaxmetrics.models.io import read_texts
+    except ImportError as e:
+        raise ValueError(f"references: reading and featurizing text files needs jaxmetrics.models ({e})") from e
+    return dict(p_text=read_texts(ref, name="references"), q_text=read_texts(cand, name="candidates"),
+                model=args.model, max_text_length=args.max_text_length, batch_size=args.batch_size)
 
 
 def run(args: argparse.Namespace) -> int:
-    import numpy as np
+    from jaxmetrics.mauve import compute_mauve, compute_mauve_seeds, plot_divergence_curves
 
-    from jaxmetrics.mauve import compute_mauve, compute_mauve_seeds
-    from jaxmetrics.mauve.plot import plot_divergence_curves
-
-    if args.texts and (args.p_features or args.q_features):
-        raise ValueError("texts: give either two text files or --p-features/--q-features, not both")
-    kw: dict = {}
-    if args.texts:
-        if len(args.texts) != 2:
-            raise ValueError(f"texts: expected two files (human.txt model.txt), got {len(args.texts)}")
-        for t in args.texts:
-            if not os.path.isfile(t):
-                raise FileNotFoundError(f"texts: no such file {t!r}")
-        kw.update(p_text=_read_lines(args.texts[0]), q_text=_read_lines(args.texts[1]),
-                  featurize_model_name=args.model, max_text_length=args.max_text_length,
-                  batch_size=args.batch_size)
-    else:
-        if not args.p_features or not args.q_features:
-            raise ValueError("p_features: give --p-features and --q-features (.npy), or two text files")
-        kw.update(p_features=np.load(args.p_features, allow_pickle=False),
-                  q_features=np.load(args.q_features, allow_pickle=False))
+    if args.num_seeds < 1:
+        raise ValueError(f"num_seeds: must be >= 1, got {args.num_seeds}")
     try:
         nb = args.num_buckets if args.num_buckets == "auto" else int(args.num_buckets)
     except ValueError:
         raise ValueError(f"num_buckets: expected 'auto' or an integer, got {args.num_buckets!r}") from None
-    common = dict(num_buckets=nb, kmeans_explained_var=args.kmeans_explained_var,
-                  kmeans_num_redo=args.kmeans_num_redo, kmeans_max_iter=args.kmeans_max_iter,
-                  divergence_curve_discretization_size=args.num_points, mauve_scaling_factor=args.scaling)
-    if args.seeds < 1:
-        raise ValueError(f"seeds: must be >= 1, got {args.seeds}")
+    kw = _inputs(args)
+    kw.update(num_buckets=nb, pca_max_data=args.pca_max_data, kmeans_explained_var=args.kmeans_explained_var,
+              kmeans_num_redo=args.kmeans_num_redo, kmeans_max_iter=args.kmeans_max_iter,
+              divergence_curve_discretization_size=args.divergence_curve_discretization_size,
+              mauve_scaling_factor=args.mauve_scaling_factor)
     try:
-        return _score(args, kw, common, compute_mauve, compute_mauve_seeds, plot_divergence_curves)
+        if args.num_seeds == 1:
+            out = compute_mauve(**kw, seed=args.seed)
+        else:
+            out = compute_mauve_seeds(**kw, seeds=tuple(range(args.seed, args.seed + args.num_seeds)))
     except ImportError as e:  # the featurizer (jaxmetrics.models) is unavailable
-        raise ValueError(f"texts: {e}") from e
-
-
-def _score(args, kw, common, compute_mauve, compute_mauve_seeds, plot_divergence_curves) -> int:
-    if args.seeds == 1:
-        out = compute_mauve(**kw, **common, seed=args.seed)
+        raise ValueError(str(e)) from e
+    if args.num_seeds == 1:
         result = dict(mauve=out.mauve, frontier_integral=out.frontier_integral, mauve_star=out.mauve_star,
                       frontier_integral_star=out.frontier_integral_star, num_buckets=out.num_buckets)
-        curves = {"P vs Q": out.divergence_curve}
+        curves = {"references vs candidates": out.divergence_curve}
         print(f"MAUVE {out.mauve:.4f}  MAUVE* {out.mauve_star:.4f}  FI {out.frontier_integral:.4f}  "
               f"FI* {out.frontier_integral_star:.4f}  (k = {out.num_buckets})")
     else:
-        seeds = tuple(range(args.seed, args.seed + args.seeds))
-        out = compute_mauve_seeds(**kw, **common, seeds=seeds)
         result = dict(mauve=out.mauve_mean, mauve_std=out.mauve_std, mauve_star=out.mauve_star_mean,
                       mauve_star_std=out.mauve_star_std, frontier_integral=out.frontier_integral_mean,
                       frontier_integral_std=out.frontier_integral_std, num_buckets=out.num_buckets,
-                      seeds=list(seeds), mauve_per_seed=[float(v) for v in out.mauve])
-        curves = {f"seed {s}": c for s, c in zip(seeds, out.divergence_curve)}
+                      seeds=list(out.seeds), mauve_per_seed=[float(v) for v in out.mauve])
+        curves = {f"seed {s}": c for s, c in zip(out.seeds, out.divergence_curve)}
         print(f"MAUVE {out.mauve_mean:.4f} +- {out.mauve_std:.4f}  MAUVE* {out.mauve_star_mean:.4f} +- "
-              f"{out.mauve_star_std:.4f}  over {len(seeds)} seeds (k = {out.num_buckets})")
+              f"{out.mauve_star_std:.4f}  over {len(out.seeds)} seeds (k = {out.num_buckets})")
     if args.plot:
         plot_divergence_curves(curves, args.plot)
     if args.json_out:

@@ -17,7 +17,9 @@ def register(subparsers) -> None:
     )
     p.add_argument("corpus", help="UTF-8 text file")
     p.add_argument("--model", required=True, help="causal LM: local HF checkpoint directory or hub id")
-    p.add_argument("--stride", type=int, default=512, help="step between windows (default 512)")
+    p.add_argument("--stride", type=int, default=None,
+                   help="step between windows (default: the window size, i.e. non-overlapping windows; "
+                        "smaller strides give every scored token more context)")
     p.add_argument("--max-length", type=int, default=None,
                    help="window size (default: the model's context, e.g. 1024 for GPT-2)")
     p.add_argument("--batch-size", type=int, default=8, help="windows per forward pass (default 8)")
@@ -37,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
 
     import numpy as np
 
-    from jaxmetrics.lm.perplexity import perplexity
+    from jaxmetrics.lm import perplexity
     from jaxmetrics.models import load_model
 
     try:
@@ -57,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
     enc = lm.tokenizer(docs_text, add_special_tokens=False, verbose=False)["input_ids"]
     docs = [np.asarray(e, dtype=np.int64) for e in enc]
     t_tok = time.perf_counter() - t0
-    res = perplexity(lm, docs, max_length=args.max_length, stride=args.stride, batch_size=args.batch_size,
+    res = perplexity(docs, model=lm, max_length=args.max_length, stride=args.stride, batch_size=args.batch_size,
                      reduction=args.reduction, convention=args.convention, progress=not args.no_progress)
     print(f"model        {args.model} ({lm.kind})")
     print(f"corpus       {args.corpus}: {len(docs)} document(s), {sum(d.size for d in docs)} tokens")
@@ -69,12 +71,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"throughput   {res.tokens_per_second:.1f} tokens/s (scoring {res.seconds:.2f} s incl. compile; "
           f"load {t_load:.2f} s, tokenize {t_tok:.2f} s)")
     if args.json:
-        out = {"model": args.model, "corpus": args.corpus, "perplexity": res.perplexity, "nll": res.nll,
-               "num_tokens": res.num_tokens, "num_windows": res.num_windows, "max_length": res.max_length,
-               "stride": res.stride, "convention": res.convention, "reduction": res.reduction,
-               "corpus_perplexity": res.corpus_perplexity,
-               "mean_sequence_perplexity": res.mean_sequence_perplexity, "seconds": res.seconds,
-               "doc_perplexity": [float(x) for x in res.doc_perplexity]}
+        out = {"model": args.model, "corpus": args.corpus, **res.to_dict()}
         with open(args.json, "w") as f:
             json.dump(out, f, indent=2)
     sys.stdout.flush()

@@ -13,8 +13,10 @@ def register(subparsers) -> None:
                     "similarity (Chen et al. 2020: batch centering + tempered WMD by default). "
                     "Writes per-pair precision/recall/F1 and prints the corpus mean.",
     )
-    p.add_argument("candidates", help="candidates: one text per line (or .jsonl with 'text')")
-    p.add_argument("references", help="references: same number of texts")
+    p.add_argument("--references", required=True,
+                   help="reference texts: one per line (or .jsonl with 'text')")
+    p.add_argument("--candidates", required=True,
+                   help="candidate texts: same number of texts (pair i = line i of each file)")
     p.add_argument("--model", required=True, help="encoder: local HF directory or hub id")
     p.add_argument("--metric", default="twmd",
                    choices=("twmd", "trwmd", "trwmd_lse", "bertscore", "wmd", "rwmd", "cka", "cosine"))
@@ -24,7 +26,7 @@ def register(subparsers) -> None:
                    choices=("batch", "corpus", "sentence", "dimension", "none"))
     p.add_argument("--temperature", type=float, default=None,
                    help="T (default 0.10 TWMD / 0.15 TRWMD centred, 0.02 uncentred)")
-    p.add_argument("--iterations", type=int, default=1, help="Sinkhorn iterations for TWMD")
+    p.add_argument("--num-iterations", type=int, default=1, help="Sinkhorn iterations for TWMD")
     p.add_argument("--center-batch-size", type=int, default=32, help="pairs per centering batch")
     p.add_argument("--idf", action="store_true", help="idf weights from the references")
     p.add_argument("--baseline", type=float, nargs=3, default=None, metavar=("P", "R", "F"),
@@ -36,21 +38,24 @@ def register(subparsers) -> None:
     p.add_argument("--max-length", type=int, default=512)
     p.add_argument("--output", default=None,
                    help="per-pair scores file (.tsv, or .jsonl); default: print TSV to stdout")
+    p.add_argument("--json", default=None,
+                   help="also write the result (settings, per-pair scores, corpus mean) as JSON here")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from jaxmetrics.models.io import read_texts
-    from jaxmetrics.similarity.pipeline import similarity
+    from jaxmetrics.similarity import compute_similarity
 
-    cands = read_texts(args.candidates, name="candidates")
     refs = read_texts(args.references, name="references")
-    res = similarity(cands, refs, model=args.model, layer=args.layer, metric=args.metric,
-                     centering=args.centering, temperature=args.temperature,
-                     num_iterations=args.iterations, center_batch_size=args.center_batch_size,
-                     idf=args.idf, baseline=args.baseline, special_tokens=args.special_tokens,
-                     bert_score_compat=args.bert_score_compat, max_length=args.max_length,
-                     batch_size=args.batch_size)
+    cands = read_texts(args.candidates, name="candidates")
+    res = compute_similarity(references=refs, candidates=cands, model=args.model, layer=args.layer,
+                             metric=args.metric, centering=args.centering,
+                             temperature=args.temperature, num_iterations=args.num_iterations,
+                             center_batch_size=args.center_batch_size, idf=args.idf,
+                             baseline=args.baseline, special_tokens=args.special_tokens,
+                             bert_score_compat=args.bert_score_compat, max_length=args.max_length,
+                             batch_size=args.batch_size)
     rows = [(i, float(p), float(r), float(f))
             for i, (p, r, f) in enumerate(zip(res.precision, res.recall, res.f1))]
     if args.output and args.output.endswith(".jsonl"):
@@ -65,7 +70,11 @@ def run(args: argparse.Namespace) -> int:
         else:
             print("\n".join(lines))
     m = res.mean()
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump({**res.to_dict(), "mean": m.to_dict()}, fh, indent=2)
+            fh.write("\n")
     t = "" if res.temperature is None else f", T={res.temperature:g}"
     print(f"{args.metric} (layer {res.layer}, centering {res.centering}{t}) over {len(rows)} pairs: "
-          f"mean P={m['precision']:.6f} R={m['recall']:.6f} F1={m['f1']:.6f}")
+          f"mean P={m.precision:.6f} R={m.recall:.6f} F1={m.f1:.6f}")
     return 0
