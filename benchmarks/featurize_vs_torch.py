@@ -42,7 +42,7 @@ def gpt2_small_dir(root: Path) -> str:
     import torch
     import transformers as tf
 
-    from jaxmetrics.models.testing import _bpe_tokenizer
+    from jaxmetrics.testing import _bpe_tokenizer
 
     d = root / "gpt2-small-random"
     if not (d / "model.safetensors").exists():
@@ -79,18 +79,19 @@ def bench(name: str, model_dir: str, n: int, max_length: int, batch_size: int) -
     import torch
     from transformers import AutoModel
 
-    from jaxmetrics.models import featurize, load_model, tokenize
+    from jaxmetrics.models import featurize, load_model
 
     texts = make_texts(n)
     lm = load_model(model_dir)
-    ids, _ = tokenize(texts, lm, max_length=max_length)
+    ids = [np.asarray(x, np.int32) for x in
+           lm.tokenizer(texts, truncation=True, max_length=max_length)["input_ids"]]  # what featurize feeds
     n_tokens = int(sum(len(x) for x in ids))
 
     t0 = time.perf_counter()
-    featurize(texts, lm, max_length=max_length, batch_size=batch_size, progress=False)
+    featurize(texts, model=lm, max_length=max_length, batch_size=batch_size, progress=False)
     first = time.perf_counter() - t0
     t0 = time.perf_counter()
-    ours = featurize(texts, lm, max_length=max_length, batch_size=batch_size, progress=False)
+    ours = featurize(texts, model=lm, max_length=max_length, batch_size=batch_size, progress=False)
     jax_s = time.perf_counter() - t0
 
     tm = AutoModel.from_pretrained(model_dir).eval()

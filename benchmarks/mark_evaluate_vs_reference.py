@@ -83,12 +83,13 @@ def main(argv=None) -> str:
 
     @jax.jit
     def scores(stats):
-        n, m = stats.ref.radii_sq.shape[0], stats.cand.radii_sq.shape[0]
-        _, _, R, p_hat = petersen_estimate(stats)
-        return stats.cross.b_in_a.sum(), stats.cross.a_in_b.sum(), accuracy_score(p_hat, n + m, R > 0)
+        n, m = stats.references.radii_sq.shape[0], stats.candidates.radii_sq.shape[0]
+        pe = petersen_estimate(stats)
+        return (stats.cross.b_in_a.sum(), stats.cross.a_in_b.sum(),
+                accuracy_score(pe.population, n + m, pe.recaptured > 0))
 
     def run_jax(a, b):
-        s = mark_evaluate_stats(a, b, args.k, block_size=args.block_size)
+        s = mark_evaluate_stats(references=a, candidates=b, k=args.k, block_size=args.block_size)
         return [np.asarray(v) for v in scores(s)]
 
     lines = [

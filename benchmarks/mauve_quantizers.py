@@ -12,7 +12,7 @@
 
 Usage:
   env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python benchmarks/mauve_quantizers.py --quick
-  ... --n 5000 --d 1024 --k 500 --epochs 20
+  ... --n 5000 --d 1024 --k 500 --num-epochs 20
 """
 from __future__ import annotations
 
@@ -37,20 +37,18 @@ def main(argv=None) -> str:
     ap.add_argument("--n", type=int, default=5000, help="points per side")
     ap.add_argument("--d", type=int, default=1024, help="feature dimension")
     ap.add_argument("--k", type=int, default=500, help="centroids for soft MAUVE")
-    ap.add_argument("--epochs", type=int, default=20, help="training epochs of DRMM and the lattice learner")
+    ap.add_argument("--num-epochs", type=int, default=20, help="training epochs of DRMM and the lattice learner")
     ap.add_argument("--repeats", type=int, default=3, help="steady-state soft-MAUVE calls to average")
     ap.add_argument("--quick", action="store_true", help="n=400, d=64, k=40, 2 epochs (smoke run)")
     ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "mauve_quantizers.md"))
     args = ap.parse_args(argv)
     if args.quick:
-        args.n, args.d, args.k, args.epochs = 400, 64, 40, 2
+        args.n, args.d, args.k, args.num_epochs = 400, 64, 40, 2
 
     import jax
     import jax.numpy as jnp
 
-    from jaxmetrics.mauve.drmm import DRMMQuantizer
-    from jaxmetrics.mauve.lattice import LatticeQuantizer
-    from jaxmetrics.mauve.soft import hard_mauve, soft_mauve
+    from jaxmetrics.mauve import DRMMQuantizer, LatticeQuantizer, hard_mauve, soft_mauve
 
     rng = np.random.default_rng(0)
     p = rng.standard_normal((args.n, args.d)).astype(np.float32)
@@ -59,13 +57,13 @@ def main(argv=None) -> str:
 
     rows = []
     for name, quant in (
-        ("DRMM 3x10", DRMMQuantizer(epochs=args.epochs)),
-        ("Lattice (spreading net + Z4, r2=50)", LatticeQuantizer(epochs=args.epochs)),
+        ("DRMM 3x10", DRMMQuantizer(num_epochs=args.num_epochs)),
+        ("Lattice (spreading net + Z4, r2=50)", LatticeQuantizer(num_epochs=args.num_epochs)),
     ):
         fitted, t_first = _timed(lambda: jax.block_until_ready(quant.fit(stacked, key=jax.random.key(0))))
         fitted, t_steady = _timed(lambda: jax.block_until_ready(quant.fit(stacked, key=jax.random.key(1))))
         m = float(hard_mauve(p, q, fitted).mauve)
-        rows.append((name, 2 * args.n, args.epochs, t_first, t_steady, max(t_first - t_steady, 0.0), m))
+        rows.append((name, 2 * args.n, args.num_epochs, t_first, t_steady, max(t_first - t_steady, 0.0), m))
 
     cent = jnp.asarray(rng.standard_normal((args.k, args.d)), jnp.float32)
     pj, qj = jnp.asarray(p), jnp.asarray(q)

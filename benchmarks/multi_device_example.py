@@ -10,7 +10,7 @@ Steps:
 1. a 1-D mesh over all devices (``jaxmetrics.sharding.make_mesh``);
 2. a stream of batches: each batch's example axis is sharded over the mesh
    (``jaxmetrics.sharding.shard``; ``pad_to_multiple`` + a mask for a ragged last batch) and
-   folded into streaming states by one jitted step — XLA inserts the cross-device reductions;
+   folded into the metrics' states by one jitted step — XLA inserts the cross-device reductions;
 3. two simulated "hosts" (4 devices each) accumulate their own halves of the data, and the
    states are merged at the end (``merge_all``) — equal to the single-stream value;
 4. the non-decomposable metrics (MAUVE, Mark-Evaluate) on features sharded over the mesh.
@@ -26,7 +26,6 @@ os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_force_host_
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
 import argparse  # noqa: E402
-import inspect  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
@@ -38,8 +37,12 @@ import jax  # noqa: E402
 import numpy as np  # noqa: E402
 
 from jaxmetrics.sharding import make_mesh, pad_to_multiple, shard  # noqa: E402
-from jaxmetrics.streaming import (MarkEvaluateState, MauveState, NGramState, PerplexityState,  # noqa: E402
-                                  SimilarityState, merge_all)
+from jaxmetrics.diversity import NGramState  # noqa: E402
+from jaxmetrics.lm import PerplexityState  # noqa: E402
+from jaxmetrics.mark_evaluate import MarkEvaluateState  # noqa: E402
+from jaxmetrics.mauve import MauveState  # noqa: E402
+from jaxmetrics.similarity import SimilarityState  # noqa: E402
+from jaxmetrics.state import merge_all  # noqa: E402
 
 
 def main() -> None:
@@ -54,9 +57,9 @@ def main() -> None:
     print(f"devices: {len(jax.devices())} ({jax.devices()[0].platform}); mesh {dict(mesh.shape)}")
 
     # a tiny random causal LM stands in for the scoring model
-    from jaxmetrics.lm.perplexity import score_windows
+    from jaxmetrics.lm import score_windows
     from jaxmetrics.models import load_model
-    from jaxmetrics.models.testing import tiny_checkpoint
+    from jaxmetrics.testing import tiny_checkpoint
 
     lm = load_model(tiny_checkpoint("gpt2", tempfile.mkdtemp()))
     rng = np.random.default_rng(0)
@@ -67,30 +70,31 @@ def main() -> None:
         r = np.random.default_rng(i)
         ids = r.integers(0, 300, size=(rows, T)).astype(np.int32)
         lengths = r.integers(8, T + 1, size=rows).astype(np.int32)
-        ids, real = pad_to_multiple(ids, len(mesh.devices.flat))
-        lengths, _ = pad_to_multiple(lengths, len(mesh.devices.flat))
-        return ids, np.where(real, lengths, 0)
+        padded = pad_to_multiple(ids, len(mesh.devices.flat))
+        lengths = pad_to_multiple(lengths, len(mesh.devices.flat)).values
+        return padded.values, np.where(padded.rows_mask, lengths, 0)
 
     # 2. streaming states over sharded batches ------------------------------------------------
     @jax.jit
-    def fold(ppl, ngrams, nll, cnt, ids, lengths):
-        return ppl.add(nll, cnt), ngrams.update(ids, lengths)
+    def fold(ppl, ngrams, scores, ids, lengths):
+        return ppl.add(scores), ngrams.update(ids, lengths)
 
     def evaluate(batches):
         ppl, ngr = PerplexityState.empty(), NGramState.empty(max_n=4, capacity=1 << 14)
         for ids, lengths in batches:
             s_ids, s_len = shard((ids, lengths), mesh)  # rows split over the 8 devices
             att = np.arange(T)[None, :] < np.asarray(lengths)[:, None]
-            s_att, s_tm = shard((att, att[:, 1:]), mesh)
-            nll, cnt = score_windows(lm, s_ids, s_att, s_tm)  # the model forward, sharded by rows
-            ppl, ngr = fold(ppl, ngr, nll, cnt, s_ids, s_len)
+            labels = np.where(att, ids, -100)  # transformers convention: -100 = not scored
+            s_att, s_lab = shard((att, labels), mesh)
+            scores = score_windows(s_ids, s_att, s_lab, model=lm)  # the model forward, sharded by rows
+            ppl, ngr = fold(ppl, ngr, scores, s_ids, s_len)
         return ppl, ngr
 
     batches = [make_batch(i) for i in range(n_batches)]
     ppl, ngr = evaluate(batches)
     out = ngr.compute()
     print(f"stream of {n_batches} batches: perplexity {float(ppl.compute()):.4f} over {int(ppl.count)} "
-          f"tokens; distinct-4 {out['distinct'][3]:.4f}; 2-gram entropy {out['entropy'][1]:.4f}")
+          f"tokens; distinct-4 {out.distinct[3]:.4f}; 2-gram entropy {out.entropy[1]:.4f}")
 
     # 3. two "hosts", each with half of the batches, merge their states ------------------------
     halves = [evaluate(batches[: n_batches // 2]), evaluate(batches[n_batches // 2:])]
@@ -105,13 +109,13 @@ def main() -> None:
     emb_r = rng.normal(size=(16, 10, 32)).astype(np.float32)
     mc = np.arange(12)[None] < rng.integers(4, 13, 16)[:, None]
     mr = np.arange(10)[None] < rng.integers(4, 11, 16)[:, None]
-    sim = jax.jit(lambda s, *b: s.update(*b))(SimilarityState.empty("bertscore"),
-                                              *shard((emb_c, emb_r, mc, mr), mesh))
-    print("BERTScore corpus means (pairs sharded):", {k: round(v, 4) for k, v in sim.compute().items()})
+    names = ("candidates", "references", "candidates_mask", "references_mask")
+    sim = jax.jit(lambda s, *b: s.update(**dict(zip(names, b))))(SimilarityState.empty("bertscore"),
+                                                                  *shard((emb_c, emb_r, mc, mr), mesh))
+    print("BERTScore corpus means (pairs sharded):", sim.compute())
 
     # 4. non-decomposable metrics on sharded features -------------------------------------------
     from jaxmetrics.mark_evaluate import mark_evaluate_scores
-    from jaxmetrics.mauve import compute_mauve
 
     p = rng.normal(size=(128, 16)).astype(np.float32)
     q = (rng.normal(size=(128, 16)) + 0.3).astype(np.float32)
@@ -119,14 +123,12 @@ def main() -> None:
     buf = MauveState.empty(capacity=128, dim=16)
     for i in range(0, 128, 32):
         buf = buf.update(p_features=p[i:i + 32], q_features=q[i:i + 32])
-    kw = dict(num_buckets=8, kmeans_num_redo=2, kmeans_max_iter=50)
-    if "mesh" in inspect.signature(compute_mauve).parameters:
-        kw["mesh"] = mesh  # PCA and k-means on features sharded over the mesh
-    print(f"MAUVE (buffered features{', sharded' if 'mesh' in kw else ''}): {buf.compute(**kw).mauve:.4f}")
+    kw = dict(num_buckets=8, kmeans_num_redo=2, kmeans_max_iter=50, mesh=mesh)  # PCA + k-means sharded
+    print(f"MAUVE (buffered features, sharded): {buf.compute(**kw).mauve:.4f}")
     me_buf = MarkEvaluateState.empty(128, 16).update(references=p, candidates=q)
     r, c = shard((me_buf.first.values(), me_buf.second.values()), mesh)
-    me = jax.jit(lambda a, b: mark_evaluate_scores(a, b, 3))(r, c)
-    print("Mark-Evaluate (features sharded):", {k: round(float(v), 4) for k, v in me.items()})
+    me = jax.jit(lambda a, b: mark_evaluate_scores(references=a, candidates=b, k=3))(r, c)
+    print("Mark-Evaluate (features sharded):", me)
     print(f"done in {time.perf_counter() - t0:.1f} s")
 
 

@@ -6,7 +6,7 @@ both libraries), same random token stream, ``max_length = 1024``, strides 512 an
 
 * reference: the loop of "Perplexity of fixed-length models" (one window per forward pass,
   ``labels`` with ``-100`` context, the doc's ``- batch_size`` count);
-* jaxmetrics: :func:`jaxmetrics.lm.perplexity.perplexity` with ``convention='document'``
+* jaxmetrics: :func:`jaxmetrics.lm.perplexity` with ``convention='document'``
   (identical windows and count, so the values must agree) — all windows laid out as one
   padded batch, ``--batch-size`` windows per jitted forward. The ``'exact'`` convention's value
   is reported too (it scores every token after the first once).
@@ -45,7 +45,7 @@ def gpt2_small_dir(root: Path, layers: int = 12) -> str:
     import torch
     import transformers as tf
 
-    from jaxmetrics.models.testing import _bpe_tokenizer
+    from jaxmetrics.testing import _bpe_tokenizer
 
     d = root / f"gpt2-small-random-{layers}"
     if not (d / "model.safetensors").exists():
@@ -75,9 +75,9 @@ def main(argv=None) -> str:
     import torch
     from transformers import GPT2LMHeadModel
 
-    from jaxmetrics.lm.perplexity import perplexity
+    from jaxmetrics.lm import perplexity
     from jaxmetrics.models import load_model
-    from jaxmetrics.models.testing import hf_doc_perplexity_loop
+    from jaxmetrics.testing import hf_doc_perplexity_loop
 
     root = Path(args.cache_dir) if args.cache_dir else Path(tempfile.mkdtemp(prefix="jm_ppl_bench_"))
     path = gpt2_small_dir(root, args.layers)
@@ -95,12 +95,12 @@ def main(argv=None) -> str:
 
         kw = dict(max_length=args.max_length, stride=stride, batch_size=args.batch_size, convention="document")
         t0 = time.perf_counter()
-        first = perplexity(lm, ids, **kw)
+        first = perplexity(ids, model=lm, **kw)
         t_first = time.perf_counter() - t0
         t0 = time.perf_counter()
-        res = perplexity(lm, ids, **kw)
+        res = perplexity(ids, model=lm, **kw)
         t_jm = time.perf_counter() - t0
-        exact = perplexity(lm, ids, **{**kw, "convention": "exact"})
+        exact = perplexity(ids, model=lm, **{**kw, "convention": "exact"})
         assert abs(first.nll - res.nll) <= 1e-9 * abs(res.nll)
         rows.append(dict(stride=stride, ppl_ref=ppl_ref, n_ref=n_ref, ppl_jm=res.perplexity, n_jm=res.num_tokens,
                          rel=abs(res.perplexity - ppl_ref) / ppl_ref, ppl_exact=exact.perplexity,

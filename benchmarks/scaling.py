@@ -6,9 +6,9 @@ Time. Each device count runs in its own subprocess started with
 The inputs are sharded over a 1-D mesh of the ``D`` devices (``jaxmetrics.sharding.shard``) and
 the unchanged jitted kernels run on them — XLA's SPMD partitioner inserts the collectives:
 
-* k-means: :func:`jaxmetrics.mauve.kmeans.kmeans` (``--kmeans-n`` rows of 64 features, 50
+* k-means: :func:`jaxmetrics.mauve.kmeans` (``--kmeans-n`` rows of 64 features, 50
   clusters, 1 restart, 20 Lloyd steps; assignment and centroid updates inside one jit);
-* perplexity: :func:`jaxmetrics.lm.perplexity.score_windows` on a random GPT-2 (4 layers, 128
+* perplexity: :func:`jaxmetrics.lm.score_windows` on a random GPT-2 (4 layers, 128
   wide, 1000 tokens of vocabulary), ``--windows`` windows of 128 tokens sharded over devices.
 
 Simulated devices share the machine's cores, so the curve shows the partitioning overhead and
@@ -19,7 +19,7 @@ Memory. Perplexity and LM scores over ``--tokens`` tokens with a ``--vocab`` voc
 in its own subprocess, peak resident set size (``ru_maxrss``) of that process:
 
 * streaming: logits made batch by batch (``--batch-tokens`` at a time) and folded into a
-  :class:`~jaxmetrics.streaming.PerplexityState` and :class:`~jaxmetrics.streaming.LMScoreState`;
+  :class:`~jaxmetrics.lm.PerplexityState` and :class:`~jaxmetrics.lm.LMScoreState`;
 * all at once: the whole ``[tokens, vocab]`` logits array in memory, one call of
   ``perplexity_stats`` / ``lm_score_stats``.
 
@@ -64,10 +64,10 @@ def worker_time(args) -> dict:
     import jax
     import numpy as np
 
-    from jaxmetrics.lm.perplexity import score_windows
-    from jaxmetrics.mauve.kmeans import kmeans
+    from jaxmetrics.lm import score_windows
+    from jaxmetrics.mauve import kmeans
     from jaxmetrics.models import load_model
-    from jaxmetrics.models.testing import tiny_checkpoint
+    from jaxmetrics.testing import tiny_checkpoint
     from jaxmetrics.sharding import make_mesh, shard
 
     assert len(jax.devices()) == args.devices
@@ -83,9 +83,8 @@ def worker_time(args) -> dict:
     W, T = args.windows, 128
     ids = rng.integers(0, 1000, size=(W, T)).astype(np.int32)
     am = np.ones((W, T), bool)
-    tm = np.ones((W, T - 1), bool)
-    sids, sam, stm = shard((ids, am, tm), mesh)
-    t_ppl = _median_time(lambda: score_windows(lm, sids, sam, stm), args.reps)
+    sids, sam = shard((ids, am), mesh)
+    t_ppl = _median_time(lambda: score_windows(sids, sam, sids, model=lm), args.reps)
     return {"devices": args.devices, "kmeans_s": t_km, "perplexity_s": t_ppl,
             "perplexity_tokens": W * (T - 1)}
 
@@ -94,8 +93,7 @@ def worker_memory(args) -> dict:
     import jax
     import jax.numpy as jnp
 
-    from jaxmetrics.lm.kernels import lm_score_stats, perplexity_stats
-    from jaxmetrics.streaming import LMScoreState, PerplexityState
+    from jaxmetrics.lm import LMScoreState, PerplexityState, lm_score_stats, perplexity_stats
 
     B, V = args.batch_tokens, args.vocab
     n_batches = -(-args.tokens // B)
@@ -114,7 +112,7 @@ def worker_memory(args) -> dict:
         for k in keys:
             ppl, sc = step(ppl, sc, *batch(k))
         value = float(ppl.compute())
-        eps = sc.compute()["epsilon_perplexity"]
+        eps = sc.compute().epsilon_perplexity
     else:
         parts = [batch(k) for k in keys]
         logits = jnp.concatenate([p[0] for p in parts])

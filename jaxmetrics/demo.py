@@ -168,10 +168,10 @@ def _step(msg: str) -> float:
 def _generate(lm, prompts: np.ndarray, cfg: DemoConfig, decoding: str, seed: int) -> list[np.ndarray]:
     import jax
 
-    from jaxmetrics.lm.sampling import generate
+    from jaxmetrics.lm import generate
 
     kw = {"greedy": dict(greedy=True), "pure": dict(), "nucleus": dict(top_p=cfg.top_p)}[decoding]
-    out = generate(lm, prompts, key=jax.random.key(seed), max_new_tokens=cfg.gen_len,
+    out = generate(prompts, model=lm, key=jax.random.key(seed), max_new_tokens=cfg.gen_len,
                    eos_token_id=None, **kw)
     return out.sequences(include_prompt=True)
 
@@ -185,8 +185,9 @@ def _encode_texts(encoder, texts: list[str], cfg: DemoConfig):
     """
     from jaxmetrics.models import token_embeddings
 
-    emb, mask, special, _ = token_embeddings(texts, encoder, max_length=cfg.encoder_max_length,
-                                             batch_size=32, progress=True)
+    out = token_embeddings(texts, model=encoder, max_length=cfg.encoder_max_length, batch_size=32,
+                           progress=True)
+    emb, mask, special = out.embeddings, out.embeddings_mask, out.special_mask
     m = mask[..., None].astype(np.float32)
     sent = (emb * m).sum(1) / np.maximum(m.sum(1), 1e-9)
     sent = sent / np.maximum(np.linalg.norm(sent, axis=1, keepdims=True), 1e-12)
@@ -270,16 +271,16 @@ def run_demo(cfg: DemoConfig = SIZES["full"], out_dir: str | os.PathLike = "demo
     # --- model-based scores -----------------------------------------------------------
     t0 = _step("perplexities under the demo model")
     try:
-        from jaxmetrics.lm.perplexity import generation_perplexity, perplexity
+        from jaxmetrics.lm import generation_perplexity, perplexity
     except ImportError as e:  # pragma: no cover - only when the lm pipeline is absent
         _note(notes, f"perplexities skipped ({e})")
         sw_ppl = None
     else:
         for r in ROWS:
-            per_run(r, "gen_ppl", [float(generation_perplexity(lm, ids, max_length=None, batch_size=64))
+            per_run(r, "gen_ppl", [generation_perplexity(ids, model=lm, max_length=None, batch_size=64).perplexity
                                    for ids in runs[r]])
         scored = stream if cfg.ppl_max_tokens is None else stream[:cfg.ppl_max_tokens]
-        sw = perplexity(lm, scored, max_length=cfg.ppl_max_length, stride=cfg.ppl_stride,
+        sw = perplexity(scored, model=lm, max_length=cfg.ppl_max_length, stride=cfg.ppl_stride,
                         batch_size=32, progress=True)
         sw_ppl = {"perplexity": float(sw.perplexity), "num_tokens": int(sw.num_tokens),
                   "max_length": cfg.ppl_max_length, "stride": cfg.ppl_stride}
@@ -345,9 +346,10 @@ def run_demo(cfg: DemoConfig = SIZES["full"], out_dir: str | os.PathLike = "demo
         _note(notes, f"Mark-Evaluate skipped ({e})")
     else:
         for dec in DECODINGS:
-            per_run(dec, "me_petersen", [float(me_petersen(human, q, k=3)) for q in feats[dec]])
+            per_run(dec, "me_petersen", [float(me_petersen(references=human, candidates=q, k=3))
+                                         for q in feats[dec]])
     try:
-        from jaxmetrics.similarity import bertscore, center_embeddings, similarity_scores
+        from jaxmetrics.similarity import bertscore_scores, center_embeddings, similarity_scores
     except ImportError as e:  # pragma: no cover
         _note(notes, f"BERTScore / TWMD skipped ({e})")
     else:
@@ -359,10 +361,12 @@ def run_demo(cfg: DemoConfig = SIZES["full"], out_dir: str | os.PathLike = "demo
             bs_f1, tw_f1 = [], []
             for emb, mask in toks[dec]:
                 emb, mask = _pad_to(emb, mask, L)
-                bs = bertscore(emb, ref_emb, mask, ref_mask)
+                bs = bertscore_scores(candidates=emb, references=ref_emb, candidates_mask=mask,
+                                      references_mask=ref_mask)
                 bs_f1.append(float(np.mean(np.asarray(bs.f1))))
-                prf = similarity_scores(center_embeddings(emb, mask, method="batch"), ref_cent, mask, ref_mask,
-                                        metric="twmd", temperature=0.1)
+                prf = similarity_scores(candidates=center_embeddings(emb, mask, method="batch"), references=ref_cent,
+                                        candidates_mask=mask, references_mask=ref_mask, metric="twmd",
+                                        temperature=0.1)
                 tw_f1.append(float(np.mean(np.asarray(prf.f1))))
             per_run(dec, "bertscore_f1", bs_f1)
             per_run(dec, "twmd_f1", tw_f1)
