@@ -63,3 +63,20 @@ def x64():
 @pytest.fixture
 def rng():
     return np.random.default_rng(0)
+
+
+@pytest.fixture
+def lm_batch(rng):
+    """Random logits ``[12, 5, 7]``, targets and a target mask (the log-prob state tests)."""
+    logits = rng.normal(size=(12, 5, 7)).astype(np.float32) * 2
+    targets = rng.integers(0, 7, size=(12, 5))
+    mask = rng.random((12, 5)) > 0.2
+    return logits, targets, mask
+
+
+@pytest.fixture
+def feats(rng):
+    """Reference and shifted candidate features ``[40, 4]`` (the buffer-state tests)."""
+    ref = rng.normal(size=(40, 4)).astype(np.float32)
+    cand = (rng.normal(size=(40, 4)) * 1.3 + 0.4).astype(np.float32)
+    return ref, cand

@@ -6,39 +6,16 @@ import pytest
 
 from jaxmetrics.diversity import NGramState, NGramStats, encode_sequences, ngram_count_stats
 from jaxmetrics.state import merge_all
-
-
-def _random_splits(rng, n, parts):
-    """A random permutation of ``range(n)`` cut into ``parts`` non-empty pieces."""
-    perm = rng.permutation(n)
-    cuts = np.sort(rng.choice(np.arange(1, n), size=parts - 1, replace=False))
-    return np.split(perm, cuts)
-
-
-def _padded(idx, size):
-    """Indices padded with 0 to ``size`` and the mask of the real ones (one compiled shape)."""
-    return np.concatenate([idx, np.zeros(size - idx.size, int)]), np.arange(size) < idx.size
-
-
-def _corpus(rng, n=24, vocab=9):
-    lens = rng.integers(0, 12, size=n)
-    return [list(rng.integers(0, vocab, size=k) * 1000 + 7) for k in lens]  # large, sparse ids
-
-
-def _pad(seqs, width=12):
-    ids = np.zeros((len(seqs), width), np.int32)
-    for i, s in enumerate(seqs):
-        ids[i, :len(s)] = s
-    return ids, np.array([len(s) for s in seqs], np.int32)
+from state_helpers import random_splits, padded, corpus, pad_sequences
 
 
 def test_ngram_state_merge_equals_area_functions(rng):
     from jaxmetrics.diversity import distinct_n, ngram_entropy, zipf_coefficient
 
-    seqs = _corpus(rng)
-    ids, lengths = _pad(seqs)
+    seqs = corpus(rng)
+    ids, lengths = pad_sequences(seqs)
     for trial in range(2):
-        parts = [_padded(i, 21) for i in _random_splits(rng, len(seqs), 4)]
+        parts = [padded(i, 21) for i in random_splits(rng, len(seqs), 4)]
         got = merge_all([NGramState.empty(max_n=4, capacity=256).update(ids[i], lengths[i] * m)
                          for i, m in parts])
         one = NGramState.empty(max_n=4, capacity=256).update(ids, lengths)

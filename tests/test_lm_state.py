@@ -6,44 +6,8 @@ import pytest
 
 from jaxmetrics.lm.state import LMScoreState, PerplexityState
 from jaxmetrics.state import merge_all
+from state_helpers import random_splits, padded
 
-
-def _random_splits(rng, n, parts):
-    """A random permutation of ``range(n)`` cut into ``parts`` non-empty pieces."""
-    perm = rng.permutation(n)
-    cuts = np.sort(rng.choice(np.arange(1, n), size=parts - 1, replace=False))
-    return np.split(perm, cuts)
-
-def _padded(idx, size):
-    """Indices padded with 0 to ``size`` and the mask of the real ones (one compiled shape)."""
-    return np.concatenate([idx, np.zeros(size - idx.size, int)]), np.arange(size) < idx.size
-
-@pytest.fixture
-
-
-def lm_batch(rng):
-    logits = rng.normal(size=(12, 5, 7)).astype(np.float32) * 2
-    targets = rng.integers(0, 7, size=(12, 5))
-    mask = rng.random((12, 5)) > 0.2
-    return logits, targets, mask
-
-def _corpus(rng, n=24, vocab=9):
-    lens = rng.integers(0, 12, size=n)
-    return [list(rng.integers(0, vocab, size=k) * 1000 + 7) for k in lens]  # large, sparse ids
-
-def _pad(seqs, width=12):
-    ids = np.zeros((len(seqs), width), np.int32)
-    for i, s in enumerate(seqs):
-        ids[i, :len(s)] = s
-    return ids, np.array([len(s) for s in seqs], np.int32)
-
-@pytest.fixture
-
-
-def feats(rng):
-    ref = rng.normal(size=(40, 4)).astype(np.float32)
-    cand = (rng.normal(size=(40, 4)) * 1.3 + 0.4).astype(np.float32)
-    return ref, cand
 
 def test_perplexity_state_merge_equals_one_shot(rng, lm_batch):
     from jaxmetrics.lm import perplexity_stats
@@ -51,7 +15,7 @@ def test_perplexity_state_merge_equals_one_shot(rng, lm_batch):
     logits, targets, mask = lm_batch
     want = perplexity_stats(logits, targets, mask)
     for _ in range(3):
-        parts = [_padded(i, 9) for i in _random_splits(rng, 12, 4)]
+        parts = [padded(i, 9) for i in random_splits(rng, 12, 4)]
         states = [PerplexityState.empty().update(logits[i], targets[i], mask[i] & m[:, None])
                   for i, m in parts]
         got = merge_all(states)
@@ -83,7 +47,7 @@ def test_lm_score_state_merge_equals_one_shot(rng, lm_batch):
     logits, targets, mask = lm_batch
     kw = dict(epsilon=1e-3, temperature=0.9, top_k=5)
     want = lm_scores(logits, targets, mask, **kw)
-    parts = [_padded(i, 10) for i in _random_splits(rng, 12, 3)]
+    parts = [padded(i, 10) for i in random_splits(rng, 12, 3)]
     got = merge_all([LMScoreState.empty(**kw).update(logits[i], targets[i], mask[i] & m[:, None])
                      for i, m in parts])
     out = got.compute().to_dict()

@@ -15,31 +15,13 @@ from jaxmetrics.mark_evaluate import (
 from jaxmetrics.mark_evaluate.state import FIDState, IMPARState, MarkEvaluateState, PRDState
 from jaxmetrics.mauve.state import MauveState
 from jaxmetrics.state import merge_all
-
-
-def _random_splits(rng, n, parts):
-    """A random permutation of ``range(n)`` cut into ``parts`` non-empty pieces."""
-    perm = rng.permutation(n)
-    cuts = np.sort(rng.choice(np.arange(1, n), size=parts - 1, replace=False))
-    return np.split(perm, cuts)
-
-
-def _padded(idx, size):
-    """Indices padded with 0 to ``size`` and the mask of the real ones (one compiled shape)."""
-    return np.concatenate([idx, np.zeros(size - idx.size, int)]), np.arange(size) < idx.size
-
-
-@pytest.fixture
-def feats(rng):
-    ref = rng.normal(size=(40, 4)).astype(np.float32)
-    cand = (rng.normal(size=(40, 4)) * 1.3 + 0.4).astype(np.float32)
-    return ref, cand
+from state_helpers import padded, random_splits
 
 
 def test_impar_state_equals_improved_precision(rng, feats):
     ref, cand = feats
     want = improved_precision_recall(references=ref, candidates=cand, k=3).precision
-    parts = [_padded(i, 38) for i in _random_splits(rng, 40, 3)]
+    parts = [padded(i, 38) for i in random_splits(rng, 40, 3)]
     empty = IMPARState.empty(references=ref, k=3)
     got = merge_all([empty.update(candidates=cand[i], candidates_mask=m) for i, m in parts])
     assert int(got.count) == 40
@@ -115,7 +97,7 @@ def test_buffer_states_equal_area_functions(feats):
 
 def test_fid_state_equals_fid(rng, feats, x64):
     ref, cand = (a.astype(np.float64) for a in feats)
-    parts_r, parts_c = _random_splits(rng, 40, 3), _random_splits(rng, 40, 4)
+    parts_r, parts_c = random_splits(rng, 40, 3), random_splits(rng, 40, 4)
     st = merge_all([FIDState.empty(4).update(references=ref[i]) for i in parts_r]
                    + [FIDState.empty(4).update(candidates=cand[i]) for i in parts_c])
     assert float(st.compute()) == pytest.approx(float(fid(references=ref, candidates=cand)), rel=1e-10)

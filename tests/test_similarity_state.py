@@ -6,18 +6,7 @@ import pytest
 from jaxmetrics.similarity import PRF
 from jaxmetrics.similarity.state import SimilarityState
 from jaxmetrics.state import merge_all
-
-
-def _random_splits(rng, n, parts):
-    """A random permutation of ``range(n)`` cut into ``parts`` non-empty pieces."""
-    perm = rng.permutation(n)
-    cuts = np.sort(rng.choice(np.arange(1, n), size=parts - 1, replace=False))
-    return np.split(perm, cuts)
-
-
-def _padded(idx, size):
-    """Indices padded with 0 to ``size`` and the mask of the real ones (one compiled shape)."""
-    return np.concatenate([idx, np.zeros(size - idx.size, int)]), np.arange(size) < idx.size
+from state_helpers import random_splits, padded
 
 
 def _batch(cand, ref, cm, rm):
@@ -37,7 +26,7 @@ def test_similarity_state_merge_equals_one_shot(rng, metric):
     else:
         prf = batch_similarity(**_batch(cand, ref, cm, rm), metric="twmd", temperature=0.1)
     want = [float(np.mean(v)) for v in prf]
-    parts = [_padded(i, 8) for i in _random_splits(rng, 10, 3)]
+    parts = [padded(i, 8) for i in random_splits(rng, 10, 3)]
     got = merge_all([SimilarityState.empty(metric, temperature=0.1).update(
         **_batch(cand[i], ref[i], cm[i], rm[i]), pair_mask=m) for i, m in parts]).compute()
     assert isinstance(got, PRF)

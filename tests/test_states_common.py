@@ -10,40 +10,14 @@ from jaxmetrics.mark_evaluate.state import FIDState, IMPARState, MarkEvaluateSta
 from jaxmetrics.mauve.state import MauveState
 from jaxmetrics.similarity.state import SimilarityState
 from jaxmetrics.state import merge_all, merge_stacked
-
-
-@pytest.fixture
-def lm_batch(rng):
-    logits = rng.normal(size=(12, 5, 7)).astype(np.float32) * 2
-    targets = rng.integers(0, 7, size=(12, 5))
-    mask = rng.random((12, 5)) > 0.2
-    return logits, targets, mask
-
-
-def _corpus(rng, n=24, vocab=9):
-    lens = rng.integers(0, 12, size=n)
-    return [list(rng.integers(0, vocab, size=k) * 1000 + 7) for k in lens]  # large, sparse ids
-
-
-def _pad(seqs, width=12):
-    ids = np.zeros((len(seqs), width), np.int32)
-    for i, s in enumerate(seqs):
-        ids[i, :len(s)] = s
-    return ids, np.array([len(s) for s in seqs], np.int32)
-
-
-@pytest.fixture
-def feats(rng):
-    ref = rng.normal(size=(40, 4)).astype(np.float32)
-    cand = (rng.normal(size=(40, 4)) * 1.3 + 0.4).astype(np.float32)
-    return ref, cand
+from state_helpers import corpus, pad_sequences
 
 
 def test_states_pass_through_jit_without_retrace(rng, lm_batch, feats):
     """A jitted update step compiles once per state type and batch shape; jit == eager."""
     logits, targets, mask = lm_batch
     ref, cand = feats
-    ids, lengths = _pad(_corpus(rng, n=8))
+    ids, lengths = pad_sequences(corpus(rng, n=8))
     emb = rng.normal(size=(8, 5, 8)).astype(np.float32)
     em = np.ones((8, 5), bool)
     cases = [
@@ -77,7 +51,7 @@ def test_states_pass_through_jit_without_retrace(rng, lm_batch, feats):
 
 def test_merge_stacked_equals_merge_all(rng):
     """States stacked along a leading axis (as process_allgather returns them) merge like a list."""
-    ids, lengths = _pad(_corpus(rng, n=12))
+    ids, lengths = pad_sequences(corpus(rng, n=12))
     parts = [NGramState.empty(2, 64).update(ids[i:i + 4], lengths[i:i + 4]) for i in (0, 4, 8)]
     stacked = jax.tree.map(lambda *v: np.stack([np.asarray(a) for a in v]), *parts)
     got = merge_stacked(stacked)

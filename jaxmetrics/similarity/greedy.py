@@ -39,8 +39,7 @@ import numpy as np
 
 from jaxmetrics._ops import is_concrete, l2_normalize
 from jaxmetrics._validation import check_int
-from jaxmetrics.similarity.kernels import (PRF, _check_pairs, _check_weights, _harmonic_f,
-                                           _masked_max, _shard_pairs)
+from jaxmetrics.similarity.kernels import PRF, _harmonic_f, _masked_max, _prepare_pairs
 
 __all__ = ["batch_bertscore", "bertscore_pair", "bertscore_scores", "idf_table",
            "rescale_with_baseline"]
@@ -241,13 +240,10 @@ def bertscore_scores(*, candidates: Any, references: Any, candidates_mask: Any,
       >>> round(float(out.f1[0]), 4)
       1.0
     """
-    cand, ref, cmask, rmask = _check_pairs(candidates, references, candidates_mask, references_mask)
     _check_baseline(baseline)
-    cw = _check_weights(candidates_weights, cmask, "candidates_weights", positive_rows=False)
-    rw = _check_weights(references_weights, rmask, "references_weights", positive_rows=False)
-    n = cand.shape[0]
-    if mesh is not None:
-        cand, ref, cmask, rmask, cw, rw = _shard_pairs((cand, ref, cmask, rmask, cw, rw), mesh)
+    (cand, ref, cmask, rmask, cw, rw), n = _prepare_pairs(candidates, references, candidates_mask,
+                                                           references_mask, candidates_weights,
+                                                           references_weights, mesh, positive_rows=False)
     out = batch_bertscore(candidates=cand, references=ref, candidates_mask=cmask,
                           references_mask=rmask, candidates_weights=cw, references_weights=rw,
                           compat=compat,

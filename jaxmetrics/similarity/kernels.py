@@ -407,6 +407,18 @@ def _check_weights(weights, mask, name: str, *, positive_rows: bool):
     return weights
 
 
+def _prepare_pairs(candidates, references, candidates_mask, references_mask, candidates_weights,
+                   references_weights, mesh, *, positive_rows: bool):
+    """Checked pairs, masks and weights (see :func:`_check_pairs`, :func:`_check_weights`),
+    sharded over ``mesh`` when one is given: ``((cand, ref, cmask, rmask, cw, rw), n)`` with ``n``
+    the number of pairs before padding."""
+    cand, ref, cmask, rmask = _check_pairs(candidates, references, candidates_mask, references_mask)
+    cw = _check_weights(candidates_weights, cmask, "candidates_weights", positive_rows=positive_rows)
+    rw = _check_weights(references_weights, rmask, "references_weights", positive_rows=positive_rows)
+    arrays = (cand, ref, cmask, rmask, cw, rw)
+    return (arrays if mesh is None else _shard_pairs(arrays, mesh)), cand.shape[0]
+
+
 def _shard_pairs(arrays, mesh):
     """``arrays`` (a tuple; ``None`` kept) padded with copies of the last pair and sharded over
     the mesh's ``'data'`` axis (or its first axis when it has none of that name)."""
@@ -463,12 +475,9 @@ def similarity_scores(*, candidates: Any, references: Any, candidates_mask: Any,
         if np.ndim(temperature):
             raise ValueError(f"temperature: expected a scalar, got shape {np.shape(temperature)}")
         check_positive(float(np.asarray(temperature)), "temperature")
-    cand, ref, cmask, rmask = _check_pairs(candidates, references, candidates_mask, references_mask)
-    cw = _check_weights(candidates_weights, cmask, "candidates_weights", positive_rows=True)
-    rw = _check_weights(references_weights, rmask, "references_weights", positive_rows=True)
-    n = cand.shape[0]
-    if mesh is not None:
-        cand, ref, cmask, rmask, cw, rw = _shard_pairs((cand, ref, cmask, rmask, cw, rw), mesh)
+    (cand, ref, cmask, rmask, cw, rw), n = _prepare_pairs(candidates, references, candidates_mask,
+                                                           references_mask, candidates_weights,
+                                                           references_weights, mesh, positive_rows=True)
     out = batch_similarity(candidates=cand, references=ref, candidates_mask=cmask,
                            references_mask=rmask, metric=metric,
                            temperature=jnp.asarray(temperature, cand.dtype),
