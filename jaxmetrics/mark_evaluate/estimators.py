@@ -1,75 +1,86 @@
 """Mark-Evaluate population estimators (Mordido & Meinel, COLING 2020).
 
 S = reference set (``n`` rows), S' = evaluation / candidate set (``m`` rows), true population
-``P = n + m``. Membership ``f`` and the k-NN hyperspheres are those of
-:mod:`jaxmetrics.mark_evaluate.hyperspheres`. Every score is
+``P = n + m`` (the row counts, known a priori). ``r_k`` and ``f`` are those of
+:mod:`jaxmetrics.mark_evaluate.hyperspheres`; ``NN_k(x, X)`` is ``x`` and its k nearest
+neighbours in its own set (``k + 1`` samples), and ``f(y, NN_k(x, X)) = 1`` iff ``y`` lies in
+the sphere of at least one sample of that neighbourhood. Every score is
 
     ME = 1 - A(P, P_hat),   A = min(1, |P_hat - P| / P),                 in [0, 1], 1 = best
 
 and an estimator whose denominator (recaptures) is 0 gives ME = 0.
 
-ME-Petersen (certain, from the paper):
-    M = n + sum_{s'} f(s', S),  C = m + sum_s f(s, S'),  R = sum_{s'} f(s', S) + sum_s f(s, S'),
-    P_hat = M C / R.   Symmetric in (S, S').  For n == m with IMPAR precision p and recall r,
-    ME = 1 - min(1, (1-p)(1-r) / (2(p+r))).
+Two readings, selected by ``literal`` (see docs/mark_evaluate.md for measured differences):
 
-ME-Schnabel(S, S') (the visit order is a reconstruction; this reading gives ME(S,S) = 1 and
-convergence to 1 as k grows): visit 1 marks S and every s' with f(s', S) = 1. Then, for
-i = 1..m in input order, visit i+1 catches ``NN_k(s'_i, S')`` (s'_i and its k neighbours:
-k + 1 samples) and the samples of S inside the sphere of s'_i:
+``literal=True`` -- the formulas of the paper's Section 3 as printed:
 
-    C_i = (k + 1) + #{s in S : ||s - s'_i||^2 <= r_k(s'_i)^2}
-    R_i = #{s in S inside the sphere of s'_i} + |marked_i ∩ NN_k(s'_i, S')|
-    M_i = |marked_i|   (marked before visit i+1; all of S is marked)
+* ME-Petersen: ``M = n + sum_{s'} f(s', S)``, ``C = m + sum_s f(s, S')``,
+  ``R = sum_{s'} f(s', S) + sum_s f(s, S')``, ``P_hat = M C / R``. For ``n == m`` with IMPAR
+  precision p and recall r, ``ME = 1 - min(1, (1-p)(1-r) / (2(p+r)))``.
+* ME-Schnabel(S, S'): visit 1 marks ``M(1) = S + {s' : f(s', S) = 1}``; visit ``i + 1`` (one
+  per ``s'_i``, input order) catches ``NN_k(s'_i, S')`` and the ``g_i = sum_s f(s, NN_k(s'_i, S'))``
+  samples of S in the spheres of that neighbourhood, so ``C_i = (k + 1) + g_i``,
+  ``R_i = g_i + |M(i) ∩ NN_k(s'_i, S')|``, ``M_i = |M(i)|``; then ``NN_k(s'_i, S')`` is marked
+  (``C_T = sum_i C_i``, ``R_T = sum_i R_i`` are the paper's totals).
+  ``P_hat = sum_i C_i M_i / sum_i R_i``. Quality = ME-Schnabel(S_r, S_e), diversity =
+  ME-Schnabel(S_e, S_r).
+* ME-CAPTURE (model M0 of program CAPTURE, Otis et al. 1978) over ``T = |S ∪ S'| = P``
+  occasions, one per sample x: the occasion of x catches ``NN_k(x, own set)`` and the samples
+  of the other set in its spheres, so ``C_total = P (k + 1) + sum_s g_s + sum_{s'} g_{s'}``
+  and every sample is caught (``M_T = P``). With ``n_dot = C_total``, ``D = M_T``, ``t = T``:
 
-after which ``NN_k(s'_i, S')`` is marked. ``P_hat = sum_i C_i M_i / sum_i R_i``.
-This literal reading has a blind spot: for far-apart sets the own-set neighbours are still
-recaptured once marked, and ``P_hat`` tends to ``(k+1)(n + m/2)/k`` (score well above 0, e.g.
-about 0.85 for n = m, k = 3). ``sequential=False`` keeps the marked set of visit 1 (Petersen
-with many recapture visits, ``P_hat = M_1 sum_i C_i / sum_i R_i``), which gives 0 there and
-keeps ME(S, S) = 1.
-Quality = ME-Schnabel(S_r, S_e) (references marked first, candidates visited); diversity =
-ME-Schnabel(S_e, S_r). The marking is a ``lax.scan`` over the visited set.
+      ln L(N) = lnΓ(N+1) - lnΓ(N-D+1) + n_dot ln n_dot + (tN - n_dot) ln(tN - n_dot) - tN ln(tN)
 
-ME-CAPTURE (model M0 of program CAPTURE, Otis et al. 1978): with ``t`` capture occasions,
-``n_dot`` total captures and ``D`` distinct samples caught, the M0 profile log-likelihood is
+  maximised over the integers ``N in [D, 2P]`` (above 2P the score is 0 anyway).
 
-    ln L(N) = lnΓ(N+1) - lnΓ(N-D+1) + n_dot ln n_dot + (tN - n_dot) ln(tN - n_dot) - tN ln(tN)
+Measured defects of the literal reading: the own-set captures (``k + 1`` per visit or
+occasion) do not depend on how S and S' relate, so sets with nothing in common score about
+0.85 (Schnabel) and 0.98 (CAPTURE); and rows repeated many times are counted as many
+individuals, so candidates collapsed onto one point inside the references score 1 (Petersen,
+Schnabel quality) and about 0.99 (CAPTURE).
 
-maximised over the integers N in [D, 2P] (``gammaln``/``xlogy``; above 2P the score is 0
-anyway, so the grid is static in size). Two set-ups of the occasions are offered:
+``literal=False`` (default) -- three documented corrections, nothing else changed:
 
-* ``occasions="visits"`` (default): the two visits of ME-Petersen are the occasions (t = 2,
-  occasion 1 catches the M marked samples, occasion 2 the C captured ones; n_dot = M + C,
-  D = M + C - R = P). This reading satisfies every property the paper states: symmetric,
-  ME(S, S) = 1 exactly (then every sample is caught on both occasions, p_hat = 1), far-apart
-  sets give 0 (no recaptures: the likelihood increases to the end of the grid), and it
-  converges to 1 as k grows.
-* ``occasions="samples"``: the paper's literal set-up, one occasion per sample of S ∪ S'
-  (t = P), the occasion of x catching ``NN_k(x, own set)`` (k + 1 samples) and the samples of
-  the other set inside x's sphere, so ``n_dot = P (k+1) + sum_s #(S' in sphere s) +
-  sum_s' #(S in sphere s')`` and D = P. Symmetric and converging to 1 as k grows, but under
-  M0 an individual caught about 2(k+1) times is still "missed" with probability about
-  exp(-2(k+1)), so ME(S, S) = 1 only while ln(P + 1) < 2(k+1) (about P < 3000 for k = 3),
-  and far-apart sets score about 1 - exp(-(k+1)), not 0. Offered for comparison.
+1. *Individuals are distinct points.* A row equal to an earlier row of its own set (distance
+   0) is the same individual caught again: the estimators run on the distinct rows of each
+   set (their spheres, neighbourhoods, counts), and the true population stays the row count
+   ``P = n + m``. Sets without duplicates are unaffected (Petersen's closed form holds); a set
+   collapsed onto a few points is estimated as a small population and scores low.
+2. *Schnabel: only the first marking step marks* (``M(i) = M(1)`` for every visit). The
+   visits still catch ``C_i`` and recapture ``R_i`` as above, but a neighbour marked by an
+   earlier visit of its own set is not a recapture (own-set marks carry no information about
+   the other set): ``P_hat = M_1 sum_i C_i / sum_i R_i``, and far-apart sets give R = 0.
+3. *CAPTURE: an occasion catches its own sample and the other set's samples in the spheres of
+   its neighbourhood* (not the k own-set neighbours), ``n_dot = P + sum_s g_s + sum_{s'} g_{s'}``:
+   far-apart sets catch every sample once, no recaptures, score 0. M0 still gives exactly
+   ``P_hat = P`` only when ``n_dot / P > ln(P + 1)`` (identical sets: about ``k + 2`` plus the
+   other neighbours' captures per sample), slightly below 1 above that size.
+
+``occasions="visits"`` is a further variant of ME-CAPTURE (not in the paper): the two Petersen
+visits as the occasions (``t = 2``, ``n_dot = M + C``, ``D = M + C - R``).
 """
 from __future__ import annotations
 
+import warnings
 from functools import partial
 from typing import Any
+
+import numpy as np
 
 import jax
 import jax.numpy as jnp
 from jax import lax
 from jax.scipy.special import gammaln, xlogy
 
-from jaxmetrics._ops import accumulator_dtype
+from jaxmetrics._ops import accumulator_dtype, is_concrete
 from jaxmetrics._validation import check_choice, check_features, check_int
 from jaxmetrics.mark_evaluate.hyperspheres import (
     CrossMembership,
     Hyperspheres,
+    _knn,
+    _spheres,
     cross_membership,
-    knn_hyperspheres,
+    neighborhood_counts,
 )
 from jaxmetrics.results import Result
 
@@ -92,7 +103,7 @@ __all__ = [
     "mark_evaluate_scores",
 ]
 
-_OCCASIONS = ("visits", "samples")
+_OCCASIONS = ("samples", "visits")
 
 
 # --------------------------------------------------------------------------- results
@@ -105,6 +116,11 @@ class MarkEvaluateStats(Result):
       candidates: :class:`~jaxmetrics.mark_evaluate.Hyperspheres` of S', the candidates
         (``radii_sq [m]``, ``neighbors [m, k]``).
       cross: :class:`~jaxmetrics.mark_evaluate.CrossMembership` with ``a = S``, ``b = S'``.
+      references_mask: ``[n]`` bool, the rows of S that are individuals (all rows with
+        ``literal=True``; the first occurrence of each distinct row otherwise).
+      candidates_mask: ``[m]`` bool, the same for S'.
+      references_catches: ``[n]`` int32, ``g_s = sum_{s'} f(s', NN_k(s, S))``.
+      candidates_catches: ``[m]`` int32, ``g_{s'} = sum_s f(s, NN_k(s', S'))``.
 
     Examples:
       >>> import numpy as np
@@ -116,6 +132,10 @@ class MarkEvaluateStats(Result):
     references: Hyperspheres
     candidates: Hyperspheres
     cross: CrossMembership
+    references_mask: jax.Array
+    candidates_mask: jax.Array
+    references_catches: jax.Array
+    candidates_catches: jax.Array
 
     def swap(self) -> "MarkEvaluateStats":
         """The same statistics with the roles of S and S' exchanged."""
@@ -125,6 +145,8 @@ class MarkEvaluateStats(Result):
             candidates=self.references,
             cross=CrossMembership(b_in_a=c.a_in_b, a_in_b=c.b_in_a, a_counts=c.b_counts,
                                   b_counts=c.a_counts),
+            references_mask=self.candidates_mask, candidates_mask=self.references_mask,
+            references_catches=self.candidates_catches, candidates_catches=self.references_catches,
         )
 
 
@@ -230,38 +252,84 @@ def _check_occasions(occasions: str) -> str:
     return check_choice(occasions, "occasions", _OCCASIONS)
 
 
+# --------------------------------------------------------------------------- warnings
+def _warn_degenerate(ref: Any, cand: Any, k: int) -> None:
+    """Warn (host side, concrete inputs only) when a score cannot mean much: a set with fewer
+    than ``10 k`` rows, or a set whose rows are all one point."""
+    if not is_concrete(ref, cand):
+        return
+    for x, name in ((ref, "references"), (cand, "candidates")):
+        n = x.shape[0]
+        if n < 10 * k:
+            warnings.warn(
+                f"{name}: only {n} samples for k={k} (fewer than 10*k = {10 * k}); the k-NN "
+                f"hyperspheres are too few for the Mark-Evaluate scores to mean much",
+                UserWarning, stacklevel=4)
+        a = np.asarray(x)
+        if n > 1 and bool(np.all(a == a[:1])):
+            warnings.warn(
+                f"{name}: all {n} samples are the same point (one distinct row); the set is a "
+                f"single individual and every sphere of it has radius 0",
+                UserWarning, stacklevel=4)
+
+
 # --------------------------------------------------------------------------- statistics
-@partial(jax.jit, static_argnames=("k", "block_size"))
-def _stats(ref, cand, k: int, block_size: int | None) -> MarkEvaluateStats:
+def _set_spheres(x, k: int, block_size, dedup: bool):
+    """Hyperspheres of one set and its individuals' mask (first occurrences when ``dedup``)."""
+    n = x.shape[0]
+    ones = jnp.ones((n,), bool)
+    vals, inds = _knn(x, ones, k, block_size)
+    if not dedup:
+        return _spheres(vals, inds, ones), ones
+    idx = jnp.arange(n, dtype=jnp.int32)
+    mask = ~((vals[:, 0] == 0) & (inds[:, 0] < idx))
+    # recompute on the distinct rows only when there is a duplicate (else the pass is exact)
+    vals, inds = lax.cond(jnp.all(mask), lambda: (vals, inds),
+                          lambda: _knn(x, mask, k, block_size))
+    return _spheres(vals, inds, mask), mask
+
+
+@partial(jax.jit, static_argnames=("k", "block_size", "dedup"))
+def _stats(ref, cand, k: int, block_size: int | None, dedup: bool = True) -> MarkEvaluateStats:
     # one common shift (translation invariant) keeps the matmul expansion well conditioned
     shift = jnp.mean(ref, axis=0)
     ref = ref - shift
     cand = cand - shift
-    hr = knn_hyperspheres(ref, k, block_size=block_size)
-    hc = knn_hyperspheres(cand, k, block_size=block_size)
-    cross = cross_membership(ref, hr.radii_sq, cand, hc.radii_sq, block_size=block_size)
-    return MarkEvaluateStats(references=hr, candidates=hc, cross=cross)
+    hr, mr = _set_spheres(ref, k, block_size, dedup)
+    hc, mc = _set_spheres(cand, k, block_size, dedup)
+    cross = cross_membership(ref, hr.radii_sq, cand, hc.radii_sq, a_mask=mr, b_mask=mc,
+                             block_size=block_size)
+    gc = neighborhood_counts(ref, cand, hc.radii_sq, hc.neighbors, a_mask=mr, b_mask=mc)
+    gr = neighborhood_counts(cand, ref, hr.radii_sq, hr.neighbors, a_mask=mc, b_mask=mr)
+    return MarkEvaluateStats(references=hr, candidates=hc, cross=cross, references_mask=mr,
+                             candidates_mask=mc, references_catches=gr, candidates_catches=gc)
 
 
-def mark_evaluate_stats(*, references: Any, candidates: Any, k: int = 3,
+def mark_evaluate_stats(*, references: Any, candidates: Any, k: int = 3, literal: bool = False,
                         block_size: int | None = None, mesh: Any = None) -> MarkEvaluateStats:
-    """Hyperspheres of both sets and their cross memberships (three blocked distance passes).
+    """Hyperspheres of both sets, their cross memberships and neighbourhood catches.
 
     ``r_k(s, S)`` is the distance from ``s`` to its k-th nearest other row of its own set and
     ``f(x, S) = 1`` iff ``||x - s|| <= r_k(s, S)`` for some ``s in S`` (see
-    :mod:`jaxmetrics.mark_evaluate.hyperspheres`).
+    :mod:`jaxmetrics.mark_evaluate.hyperspheres`). With ``literal=False`` each set is first
+    reduced to its distinct rows (a repeated row is the same individual; see the module
+    docstring), which costs a second k-NN pass only for a set that has duplicates.
+
+    Warns (concrete inputs only) when a set has fewer than ``10 k`` rows or one distinct row.
 
     Args:
       references: ``[n, d]`` features of S.
       candidates: ``[m, d]`` features of S'.
       k: neighbourhood size, ``1 <= k < min(n, m)``.
+      literal: every row is an individual (the paper as printed) instead of every distinct row.
       block_size: rows per distance block (static; default keeps tiles near 4M elements).
       mesh: optional :class:`jax.sharding.Mesh`: rows of each set are sharded over it (each
         set's size must be a multiple of the device count, else it runs replicated with a warning).
 
     Returns:
       :class:`MarkEvaluateStats`: ``references`` / ``candidates`` hyperspheres (``[n]``,
-      ``[n, k]`` / ``[m]``, ``[m, k]``) and their ``cross`` membership.
+      ``[n, k]`` / ``[m]``, ``[m, k]``), their ``cross`` membership, the individuals' masks and
+      the neighbourhood catches ``g``.
 
     Examples:
       >>> import numpy as np
@@ -272,12 +340,13 @@ def mark_evaluate_stats(*, references: Any, candidates: Any, k: int = 3,
       True
     """
     ref, cand = _check_pair(references, candidates, k)
+    _warn_degenerate(references, candidates, int(k))
     if mesh is not None:
         from jaxmetrics.sharding import place_rows
 
         ref = place_rows(ref, mesh, name="references")
         cand = place_rows(cand, mesh, name="candidates")
-    return _stats(ref, cand, int(k), block_size)
+    return _stats(ref, cand, int(k), block_size, not bool(literal))
 
 
 # --------------------------------------------------------------------------- estimators
@@ -304,11 +373,15 @@ def accuracy_score(p_hat: Any, population: Any, valid: Any = True) -> jax.Array:
     return jnp.where(valid, 1.0 - loss, 0.0)
 
 
+def _count(mask) -> jax.Array:
+    return jnp.sum(mask, dtype=jnp.int32)
+
+
 def petersen_estimate(stats: MarkEvaluateStats) -> PetersenEstimate:
     """Lincoln-Petersen counts of the two visits and ``P_hat = M C / R`` (0 when ``R = 0``).
 
-    ``M = n + sum_{s'} f(s', S)``, ``C = m + sum_s f(s, S')``,
-    ``R = sum_{s'} f(s', S) + sum_s f(s, S')``.
+    ``M = |S| + sum_{s'} f(s', S)``, ``C = |S'| + sum_s f(s, S')``,
+    ``R = sum_{s'} f(s', S) + sum_s f(s, S')`` over the individuals of ``stats``.
 
     Args:
       stats: :class:`MarkEvaluateStats` of S (references) and S' (candidates).
@@ -322,26 +395,34 @@ def petersen_estimate(stats: MarkEvaluateStats) -> PetersenEstimate:
       >>> petersen_estimate(s)
       PetersenEstimate(marked=8, captured=8, recaptured=8, population=8)
     """
-    n = stats.references.radii_sq.shape[0]
-    m = stats.candidates.radii_sq.shape[0]
-    fc = jnp.sum(stats.cross.b_in_a, dtype=jnp.int32)
-    fr = jnp.sum(stats.cross.a_in_b, dtype=jnp.int32)
+    n, m = _count(stats.references_mask), _count(stats.candidates_mask)
+    fc = _count(stats.cross.b_in_a)
+    fr = _count(stats.cross.a_in_b)
     M, C, R = n + fc, m + fr, fc + fr
     f = accumulator_dtype()
     p_hat = jnp.where(R > 0, M.astype(f) * C.astype(f) / jnp.maximum(R, 1).astype(f), 0.0)
     return PetersenEstimate(marked=M, captured=C, recaptured=R, population=p_hat)
 
 
-def schnabel_estimate(stats: MarkEvaluateStats, *, sequential: bool = True) -> SchnabelEstimate:
+def _hoods(spheres: Hyperspheres, mask) -> jax.Array:
+    """``[m, k+1]`` bool/index pair of the neighbourhoods ``NN_k(x)``: x then its neighbours."""
+    m = spheres.neighbors.shape[0]
+    own = jnp.arange(m, dtype=jnp.int32)[:, None]
+    idx = jnp.concatenate([own, spheres.neighbors], axis=1)
+    ok = jnp.concatenate([mask[:, None], spheres.neighbors >= 0], axis=1) & mask[:, None]
+    return jnp.where(ok, idx, 0), ok
+
+
+def schnabel_estimate(stats: MarkEvaluateStats, *, literal: bool = False) -> SchnabelEstimate:
     """Schnabel sums ``sum_i C_i M_i``, ``sum_i R_i`` and ``P_hat`` with S marked first, S' visited.
 
     See the module docstring for C_i, M_i, R_i. ``P_hat = 0`` when ``sum_i R_i = 0``.
-    With ``sequential=False`` the caught neighbours are not marked after each visit (the
-    marked set stays that of visit 1), which makes far-apart sets score 0.
+    ``literal=True`` marks each visit's neighbourhood after it (the paper as printed);
+    the default keeps the marks of the first step (correction 2).
 
     Args:
       stats: :class:`MarkEvaluateStats` (use ``stats.swap()`` to visit the references).
-      sequential: mark the caught neighbours after each visit (the paper's reading).
+      literal: sequential marking by the visits.
 
     Returns:
       :class:`SchnabelEstimate` of scalars.
@@ -352,28 +433,27 @@ def schnabel_estimate(stats: MarkEvaluateStats, *, sequential: bool = True) -> S
       >>> float(schnabel_estimate(s).population)
       8.0
     """
-    n = stats.references.radii_sq.shape[0]
-    nbrs = stats.candidates.neighbors
-    m, k = nbrs.shape
     f = accumulator_dtype()
-    catch = jnp.concatenate([jnp.arange(m, dtype=jnp.int32)[:, None], nbrs], axis=1)  # [m, k+1]
-    in_sphere = stats.cross.b_counts  # samples of S inside the sphere of each s'
-    marked0 = stats.cross.b_in_a
-    count0 = n + jnp.sum(marked0, dtype=jnp.int32)
+    idx, ok = _hoods(stats.candidates, stats.candidates_mask)
+    g = stats.candidates_catches
+    marked0 = stats.cross.b_in_a & stats.candidates_mask
+    count0 = _count(stats.references_mask) + _count(marked0)
 
     def visit(carry, x):
         marked, n_marked = carry
-        idx, s_in = x
-        already = jnp.sum(marked[idx], dtype=jnp.int32)
-        c_t = (k + 1) + s_in
-        r_t = s_in + already
+        i, o, g_i = x
+        hit = marked[i] & o
+        already = _count(hit)
+        size = _count(o)
+        c_t = size + g_i
+        r_t = g_i + already
         cm = c_t.astype(f) * n_marked.astype(f)
-        if not sequential:
+        if not literal:
             return (marked, n_marked), (cm, r_t)
-        marked = marked.at[idx].set(True)
-        return (marked, n_marked + (k + 1) - already), (cm, r_t)
+        marked = marked.at[i].set(marked[i] | o)
+        return (marked, n_marked + size - already), (cm, r_t)
 
-    _, (cm, r) = lax.scan(visit, (marked0, count0), (catch, in_sphere))
+    _, (cm, r) = lax.scan(visit, (marked0, count0), (idx, ok, g))
     num = jnp.sum(cm)
     den = jnp.sum(r.astype(f))
     p_hat = jnp.where(den > 0, num / jnp.where(den > 0, den, 1.0), 0.0)
@@ -415,15 +495,18 @@ def m0_estimate(num_captures: Any, num_distinct: Any, num_occasions: Any,
     return jnp.argmax(ll).astype(f)
 
 
-def capture_estimate(stats: MarkEvaluateStats, *, occasions: str = "visits") -> CaptureEstimate:
+def capture_estimate(stats: MarkEvaluateStats, *, occasions: str = "samples",
+                     literal: bool = False) -> CaptureEstimate:
     """M0 (program CAPTURE) estimate: captures, distinct samples, occasions and ``P_hat``.
 
-    See the module docstring for the two set-ups of ``occasions``.
+    ``occasions="samples"`` (default): one occasion per individual of S ∪ S' (the paper);
+    ``n_dot = C_total`` with the own-set neighbours counted (``literal=True``) or not (the
+    default, correction 3). ``occasions="visits"``: the two Petersen visits as occasions.
 
     Args:
       stats: :class:`MarkEvaluateStats`.
-      occasions: ``"visits"`` (the two Petersen visits; default) or ``"samples"`` (one
-        occasion per sample of S ∪ S').
+      occasions: ``"samples"`` or ``"visits"``.
+      literal: count the own-set neighbours as captures (``occasions="samples"`` only).
 
     Returns:
       :class:`CaptureEstimate` of scalars.
@@ -432,24 +515,27 @@ def capture_estimate(stats: MarkEvaluateStats, *, occasions: str = "visits") -> 
       >>> import numpy as np
       >>> s = mark_evaluate_stats(references=np.eye(4), candidates=np.eye(4), k=1)
       >>> capture_estimate(s)
-      CaptureEstimate(num_captures=16, num_distinct=8, num_occasions=2, population=8)
+      CaptureEstimate(num_captures=24, num_distinct=8, num_occasions=8, population=8)
     """
     _check_occasions(occasions)
-    n = stats.references.radii_sq.shape[0]
-    m = stats.candidates.radii_sq.shape[0]
-    k = stats.references.neighbors.shape[1]
-    P = n + m
+    P = _population(stats)
     if occasions == "visits":
         pe = petersen_estimate(stats)
         n_cap = pe.marked + pe.captured
         distinct = pe.marked + pe.captured - pe.recaptured
-        t = 2
+        t = jnp.asarray(2, jnp.int32)
     else:
-        f = accumulator_dtype()
-        n_cap = (P * (k + 1) + jnp.sum(stats.cross.a_counts.astype(f))
-                 + jnp.sum(stats.cross.b_counts.astype(f)))
-        distinct = P
-        t = P
+        n_ind = _count(stats.references_mask) + _count(stats.candidates_mask)
+        cross = (jnp.sum(stats.references_catches, dtype=jnp.int32)
+                 + jnp.sum(stats.candidates_catches, dtype=jnp.int32))
+        if literal:
+            own = (jnp.sum(_hoods(stats.references, stats.references_mask)[1], dtype=jnp.int32)
+                   + jnp.sum(_hoods(stats.candidates, stats.candidates_mask)[1], dtype=jnp.int32))
+        else:
+            own = n_ind
+        n_cap = own + cross
+        distinct = n_ind
+        t = n_ind
     p_hat = m0_estimate(n_cap, distinct, t, 2 * P)
     return CaptureEstimate(num_captures=jnp.asarray(n_cap), num_distinct=jnp.asarray(distinct, jnp.int32),
                            num_occasions=jnp.asarray(t, jnp.int32), population=p_hat)
@@ -465,32 +551,34 @@ def _petersen(stats: MarkEvaluateStats) -> jax.Array:
     return accuracy_score(pe.population, _population(stats), pe.recaptured > 0)
 
 
-def _schnabel(stats: MarkEvaluateStats, sequential: bool) -> SchnabelScores:
+def _schnabel(stats: MarkEvaluateStats, literal: bool) -> SchnabelScores:
     P = _population(stats)
-    q = schnabel_estimate(stats, sequential=sequential)
-    d = schnabel_estimate(stats.swap(), sequential=sequential)
+    q = schnabel_estimate(stats, literal=literal)
+    d = schnabel_estimate(stats.swap(), literal=literal)
     return SchnabelScores(quality=accuracy_score(q.population, P, q.recaptured > 0),
                           diversity=accuracy_score(d.population, P, d.recaptured > 0))
 
 
-def _capture(stats: MarkEvaluateStats, occasions: str) -> jax.Array:
-    return accuracy_score(capture_estimate(stats, occasions=occasions).population, _population(stats))
+def _capture(stats: MarkEvaluateStats, occasions: str, literal: bool) -> jax.Array:
+    est = capture_estimate(stats, occasions=occasions, literal=literal)
+    return accuracy_score(est.population, _population(stats))
 
 
 _petersen_score = jax.jit(_petersen)
-_schnabel_scores = jax.jit(_schnabel, static_argnames=("sequential",))
-_capture_score = jax.jit(_capture, static_argnames=("occasions",))
+_schnabel_scores = jax.jit(_schnabel, static_argnames=("literal",))
+_capture_score = jax.jit(_capture, static_argnames=("occasions", "literal"))
 
 
-@partial(jax.jit, static_argnames=("occasions", "sequential"))
-def _scores(stats: MarkEvaluateStats, occasions: str, sequential: bool) -> MarkEvaluateScores:
-    s = _schnabel(stats, sequential)
+@partial(jax.jit, static_argnames=("occasions", "literal"))
+def _scores(stats: MarkEvaluateStats, occasions: str, literal: bool) -> MarkEvaluateScores:
+    s = _schnabel(stats, literal)
     return MarkEvaluateScores(petersen=_petersen(stats), schnabel_quality=s.quality,
-                              schnabel_diversity=s.diversity, capture=_capture(stats, occasions))
+                              schnabel_diversity=s.diversity,
+                              capture=_capture(stats, occasions, literal))
 
 
-def mark_evaluate_scores(*, references: Any, candidates: Any, k: int = 3, occasions: str = "visits",
-                         sequential: bool = True, block_size: int | None = None,
+def mark_evaluate_scores(*, references: Any, candidates: Any, k: int = 3, literal: bool = False,
+                         occasions: str = "samples", block_size: int | None = None,
                          mesh: Any = None) -> MarkEvaluateScores:
     """All Mark-Evaluate scores from one set of distance passes.
 
@@ -502,8 +590,11 @@ def mark_evaluate_scores(*, references: Any, candidates: Any, k: int = 3, occasi
       references: ``[n, d]`` reference features S_r.
       candidates: ``[m, d]`` candidate features S_e.
       k: neighbourhood size (``1 <= k < min(n, m)``).
-      occasions: ME-CAPTURE set-up, ``"visits"`` (default) or ``"samples"``.
-      sequential: ME-Schnabel marks the caught neighbours after each visit (paper; default).
+      literal: the formulas of the paper as printed instead of the corrected default (see the
+        module docstring: distinct rows as individuals, Schnabel marks of the first step only,
+        CAPTURE occasions without the own-set neighbours).
+      occasions: ME-CAPTURE set-up, ``"samples"`` (one occasion per sample, the paper;
+        default) or ``"visits"`` (the two Petersen visits).
       block_size: rows per distance block.
       mesh: optional :class:`jax.sharding.Mesh` to shard the rows of both sets over (see
         :func:`mark_evaluate_stats`).
@@ -516,20 +607,20 @@ def mark_evaluate_scores(*, references: Any, candidates: Any, k: int = 3, occasi
     Examples:
       >>> import numpy as np
       >>> rng = np.random.default_rng(0)
-      >>> x = rng.normal(size=(30, 4))
+      >>> x = rng.normal(size=(30, 2))
       >>> mark_evaluate_scores(references=x, candidates=x, k=3).to_dict()
       {'petersen': 1.0, 'schnabel_quality': 1.0, 'schnabel_diversity': 1.0, 'capture': 1.0}
       >>> s = mark_evaluate_scores(references=x, candidates=x + 100.0, k=3)
-      >>> float(s.petersen), float(s.capture)
-      (0.0, 0.0)
+      >>> float(s.petersen), float(s.schnabel_quality), float(s.capture)
+      (0.0, 0.0, 0.0)
     """
     _check_occasions(occasions)
     stats = mark_evaluate_stats(references=references, candidates=candidates, k=k,
-                                block_size=block_size, mesh=mesh)
-    return _scores(stats, occasions, bool(sequential))
+                                literal=literal, block_size=block_size, mesh=mesh)
+    return _scores(stats, occasions, bool(literal))
 
 
-def me_petersen(*, references: Any, candidates: Any, k: int = 3,
+def me_petersen(*, references: Any, candidates: Any, k: int = 3, literal: bool = False,
                 block_size: int | None = None) -> jax.Array:
     """ME-Petersen ``1 - min(1, |MC/R - P| / P)`` (0 when R = 0); symmetric.
 
@@ -537,6 +628,7 @@ def me_petersen(*, references: Any, candidates: Any, k: int = 3,
       references: ``[n, d]``.
       candidates: ``[m, d]``.
       k: neighbourhood size (``1 <= k < min(n, m)``).
+      literal: every row an individual (the paper as printed) instead of every distinct row.
       block_size: rows per distance block.
 
     Returns:
@@ -544,15 +636,16 @@ def me_petersen(*, references: Any, candidates: Any, k: int = 3,
 
     Examples:
       >>> import numpy as np
-      >>> x = np.random.default_rng(0).normal(size=(20, 3))
+      >>> x = np.random.default_rng(0).normal(size=(30, 3))
       >>> float(me_petersen(references=x, candidates=x)), float(me_petersen(references=x, candidates=x + 100.0))
       (1.0, 0.0)
     """
-    stats = mark_evaluate_stats(references=references, candidates=candidates, k=k, block_size=block_size)
+    stats = mark_evaluate_stats(references=references, candidates=candidates, k=k,
+                                literal=literal, block_size=block_size)
     return _petersen_score(stats)
 
 
-def me_schnabel(*, references: Any, candidates: Any, k: int = 3, sequential: bool = True,
+def me_schnabel(*, references: Any, candidates: Any, k: int = 3, literal: bool = False,
                 block_size: int | None = None) -> SchnabelScores:
     """ME-Schnabel quality = ME-Schnabel(S_r, S_e) and diversity = ME-Schnabel(S_e, S_r).
 
@@ -560,7 +653,8 @@ def me_schnabel(*, references: Any, candidates: Any, k: int = 3, sequential: boo
       references: ``[n, d]`` S_r.
       candidates: ``[m, d]`` S_e.
       k: neighbourhood size (``1 <= k < min(n, m)``).
-      sequential: mark the caught neighbours after each visit (paper; default) or not.
+      literal: the paper as printed (every row an individual, sequential marking by the
+        visits) instead of the corrected default.
       block_size: rows per distance block.
 
     Returns:
@@ -568,23 +662,26 @@ def me_schnabel(*, references: Any, candidates: Any, k: int = 3, sequential: boo
 
     Examples:
       >>> import numpy as np
-      >>> x = np.random.default_rng(0).normal(size=(20, 3))
+      >>> x = np.random.default_rng(0).normal(size=(30, 3))
       >>> me_schnabel(references=x, candidates=x)
       SchnabelScores(quality=1, diversity=1)
     """
-    stats = mark_evaluate_stats(references=references, candidates=candidates, k=k, block_size=block_size)
-    return _schnabel_scores(stats, sequential=bool(sequential))
+    stats = mark_evaluate_stats(references=references, candidates=candidates, k=k,
+                                literal=literal, block_size=block_size)
+    return _schnabel_scores(stats, literal=bool(literal))
 
 
-def me_capture(*, references: Any, candidates: Any, k: int = 3, occasions: str = "visits",
-               block_size: int | None = None) -> jax.Array:
+def me_capture(*, references: Any, candidates: Any, k: int = 3, literal: bool = False,
+               occasions: str = "samples", block_size: int | None = None) -> jax.Array:
     """ME-CAPTURE (model M0) score; symmetric. See the module docstring for ``occasions``.
 
     Args:
       references: ``[n, d]``.
       candidates: ``[m, d]``.
       k: neighbourhood size (``1 <= k < min(n, m)``).
-      occasions: ``"visits"`` (default) or ``"samples"``.
+      literal: the paper as printed (every row an individual, own-set neighbours counted as
+        captures) instead of the corrected default.
+      occasions: ``"samples"`` (default) or ``"visits"``.
       block_size: rows per distance block.
 
     Returns:
@@ -592,10 +689,11 @@ def me_capture(*, references: Any, candidates: Any, k: int = 3, occasions: str =
 
     Examples:
       >>> import numpy as np
-      >>> x = np.random.default_rng(0).normal(size=(20, 3))
+      >>> x = np.random.default_rng(0).normal(size=(30, 3))
       >>> float(me_capture(references=x, candidates=x)), float(me_capture(references=x, candidates=x + 100.0))
       (1.0, 0.0)
     """
     _check_occasions(occasions)
-    stats = mark_evaluate_stats(references=references, candidates=candidates, k=k, block_size=block_size)
-    return _capture_score(stats, occasions=occasions)
+    stats = mark_evaluate_stats(references=references, candidates=candidates, k=k,
+                                literal=literal, block_size=block_size)
+    return _capture_score(stats, occasions=occasions, literal=bool(literal))

@@ -43,6 +43,8 @@ __all__ = [
     "CrossMembership",
     "knn_hyperspheres",
     "cross_membership",
+    "neighborhood_counts",
+    "first_occurrences",
     "default_block_size",
 ]
 
@@ -177,7 +179,8 @@ def _k_smallest_cols(d: jax.Array, k: int, g: int):
 
 
 @partial(jax.jit, static_argnames=("k", "block_size"))
-def knn_hyperspheres(x: jax.Array, k: int, *, block_size: int | None = None) -> Hyperspheres:
+def knn_hyperspheres(x: jax.Array, k: int, *, x_mask: jax.Array | None = None,
+                     block_size: int | None = None) -> Hyperspheres:
     """k-NN hyperspheres of the rows of ``x`` (self excluded by row index).
 
     ``radii_sq[i] = min_k { ||x_i - x_j||^2 : j != i }`` (the k-th smallest), and
@@ -193,9 +196,15 @@ def knn_hyperspheres(x: jax.Array, k: int, *, block_size: int | None = None) -> 
     ``(value, index)`` lists are merged by a two-key sort, so ties resolve to the lower
     index whatever the blocking. Memory is ``O(B n)``; the ``[n, n]`` matrix never exists.
 
+    With ``x_mask`` only the rows where it is True take part: the others are never a
+    neighbour, get radius ``-1`` (a sphere that holds nothing) and neighbours ``-1``. A row
+    with fewer than ``k`` other valid rows takes the largest of the distances it has (0 when
+    it has none), and its missing neighbours are ``-1``.
+
     Args:
       x: ``[n, d]`` float features.
       k: static neighbourhood size.
+      x_mask: optional ``[n]`` bool, the rows that take part (default: all).
       block_size: static rows per block (default: a tile of ~2M elements, odd ``nb``).
 
     Returns:
@@ -207,12 +216,34 @@ def knn_hyperspheres(x: jax.Array, k: int, *, block_size: int | None = None) -> 
       >>> h.radii_sq.tolist(), h.neighbors[:, 0].tolist()
       ([1.0, 1.0, 4.0], [1, 0, 1])
     """
+    if x_mask is None:
+        x_mask = jnp.ones((x.shape[0],), bool)
+    vals, inds = _knn(x, jnp.asarray(x_mask, bool), k, block_size)
+    return _spheres(vals, inds, x_mask)
+
+
+def _spheres(vals: jax.Array, inds: jax.Array, x_mask: jax.Array) -> Hyperspheres:
+    """Radii and neighbours from the sorted k smallest ``(value, index)`` lists."""
+    finite = jnp.isfinite(vals)
+    # the k-th value as a reduction, not a slice ``vals[:, k-1]``: fused with a slice,
+    # XLA:CPU has dropped its fast TopK for a full sort (about 10x slower)
+    radii = jnp.max(jnp.where(finite, vals, 0.0), axis=1)
+    radii = jnp.where(x_mask, radii, -1.0).astype(vals.dtype)
+    nbrs = jnp.where(finite & x_mask[:, None], inds, -1)
+    return Hyperspheres(radii_sq=radii, neighbors=nbrs)
+
+
+@partial(jax.jit, static_argnames=("k", "block_size"))
+def _knn(x: jax.Array, x_mask: jax.Array, k: int, block_size: int | None):
+    """The k smallest ``(squared distance, index)`` pairs of every row against the other
+    valid rows, sorted; missing entries are ``(inf, int32 max)``."""
     n = x.shape[0]
     block = block_size or _self_block_size(n, k)
     g = _GROUP if block % _GROUP == 0 and block >= _GROUP * k else 1
     x_sq = jnp.sum(x * x, axis=-1)
     xp, nb = _pad_rows(x, block)
     xp_sq, _ = _pad_rows(x_sq, block)
+    maskp, _ = _pad_rows(x_mask, block)
     total = nb * block
     width = (nb // 2 + 1) * block
     inf = jnp.asarray(jnp.inf, x.dtype)
@@ -229,7 +260,7 @@ def knn_hyperspheres(x: jax.Array, k: int, *, block_size: int | None = None) -> 
         cols = jnp.where(c_local < wrap, c_local, c_local - wrap + start)
         rows = start + r_local
         offset = (cols // block - i) % nb
-        col_bad = cols >= n
+        col_bad = (cols >= n) | ~jnp.take(maskp, cols)
         if nb % 2 == 0 and nb > 1:  # the pair half way round is done at the lower step
             col_bad = col_bad | ((offset == nb // 2) & (i >= nb // 2))
         d = _distances(
@@ -238,7 +269,8 @@ def knn_hyperspheres(x: jax.Array, k: int, *, block_size: int | None = None) -> 
             lax.dynamic_slice_in_dim(xp_sq, start, block),
             jnp.take(xp_sq, cols),
         )
-        bad = col_bad[None, :] | (rows >= n)[:, None] | (rows[:, None] == cols[None, :])
+        row_bad = (rows >= n) | ~lax.dynamic_slice_in_dim(maskp, start, block)
+        bad = col_bad[None, :] | row_bad[:, None] | (rows[:, None] == cols[None, :])
         d = jnp.where(bad, inf, d)
         rv, ri = _k_smallest_rows(d, k, g)  # block i against every partner
         cv, ci = _k_smallest_cols(d, k, g)  # each partner against block i
@@ -255,9 +287,7 @@ def knn_hyperspheres(x: jax.Array, k: int, *, block_size: int | None = None) -> 
 
     init = (jnp.full((total, k), inf, x.dtype), jnp.full((total, k), no_index, jnp.int32))
     vals, inds = lax.fori_loop(0, nb, step, init)
-    # the k-th value as a reduction, not a slice ``vals[:, k-1]``: fused with a slice,
-    # XLA:CPU has dropped its fast TopK for a full sort (about 10x slower)
-    return Hyperspheres(radii_sq=jnp.max(vals[:n], axis=1), neighbors=inds[:n])
+    return vals[:n], inds[:n]
 
 
 @partial(jax.jit, static_argnames=("block_size",))
@@ -267,6 +297,8 @@ def cross_membership(
     b: jax.Array,
     b_radii_sq: jax.Array,
     *,
+    a_mask: jax.Array | None = None,
+    b_mask: jax.Array | None = None,
     block_size: int | None = None,
 ) -> CrossMembership:
     """Both-way hypersphere membership and per-sphere counts from one distance pass.
@@ -278,8 +310,12 @@ def cross_membership(
         a_counts[i] = sum_j [D_ij <= a_radii_sq[i]]      (rows of B in the sphere of a_i)
         b_counts[j] = sum_i [D_ij <= b_radii_sq[j]]      (rows of A in the sphere of b_j)
 
+    Rows outside ``a_mask`` / ``b_mask`` take no part: they contain nothing, are never
+    counted and their own entries are False / 0.
+
     Args:
       a: ``[n, d]``; a_radii_sq: ``[n]``; b: ``[m, d]``; b_radii_sq: ``[m]``.
+      a_mask, b_mask: optional ``[n]`` / ``[m]`` bool, the rows that take part (default: all).
       block_size: static rows of ``b`` per block.
 
     Returns:
@@ -293,21 +329,25 @@ def cross_membership(
       ([True, False], [True, True], [1, 1], [2, 1])
     """
     n, m = a.shape[0], b.shape[0]
+    a_mask = jnp.ones((n,), bool) if a_mask is None else jnp.asarray(a_mask, bool)
+    b_mask = jnp.ones((m,), bool) if b_mask is None else jnp.asarray(b_mask, bool)
     block = block_size or default_block_size(m, n)
     a_sq = jnp.sum(a * a, axis=-1)
     b_sq = jnp.sum(b * b, axis=-1)
+    a_radii_sq = jnp.where(a_mask, a_radii_sq, -1.0)
     bp, nb = _pad_rows(b, block)
     bp_sq, _ = _pad_rows(b_sq, block)
-    # padded rows get radius -1: they contain nothing and are never counted
-    bp_r = jnp.concatenate([b_radii_sq, -jnp.ones((nb * block - m,), b_radii_sq.dtype)])
-    valid = jnp.arange(nb * block) < m
+    # padded and masked rows get radius -1: they contain nothing and are never counted
+    bp_r = jnp.concatenate([jnp.where(b_mask, b_radii_sq, -1.0),
+                            -jnp.ones((nb * block - m,), b_radii_sq.dtype)])
+    valid, _ = _pad_rows(b_mask, block)
 
     def step(carry, args):
         a_cov, a_cnt = carry
         bb, bb_sq, bb_r, ok = args
         d = _distances(bb, a, bb_sq, a_sq)  # [block, n]
         in_a_sphere = (d <= a_radii_sq[None, :]) & ok[:, None]
-        in_b_sphere = d <= bb_r[:, None]
+        in_b_sphere = (d <= bb_r[:, None]) & a_mask[None, :]
         a_cnt = a_cnt + jnp.sum(in_a_sphere, axis=0, dtype=jnp.int32)
         a_cov = a_cov | jnp.any(in_b_sphere, axis=0)
         out = (jnp.any(in_a_sphere, axis=1), jnp.sum(in_b_sphere, axis=1, dtype=jnp.int32))
@@ -326,3 +366,81 @@ def cross_membership(
     )
     return CrossMembership(b_in_a=b_in.reshape(-1)[:m], a_in_b=a_cov, a_counts=a_cnt,
                            b_counts=b_cnt.reshape(-1)[:m])
+
+
+@partial(jax.jit, static_argnames=("block_size",))
+def neighborhood_counts(
+    a: jax.Array,
+    b: jax.Array,
+    b_radii_sq: jax.Array,
+    b_neighbors: jax.Array,
+    *,
+    a_mask: jax.Array | None = None,
+    b_mask: jax.Array | None = None,
+    block_size: int | None = None,
+) -> jax.Array:
+    """Rows of ``a`` inside the union of the spheres of each row's neighbourhood in ``b``.
+
+    ``counts[j] = #{i : a_mask[i] and exists t in NN_k(b_j) with ||a_i - b_t||^2 <= b_radii_sq[t]}``
+    where ``NN_k(b_j) = {j} + b_neighbors[j]`` (entries ``-1`` skipped), i.e. the paper's
+    ``sum_{a} f(a, NN_k(b_j, B))``. One distance pass, in blocks of rows of ``a``.
+
+    Args:
+      a: ``[n, d]``; b: ``[m, d]``; b_radii_sq: ``[m]``; b_neighbors: ``[m, k]`` int32.
+      a_mask, b_mask: optional ``[n]`` / ``[m]`` bool, the rows that take part (default: all).
+      block_size: static rows of ``a`` per block.
+
+    Returns:
+      ``[m]`` int32 (0 for rows outside ``b_mask``).
+
+    Examples:
+      >>> import jax.numpy as jnp
+      >>> a = jnp.array([[0.], [2.], [9.]]); b = jnp.array([[0.5], [1.5]])
+      >>> neighborhood_counts(a, b, jnp.array([0.25, 0.25]), jnp.array([[1], [0]])).tolist()
+      [2, 2]
+    """
+    n, m = a.shape[0], b.shape[0]
+    k = b_neighbors.shape[1]
+    a_mask = jnp.ones((n,), bool) if a_mask is None else jnp.asarray(a_mask, bool)
+    b_mask = jnp.ones((m,), bool) if b_mask is None else jnp.asarray(b_mask, bool)
+    block = block_size or max(1, min(n, _TILE_ELEMENTS // max(1, m * (k + 1))))
+    own = jnp.arange(m, dtype=jnp.int32)
+    hood = jnp.concatenate([own[:, None], jnp.where(b_neighbors >= 0, b_neighbors, own[:, None])], axis=1)
+    b_r = jnp.where(b_mask, b_radii_sq, -1.0)
+    b_sq = jnp.sum(b * b, axis=-1)
+    ap, nb = _pad_rows(a, block)
+    ap_sq, _ = _pad_rows(jnp.sum(a * a, axis=-1), block)
+    ok, _ = _pad_rows(a_mask, block)
+
+    def step(count, args):
+        aa, aa_sq, aa_ok = args
+        inside = (_distances(aa, b, aa_sq, b_sq) <= b_r[None, :]) & aa_ok[:, None]  # [block, m]
+        hit = jnp.any(jnp.take(inside, hood, axis=1), axis=2)  # [block, m]
+        return count + jnp.sum(hit, axis=0, dtype=jnp.int32), None
+
+    count, _ = lax.scan(step, jnp.zeros((m,), jnp.int32),
+                        (ap.reshape(nb, block, -1), ap_sq.reshape(nb, block), ok.reshape(nb, block)))
+    return jnp.where(b_mask, count, 0)
+
+
+def first_occurrences(spheres_1: Hyperspheres) -> jax.Array:
+    """``[n]`` bool: rows with no exact duplicate (distance 0) at a lower index, from the
+    ``k = 1`` (or any ``k``) hyperspheres' nearest neighbour when its distance is 0.
+
+    A row whose nearest other row is at distance 0 has its lowest-index duplicate there
+    (ties go to the lower index), so it repeats an earlier row iff that index is smaller.
+
+    Args:
+      spheres_1: :class:`Hyperspheres` computed with ``k = 1``.
+
+    Returns:
+      ``[n]`` bool mask of the first occurrence of every distinct row.
+
+    Examples:
+      >>> import jax.numpy as jnp
+      >>> first_occurrences(knn_hyperspheres(jnp.array([[0.], [1.], [0.], [1.]]), k=1)).tolist()
+      [True, True, False, False]
+    """
+    nn = spheres_1.neighbors[:, 0]
+    idx = jnp.arange(nn.shape[0], dtype=nn.dtype)
+    return ~((spheres_1.radii_sq == 0) & (nn >= 0) & (nn < idx))

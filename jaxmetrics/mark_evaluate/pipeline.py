@@ -100,7 +100,7 @@ def embed_texts(texts: Sequence[str], *, model: Any, token_level: bool = False,
 
 
 def compute_mark_evaluate(*, references: Sequence[str], candidates: Sequence[str], model: Any,
-                          k: int = 3, token_level: bool = False, occasions: str = "visits",
+                          k: int = 3, token_level: bool = False, literal: bool = False, occasions: str = "samples",
                           baselines: bool = True, max_length: int = 256, batch_size: int = 32,
                           block_size: int | None = None, progress: bool = False) -> MarkEvaluateResult:
     """Mark-Evaluate scores of candidate texts against reference texts.
@@ -116,7 +116,9 @@ def compute_mark_evaluate(*, references: Sequence[str], candidates: Sequence[str
       model: encoder: a loaded model, a hub id or a local checkpoint directory.
       k: neighbourhood size, ``1 <= k < min(#samples)``.
       token_level: token mode (last 5 layers, every token a sample).
-      occasions: ME-CAPTURE set-up (``"visits"`` or ``"samples"``).
+      literal: the estimators as printed in the paper instead of the corrected default (see
+        :mod:`jaxmetrics.mark_evaluate.estimators`).
+      occasions: ME-CAPTURE set-up (``"samples"``, the paper's, or ``"visits"``).
       baselines: also compute IMPAR and FID.
       max_length: truncation length in tokens.
       batch_size: texts per forward pass.
@@ -147,8 +149,8 @@ def compute_mark_evaluate(*, references: Sequence[str], candidates: Sequence[str
                progress=progress)
     ref = embed_texts(references, name="references", **emb)
     cand = embed_texts(candidates, name="candidates", **emb)
-    s = mark_evaluate_scores(references=ref, candidates=cand, k=k, occasions=occasions,
-                             block_size=block_size)
+    s = mark_evaluate_scores(references=ref, candidates=cand, k=k, literal=literal,
+                             occasions=occasions, block_size=block_size)
     precision = recall = dist = None
     if baselines:
         pr = improved_precision_recall(references=ref, candidates=cand, k=k, block_size=block_size)

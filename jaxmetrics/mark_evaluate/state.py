@@ -147,7 +147,7 @@ class MarkEvaluateState(PairBuffer):
 
     def compute(self, k: int = 3, **kwargs: Any) -> MarkEvaluateScores:
         """:func:`jaxmetrics.mark_evaluate.mark_evaluate_scores` of the buffered sets
-        (``kwargs``: ``occasions``, ``sequential``, ``block_size``, ``mesh``)."""
+        (``kwargs``: ``literal``, ``occasions``, ``block_size``, ``mesh``)."""
         from jaxmetrics.mark_evaluate.estimators import mark_evaluate_scores
 
         r, c = self._values(("references", "candidates"))
