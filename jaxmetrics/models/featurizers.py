@@ -10,6 +10,7 @@ materialised.
 from __future__ import annotations
 
 import os
+import sys
 import warnings
 from typing import Any, Callable, Sequence
 
@@ -49,16 +50,32 @@ class TokenEmbeddings(Result):
 # ----------------------------------------------------------------------------- validation
 
 
-def _check_max_length(lm: LoadedModel, max_length: Any) -> int:
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _warn_at_caller(message: str) -> None:
+    """``warnings.warn`` attributed to the first frame outside the jaxmetrics package (the
+    user's call), not to library source."""
+    frame, level = sys._getframe(0), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR + os.sep):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, UserWarning, stacklevel=level)
+
+
+def _check_max_length(lm: LoadedModel, max_length: Any, default: int) -> int:
+    """``None`` means ``min(default, the model's positions)``, silently; an explicit value
+    above the model's positions is clipped to them with a warning."""
+    limit = lm.max_positions
+    if max_length is None:
+        return default if limit is None else min(default, int(limit))
     if isinstance(max_length, bool) or not isinstance(max_length, (int, np.integer)):
-        raise TypeError(f"max_length: expected an integer, got {type(max_length).__name__}")
+        raise TypeError(f"max_length: expected an integer or None, got {type(max_length).__name__}")
     max_length = int(max_length)
     if max_length < 1:
         raise ValueError(f"max_length: must be >= 1, got {max_length}")
-    limit = lm.max_positions
     if limit is not None and max_length > limit:
-        warnings.warn(f"max_length: {max_length} exceeds the {limit} positions of {lm.name or lm.kind}; "
-                      f"using {limit}", stacklevel=3)
+        _warn_at_caller(f"max_length: {max_length} exceeds the {limit} positions of {lm.name or lm.kind}; "
+                        f"using {limit} (pass max_length=None for the model's own limit)")
         max_length = limit
     return max_length
 
@@ -201,11 +218,11 @@ def _tokens_fn(layer: int, last: int):
     return fn
 
 
-def _pooled(texts, model, *, kind: str, layer: int, max_length: int, batch_size: int, cache_dir, progress: bool,
-            desc: str) -> np.ndarray:
+def _pooled(texts, model, *, kind: str, layer: int, max_length: int | None, default_length: int, batch_size: int,
+            cache_dir, progress: bool, desc: str) -> np.ndarray:
     texts = check_texts(texts, "texts")
     lm = resolve_model(model)
-    max_length = _check_max_length(lm, max_length)
+    max_length = _check_max_length(lm, max_length, default_length)
     batch_size = _check_batch_size(batch_size)
     layer = _check_layer(lm, layer)
     last = lm.num_layers
@@ -240,7 +257,7 @@ def _pooled(texts, model, *, kind: str, layer: int, max_length: int, batch_size:
 
 # ----------------------------------------------------------------------------- public API
 
-def featurize(texts: Sequence[str], *, model: LoadedModel | str | os.PathLike, max_length: int = 1024,
+def featurize(texts: Sequence[str], *, model: LoadedModel | str | os.PathLike, max_length: int | None = None,
               batch_size: int = 8,
               cache_dir: str | os.PathLike | None = None, progress: bool = True, layer: int = -1) -> np.ndarray:
     """MAUVE features: one layer's hidden state at the last real token of each text.
@@ -253,7 +270,9 @@ def featurize(texts: Sequence[str], *, model: LoadedModel | str | os.PathLike, m
     Args:
       texts: ``N`` non-empty strings.
       model: a :class:`LoadedModel`, or a hub id / local directory for :func:`load_model`.
-      max_length: truncation length in tokens (capped at the model's positions, with a warning).
+      max_length: truncation length in tokens; ``None`` (default): 1024 (mauve-text's), or the
+        model's positions when it has fewer. An explicit value above the model's positions is
+        capped at them with a warning.
       batch_size: rows per forward pass.
       cache_dir: optional directory of an on-disk cache (atomic writes; an interrupted run
         resumes and recomputes only missing texts).
@@ -270,11 +289,11 @@ def featurize(texts: Sequence[str], *, model: LoadedModel | str | os.PathLike, m
       >>> featurize(["Hello world.", "A second text."], model=lm, max_length=128, progress=False).shape
       (2, 384)
     """
-    return _pooled(texts, model, kind="last", layer=layer, max_length=max_length, batch_size=batch_size,
-                   cache_dir=cache_dir, progress=progress, desc="featurize")
+    return _pooled(texts, model, kind="last", layer=layer, max_length=max_length, default_length=1024,
+                   batch_size=batch_size, cache_dir=cache_dir, progress=progress, desc="featurize")
 
 
-def sentence_embeddings(texts: Sequence[str], *, model: LoadedModel | str | os.PathLike, max_length: int = 256,
+def sentence_embeddings(texts: Sequence[str], *, model: LoadedModel | str | os.PathLike, max_length: int | None = None,
                         batch_size: int = 32, normalize: bool = False, cache_dir: str | os.PathLike | None = None,
                         progress: bool = True, layer: int = -1) -> np.ndarray:
     """Mean-pooled sentence embeddings (the sentence-transformers convention).
@@ -286,7 +305,9 @@ def sentence_embeddings(texts: Sequence[str], *, model: LoadedModel | str | os.P
     Args:
       texts: ``N`` non-empty strings.
       model: a :class:`LoadedModel`, or a hub id / local directory.
-      max_length: truncation length (all-MiniLM-L6-v2 uses 256).
+      max_length: truncation length in tokens; ``None`` (default): 256 (all-MiniLM-L6-v2's), or
+        the model's positions when it has fewer (an explicit larger value warns, as in
+        :func:`featurize`).
       batch_size: rows per forward pass.
       normalize: divide each embedding by its L2 norm.
       cache_dir, progress, layer: as in :func:`featurize`.
@@ -302,22 +323,24 @@ def sentence_embeddings(texts: Sequence[str], *, model: LoadedModel | str | os.P
       >>> e.shape, bool(abs(float((e[0] ** 2).sum()) - 1) < 1e-5)
       ((2, 384), True)
     """
-    e = _pooled(texts, model, kind="mean", layer=layer, max_length=max_length, batch_size=batch_size,
-                cache_dir=cache_dir, progress=progress, desc="sentence embeddings")
+    e = _pooled(texts, model, kind="mean", layer=layer, max_length=max_length, default_length=256,
+                batch_size=batch_size, cache_dir=cache_dir, progress=progress, desc="sentence embeddings")
     if normalize:
         e = e / np.maximum(np.linalg.norm(e, axis=1, keepdims=True), 1e-12)
     return e
 
 
 def token_embeddings(texts: Sequence[str], *, model: LoadedModel | str | os.PathLike, layer: int = -1,
-                     max_length: int = 512, batch_size: int = 16, progress: bool = True) -> TokenEmbeddings:
+                     max_length: int | None = None, batch_size: int = 16, progress: bool = True) -> TokenEmbeddings:
     """Per-token hidden states of one layer, padded to the longest text.
 
     Args:
       texts: ``N`` non-empty strings.
       model: a :class:`LoadedModel`, or a hub id / local directory.
       layer: ``hidden_states`` index (0 = embedding output, -1 = final layer).
-      max_length: truncation length in tokens (first tokens kept; special tokens included).
+      max_length: truncation length in tokens (first tokens kept; special tokens included);
+        ``None`` (default): 512, or the model's positions when it has fewer (an explicit larger
+        value warns, as in :func:`featurize`).
       batch_size: rows per forward pass.
       progress: show a progress bar when there is more than one batch.
 
@@ -336,7 +359,7 @@ def token_embeddings(texts: Sequence[str], *, model: LoadedModel | str | os.Path
     """
     texts = check_texts(texts, "texts")
     lm = resolve_model(model)
-    max_length = _check_max_length(lm, max_length)
+    max_length = _check_max_length(lm, max_length, 512)
     batch_size = _check_batch_size(batch_size)
     layer = _check_layer(lm, layer)
     ids, special = _tokenize(texts, lm, max_length=max_length)
@@ -362,7 +385,7 @@ def token_embeddings(texts: Sequence[str], *, model: LoadedModel | str | os.Path
 
 
 def featurize_tokens(token_ids: Sequence[Sequence[int]], *, model: LoadedModel | str | os.PathLike,
-                     max_length: int = 1024, batch_size: int = 8, progress: bool = True,
+                     max_length: int | None = None, batch_size: int = 8, progress: bool = True,
                      layer: int = -1) -> np.ndarray:
     """:func:`featurize` for already tokenized texts (mauve-text's ``p_tokens`` input).
 
@@ -397,7 +420,7 @@ def featurize_tokens(token_ids: Sequence[Sequence[int]], *, model: LoadedModel |
         seqs.append(a.astype(np.int32))
     if not seqs:
         raise ValueError("token_ids: no sequences given")
-    max_length = _check_max_length(lm, max_length)
+    max_length = _check_max_length(lm, max_length, 1024)
     batch_size = _check_batch_size(batch_size)
     layer = _check_layer(lm, layer)
     seqs = [s[:max_length] for s in seqs]
