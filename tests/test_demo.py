@@ -78,6 +78,24 @@ def test_demo_nucleus_is_closest_to_human(demo_run):
         assert n[k] > max(p[k], g[k]), k
 
 
+def test_demo_curve_legend_says_which_mauve_is_which(demo_run):
+    """The divergence curves are one sampling run and one k-means seed each, while the table's
+    MAUVE is a mean over runs: every legend label gives both numbers, named, and the caption
+    says which is which (a bare single-run MAUVE beside the table's mean read as a mismatch)."""
+    from jaxmetrics.demo import ROW_LABELS
+
+    res = demo_run[1]
+    legend = res["divergence_curves"]
+    assert len(legend["labels"]) == 3
+    for dec, label in zip(("greedy", "pure", "nucleus"), legend["labels"]):
+        row = res["rows"][dec]
+        assert label.startswith(ROW_LABELS[dec] + ": this curve ")
+        assert 0.0 < float(label.split("this curve ")[1].split()[0]) <= 1.0
+        assert label.endswith(f"; table {row['mauve']:.3f} ± {row['mauve_std']:.3f}")
+        assert ("run 1 of 3" in label) == (dec != "greedy")
+    assert "mean" in legend["caption"] and "one sampling run" in legend["caption"]
+
+
 def test_demo_table_format():
     from jaxmetrics.demo import format_table
 
