@@ -4,6 +4,9 @@ Each sub-command lives in its own module under :mod:`jaxmetrics.commands` and ex
 ``register(subparsers)``, which adds its parser and sets ``func`` (a callable taking the
 parsed ``argparse.Namespace`` and returning an exit code). Modules are discovered at
 start-up, so adding a command never touches this file.
+
+Exit codes: 0 success, 2 a usage or input error (one line on stderr naming the option), 130
+interrupted with Ctrl-C (one line, no traceback).
 """
 from __future__ import annotations
 
@@ -40,6 +43,20 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, TypeError, FileNotFoundError) as e:
         print(f"jaxmetrics {args.command}: error: {e}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        return _interrupted(args)
+
+
+def _interrupted(args: argparse.Namespace) -> int:
+    """Ctrl-C: one line instead of a traceback from inside JAX, and the shell's status 130."""
+    msg = f"jaxmetrics {args.command}: interrupted"
+    cache = getattr(args, "cache_dir", None)
+    if cache:
+        msg += (f"; the feature cache {cache!r} keeps the texts featurized so far: rerun the same "
+                "command to resume")
+    print(msg, file=sys.stderr)
+    sys.stderr.flush()
+    return 130
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from jaxmetrics.cli import main
-from jaxmetrics.models import featurize, load_model, read_texts
+from jaxmetrics.models import load_model, read_texts, sentence_embeddings
 
 
 @pytest.fixture(scope="module")
@@ -54,9 +54,10 @@ def test_cli_featurize_writes_features(tmp_path, model_dir, capsys):
                "--batch-size", "2", "--no-progress"])
     assert rc == 0
     got = np.load(out)
-    want = featurize(texts, model=load_model(model_dir), max_length=64, batch_size=2, progress=False)
+    # an encoder is mean-pooled by default (--pooling auto)
+    want = sentence_embeddings(texts, model=load_model(model_dir), max_length=64, batch_size=2, progress=False)
     np.testing.assert_allclose(got, want, atol=1e-6)
-    assert "wrote 3 x 32 features" in capsys.readouterr().err
+    assert "wrote 3 x 32 features (mean pooling)" in capsys.readouterr().err
 
 
 def test_cli_featurize_errors(tmp_path, model_dir, capsys):
@@ -68,5 +69,5 @@ def test_cli_featurize_errors(tmp_path, model_dir, capsys):
     rc = main(["featurize", str(src), "--model", model_dir, "--out", str(out), "--no-progress", "--drop-empty",
                "--max-length", "32"])
     assert rc == 0 and np.load(out).shape == (2, 32)
-    rc = main(["featurize", str(src), "--model", str(tmp_path / "nope"), "--out", str(out)])
+    rc = main(["featurize", str(src), "--model", str(tmp_path / "nope"), "--out", str(out), "--drop-empty"])
     assert rc == 2 and "does not exist" in capsys.readouterr().err

@@ -56,23 +56,37 @@ def test_cli_seeds(npy_files):
 
 
 def test_cli_text_files_use_the_model(npy_files, tmp_path, monkeypatch, capsys):
-    """Text files (one per line, or .jsonl) go to compute_mauve as p_text / q_text with --model."""
+    """Text files (one per line, or .jsonl) are featurized with --model (a decoder: its last token)
+    and their features go to compute_mauve."""
     seen = {}
+
+    class Decoder:
+        is_causal = True
+
+    def fake_featurize(texts, *, model, max_length, batch_size, cache_dir, progress):
+        seen.setdefault("texts", []).append(list(texts))
+        seen.update(model=model, max_length=max_length, cache_dir=cache_dir, progress=progress)
+        return np.arange(len(texts) * 3, dtype=np.float32).reshape(-1, 3)
 
     def fake_compute_mauve(**kw):
         seen.update(kw)
         return compute_mauve(p_features=np.ones((20, 3)), q_features=np.ones((20, 3)))
 
     import jaxmetrics.mauve as M
+    import jaxmetrics.models as MO
 
     monkeypatch.setattr(M, "compute_mauve", fake_compute_mauve)
+    monkeypatch.setattr(MO, "load_model", lambda name: seen.setdefault("loaded", name) and Decoder())
+    monkeypatch.setattr(MO, "featurize", fake_featurize)
     h, m = tmp_path / "human.txt", tmp_path / "model.jsonl"
     h.write_text("a human text\nanother one\n")
     m.write_text('{"text": "a model text"}\n')
     assert main(["mauve", "--references", str(h), "--candidates", str(m), "--model", "tiny-dir",
-                 "--max-text-length", "64"]) == 0
-    assert seen["p_text"] == ["a human text", "another one"] and seen["q_text"] == ["a model text"]
-    assert seen["model"] == "tiny-dir" and seen["max_text_length"] == 64 and "p_features" not in seen
+                 "--max-text-length", "64", "--cache-dir", str(tmp_path / "c"), "--quiet"]) == 0
+    assert seen["texts"] == [["a human text", "another one"], ["a model text"]]
+    assert seen["loaded"] == "tiny-dir" and seen["max_length"] == 64 and seen["progress"] is False
+    assert seen["cache_dir"] == str(tmp_path / "c")
+    assert seen["p_features"].shape == (2, 3) and seen["q_features"].shape == (1, 3) and "p_text" not in seen
 
 
 def test_cli_errors(npy_files, tmp_path, monkeypatch, capsys):

@@ -5,6 +5,8 @@ import argparse
 import json
 import sys
 
+from jaxmetrics._cli_util import add_progress_options, check_input_file, progress_enabled
+
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
@@ -26,6 +28,7 @@ def register(subparsers) -> None:
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--no-baselines", action="store_true", help="skip IMPAR and FID")
     p.add_argument("--drop-empty", action="store_true", help="drop empty lines instead of failing")
+    add_progress_options(p)
     p.set_defaults(func=run)
 
 
@@ -33,6 +36,8 @@ def run(args: argparse.Namespace) -> int:
     from jaxmetrics.mark_evaluate.pipeline import compute_mark_evaluate
     from jaxmetrics.models import read_texts
 
+    for name in ("references", "candidates"):
+        check_input_file(getattr(args, name), name)
     texts = {}
     for name in ("references", "candidates"):
         t = read_texts(getattr(args, name), name=name)
@@ -45,6 +50,7 @@ def run(args: argparse.Namespace) -> int:
     out = compute_mark_evaluate(references=texts["references"], candidates=texts["candidates"],
                                 model=args.model, k=args.k, token_level=args.token_level,
                                 occasions=args.occasions, baselines=not args.no_baselines,
-                                max_length=args.max_length, batch_size=args.batch_size)
+                                max_length=args.max_length, batch_size=args.batch_size,
+                                progress=progress_enabled(args))
     print(json.dumps(out.to_dict(), indent=2, sort_keys=True))
     return 0

@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
+import sys
+
+from jaxmetrics._cli_util import (add_pooling_option, add_progress_options, check_input_file, check_outputs,
+                                  pooled_features, progress_enabled, resolve_pooling)
 
 _FEATURE_SUFFIX = ".npy"
 
@@ -16,7 +21,9 @@ def register(subparsers) -> None:
         description="MAUVE (Pillutla et al. 2021) with mauve-text's defaults. P is the references "
         "(human text), Q the candidates (model text). Each file is either a text file (one text per "
         "line, or .jsonl with a 'text' field), featurized with --model, or a .npy array of features "
-        "[n, d]; the extension decides, and both files must be of the same kind.",
+        "[n, d]; the extension decides, and both files must be of the same kind. Text is featurized "
+        "with --model: an encoder (BERT, RoBERTa, MiniLM) is mean-pooled over the tokens, a decoder "
+        "(GPT-2, Llama) gives its last token's hidden state, as in mauve-text (--pooling chooses).",
     )
     p.add_argument("--references", required=True, metavar="FILE",
                    help="human texts (P): .txt / .jsonl, or .npy features [n_p, d]")
@@ -24,8 +31,11 @@ def register(subparsers) -> None:
                    help="model texts (Q): .txt / .jsonl, or .npy features [n_q, d]")
     p.add_argument("--model", default="gpt2-large",
                    help="featurizer for text files: hub id or local checkpoint directory (default gpt2-large)")
+    add_pooling_option(p)
     p.add_argument("--max-text-length", type=int, default=1024, help="truncation length in tokens (default 1024)")
     p.add_argument("--batch-size", type=int, default=8, help="texts per featurizer forward pass (default 8)")
+    p.add_argument("--cache-dir", default=None,
+                   help="feature cache directory: an interrupted run resumes where it stopped")
     p.add_argument("--num-buckets", default="auto", help="'auto' (n/10) or an integer")
     p.add_argument("--pca-max-data", type=int, default=-1, help="rows used to fit the PCA (-1: all)")
     p.add_argument("--kmeans-explained-var", type=float, default=0.9)
@@ -39,6 +49,7 @@ def register(subparsers) -> None:
                    help="average over this many k-means seeds (seed, seed+1, ...); default 1")
     p.add_argument("--plot", help="write the divergence curve figure here (.png/.pdf)")
     p.add_argument("--json", dest="json_out", help="write the scores as JSON here")
+    add_progress_options(p)
     p.set_defaults(func=run)
 
 
@@ -46,25 +57,51 @@ def _is_features(path: str) -> bool:
     return os.path.splitext(path)[1].lower() == _FEATURE_SUFFIX
 
 
-def _inputs(args: argparse.Namespace) -> dict:
-    """``compute_mauve`` keyword arguments for the two files (p = references, q = candidates)."""
+def _check_files(args: argparse.Namespace) -> bool:
+    """Check both inputs and every output before any work; True when the inputs are features."""
     ref, cand = args.references, args.candidates
-    for name, path in (("references", ref), ("candidates", cand)):
-        if not os.path.isfile(path):
-            raise FileNotFoundError(f"{name}: no such file {path!r}")
     if _is_features(ref) != _is_features(cand):
         raise ValueError(f"candidates: {cand!r} and references {ref!r} must both be .npy feature files "
                          "or both be text files")
-    if _is_features(ref):
-        import numpy as np
+    features = _is_features(ref)
+    for name, path in (("references", ref), ("candidates", cand)):
+        check_input_file(path, name, text=not features)
+    check_outputs(args, (("json_out", "--json"), ("plot", "--plot")))
+    return features
 
-        return dict(p_features=np.load(ref, allow_pickle=False), q_features=np.load(cand, allow_pickle=False))
+
+def _texts(path: str, name: str, read_texts) -> list[str]:
+    texts = read_texts(path, name=name)
+    kept = [t for t in texts if t.strip()]
+    if len(kept) < len(texts):
+        print(f"jaxmetrics mauve: {name}: dropped {len(texts) - len(kept)} empty text(s)", file=sys.stderr)
+    if not kept:
+        raise ValueError(f"{name}: {path!r} holds no non-empty text")
+    return kept
+
+
+def _inputs(args: argparse.Namespace, features: bool) -> dict:
+    """``compute_mauve`` keyword arguments for the two files (p = references, q = candidates)."""
+    import numpy as np
+
+    if features:
+        return dict(p_features=np.load(args.references, allow_pickle=False),
+                    q_features=np.load(args.candidates, allow_pickle=False))
     try:
-        from jaxmetrics.models.io import read_texts
-    except ImportError as e:
-        raise ValueError(f"references: reading and featurizing text files needs jaxmetrics.models ({e})") from e
-    return dict(p_text=read_texts(ref, name="references"), q_text=read_texts(cand, name="candidates"),
-                model=args.model, max_text_length=args.max_text_length, batch_size=args.batch_size)
+        models = importlib.import_module("jaxmetrics.models")
+        read_texts, load_model = models.read_texts, models.load_model
+    except (ImportError, AttributeError) as e:
+        raise ValueError(f"--model: featurizing text files needs jaxmetrics.models ({e})") from e
+    p_text = _texts(args.references, "references", read_texts)
+    q_text = _texts(args.candidates, "candidates", read_texts)
+    lm = load_model(args.model)
+    kw = dict(max_length=args.max_text_length, batch_size=args.batch_size, cache_dir=args.cache_dir,
+              progress=progress_enabled(args))
+    if progress_enabled(args):
+        print(f"jaxmetrics mauve: featurizing with {args.model} ({resolve_pooling(lm, args.pooling)} pooling)",
+              file=sys.stderr)
+    return dict(p_features=pooled_features(p_text, lm, args.pooling, **kw),
+                q_features=pooled_features(q_text, lm, args.pooling, **kw))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -76,11 +113,14 @@ def run(args: argparse.Namespace) -> int:
         nb = args.num_buckets if args.num_buckets == "auto" else int(args.num_buckets)
     except ValueError:
         raise ValueError(f"num_buckets: expected 'auto' or an integer, got {args.num_buckets!r}") from None
-    kw = _inputs(args)
+    features = _check_files(args)
+    kw = _inputs(args, features)
     kw.update(num_buckets=nb, pca_max_data=args.pca_max_data, kmeans_explained_var=args.kmeans_explained_var,
               kmeans_num_redo=args.kmeans_num_redo, kmeans_max_iter=args.kmeans_max_iter,
               divergence_curve_discretization_size=args.divergence_curve_discretization_size,
               mauve_scaling_factor=args.mauve_scaling_factor)
+    if progress_enabled(args):
+        print("jaxmetrics mauve: quantizing and computing MAUVE", file=sys.stderr)
     try:
         if args.num_seeds == 1:
             out = compute_mauve(**kw, seed=args.seed)

@@ -5,6 +5,8 @@ import argparse
 import json
 import sys
 
+from jaxmetrics._cli_util import add_progress_options, check_input_file, check_output_file, progress_enabled
+
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
@@ -30,7 +32,7 @@ def register(subparsers) -> None:
     p.add_argument("--reduction", choices=("corpus", "sequence"), default="corpus",
                    help="corpus (token-weighted, default) or sequence (mean of per-document perplexities)")
     p.add_argument("--json", default=None, help="also write the result as JSON to this file")
-    p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    add_progress_options(p)
     p.set_defaults(func=run)
 
 
@@ -42,11 +44,11 @@ def run(args: argparse.Namespace) -> int:
     from jaxmetrics.lm import perplexity
     from jaxmetrics.models import load_model
 
-    try:
-        with open(args.corpus, encoding="utf-8") as f:
-            text = f.read()
-    except IsADirectoryError:
-        raise ValueError(f"corpus: {args.corpus!r} is a directory, expected a text file") from None
+    check_input_file(args.corpus, "corpus")
+    if args.json:
+        check_output_file(args.json, "--json")
+    with open(args.corpus, encoding="utf-8") as f:
+        text = f.read()
     docs_text = [ln for ln in text.splitlines() if ln.strip()] if args.per_line else [text]
     if not any(t.strip() for t in docs_text):
         raise ValueError(f"corpus: {args.corpus!r} is empty")
@@ -60,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
     docs = [np.asarray(e, dtype=np.int64) for e in enc]
     t_tok = time.perf_counter() - t0
     res = perplexity(docs, model=lm, max_length=args.max_length, stride=args.stride, batch_size=args.batch_size,
-                     reduction=args.reduction, convention=args.convention, progress=not args.no_progress)
+                     reduction=args.reduction, convention=args.convention, progress=progress_enabled(args))
     print(f"model        {args.model} ({lm.kind})")
     print(f"corpus       {args.corpus}: {len(docs)} document(s), {sum(d.size for d in docs)} tokens")
     print(f"window       max_length={res.max_length} stride={res.stride} convention={res.convention} "

@@ -4,6 +4,8 @@ from __future__ import annotations
 import argparse
 import json
 
+from jaxmetrics._cli_util import add_progress_options, check_input_file, check_outputs, progress_enabled
+
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
@@ -40,6 +42,7 @@ def register(subparsers) -> None:
                    help="per-pair scores file (.tsv, or .jsonl); default: print TSV to stdout")
     p.add_argument("--json", default=None,
                    help="also write the result (settings, per-pair scores, corpus mean) as JSON here")
+    add_progress_options(p)
     p.set_defaults(func=run)
 
 
@@ -47,6 +50,9 @@ def run(args: argparse.Namespace) -> int:
     from jaxmetrics.models.io import read_texts
     from jaxmetrics.similarity import compute_similarity
 
+    check_input_file(args.references, "references")
+    check_input_file(args.candidates, "candidates")
+    check_outputs(args, (("output", "--output"), ("json", "--json")))
     refs = read_texts(args.references, name="references")
     cands = read_texts(args.candidates, name="candidates")
     res = compute_similarity(references=refs, candidates=cands, model=args.model, layer=args.layer,
@@ -55,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
                              center_batch_size=args.center_batch_size, idf=args.idf,
                              baseline=args.baseline, special_tokens=args.special_tokens,
                              bert_score_compat=args.bert_score_compat, max_length=args.max_length,
-                             batch_size=args.batch_size)
+                             batch_size=args.batch_size, progress=progress_enabled(args))
     rows = [(i, float(p), float(r), float(f))
             for i, (p, r, f) in enumerate(zip(res.precision, res.recall, res.f1))]
     if args.output and args.output.endswith(".jsonl"):

@@ -241,7 +241,8 @@ def read_mcdiv_csv(path: str) -> McDivData:
     """Read a McDiv-format CSV: ``sample_id, context, resp_0..resp_{n-1}, label_value, label_name``.
 
     ``resp_*`` columns must be contiguous from 0; extra columns (e.g. ``metric_*``) are
-    ignored. Every response must be a non-empty string.
+    ignored. Every response must be a non-empty string and every ``label_value`` a finite
+    number (rows are counted from 0 after the header in error messages).
 
     Args:
       path: the CSV file.
@@ -279,9 +280,13 @@ def read_mcdiv_csv(path: str) -> McDivData:
                 raise ValueError(f"path: row {k} (sample_id {r['sample_id']}) has an empty resp_{j}")
         sets.append(tuple(s))
         try:
-            labels.append(float(r["label_value"]))
+            label = float(r["label_value"])
         except (TypeError, ValueError):
             raise ValueError(f"path: row {k} has a non-numeric label_value {r['label_value']!r}") from None
+        if not np.isfinite(label):
+            raise ValueError(f"path: {path}: row {k} (sample_id {r['sample_id']}), column label_value: "
+                             f"{r['label_value']!r} is not a finite number")
+        labels.append(label)
     return McDivData(label_values=np.asarray(labels, np.float64),
                      sample_ids=tuple(r["sample_id"] for r in rows),
                      contexts=tuple(r["context"] for r in rows), response_sets=tuple(sets),

@@ -198,7 +198,9 @@ def _features_from_text(texts: Any, name: str, models: Any, lm: Any, max_length:
     dropped = len(raw) - len(kept)
     if dropped:
         warnings.warn(f"{name}: dropped {dropped} empty string(s)", stacklevel=4)
-    return np.asarray(models.featurize(kept, model=lm, max_length=max_length, batch_size=batch_size))
+    # encoders are mean-pooled, decoders keep mauve-text's last token (as `jaxmetrics mauve --pooling auto`)
+    pool = models.featurize if getattr(lm, "is_causal", True) else models.sentence_embeddings
+    return np.asarray(pool(kept, model=lm, max_length=max_length, batch_size=batch_size))
 
 
 def _get_features(
@@ -362,8 +364,11 @@ def compute_mauve(
         :func:`jaxmetrics.models.featurize_tokens`. As in mauve-text, ``max_text_length`` does
         not apply to tokens: every sequence is used whole, except that sequences longer than the
         model's position embeddings are cut to them, with a warning (mauve-text would fail).
-      p_text, q_text: lists of strings, featurized by :func:`jaxmetrics.models.featurize`
-        (truncated to ``max_text_length`` tokens; empty strings are dropped with a warning).
+      p_text, q_text: lists of strings, featurized by :func:`jaxmetrics.models.featurize` (the
+        last token's hidden state, mauve-text's convention) for a decoder, or by
+        :func:`jaxmetrics.models.sentence_embeddings` (mean pooling) for an encoder, whose last
+        token is ``[SEP]``; truncated to ``max_text_length`` tokens; empty strings are dropped
+        with a warning.
       num_buckets: ``'auto'`` or the number of clusters ``k``.
       pca_max_data: -1 fits the PCA on all rows, otherwise on this many random rows.
       kmeans_explained_var: PCA keeps the first components reaching this fraction of the variance.

@@ -1,0 +1,127 @@
+"""Shared checks and options of the ``jaxmetrics`` sub-commands.
+
+Every sub-command checks all of its files before its first expensive step (loading a model,
+featurizing, scoring): inputs exist, are files and decode as UTF-8; outputs are not directories,
+their folder exists and is writable, and plots have a format matplotlib can write. Errors are
+``ValueError`` s that name the option, which :func:`jaxmetrics.cli.main` prints as one line.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+from typing import Iterable
+
+__all__ = ["add_pooling_option", "add_progress_options", "check_input_file", "check_output_file",
+           "check_outputs", "check_plot_file", "pooled_features", "progress_enabled", "resolve_pooling"]
+
+
+def add_progress_options(parser: argparse.ArgumentParser) -> None:
+    """``--quiet`` (hide progress bars; ``--no-progress`` is an alias)."""
+    parser.add_argument("--quiet", "--no-progress", dest="quiet", action="store_true",
+                        help="hide the progress bars (shown on stderr by default)")
+
+
+def progress_enabled(args: argparse.Namespace) -> bool:
+    return not getattr(args, "quiet", False)
+
+
+POOLING_HELP = ("how a text becomes one vector: 'mean' (masked mean of the token vectors, the "
+                "sentence-transformers convention), 'last' (the last real token's vector, mauve-text's "
+                "convention for GPT-2), or 'auto' (default): mean for encoders (BERT, RoBERTa, MiniLM), "
+                "last token for decoders (GPT-2, Llama)")
+
+
+def add_pooling_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--pooling", choices=("auto", "last", "mean"), default="auto", help=POOLING_HELP)
+
+
+def check_input_file(path: str, option: str, *, text: bool = True) -> str:
+    """Check that ``path`` is a readable file (and, with ``text``, valid UTF-8).
+
+    Raises ``ValueError`` naming ``option``, the file and, for bad UTF-8, the line.
+    """
+    if os.path.isdir(path):
+        raise ValueError(f"{option}: {path!r} is a directory, expected a file")
+    if not os.path.isfile(path):
+        raise ValueError(f"{option}: file {path!r} does not exist")
+    if not os.access(path, os.R_OK):
+        raise ValueError(f"{option}: file {path!r} is not readable")
+    if text:
+        with open(path, "rb") as f:
+            data = f.read()
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            line = data.count(b"\n", 0, e.start) + 1
+            col = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
+            raise ValueError(f"{option}: {path!r} is not valid UTF-8: line {line}, column {col} "
+                             f"(byte {e.start}: {e.reason}); re-save the file as UTF-8") from None
+    return path
+
+
+def check_output_file(path: str, option: str) -> str:
+    """Check that ``path`` can be written: not a directory, its folder exists and is writable.
+
+    Nothing is created (a probe file in the folder is removed at once).
+    """
+    if not path:
+        raise ValueError(f"{option}: empty file name")
+    if os.path.isdir(path):
+        raise ValueError(f"{option}: {path!r} is a directory, expected a file name")
+    parent = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(parent):
+        raise ValueError(f"{option}: cannot write {path!r}: directory {parent!r} does not exist")
+    if os.path.exists(path) and not os.access(path, os.W_OK):
+        raise ValueError(f"{option}: cannot write {path!r}: the file is read-only")
+    try:
+        fd, probe = tempfile.mkstemp(dir=parent, prefix=".jaxmetrics-write-check-")
+    except OSError as e:
+        raise ValueError(f"{option}: cannot write {path!r}: directory {parent!r} is not writable "
+                         f"({e.strerror})") from None
+    os.close(fd)
+    os.unlink(probe)
+    return path
+
+
+def _plot_formats() -> set[str]:
+    try:
+        from matplotlib.figure import Figure
+    except ImportError as e:  # pragma: no cover - matplotlib is a dependency
+        raise ValueError(f"--plot: plotting needs matplotlib ({e})") from None
+    return set(Figure().canvas.get_supported_filetypes())
+
+
+def check_plot_file(path: str, option: str = "--plot") -> str:
+    """:func:`check_output_file` plus a format (file extension) matplotlib can write."""
+    check_output_file(path, option)
+    ext = os.path.splitext(path)[1].lower().lstrip(".")
+    if ext:
+        formats = _plot_formats()
+        if ext not in formats:
+            raise ValueError(f"{option}: matplotlib cannot write {ext!r} files; use one of "
+                             f"{', '.join(sorted(formats))}")
+    return path
+
+
+def check_outputs(args: argparse.Namespace, options: Iterable[tuple[str, str]]) -> None:
+    """Check every ``(attribute, option)`` output of ``args`` that is set."""
+    for attr, option in options:
+        value = getattr(args, attr, None)
+        if value:
+            (check_plot_file if option == "--plot" else check_output_file)(value, option)
+
+
+def resolve_pooling(lm, pooling: str) -> str:
+    """``'auto'`` -> ``'last'`` for a decoder (causal LM), ``'mean'`` for an encoder."""
+    if pooling == "auto":
+        return "last" if getattr(lm, "is_causal", False) else "mean"
+    return pooling
+
+
+def pooled_features(texts, lm, pooling: str, **kw):
+    """Features ``[N, D]`` of ``texts`` with ``pooling`` (``'auto'``, ``'last'`` or ``'mean'``)."""
+    from jaxmetrics import models
+
+    fn = models.featurize if resolve_pooling(lm, pooling) == "last" else models.sentence_embeddings
+    return fn(texts, model=lm, **kw)
