@@ -54,23 +54,34 @@ def np_impar(ref, cand, k):
     return np_f(cand, ref, k)[0].mean(), np_f(ref, cand, k)[0].mean()
 
 
-def np_schnabel(S, Sp, k):
-    """Literal loop over the visits (S marked first, S' visited in order)."""
-    n, m = len(S), len(Sp)
-    marked = np_f(Sp, S, k)[0].copy()
+def np_catches(S, Sp, k):
+    """g_{s'} = #{s in S inside the sphere of some member of NN_k(s', S')} (the paper's
+    sum_s f(s, NN_k(s', S'))), and the neighbourhoods NN_k(s', S')."""
     d_pp = ((Sp[:, None] - Sp[None]) ** 2).sum(-1)
     np.fill_diagonal(d_pp, np.inf)
     r_p = np_radii(Sp, k)
-    in_sphere = (((S[:, None] - Sp[None]) ** 2).sum(-1) <= r_p[None]).sum(0)
+    inside = ((S[:, None] - Sp[None]) ** 2).sum(-1) <= r_p[None]  # [n, m]
+    hoods = [[i] + list(np.argsort(d_pp[i], kind="stable")[:k]) for i in range(len(Sp))]
+    return np.array([inside[:, h].any(1).sum() for h in hoods]), hoods
+
+
+def np_schnabel(S, Sp, k, literal):
+    """Loop over the visits (S marked first, S' visited in order); the visits mark their
+    neighbourhood only with ``literal=True``."""
+    n, m = len(S), len(Sp)
+    marked = np_f(Sp, S, k)[0].copy()
+    g, hoods = np_catches(S, Sp, k)
+    m_t = n + marked.sum()
     num = den = 0.0
     for i in range(m):
-        nb = [i] + list(np.argsort(d_pp[i], kind="stable")[:k])
-        m_t = n + marked.sum()
-        c_t = k + 1 + in_sphere[i]
-        r_t = in_sphere[i] + marked[nb].sum()
+        nb = hoods[i]
+        c_t = k + 1 + g[i]
+        r_t = g[i] + marked[nb].sum()
         num += c_t * m_t
         den += r_t
-        marked[nb] = True
+        if literal:
+            m_t += (~marked[nb]).sum()
+            marked[nb] = True
     return num / den if den > 0 else 0.0
 
 
@@ -142,32 +153,35 @@ def test_petersen_counts_unequal_sizes(x64, rng):
     assert float(pe.population) == pytest.approx(M * C / R, rel=1e-12)
 
 
-def test_schnabel_matches_literal_loop(x64, rng):
+@pytest.mark.parametrize("literal", [False, True])
+def test_schnabel_matches_loop(x64, rng, literal):
     ref = rng.normal(size=(40, 4))
     cand = rng.normal(size=(30, 4)) * 1.5 + 0.5
-    s = me_schnabel(references=ref, candidates=cand, k=3)
-    assert float(s.quality) == pytest.approx(score(np_schnabel(ref, cand, 3), 70), abs=1e-12)
-    assert float(s.diversity) == pytest.approx(score(np_schnabel(cand, ref, 3), 70), abs=1e-12)
-    est = schnabel_estimate(mark_evaluate_stats(references=ref, candidates=cand, k=3))
-    assert float(est.population) == pytest.approx(np_schnabel(ref, cand, 3), rel=1e-12)
+    s = me_schnabel(references=ref, candidates=cand, k=3, literal=literal)
+    assert float(s.quality) == pytest.approx(score(np_schnabel(ref, cand, 3, literal), 70), abs=1e-12)
+    assert float(s.diversity) == pytest.approx(score(np_schnabel(cand, ref, 3, literal), 70), abs=1e-12)
+    est = schnabel_estimate(mark_evaluate_stats(references=ref, candidates=cand, k=3), literal=literal)
+    assert float(est.population) == pytest.approx(np_schnabel(ref, cand, 3, literal), rel=1e-12)
 
 
-@pytest.mark.parametrize("occasions", ["visits", "samples"])
-def test_capture_matches_numpy_m0(x64, rng, occasions):
+@pytest.mark.parametrize("occasions,literal", [("visits", False), ("samples", False), ("samples", True)])
+def test_capture_matches_numpy_m0(x64, rng, occasions, literal):
     ref = rng.normal(size=(40, 4))
     cand = rng.normal(size=(30, 4)) + 0.8
-    s = mark_evaluate_stats(references=ref, candidates=cand, k=3)
-    est = capture_estimate(s, occasions=occasions)
+    s = mark_evaluate_stats(references=ref, candidates=cand, k=3, literal=literal)
+    est = capture_estimate(s, occasions=occasions, literal=literal)
     n_cap, distinct, t, p_hat = est.num_captures, est.num_distinct, est.num_occasions, est.population
     fc, cnt_r = np_f(cand, ref, 3)
     fr, cnt_c = np_f(ref, cand, 3)
     if occasions == "visits":
         want_cap, want_t = (40 + fc.sum()) + (30 + fr.sum()), 2  # M + C
     else:
-        want_cap, want_t = 70 * 4 + cnt_r.sum() + cnt_c.sum(), 70
+        g = np_catches(ref, cand, 3)[0].sum() + np_catches(cand, ref, 3)[0].sum()
+        want_cap, want_t = 70 * (4 if literal else 1) + g, 70
     assert (float(n_cap), int(distinct), int(t)) == (want_cap, 70, want_t)
     assert float(p_hat) == np_m0(want_cap, 70, want_t, 140)
-    assert float(me_capture(references=ref, candidates=cand, k=3, occasions=occasions)) == pytest.approx(
+    assert float(me_capture(references=ref, candidates=cand, k=3, occasions=occasions,
+                            literal=literal)) == pytest.approx(
         score(float(p_hat), 70))
 
 
@@ -249,11 +263,13 @@ def test_far_apart_sets(rng):
     y = rng.normal(size=(30, 4)) + 1000.0
     assert float(me_petersen(references=x, candidates=y)) == 0.0
     assert float(me_capture(references=x, candidates=y)) == 0.0
-    s = me_schnabel(references=x, candidates=y, sequential=False)
+    s = me_schnabel(references=x, candidates=y)
     assert (float(s.quality), float(s.diversity)) == (0.0, 0.0)
-    # the paper's sequential reading recaptures own-set neighbours: documented blind spot
-    s = me_schnabel(references=x, candidates=y, sequential=True)
-    assert 0.0 < float(s.quality) < 1.0
+    # the literal reading recaptures own-set neighbours / counts them as captures: the
+    # documented defect that the default corrects
+    s = me_schnabel(references=x, candidates=y, literal=True)
+    assert float(s.quality) > 0.5
+    assert float(me_capture(references=x, candidates=y, literal=True)) > 0.9
 
 
 def test_scores_converge_to_one_as_k_grows(rng):
@@ -299,9 +315,11 @@ def test_duplicate_policy_multiset(x64, rng):
     r = np.asarray(h.radii_sq)
     assert np.all(r[:5] == 0.0) and np.all(r[20:] == 0.0)  # >= k copies: radius 0
     np.testing.assert_allclose(r, np_radii(x, 3))  # self excluded by row, copies are neighbours
-    # a copy lies inside a zero-radius sphere (ties inside), so ME(S, S) = 1 still
-    out = mark_evaluate_scores(references=x, candidates=x, k=3)
+    # literal: a copy lies inside a zero-radius sphere (ties inside), so ME(S, S) = 1 still
+    out = mark_evaluate_scores(references=x, candidates=x, k=3, literal=True)
     assert all(v == 1.0 for v in out.to_dict().values())
+    # default: the copies are the same individuals caught again, 20 + 20 distinct of P = 70
+    assert float(me_petersen(references=x, candidates=x, k=3)) == pytest.approx(40 / 70)
     # IMPAR with duplicates equals the index-based numpy transcription
     y = rng.normal(size=(30, 3))
     pr = improved_precision_recall(references=x, candidates=y, k=3)
@@ -312,9 +330,12 @@ def test_duplicates_exact_in_float32_with_offset(rng):
     # large common offset: the shifted matmul expansion still finds copies at distance 0
     base = (rng.normal(size=(30, 16)) + 50.0).astype(np.float32)
     x = np.concatenate([base, base[:3], base[:3], base[:3]])
-    s = mark_evaluate_stats(references=x, candidates=x.copy(), k=3)
+    s = mark_evaluate_stats(references=x, candidates=x.copy(), k=3, literal=True)
     assert bool(s.cross.b_in_a.all()) and bool(s.cross.a_in_b.all())
     assert np.all(np.asarray(s.references.radii_sq)[:3] == 0.0)
+    # the copies are found as duplicates of the first rows (and only they are)
+    d = mark_evaluate_stats(references=x, candidates=x.copy(), k=3)
+    assert np.asarray(d.references_mask).tolist() == [True] * 30 + [False] * 9
 
 
 # ----------------------------------------------------------------------------- blocking / jit / sharding

@@ -111,7 +111,8 @@ def improved_precision_recall(*, references: Any, candidates: Any, k: int = 3,
       >>> float(r.precision), float(r.recall)
       (0.0, 0.0)
     """
-    s = mark_evaluate_stats(references=references, candidates=candidates, k=k, block_size=block_size)
+    s = mark_evaluate_stats(references=references, candidates=candidates, k=k, literal=True,
+                            block_size=block_size)
     f = accumulator_dtype()
     return PrecisionRecall(precision=jnp.mean(s.cross.b_in_a.astype(f)),
                            recall=jnp.mean(s.cross.a_in_b.astype(f)))
