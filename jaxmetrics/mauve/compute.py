@@ -249,6 +249,11 @@ def _resolve_num_buckets(num_buckets: Any, sizes: Sequence[int]) -> int:
     total = int(sum(sizes))
     if k > total:
         raise ValueError(f"num_buckets: {k} buckets for only {total} points")
+    smallest = min(int(n) for n in sizes)
+    if smallest < 2 * k:
+        warnings.warn(f"num_buckets: {k} buckets but one side has only {smallest} points (fewer "
+                      f"than 2 per bucket); the histograms are too sparse for MAUVE to mean much",
+                      UserWarning, stacklevel=3)
     return k
 
 
