@@ -8,9 +8,10 @@ smoothing), :mod:`.pca` and :mod:`.clustering` (quantization kernels; :func:`kme
 library's one k-means), :mod:`.quantizers` (the ``Quantizer`` interface and registry), :mod:`.compute`
 (mauve-text-compatible pipeline), :mod:`.soft` (differentiable MAUVE), :mod:`.state`
 (:class:`MauveState`, feature buffers), :mod:`.plot` (divergence-curve figures),
+:mod:`.loss_recipe` (:func:`fit_to_mauve`, MAUVE as a training loss),
 :mod:`.drmm` and :mod:`.lattice` (learned quantizers).
 
-``DRMMQuantizer``, ``LatticeQuantizer`` (which need Flax NNX and optax) and ``MauveState`` are
+``DRMMQuantizer``, ``LatticeQuantizer`` (which need Flax NNX and optax), ``fit_to_mauve`` (optax) and ``MauveState`` are
 imported on first access, so ``import jaxmetrics.mauve`` stays light; ``plot_divergence_curves``
 imports matplotlib only when it draws.
 """
@@ -58,6 +59,8 @@ _LAZY = {
     "DRMMQuantizer": "jaxmetrics.mauve.drmm",
     "LatticeQuantizer": "jaxmetrics.mauve.lattice",
     "MauveState": "jaxmetrics.mauve.state",
+    "MauveFitResult": "jaxmetrics.mauve.loss_recipe",
+    "fit_to_mauve": "jaxmetrics.mauve.loss_recipe",
 }
 
 __all__ = [
@@ -101,6 +104,8 @@ __all__ = [
     "hard_mauve",
     "mauve_loss",
     "soft_mauve",
+    "MauveFitResult",
+    "fit_to_mauve",
     # state and plots
     "MauveState",
     "plot_divergence_curves",
