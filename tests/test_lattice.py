@@ -1,6 +1,8 @@
 """Spherical Z^4 lattice and the spreading-vector learner (MAUVE-Lattice)."""
 from __future__ import annotations
 
+import itertools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -8,12 +10,15 @@ import pytest
 from flax import nnx
 
 from jaxmetrics.mauve import QUANTIZERS, compute_mauve
+from jaxmetrics.mauve.quantizers import get_quantizer
 from jaxmetrics.mauve.lattice import (
     LatticeQuantizer,
     SpreadingNet,
     _nearest,
     koleo_loss,
     lattice_atoms,
+    lattice_counts,
+    lattice_r2_for,
     nearest_atom,
     triplet_loss,
 )
@@ -31,6 +36,47 @@ def test_lattice_has_744_atoms_of_norm_50():
     for r2 in (1, 2, 3, 5, 12):
         ref = 8 * sum(d for d in range(1, r2 + 1) if r2 % d == 0 and d % 4)
         assert lattice_atoms(r2).shape[0] == ref
+
+
+def _brute(m, dim):
+    """The integer vectors z with ||z||^2 = m, by trying every vector of the cube [-b, b]^dim, b^2 <= m."""
+    b = int(np.sqrt(m))
+    return {z for z in itertools.product(range(-b, b + 1), repeat=dim) if sum(c * c for c in z) == m}
+
+
+def test_lattice_counts_and_atoms_match_brute_force():
+    for dim, top in ((4, 12), (3, 10), (2, 25)):
+        ref = [len(_brute(m, dim)) for m in range(top + 1)]
+        assert lattice_counts(top, dim).tolist() == ref
+        for m in range(1, top + 1):
+            if ref[m]:
+                a = lattice_atoms(m, dim)
+                assert a.shape == (ref[m], dim)
+                assert {tuple(r) for r in a.astype(int).tolist()} == _brute(m, dim)
+                assert a.tolist() == sorted(a.tolist())  # lexicographic: stable bin ids
+    # larger radii against Jacobi's four-square formula
+    jac = [8 * sum(d for d in range(1, m + 1) if m % d == 0 and d % 4) for m in range(1, 301)]
+    assert lattice_counts(300)[1:].tolist() == jac
+
+
+def test_radius_closest_to_target_atom_count():
+    counts = [8 * sum(d for d in range(1, m + 1) if m % d == 0 and d % 4) for m in range(1, 2001)]
+    for target in (1, 2, 8, 16, 20, 24, 28, 50, 100, 150, 333, 500, 744, 1000):
+        r2 = lattice_r2_for(target)
+        err = [abs(c - target) for c in counts]
+        assert r2 == err.index(min(err)) + 1  # first (smallest) radius at the minimum error
+    assert lattice_r2_for(744) == 50 and lattice_r2_for(150) == 10  # 144 atoms
+    assert lattice_r2_for(16) == 1  # |8 - 16| = |24 - 16|: the tie goes to the smaller radius
+    # fit: r2='auto' sizes the codebook like mauve-text's num_buckets='auto'
+    x = np.random.default_rng(0).standard_normal((600, 6)).astype(np.float32)  # 300 + 300 rows
+    small = dict(SMALL, num_epochs=1)
+    fq = LatticeQuantizer(**small).fit(x, key=jax.random.key(0))
+    assert (fq.r2, fq.num_bins) == (lattice_r2_for(30), 32)  # target round(600 / 20) = 30
+    fq = LatticeQuantizer(**small, num_bins=100).fit(x, key=jax.random.key(0))
+    assert (fq.r2, fq.num_bins) == (6, 96)  # |96 - 100| = |104 - 100|: the smaller radius
+    # compute_mauve(quantizer="lattice") hands its num_buckets (here 20) to the registry factory
+    fq = get_quantizer("lattice", 20, **small).fit(x, key=jax.random.key(0))
+    assert (fq.r2, fq.num_bins) == (2, 24)  # |24 - 20| < |32 - 20|
 
 
 def test_nearest_atom_is_brute_force_argmin():
@@ -73,8 +119,8 @@ def test_fit_spreads_and_keeps_neighbourhoods():
     centers = np.eye(d)[:3] * 10.0
     x = np.concatenate([c + rng.standard_normal((60, d)) for c in centers]).astype(np.float32)
     y = np.repeat(np.arange(3), 60)
-    fq = LatticeQuantizer(**SMALL).fit(x, key=jax.random.key(0))
-    assert fq.num_bins == 744
+    fq = LatticeQuantizer(**SMALL, r2=50).fit(x, key=jax.random.key(0))  # the paper's codebook
+    assert fq.num_bins == 744 and fq.r2 == 50
     assert all(np.isfinite(fq.losses))
     e = np.asarray(fq.embed(x))
     np.testing.assert_allclose(np.linalg.norm(e, axis=1), 1.0, atol=1e-5)
@@ -87,12 +133,12 @@ def test_fit_spreads_and_keeps_neighbourhoods():
     s = np.asarray(fq.soft_assign(x, 1.0))
     np.testing.assert_allclose(s.sum(1), 1.0, atol=1e-5)
     np.testing.assert_array_equal(np.asarray(fq.soft_assign(x, 1e-3)).argmax(1), b)
-    again = LatticeQuantizer(**SMALL).fit(x, key=jax.random.key(0))
+    again = LatticeQuantizer(**SMALL, r2=50).fit(x, key=jax.random.key(0))
     np.testing.assert_array_equal(np.asarray(again.assign(x)), b)  # deterministic for a key
     # registered, and usable through compute_mauve
     assert "lattice" in QUANTIZERS
     half = x[::2]  # [Q; P] stacks 180 rows: the shapes of the fit above (no recompile)
-    out = compute_mauve(p_features=half, q_features=half, quantizer=LatticeQuantizer(**SMALL))
+    out = compute_mauve(p_features=half, q_features=half, quantizer=LatticeQuantizer(**SMALL, r2=50))
     assert out.mauve == pytest.approx(1.0) and out.num_buckets == 744
 
 
@@ -101,6 +147,12 @@ def test_bad_input():
         lattice_atoms(7, 3)  # 7 is not a sum of three squares
     with pytest.raises(ValueError, match="^r2"):
         lattice_atoms(0)
+    with pytest.raises(ValueError, match="^r2"):
+        LatticeQuantizer(**SMALL, r2="big").fit(np.ones((9, 3), np.float32), key=jax.random.key(0))
+    with pytest.raises(ValueError, match="^num_bins"):
+        LatticeQuantizer(**SMALL, num_bins=0).fit(np.ones((9, 3), np.float32), key=jax.random.key(0))
+    with pytest.raises(ValueError, match="^num_atoms"):
+        lattice_r2_for(0)
     with pytest.raises(ValueError, match="^features"):
         LatticeQuantizer(**SMALL).fit(np.ones((2, 3), np.float32), key=jax.random.key(0))
     with pytest.raises(ValueError, match="^features"):

@@ -47,6 +47,8 @@ from jaxmetrics.results import Result, static_field
 
 __all__ = [
     "lattice_atoms",
+    "lattice_counts",
+    "lattice_r2_for",
     "nearest_atom",
     "SpreadingNet",
     "koleo_loss",
@@ -58,27 +60,109 @@ __all__ = [
 
 @functools.lru_cache(maxsize=None)
 def _atoms_np(r2: int, dim: int) -> np.ndarray:
+    # Coordinates one axis at a time: keep only prefixes whose squared norm can still reach r2.
     bound = math.isqrt(r2)
-    rng = range(-bound, bound + 1)
-    pts = [z for z in itertools.product(rng, repeat=dim) if sum(c * c for c in z) == r2]
-    return np.asarray(pts, dtype=np.float32)
+    vals = np.arange(-bound, bound + 1, dtype=np.int64)
+    pts = np.zeros((1, 0), np.int64)
+    rest = np.full(1, r2, np.int64)  # r2 minus the squared norm of the prefix
+    for axis in range(dim):
+        last = axis == dim - 1
+        cand = rest[:, None] - vals[None, :] ** 2
+        ok = cand == 0 if last else cand >= 0
+        i, j = np.nonzero(ok)  # row-major: lexicographic order is kept
+        pts = np.concatenate([pts[i], vals[j, None]], axis=1)
+        rest = cand[i, j]
+    return pts.astype(np.float32)
+
+
+@functools.lru_cache(maxsize=None)
+def _counts_np(max_r2: int, dim: int) -> np.ndarray:
+    # r_dim(m) for m = 0..max_r2: coefficients of theta(q)^dim, theta(q) = sum_k q^(k^2).
+    theta = np.zeros(max_r2 + 1, np.int64)
+    k = np.arange(math.isqrt(max_r2) + 1)
+    theta[k**2] = 2
+    theta[0] = 1
+    out = np.zeros(max_r2 + 1, np.int64)
+    out[0] = 1
+    for _ in range(dim):
+        out = np.convolve(out, theta)[: max_r2 + 1]
+    return out
+
+
+def lattice_counts(max_r2: int, dim: int = 4) -> np.ndarray:
+    """Number of lattice atoms on each sphere: ``r_dim(m) = #{z in Z^dim : ||z||^2 = m}``.
+
+    Returns the int64 array ``[max_r2 + 1]`` of ``r_dim(0), ..., r_dim(max_r2)`` (the
+    coefficients of ``theta(q)^dim`` with ``theta(q) = sum_{k in Z} q^(k^2)``). In four
+    dimensions Jacobi's theorem gives ``r_4(m) = 8 * (sum of the divisors of m not divisible
+    by 4)``, e.g. ``r_4(50) = 744``.
+
+    Args:
+      max_r2: largest squared radius (non-negative int).
+      dim: lattice dimension (positive int).
+
+    Examples:
+      >>> lattice_counts(10).tolist()
+      [1, 8, 24, 32, 24, 48, 96, 64, 24, 104, 144]
+      >>> int(lattice_counts(50)[50])
+      744
+    """
+    max_r2 = V.check_int(max_r2, "max_r2", minimum=0)
+    dim = V.check_int(dim, "dim", minimum=1, maximum=8)
+    return _counts_np(max_r2, dim).copy()
+
+
+def lattice_r2_for(num_atoms: int, dim: int = 4) -> int:
+    """The squared radius whose sphere holds the number of atoms closest to ``num_atoms``.
+
+    ``argmin_{m >= 1} |r_dim(m) - num_atoms|`` (ties go to the smaller ``m``), with
+    ``r_dim(m)`` from :func:`lattice_counts`. MAUVE-Lattice uses it to size the codebook to
+    the data, like mauve-text's ``num_buckets='auto'`` (``max(2, round(min(n_p, n_q) / 10))``).
+
+    Args:
+      num_atoms: the target number of atoms (positive int).
+      dim: lattice dimension (positive int).
+
+    Examples:
+      >>> r2 = lattice_r2_for(150)
+      >>> r2, int(lattice_counts(r2)[r2])
+      (10, 144)
+      >>> lattice_r2_for(744), lattice_r2_for(2)
+      (50, 1)
+    """
+    target = V.check_int(num_atoms, "num_atoms", minimum=1)
+    dim = V.check_int(dim, "dim", minimum=1, maximum=8)
+    # Scan m = 1..max(64, 4 * target). In four dimensions this is exact: an even m has the count
+    # 24 * sigma(o) of m's odd part o, already reached at 2 o <= m, and an odd m > target has
+    # 8 sigma(m) > 8 target atoms, further from the target than the 8 atoms of m = 1.
+    counts = _counts_np(max(64, 4 * target), dim)[1:]
+    return int(np.argmin(np.abs(counts - target))) + 1  # first minimum: ties -> smaller radius
+
+
+def _resolve_r2(r2: Any, num_atoms: int, dim: int) -> int:
+    if isinstance(r2, str):
+        V.check_choice(r2, "r2", ("auto",))
+        return lattice_r2_for(num_atoms, dim)
+    return V.check_int(r2, "r2", minimum=1)
 
 
 def lattice_atoms(r2: int = 50, dim: int = 4) -> np.ndarray:
     """Atoms of the spherical lattice codebook ``{z in Z^dim : ||z||^2 = r2}``, ``[K, dim]``.
 
-    For the MAUVE setting (``dim = 4``, ``r2 = 50``) there are ``K = r_4(50) = 744`` atoms
-    (Jacobi: ``r_4(n) = 8 * sum of the divisors of n not divisible by 4`` = 8 * 93).
+    For the paper's setting (``dim = 4``, ``r2 = 50``) there are ``K = r_4(50) = 744`` atoms
+    (:func:`lattice_counts`); :func:`lattice_r2_for` picks ``r2`` for a wanted ``K``.
     The rows are in lexicographic order, so an atom's index is a stable bin id.
 
     Args:
       r2: squared radius (positive int).
-      dim: lattice dimension (positive int; enumeration is ``(2 sqrt(r2) + 1)^dim``).
+      dim: lattice dimension (positive int).
 
     Examples:
       >>> a = lattice_atoms()
       >>> a.shape, set((a ** 2).sum(1).tolist())
       ((744, 4), {50.0})
+      >>> lattice_atoms(1, 2).tolist()
+      [[-1.0, 0.0], [0.0, -1.0], [0.0, 1.0], [1.0, 0.0]]
     """
     r2 = V.check_int(r2, "r2", minimum=1)
     dim = V.check_int(dim, "dim", minimum=1, maximum=8)
@@ -267,7 +351,13 @@ class LatticeQuantizer:
     Args:
       hidden: width of the two hidden layers (768).
       out_dim: output dimension (4; the lattice is ``Z^out_dim``).
-      r2: squared radius of the spherical lattice (50, giving 744 atoms).
+      num_bins: the wanted number of atoms when ``r2 = 'auto'`` (``None``: mauve-text's
+        ``'auto'`` bucket count for two equal sets, ``max(2, round(n / 20))`` of the ``n``
+        stacked rows given to ``fit``; ``compute_mauve(quantizer='lattice')`` passes its
+        ``num_buckets``, i.e. ``max(2, round(min(n_p, n_q) / 10))``).
+      r2: squared radius of the spherical lattice: ``'auto'`` (default) takes the radius whose
+        atom count is closest to ``num_bins`` (:func:`lattice_r2_for`); an int fixes it (the
+        paper's ``50`` gives 744 atoms whatever the data size).
       koleo_weight: ``lambda`` of the KoLeo term (1.0).
       num_epochs: passes over the data (20; the paper's script uses 200 on 100k vectors).
       batch_size: anchors per step (64).
@@ -280,13 +370,16 @@ class LatticeQuantizer:
       >>> import jax, numpy as np
       >>> x = np.random.default_rng(0).standard_normal((200, 8)).astype(np.float32)
       >>> fq = LatticeQuantizer(hidden=32, num_epochs=2).fit(x, key=jax.random.key(0))
-      >>> fq.num_bins, fq.assign(x).shape, fq.soft_assign(x, 1.0).shape
-      (744, (200,), (200, 744))
+      >>> fq.r2, fq.num_bins, fq.assign(x).shape, fq.soft_assign(x, 1.0).shape
+      (1, 8, (200,), (200, 8))
+      >>> LatticeQuantizer(hidden=32, num_epochs=2, r2=50).fit(x, key=jax.random.key(0)).num_bins
+      744
     """
 
+    num_bins: int | None = None
     hidden: int = 768
     out_dim: int = 4
-    r2: int = 50
+    r2: int | str = "auto"
     koleo_weight: float = 1.0
     num_epochs: int = 20
     batch_size: int = 64
@@ -316,7 +409,11 @@ class LatticeQuantizer:
         bs = min(bs, n)
         rank_pos = min(rank_pos, n - 1)
         rank_neg = min(rank_neg, n - 1)
-        atoms = lattice_atoms(self.r2, out_dim)
+        if self.num_bins is None:
+            target = max(2, int(round(n / 20)))
+        else:
+            target = V.check_int(self.num_bins, "num_bins", minimum=1)
+        atoms = lattice_atoms(_resolve_r2(self.r2, target, out_dim), out_dim)
 
         mean, scale = _standardizer(x)
         xs = jnp.asarray((x - mean) / scale * math.sqrt(d))  # unit variance per coordinate on average
@@ -341,6 +438,7 @@ class LatticeQuantizer:
             mean=jnp.asarray(mean),
             scale=float(scale / math.sqrt(d)),
             atoms=jnp.asarray(atoms),
+            r2=int(round(float(np.sum(atoms[0] ** 2)))),
             losses=tuple(losses),
         )
 
@@ -359,6 +457,7 @@ class FittedLatticeQuantizer(Result):
       atoms: ``[K, out_dim]`` the lattice codebook (:func:`lattice_atoms`).
       graphdef: the network's ``nnx.GraphDef`` (static).
       scale: divisor of the centred features (static).
+      r2: squared radius of the codebook's sphere (static); ``num_bins`` atoms lie on it.
       losses: mean training loss of every epoch (static).
     """
 
@@ -368,6 +467,7 @@ class FittedLatticeQuantizer(Result):
     atoms: jax.Array
     graphdef: Any = static_field()
     scale: float = static_field()
+    r2: int = static_field(default=0)
     losses: tuple = static_field(default=())
 
     @property
@@ -398,10 +498,10 @@ class FittedLatticeQuantizer(Result):
 
 
 def _factory(num_bins: int | None = None, **kwargs: Any) -> LatticeQuantizer:
-    """Registry factory: ``compute_mauve(..., quantizer="lattice")`` passes ``num_buckets`` as
-    ``num_bins``; it is ignored because the number of bins is fixed by the model (the number of lattice atoms (744))."""
-    del num_bins
-    return LatticeQuantizer(**kwargs)
+    """Registry factory: ``compute_mauve(..., quantizer="lattice")`` passes its ``num_buckets``
+    as ``num_bins``, the target atom count of the default ``r2='auto'`` (an explicit ``r2``
+    fixes the codebook instead)."""
+    return LatticeQuantizer(num_bins=num_bins, **kwargs)
 
 
 register_quantizer("lattice", _factory)
