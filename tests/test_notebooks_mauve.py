@@ -14,7 +14,7 @@ NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 @pytest.mark.parametrize(
     "name, env",
     [
-        ("mauve_as_a_loss.ipynb", {"JM_NB_N": "200", "JM_NB_STEPS": "150"}),
+        ("mauve_as_a_loss.ipynb", {"JM_NB_N": "150", "JM_NB_STEPS": "40"}),
         ("metric_gradients.ipynb", {"JM_NB_N": "120"}),
     ],
 )
