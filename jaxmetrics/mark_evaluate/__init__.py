@@ -1,7 +1,8 @@
 """Mark-Evaluate (Mordido & Meinel 2020): population-estimation metrics on embeddings,
 with the IMPAR, PRD and FID baselines and their states.
 
-Layers: kernels (:func:`knn_hyperspheres`, :func:`cross_membership`), statistics
+Layers: kernels (:func:`knn_hyperspheres`, :func:`cross_membership`,
+:func:`neighborhood_counts`), statistics
 (:func:`mark_evaluate_stats`), estimators and scores (:func:`mark_evaluate_scores`,
 :func:`me_petersen`, ...), baselines (:func:`improved_precision_recall`, :func:`prd`,
 :func:`fid`), states (:class:`MarkEvaluateState`, ...) and the text pipeline
@@ -12,6 +13,7 @@ from jaxmetrics.mark_evaluate.hyperspheres import (
     Hyperspheres,
     cross_membership,
     knn_hyperspheres,
+    neighborhood_counts,
 )
 from jaxmetrics.mark_evaluate.estimators import (
     CaptureEstimate,
@@ -56,5 +58,6 @@ __all__ = [
     "accuracy_score", "capture_estimate", "compute_mark_evaluate", "cross_membership",
     "embed_texts", "fid", "frechet_distance", "improved_precision_recall", "knn_hyperspheres",
     "m0_estimate", "mark_evaluate_scores", "mark_evaluate_stats", "me_capture", "me_petersen",
-    "me_schnabel", "petersen_estimate", "prd", "prd_curve", "prd_f_beta", "schnabel_estimate",
+    "me_schnabel", "neighborhood_counts", "petersen_estimate", "prd", "prd_curve", "prd_f_beta",
+    "schnabel_estimate",
 ]

@@ -45,7 +45,10 @@ Schnabel quality) and about 0.99 (CAPTURE).
    0) is the same individual caught again: the estimators run on the distinct rows of each
    set (their spheres, neighbourhoods, counts), and the true population stays the row count
    ``P = n + m``. Sets without duplicates are unaffected (Petersen's closed form holds); a set
-   collapsed onto a few points is estimated as a small population and scores low.
+   collapsed onto a few points is estimated as a small population and scores low. As ``k < n``
+   is required of the rows, every score needs more than k individuals per set: a set with at
+   most k distinct rows has no k-NN sphere and every score is 0 (a single marked individual
+   made Schnabel diversity erratic, anywhere in [0.03, 1]).
 2. *Schnabel: only the first marking step marks* (``M(i) = M(1)`` for every visit). The
    visits still catch ``C_i`` and recapture ``R_i`` as above, but a neighbour marked by an
    earlier visit of its own set is not a recapture (own-set marks carry no information about
@@ -253,9 +256,19 @@ def _check_occasions(occasions: str) -> str:
 
 
 # --------------------------------------------------------------------------- warnings
-def _warn_degenerate(ref: Any, cand: Any, k: int) -> None:
+def _distinct_up_to(a: np.ndarray, limit: int) -> int:
+    """Number of distinct rows of ``a``, counted up to ``limit`` (``O(limit n d)``)."""
+    count = 0
+    while a.shape[0] and count < limit:
+        a = a[~np.all(a == a[:1], axis=1)]
+        count += 1
+    return count
+
+
+def _warn_degenerate(ref: Any, cand: Any, k: int, literal: bool = False) -> None:
     """Warn (host side, concrete inputs only) when a score cannot mean much: a set with fewer
-    than ``10 k`` rows, or a set whose rows are all one point."""
+    than ``10 k`` rows, a set whose rows are all one point, or (``literal=False``) a set with
+    at most ``k`` distinct rows, whose scores are all 0."""
     if not is_concrete(ref, cand):
         return
     for x, name in ((ref, "references"), (cand, "candidates")):
@@ -269,8 +282,16 @@ def _warn_degenerate(ref: Any, cand: Any, k: int) -> None:
         if n > 1 and bool(np.all(a == a[:1])):
             warnings.warn(
                 f"{name}: all {n} samples are the same point (one distinct row); the set is a "
-                f"single individual and every sphere of it has radius 0",
+                f"single individual and every sphere of it has radius 0"
+                + ("" if literal else "; with distinct rows as individuals every score is 0"),
                 UserWarning, stacklevel=4)
+        elif not literal and n > k:
+            distinct = _distinct_up_to(a, k + 1)
+            if distinct <= k:
+                warnings.warn(
+                    f"{name}: only {distinct} distinct rows for k={k}; with distinct rows as "
+                    f"individuals (literal=False) no individual has k neighbours and every "
+                    f"score is 0", UserWarning, stacklevel=4)
 
 
 # --------------------------------------------------------------------------- statistics
@@ -344,7 +365,7 @@ def mark_evaluate_stats(*, references: Any, candidates: Any, k: int = 3, literal
       True
     """
     ref, cand = _check_pair(references, candidates, k)
-    _warn_degenerate(references, candidates, int(k))
+    _warn_degenerate(references, candidates, int(k), bool(literal))
     if mesh is not None:
         from jaxmetrics.sharding import place_rows
 
@@ -550,22 +571,30 @@ def _population(stats: MarkEvaluateStats) -> int:
     return stats.references.radii_sq.shape[0] + stats.candidates.radii_sq.shape[0]
 
 
+def _defined(stats: MarkEvaluateStats) -> jax.Array:
+    """Both sets have more than k individuals, so every individual has k neighbours (with
+    ``literal=True`` every row is one and ``k < min(n, m)`` is checked on input)."""
+    k = stats.references.neighbors.shape[1]
+    return (_count(stats.references_mask) > k) & (_count(stats.candidates_mask) > k)
+
+
 def _petersen(stats: MarkEvaluateStats) -> jax.Array:
     pe = petersen_estimate(stats)
-    return accuracy_score(pe.population, _population(stats), pe.recaptured > 0)
+    return accuracy_score(pe.population, _population(stats), (pe.recaptured > 0) & _defined(stats))
 
 
 def _schnabel(stats: MarkEvaluateStats, literal: bool) -> SchnabelScores:
     P = _population(stats)
+    ok = _defined(stats)
     q = schnabel_estimate(stats, literal=literal)
     d = schnabel_estimate(stats.swap(), literal=literal)
-    return SchnabelScores(quality=accuracy_score(q.population, P, q.recaptured > 0),
-                          diversity=accuracy_score(d.population, P, d.recaptured > 0))
+    return SchnabelScores(quality=accuracy_score(q.population, P, (q.recaptured > 0) & ok),
+                          diversity=accuracy_score(d.population, P, (d.recaptured > 0) & ok))
 
 
 def _capture(stats: MarkEvaluateStats, occasions: str, literal: bool) -> jax.Array:
     est = capture_estimate(stats, occasions=occasions, literal=literal)
-    return accuracy_score(est.population, _population(stats))
+    return accuracy_score(est.population, _population(stats), _defined(stats))
 
 
 _petersen_score = jax.jit(_petersen)

@@ -44,7 +44,6 @@ __all__ = [
     "knn_hyperspheres",
     "cross_membership",
     "neighborhood_counts",
-    "first_occurrences",
     "default_block_size",
 ]
 
@@ -421,26 +420,3 @@ def neighborhood_counts(
     count, _ = lax.scan(step, jnp.zeros((m,), jnp.int32),
                         (ap.reshape(nb, block, -1), ap_sq.reshape(nb, block), ok.reshape(nb, block)))
     return jnp.where(b_mask, count, 0)
-
-
-def first_occurrences(spheres_1: Hyperspheres) -> jax.Array:
-    """``[n]`` bool: rows with no exact duplicate (distance 0) at a lower index, from the
-    ``k = 1`` (or any ``k``) hyperspheres' nearest neighbour when its distance is 0.
-
-    A row whose nearest other row is at distance 0 has its lowest-index duplicate there
-    (ties go to the lower index), so it repeats an earlier row iff that index is smaller.
-
-    Args:
-      spheres_1: :class:`Hyperspheres` computed with ``k = 1``.
-
-    Returns:
-      ``[n]`` bool mask of the first occurrence of every distinct row.
-
-    Examples:
-      >>> import jax.numpy as jnp
-      >>> first_occurrences(knn_hyperspheres(jnp.array([[0.], [1.], [0.], [1.]]), k=1)).tolist()
-      [True, True, False, False]
-    """
-    nn = spheres_1.neighbors[:, 0]
-    idx = jnp.arange(nn.shape[0], dtype=nn.dtype)
-    return ~((spheres_1.radii_sq == 0) & (nn >= 0) & (nn < idx))
