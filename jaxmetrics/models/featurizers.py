@@ -118,8 +118,8 @@ def _tokenize(texts: list[str], lm: LoadedModel, *, max_length: int, name: str =
                      return_attention_mask=False, return_token_type_ids=False, verbose=False)["input_ids"]
         n_trunc = sum(len(x) > max_length for x in longer)
         if n_trunc:
-            warnings.warn(f"{name}: {n_trunc} text(s) longer than max_length={max_length} tokens were "
-                          f"truncated to their first {max_length} tokens", stacklevel=3)
+            _warn_at_caller(f"{name}: {n_trunc} text(s) longer than max_length={max_length} tokens were "
+                            f"truncated to their first {max_length} tokens")
     empty = [i for i, x in enumerate(ids) if len(x) == 0]
     if empty:
         raise ValueError(f"{name}: {len(empty)} text(s) tokenize to no tokens (indices {empty[:10]})")

