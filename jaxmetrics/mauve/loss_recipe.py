@@ -204,11 +204,8 @@ def fit_to_mauve(
     gen_jit = jax.jit(gen)
 
     def q_of(prm) -> np.ndarray:
-        q = gen_jit(prm)
-        try:
-            return np.asarray(V.check_features(np.asarray(q), "generator(params)", dim=p.shape[1]), np.float32)
-        except TypeError as e:
-            raise TypeError(f"generator(params): {e}") from e
+        q = np.asarray(gen_jit(prm))
+        return np.asarray(V.check_features(q, "generator(params)", dim=p.shape[1]), np.float32)
 
     q = q_of(params)
     k = _resolve_num_buckets(num_buckets, (p.shape[0], q.shape[0]))
