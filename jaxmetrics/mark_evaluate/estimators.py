@@ -538,9 +538,9 @@ def capture_estimate(stats: MarkEvaluateStats, *, occasions: str = "samples",
 
     Examples:
       >>> import numpy as np
-      >>> s = mark_evaluate_stats(references=np.eye(4), candidates=np.eye(4), k=1)
-      >>> capture_estimate(s)
-      CaptureEstimate(num_captures=24, num_distinct=8, num_occasions=8, population=8)
+      >>> x = np.array([[0.], [1.], [3.], [6.]])      # catches g = 2, 2, 3, 3 in each set
+      >>> capture_estimate(mark_evaluate_stats(references=x, candidates=x, k=1))
+      CaptureEstimate(num_captures=28, num_distinct=8, num_occasions=8, population=8)
     """
     _check_occasions(occasions)
     P = _population(stats)
