@@ -23,7 +23,8 @@ from jax.sharding import AxisType, Mesh, NamedSharding, PartitionSpec
 
 from jaxmetrics.results import Result
 
-__all__ = ["DATA_AXIS", "PaddedRows", "make_mesh", "pad_and_shard", "pad_to_multiple", "place_rows", "shard"]
+__all__ = ["DATA_AXIS", "PaddedRows", "host_readable", "make_mesh", "pad_and_shard", "pad_to_multiple", "place_rows",
+           "replicate_global", "shard", "spans_processes", "to_host"]
 
 DATA_AXIS = "data"
 
@@ -94,9 +95,86 @@ def shard(x: Any, mesh: Mesh | None = None, axis: str = DATA_AXIS, *, replicate:
                     f"x: leading dimension {leaf.shape[0]} is not a multiple of the {n_dev} devices "
                     f"on mesh axis {axis!r}; pad it first (jaxmetrics.sharding.pad_to_multiple)")
             spec = PartitionSpec(axis, *([None] * (leaf.ndim - 1)))
-        return jax.device_put(leaf, NamedSharding(mesh, spec))
+        return _put(leaf, NamedSharding(mesh, spec))
 
     return jax.tree.map(place, x)
+
+
+def spans_processes(x: Any) -> bool:
+    """True when ``x`` is a ``jax.Array`` with shards on another process's devices (a global
+    array of a multi-process run, e.g. from ``jax.make_array_from_process_local_data``); its
+    values cannot be read on this host without a collective (:func:`to_host`).
+
+    Examples:
+        >>> import numpy as np, jax.numpy as jnp
+        >>> from jaxmetrics.sharding import spans_processes
+        >>> spans_processes(jnp.ones(3)), spans_processes(np.ones(3))
+        (False, False)
+    """
+    return isinstance(x, jax.Array) and not x.is_fully_addressable and not x.is_fully_replicated
+
+
+def host_readable(*xs: Any) -> bool:
+    """True when every leaf of ``xs`` can be read on this host: no JAX tracer (under ``jit``) and
+    no array spanning other processes (:func:`spans_processes`). Host-side value checks run
+    only then; shape checks always run.
+
+    Examples:
+        >>> import jax, jax.numpy as jnp
+        >>> from jaxmetrics.sharding import host_readable
+        >>> host_readable(jnp.ones(2), 3.0)
+        True
+        >>> jax.jit(lambda x: jnp.asarray(host_readable(x)))(1.0).item()
+        False
+    """
+    return not any(isinstance(x, jax.core.Tracer) or spans_processes(x) for x in jax.tree.leaves(xs))
+
+
+def to_host(x: Any) -> Any:
+    """``x`` (an array or pytree of arrays) as numpy arrays holding the full value, on every
+    process: arrays spanning processes are gathered
+    (``jax.experimental.multihost_utils.process_allgather``; every process must call this
+    together), others are read directly (no collective, no copy between devices).
+
+    Examples:
+        >>> import jax.numpy as jnp
+        >>> from jaxmetrics.sharding import make_mesh, shard, to_host
+        >>> to_host(shard(jnp.arange(8.0), make_mesh())).tolist()
+        [0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0]
+    """
+    def get(leaf):
+        if spans_processes(leaf):
+            from jax.experimental import multihost_utils
+
+            return np.asarray(multihost_utils.process_allgather(leaf, tiled=True))
+        return np.asarray(leaf)
+
+    return jax.tree.map(get, x)
+
+
+def replicate_global(x: Any, mesh: Mesh) -> Any:
+    """Leaves of ``x`` that span processes (:func:`spans_processes`) copied whole to every
+    device of ``mesh`` (so ``np.asarray`` works on every process); other leaves unchanged.
+
+    Examples:
+        >>> import jax.numpy as jnp
+        >>> from jaxmetrics.sharding import make_mesh, replicate_global, shard
+        >>> mesh = make_mesh()
+        >>> replicate_global(shard(jnp.arange(8.0), mesh), mesh).shape
+        (8,)
+    """
+    rep = NamedSharding(mesh, PartitionSpec())
+    return jax.tree.map(lambda leaf: _put(leaf, rep) if spans_processes(leaf) else leaf, x)
+
+
+def _put(leaf: Any, sharding: NamedSharding) -> jax.Array:
+    """``jax.device_put`` that also reshards arrays spanning processes (by a jitted identity;
+    no-op when the placement already matches)."""
+    if isinstance(leaf, jax.Array) and not leaf.is_fully_addressable:
+        if leaf.sharding.is_equivalent_to(sharding, leaf.ndim):
+            return leaf
+        return jax.jit(lambda a: a, out_shardings=sharding)(leaf)
+    return jax.device_put(leaf, sharding)
 
 
 def place_rows(x: Any, mesh: Mesh | None, axis: str = DATA_AXIS, *, name: str = "x") -> Any:
@@ -160,9 +238,17 @@ def pad_and_shard(x: Any, mesh: Mesh, axis: str = DATA_AXIS, *, edge: bool = Fal
     (n,) = rows
     mask = pad_to_multiple(np.zeros(n, bool), n_dev).rows_mask
 
+    extra = (-n) % n_dev
+    if extra and any(spans_processes(leaf) for leaf in jax.tree.leaves(x)):
+        raise ValueError(
+            f"x: {n} rows of an array spanning several processes do not divide over the {n_dev} "
+            f"devices of mesh axis {axis!r}; pad each process's rows (with a mask) so the global "
+            f"row count is a multiple of {n_dev} before jax.make_array_from_process_local_data")
+
     def pad(leaf):
+        if spans_processes(leaf):  # already global, row count checked above: placed by shard()
+            return leaf
         leaf = np.asarray(leaf)
-        extra = (-n) % n_dev
         if edge and extra and n:
             return np.concatenate([leaf, np.repeat(leaf[-1:], extra, axis=0)])
         return pad_to_multiple(leaf, n_dev).values

@@ -105,13 +105,29 @@ def main() -> None:
         g = [jax.make_array_from_process_local_data(rows, a[sl]) for a in (cand, ref, cmask, rmask)]
         prf = jaxmetrics.bertscore_scores(candidates=g[0], references=g[1], candidates_mask=g[2],
                                           references_mask=g[3], mesh=mesh)
-        res = {"two": gathered(prf)}
+        res = {"two": gathered(prf), "direct": [np.asarray(v).tolist() for v in prf]}
         if pid == 0:
             res["one"] = one_bertscore()
         return res
 
+    def similarity_global():
+        # the same with the normalised similarity family (similarity_scores)
+        sl = mine(B)
+        g = [jax.make_array_from_process_local_data(rows, a[sl]) for a in (cand, ref, cmask, rmask)]
+        kw = dict(metric="twmd", temperature=0.1)
+        prf = jaxmetrics.similarity_scores(candidates=g[0], references=g[1], candidates_mask=g[2],
+                                           references_mask=g[3], mesh=mesh, **kw)
+        res = {"two": [np.asarray(v).tolist() for v in prf],  # replicated: readable on every process
+               "global_input": not g[0].is_fully_addressable}
+        if pid == 0:
+            one = jaxmetrics.similarity_scores(candidates=cand, references=ref, candidates_mask=cmask,
+                                               references_mask=rmask, **kw)
+            res["one"] = [np.asarray(v).tolist() for v in one]
+        return res
+
     record("bertscore", bertscore)
     record("bertscore_global", bertscore_global)
+    record("similarity_global", similarity_global)
 
     # ---- MAUVE: host-local feature rows, gathered; the rows are sharded over the mesh for PCA and k-means
     p = rng.normal(size=(40, 8)).astype(np.float32)

@@ -6,9 +6,9 @@ Two Python processes (``tests/multiprocess_worker.py``) join one JAX cluster thr
 devices, each keep half of the data, and compute perplexity, BERTScore and MAUVE; process 0
 also computes each metric alone on all the data. The two must agree.
 
-Two ways of the recipe fail today and are marked ``xfail(strict=True)`` with the reason (they
-turn into failures once fixed, so the marker is removed then): ``perplexity(..., mesh=)`` over a
-mesh spanning processes, and ``bertscore_scores`` on global arrays made from process-local data.
+Also ``perplexity(..., mesh=)`` over the mesh spanning both processes, and ``bertscore_scores`` /
+``similarity_scores`` on global arrays made from process-local data (recipe step 5), whose
+outputs come back replicated (``np.asarray`` works on every process).
 
 Marked slow: two fresh JAX processes that compile a GPT-2 forward pass, BERTScore and k-means
 take about a minute on an idle 2-core machine (several minutes on a loaded one).
@@ -84,11 +84,9 @@ def test_perplexity_states_merged_across_processes(results):
     assert v[0]["two"] == pytest.approx(v[0]["one"], rel=1e-5)
 
 
-@pytest.mark.xfail(strict=True, reason="perplexity(mesh=) reads each batch's per-window sums back with "
-                   "np.asarray, which fails for arrays that span another process's devices "
-                   "(jaxmetrics/lm/windows.py); gather them (process_allgather) or replicate them first")
 def test_perplexity_windows_split_over_processes(results):
-    """``perplexity(..., mesh=mesh)`` with the mesh spanning both processes."""
+    """``perplexity(..., mesh=mesh)`` with the mesh spanning both processes: every process gets
+    the full result (each batch's per-window sums are gathered)."""
     v = _values(results, "perplexity_mesh")
     assert v[0]["two"] == v[1]["two"]
     assert v[0]["two"] == pytest.approx(v[0]["one"], rel=1e-5)
@@ -102,13 +100,21 @@ def test_bertscore_pairs_split_over_processes(results):
     np.testing.assert_allclose(v[0]["two"], v[0]["one"], atol=1e-5)
 
 
-@pytest.mark.xfail(strict=True, reason="bertscore_scores checks and pads its inputs on the host "
-                   "(np.asarray in jaxmetrics/similarity/kernels.py), which fails for a global array "
-                   "made from process-local data")
 def test_bertscore_from_process_local_pairs(results):
     """Recipe step 5: each process holds only its pairs, made one global array with
-    ``jax.make_array_from_process_local_data``, then ``bertscore_scores(..., mesh=mesh)``."""
+    ``jax.make_array_from_process_local_data``, then ``bertscore_scores(..., mesh=mesh)``; the
+    outputs are replicated, so ``np.asarray`` reads them on every process."""
     v = _values(results, "bertscore_global")
+    np.testing.assert_array_equal(v[0]["two"], v[1]["two"])
+    np.testing.assert_array_equal(v[0]["direct"], v[0]["two"])
+    np.testing.assert_array_equal(v[1]["direct"], v[1]["two"])
+    np.testing.assert_allclose(v[0]["two"], v[0]["one"], atol=1e-5)
+
+
+def test_similarity_from_process_local_pairs(results):
+    """Recipe step 5 with ``similarity_scores(..., mesh=mesh)`` (TWMD) on global arrays."""
+    v = _values(results, "similarity_global")
+    assert v[0]["global_input"] and v[1]["global_input"]
     np.testing.assert_array_equal(v[0]["two"], v[1]["two"])
     np.testing.assert_allclose(v[0]["two"], v[0]["one"], atol=1e-5)
 

@@ -11,7 +11,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxmetrics.sharding import make_mesh, pad_and_shard, pad_to_multiple, place_rows, shard
+from jaxmetrics.sharding import (host_readable, make_mesh, pad_and_shard, pad_to_multiple, place_rows,
+                                 replicate_global, shard, spans_processes, to_host)
 
 WORKER = Path(__file__).with_name("sharding_worker.py")
 
@@ -98,3 +99,17 @@ def test_pad_and_shard_and_place_rows():
         pad_and_shard((np.ones(3), np.ones(4)), mesh)
     assert isinstance(place_rows(np.ones((4, 2)), None), jax.Array)
     np.testing.assert_array_equal(place_rows(np.ones((8, 2)), mesh), np.ones((8, 2)))
+
+
+def test_host_helpers_on_one_process():
+    """``host_readable`` / ``spans_processes`` / ``to_host`` / ``replicate_global`` on arrays of this
+    process (the multi-process side runs in tests/test_multiprocess.py)."""
+    mesh = make_mesh()
+    a = shard(jnp.arange(8.0).reshape(8, 1), mesh)
+    assert not spans_processes(a) and not spans_processes(np.ones(2)) and not spans_processes(None)
+    assert host_readable(a, np.ones(2), 1.0)
+    assert not jax.jit(lambda x: jnp.asarray(host_readable(x)))(a)
+    out = to_host({"a": a, "b": jnp.ones(3, bool)})
+    assert isinstance(out["a"], np.ndarray) and isinstance(out["b"], np.ndarray)
+    np.testing.assert_array_equal(out["a"][:, 0], np.arange(8.0))
+    assert replicate_global(a, mesh) is a  # arrays of this process keep their placement

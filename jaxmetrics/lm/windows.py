@@ -382,7 +382,8 @@ def perplexity(token_ids, *, model, max_length: int | None = None, stride: int |
       progress: show a tqdm progress bar over batches.
       mesh: optional :class:`jax.sharding.Mesh` (``jaxmetrics.sharding.make_mesh()``): each batch
         of windows is split over its devices (the batch size is rounded up to a multiple of the
-        device count); XLA partitions the forward pass.
+        device count); XLA partitions the forward pass. The mesh may span several processes
+        (every process passes the same ``token_ids``); each gets the full result.
 
     Returns:
       :class:`PerplexityResult`.
@@ -468,6 +469,10 @@ def perplexity(token_ids, *, model, max_length: int | None = None, stride: int |
             jax.block_until_ready(outs[-1][1])
     win_nll = np.zeros(W, np.float64)
     win_cnt = np.zeros(W, np.int64)
+    if mesh is not None:  # a mesh over several processes: gather each batch's sums on every process
+        from jaxmetrics.sharding import to_host
+
+        outs = [(sel, to_host(o)) for sel, o in outs]
     for sel, (nll_b, cnt_b) in outs:
         real = sel >= 0
         win_nll[sel[real]] = np.asarray(nll_b, dtype=np.float64)[real]

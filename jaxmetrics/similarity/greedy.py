@@ -39,6 +39,7 @@ import numpy as np
 
 from jaxmetrics._ops import is_concrete, l2_normalize
 from jaxmetrics._validation import check_int
+from jaxmetrics.sharding import replicate_global
 from jaxmetrics.similarity.kernels import PRF, _harmonic_f, _masked_max, _prepare_pairs
 
 __all__ = ["batch_bertscore", "bertscore_pair", "bertscore_scores", "idf_table",
@@ -224,7 +225,10 @@ def bertscore_scores(*, candidates: Any, references: Any, candidates_mask: Any,
       baseline: optional (P, R, F) baseline for rescaling.
       mesh: optional :class:`jax.sharding.Mesh`: the B pairs are padded to a multiple of the
         device count (copies of the last pair, dropped from the output) and sharded over its
-        ``'data'`` axis (or its first axis).
+        ``'data'`` axis (or its first axis). Global arrays spanning several processes
+        (``jax.make_array_from_process_local_data``) are accepted when B divides over the
+        devices; their values are not checked on the host and the outputs come back replicated
+        on every process.
 
     Returns:
       :class:`~jaxmetrics.similarity.PRF` of ``[B]`` arrays.
@@ -248,4 +252,4 @@ def bertscore_scores(*, candidates: Any, references: Any, candidates_mask: Any,
                           references_mask=rmask, candidates_weights=cw, references_weights=rw,
                           compat=compat,
                           baseline=None if baseline is None else jnp.asarray(baseline, cand.dtype))
-    return out if mesh is None else jax.tree.map(lambda v: v[:n], out)
+    return out if mesh is None else replicate_global(jax.tree.map(lambda v: v[:n], out), mesh)

@@ -60,6 +60,7 @@ import numpy as np
 from jaxmetrics._ops import is_concrete, l2_normalize
 from jaxmetrics._validation import check_choice, check_int, check_mask, check_positive
 from jaxmetrics.results import Result
+from jaxmetrics.sharding import host_readable, replicate_global, spans_processes
 from jaxmetrics.similarity.sinkhorn import sinkhorn_plan
 
 __all__ = ["METRICS", "PRF", "TEMPERED", "batch_similarity", "emd_plan", "pair_similarity",
@@ -359,7 +360,8 @@ def _check_embeddings(emb, mask, name: str):
 
     Returns ``(emb, mask)`` as ``jax.Array`` (mask boolean). Raises ``ValueError`` naming
     ``name`` (or ``name_mask``) for a wrong rank or shape, NaN/inf among the masked-in vectors,
-    or a row with no tokens after masking. Under ``jit`` only the shapes are checked.
+    or a row with no tokens after masking. Under ``jit``, and for global arrays spanning several
+    processes (their values are not on this host), only the shapes are checked.
     """
     if emb is None:
         raise ValueError(f"{name}: expected embeddings [B, L, D], got None")
@@ -369,7 +371,7 @@ def _check_embeddings(emb, mask, name: str):
     if mask is None:
         raise ValueError(f"{name}_mask: expected a bool array [B, L], got None")
     mask = jnp.asarray(check_mask(mask, tuple(emb.shape[:2]), f"{name}_mask"))
-    if not is_concrete(emb, mask):
+    if not host_readable(emb, mask):
         return emb, mask
     e = np.asarray(emb)
     mk = np.asarray(mask, bool)
@@ -398,7 +400,7 @@ def _check_weights(weights, mask, name: str, *, positive_rows: bool):
         return None
     if jnp.shape(weights) != mask.shape:
         raise ValueError(f"{name}: expected shape {tuple(mask.shape)}, got {jnp.shape(weights)}")
-    if is_concrete(weights):
+    if host_readable(weights, mask):
         wn = np.asarray(weights)
         if not np.all(np.isfinite(wn)) or np.any(wn < 0):
             raise ValueError(f"{name}: must be finite and non-negative")
@@ -416,12 +418,16 @@ def _prepare_pairs(candidates, references, candidates_mask, references_mask, can
     cw = _check_weights(candidates_weights, cmask, "candidates_weights", positive_rows=positive_rows)
     rw = _check_weights(references_weights, rmask, "references_weights", positive_rows=positive_rows)
     arrays = (cand, ref, cmask, rmask, cw, rw)
+    if mesh is None and any(spans_processes(a) for a in arrays):
+        raise ValueError("mesh: the inputs are global arrays spanning several processes; pass the "
+                         "mesh they are sharded over (mesh=...)")
     return (arrays if mesh is None else _shard_pairs(arrays, mesh)), cand.shape[0]
 
 
 def _shard_pairs(arrays, mesh):
     """``arrays`` (a tuple; ``None`` kept) padded with copies of the last pair and sharded over
-    the mesh's ``'data'`` axis (or its first axis when it has none of that name)."""
+    the mesh's ``'data'`` axis (or its first axis when it has none of that name). Global arrays
+    spanning processes are not padded: their row count must divide over the devices."""
     from jaxmetrics.sharding import DATA_AXIS, pad_and_shard
 
     axis = DATA_AXIS if DATA_AXIS in mesh.axis_names else mesh.axis_names[0]
@@ -451,7 +457,10 @@ def similarity_scores(*, candidates: Any, references: Any, candidates_mask: Any,
       backend: ``"log"`` (default) or ``"ott"`` Sinkhorn.
       mesh: optional :class:`jax.sharding.Mesh`: the B pairs are padded to a multiple of the
         device count (copies of the last pair, dropped from the output) and sharded over its
-        ``'data'`` axis (or its first axis).
+        ``'data'`` axis (or its first axis). Global arrays spanning several processes
+        (``jax.make_array_from_process_local_data``) are accepted when B divides over the
+        devices; their values are not checked on the host and the outputs come back replicated
+        on every process.
 
     Returns:
       :class:`PRF` of ``[B]`` arrays.
@@ -483,7 +492,7 @@ def similarity_scores(*, candidates: Any, references: Any, candidates_mask: Any,
                            temperature=jnp.asarray(temperature, cand.dtype),
                            num_iterations=num_iterations, candidates_weights=cw,
                            references_weights=rw, normalize=normalize, backend=backend)
-    return out if mesh is None else jax.tree.map(lambda v: v[:n], out)
+    return out if mesh is None else replicate_global(jax.tree.map(lambda v: v[:n], out), mesh)
 
 
 def similarity_loss(*, candidates: jax.Array, references: jax.Array, candidates_mask: jax.Array,
