@@ -8,7 +8,9 @@ also computes each metric alone on all the data. The two must agree.
 
 Also ``perplexity(..., mesh=)`` over the mesh spanning both processes, and ``bertscore_scores`` /
 ``similarity_scores`` on global arrays made from process-local data (recipe step 5), whose
-outputs come back replicated (``np.asarray`` works on every process).
+outputs come back replicated (``np.asarray`` works on every process), and
+``mark_evaluate_scores`` on global feature rows. ``compute_mauve`` takes host arrays (every
+process passes all rows).
 
 Marked slow: two fresh JAX processes that compile a GPT-2 forward pass, BERTScore and k-means
 take about a minute on an idle 2-core machine (several minutes on a loaded one).
@@ -124,5 +126,14 @@ def test_mauve_rows_split_over_processes(results):
     shards them over both processes for the PCA and k-means."""
     v = _values(results, "mauve")
     assert v[0]["gathered_equal"] and v[1]["gathered_equal"]
+    assert v[0]["two"] == v[1]["two"]
+    assert v[0]["two"] == pytest.approx(v[0]["one"], abs=1e-6)
+
+
+def test_mark_evaluate_from_process_local_rows(results):
+    """Recipe step 5 for feature rows: each process holds half of each set as one global array;
+    ``mark_evaluate_scores(..., mesh=mesh)`` gives every process the one-process scores."""
+    v = _values(results, "mark_evaluate_global")
+    assert v[0]["global_input"] and v[1]["global_input"]
     assert v[0]["two"] == v[1]["two"]
     assert v[0]["two"] == pytest.approx(v[0]["one"], abs=1e-6)

@@ -75,7 +75,7 @@ import jax.numpy as jnp
 from jax import lax
 from jax.scipy.special import gammaln, xlogy
 
-from jaxmetrics._ops import accumulator_dtype, is_concrete
+from jaxmetrics._ops import accumulator_dtype
 from jaxmetrics._validation import check_choice, check_features, check_int
 from jaxmetrics.mark_evaluate.hyperspheres import (
     CrossMembership,
@@ -86,6 +86,7 @@ from jaxmetrics.mark_evaluate.hyperspheres import (
     neighborhood_counts,
 )
 from jaxmetrics.results import Result
+from jaxmetrics.sharding import host_readable
 
 __all__ = [
     "MarkEvaluateStats",
@@ -268,8 +269,9 @@ def _distinct_up_to(a: np.ndarray, limit: int) -> int:
 def _warn_degenerate(ref: Any, cand: Any, k: int, literal: bool = False) -> None:
     """Warn (host side, concrete inputs only) when a score cannot mean much: a set with fewer
     than ``10 k`` rows, a set whose rows are all one point, or (``literal=False``) a set with
-    at most ``k`` distinct rows, whose scores are all 0."""
-    if not is_concrete(ref, cand):
+    at most ``k`` distinct rows, whose scores are all 0. Skipped for global arrays spanning
+    several processes (their values are not on this host)."""
+    if not host_readable(ref, cand):
         return
     for x, name in ((ref, "references"), (cand, "candidates")):
         n = x.shape[0]
