@@ -11,6 +11,7 @@ from flax import nnx
 
 from jaxmetrics.mauve import QUANTIZERS, compute_mauve
 from jaxmetrics.mauve.quantizers import get_quantizer
+from realtext_family import FAMILY_ORDER, realtext_family  # noqa: F401 (fixture)
 from jaxmetrics.mauve.lattice import (
     LatticeQuantizer,
     SpreadingNet,
@@ -190,3 +191,27 @@ def test_two_halves_of_the_same_text_score_high(heldout_halves):
     out = compute_mauve(p_features=p, q_features=q, quantizer="lattice", seed=0)
     assert out.num_buckets == 48  # r2 = 5: the atom count closest to round(500 / 10) = 50
     assert out.mauve >= 0.9, out.mauve
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="measured Spearman 0.43 (20 epochs) / 0.61 (60 epochs): the 4-d "
+                   "spreading net does not see word shuffling that k-means sees (docs/mauve.md, MAUVE-Lattice)")
+def test_ranks_graded_real_text_like_kmeans(realtext_family):
+    """MAUVE paper, Table 5 / section 4: the lattice quantizer should order model texts like
+    k-means. Graded real-text family (tests/realtext_family.py, 1000 sentences per side, MiniLM
+    features): Spearman(MAUVE-Lattice, MAUVE-k-means) over its seven members, each score the
+    mean over seeds 0 and 1 (two k-means seeds agree with each other at about 0.96)."""
+    from scipy.stats import spearmanr
+
+    fam = realtext_family(1000)
+    names = list(FAMILY_ORDER)
+
+    def scores(quantizer):
+        return [np.mean([compute_mauve(p_features=fam[k][0], q_features=fam[k][1], quantizer=quantizer,
+                                       seed=s).mauve for s in (0, 1)]) for k in names]
+
+    km = scores("kmeans")
+    assert km[0] > 0.9 and km[-1] < 0.2  # the family really is graded
+    lat = scores("lattice")
+    rho = spearmanr(km, lat).statistic
+    assert rho >= 0.9, (np.round(km, 3).tolist(), np.round(lat, 3).tolist(), rho)
