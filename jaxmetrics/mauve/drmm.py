@@ -22,8 +22,9 @@ features, and a point's bin = its tuple of per-layer most likely components. Our
   then the exact M-step of every layer (each mean = the mean of its members' residuals, layers
   solved in order; "incremental EM", Neal & Hinton 1998). An epoch in which no point changes
   its path is a fixed point, and training stops there.
-* **Initialization.** Layer by layer over the training points: the ``C`` means start on ``C``
-  distinct random residuals (every component starts on data) and take one Lloyd step.
+* **Initialization.** Layer by layer over the training points (or ``init_batch_size`` of
+  them): the ``C`` means start on ``C`` distinct random residuals (every component starts on
+  data) and take one Lloyd step.
 * **Dead components.** As k-means does with empty clusters (faiss), a component that has no
   member at the end of an epoch takes a copy of the fullest component's mean, pushed apart from
   it by a small symmetric perturbation, so every layer keeps all its components.
@@ -37,8 +38,8 @@ components re-seeded) 99% of the points of ``N(0, I_1024)`` fell into one bin; a
 Robbins-Monro (online) EM with the same step-size schedule still left whole layers with one
 dominant component. The exact M-step has no step size: each mean jumps to its members'
 mean, as in Lloyd's k-means, and no component falls behind. A separate variance per component
-(the reference code's diagonal option) collapses too: one broad component's log-determinant
-wins every point in high dimension.
+(this module's earlier version) collapses too: one broad component's log-determinant wins
+every point in high dimension.
 
 Other deviations: the reference code also feeds the previous layers' one-hot choices to each
 layer as discrete inputs (a layer's choice can depend on the previous ones); we leave that out.
