@@ -11,7 +11,7 @@ library's one k-means), :mod:`.quantizers` (the ``Quantizer`` interface and regi
 :mod:`.loss_recipe` (:func:`fit_to_mauve`, MAUVE as a training loss),
 :mod:`.drmm` and :mod:`.lattice` (learned quantizers).
 
-``DRMMQuantizer``, ``LatticeQuantizer`` (which need Flax NNX and optax), ``fit_to_mauve`` (optax) and ``MauveState`` are
+``DRMMQuantizer``, ``LatticeQuantizer`` (Flax NNX and optax), ``fit_to_mauve`` (optax) and ``MauveState`` are
 imported on first access, so ``import jaxmetrics.mauve`` stays light; ``plot_divergence_curves``
 imports matplotlib only when it draws.
 """
