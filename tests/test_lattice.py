@@ -198,14 +198,17 @@ def test_two_halves_of_the_same_text_score_high(heldout_halves):
     pytest.param(4, marks=pytest.mark.xfail(strict=True, reason=(
         "measured Spearman 0.43 (20 epochs) / 0.61 (60 epochs): the paper's 4-d spreading net does "
         "not see the word shuffling k-means sees (docs/mauve.md, MAUVE-Lattice)"))),
-    8,  # measured 0.96 (seed 0)
+    pytest.param(8, marks=pytest.mark.xfail(strict=True, reason=(
+        "measured Spearman 0.86 with scores averaged over seeds 0 and 1 (seed 0 alone: 0.96): closer, "
+        "not reliably >= 0.9"))),
 ])
 def test_ranks_graded_real_text_like_kmeans(realtext_family, out_dim):
     """MAUVE paper, Table 5 / section 4: the lattice quantizer should order model texts like
     k-means. Graded real-text family (tests/realtext_family.py, 1000 sentences per side, MiniLM
     features): Spearman(MAUVE-Lattice, MAUVE-k-means) over its seven members, each score the
     mean over seeds 0 and 1 (two k-means seeds agree with each other at about 0.96). The paper's
-    4-d output is an expected failure; an 8-d output (Z^8 codebook sized the same way) passes."""
+    4-d output falls well short; an 8-d output (Z^8 codebook sized the same way) comes closer
+    but not reliably above 0.9: both are strict expected failures that record the gap."""
     from scipy.stats import spearmanr
 
     fam = realtext_family(1000)
