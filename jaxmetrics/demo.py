@@ -186,8 +186,12 @@ def _encode_texts(encoder, texts: list[str], cfg: DemoConfig):
     """
     from jaxmetrics.models import token_embeddings
 
-    out = token_embeddings(texts, model=encoder, max_length=cfg.encoder_max_length, batch_size=32,
-                           progress=True)
+    import warnings
+
+    with warnings.catch_warnings():  # the cut to encoder_max_length is the demo's setting, not news
+        warnings.filterwarnings("ignore", message=r"texts: \d+ text\(s\) longer than max_length")
+        out = token_embeddings(texts, model=encoder, max_length=cfg.encoder_max_length, batch_size=32,
+                               progress=True)
     emb, mask, special = out.embeddings, out.embeddings_mask, out.special_mask
     m = mask[..., None].astype(np.float32)
     sent = (emb * m).sum(1) / np.maximum(m.sum(1), 1e-9)
