@@ -20,7 +20,9 @@ def register(subparsers) -> None:
     p.add_argument("texts", help="text file (one text per line) or .jsonl with a 'text' field")
     p.add_argument("--model", required=True, help="hub id or local checkpoint directory")
     p.add_argument("--out", required=True, help="output .npy file")
-    p.add_argument("--max-length", type=int, default=1024, help="truncate texts to this many tokens")
+    p.add_argument("--max-length", type=int, default=None,
+                   help="truncate texts to this many tokens (default: 1024 for last-token pooling, 256 for "
+                        "mean pooling, or the model's positions if fewer)")
     p.add_argument("--batch-size", type=int, default=8)
     p.add_argument("--layer", type=int, default=-1, help="hidden_states index (default: last layer)")
     add_pooling_option(p)

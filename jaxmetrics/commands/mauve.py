@@ -32,7 +32,8 @@ def register(subparsers) -> None:
     p.add_argument("--model", default="gpt2-large",
                    help="featurizer for text files: hub id or local checkpoint directory (default gpt2-large)")
     add_pooling_option(p)
-    p.add_argument("--max-text-length", type=int, default=1024, help="truncation length in tokens (default 1024)")
+    p.add_argument("--max-text-length", type=int, default=None,
+                   help="truncation length in tokens (default: 1024, or the model's positions if fewer)")
     p.add_argument("--batch-size", type=int, default=8, help="texts per featurizer forward pass (default 8)")
     p.add_argument("--cache-dir", default=None,
                    help="feature cache directory: an interrupted run resumes where it stopped")
@@ -95,7 +96,10 @@ def _inputs(args: argparse.Namespace, features: bool) -> dict:
     p_text = _texts(args.references, "references", read_texts)
     q_text = _texts(args.candidates, "candidates", read_texts)
     lm = load_model(args.model)
-    kw = dict(max_length=args.max_text_length, batch_size=args.batch_size, cache_dir=args.cache_dir,
+    max_length = args.max_text_length
+    if max_length is None:  # mauve-text's 1024, capped silently by the model's positions
+        max_length = 1024 if lm.max_positions is None else min(1024, lm.max_positions)
+    kw = dict(max_length=max_length, batch_size=args.batch_size, cache_dir=args.cache_dir,
               progress=progress_enabled(args))
     if progress_enabled(args):
         print(f"jaxmetrics mauve: featurizing with {args.model} ({resolve_pooling(lm, args.pooling)} pooling)",
