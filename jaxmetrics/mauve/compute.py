@@ -192,7 +192,7 @@ def _features_from_tokens(tokens: Any, name: str, models: Any, lm: Any, batch_si
     return np.asarray(feats)
 
 
-def _features_from_text(texts: Any, name: str, models: Any, lm: Any, max_length: int | None, batch_size: int) -> np.ndarray:
+def _features_from_text(texts: Any, name: str, models: Any, lm: Any, max_length: int, batch_size: int) -> np.ndarray:
     raw = list(texts) if not isinstance(texts, str) and texts is not None else texts
     kept = V.check_texts(raw, name, drop_empty=True)
     dropped = len(raw) - len(kept)
@@ -200,9 +200,9 @@ def _features_from_text(texts: Any, name: str, models: Any, lm: Any, max_length:
         warnings.warn(f"{name}: dropped {dropped} empty string(s)", stacklevel=4)
     # encoders are mean-pooled, decoders keep mauve-text's last token (as `jaxmetrics mauve --pooling auto`)
     pool = models.featurize if getattr(lm, "is_causal", True) else models.sentence_embeddings
-    if max_length is None:  # mauve-text's 1024, capped silently by the model's positions
-        limit = getattr(lm, "max_positions", None)
-        max_length = 1024 if limit is None else min(1024, int(limit))
+    limit = getattr(lm, "max_positions", None)
+    if limit is not None and max_length > limit:  # mauve-text's 1024 on a shorter model: cap silently
+        max_length = int(limit)
     return np.asarray(pool(kept, model=lm, max_length=max_length, batch_size=batch_size))
 
 
@@ -222,8 +222,7 @@ def _get_features(
     if need:
         first = f"{need[0][0]}_{need[0][1]}"
         if any(kind == "text" for _, kind in need):
-            if max_length is not None:
-                V.check_int(max_length, "max_text_length", minimum=1)
+            V.check_int(max_length, "max_text_length", minimum=1)
         V.check_int(batch_size, "batch_size", minimum=1)
         models = _featurizers(first)
         which = model if model is not None else featurize_model_name
@@ -339,7 +338,7 @@ def compute_mauve(
     kmeans_max_iter: int = 500,
     featurize_model_name: str = "gpt2-large",
     device_id: int = -1,
-    max_text_length: int | None = None,
+    max_text_length: int = 1024,
     divergence_curve_discretization_size: int = 25,
     mauve_scaling_factor: float = 5,
     verbose: bool = False,
@@ -386,8 +385,8 @@ def compute_mauve(
       featurize_model_name: featurizer (hub id or local checkpoint directory) used for tokens and
         text when ``model`` is not given.
       device_id: ``>= 0`` runs on that accelerator (``-1``: JAX's default device).
-      max_text_length: truncation length in tokens of ``p_text`` / ``q_text``; ``None`` (the
-        default) is mauve-text's 1024, or the model's positions when it has fewer (no warning).
+      max_text_length: truncation length in tokens of ``p_text`` / ``q_text`` (mauve-text's
+        1024); capped silently at the model's positions when it has fewer.
       divergence_curve_discretization_size: number of interior mixture weights ``m``.
       mauve_scaling_factor: ``c`` > 0.
       verbose: print timings.
@@ -466,7 +465,7 @@ def compute_mauve_seeds(
     kmeans_num_redo: int = 5,
     kmeans_max_iter: int = 500,
     featurize_model_name: str = "gpt2-large",
-    max_text_length: int | None = None,
+    max_text_length: int = 1024,
     divergence_curve_discretization_size: int = 25,
     mauve_scaling_factor: float = 5,
     batch_size: int = 1,
