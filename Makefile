@@ -28,8 +28,11 @@ $(DEMO_STAMP): pyproject.toml
 
 venv: $(STAMP)
 
+# Two processes: after the rest of the suite has compiled a few thousand XLA programs in one
+# process, compiling soft MAUVE's float64 gradient crashed inside XLA (segfault); alone it passes.
 test: $(STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q --ignore=tests/test_soft_mauve.py
+	$(BIN)/python -m pytest -q tests/test_soft_mauve.py
 
 test-all: $(STAMP)
 	$(BIN)/python -m pytest -q -m ''
