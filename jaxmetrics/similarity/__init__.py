@@ -11,6 +11,8 @@ Layers (``docs/conventions.md``):
 * :mod:`~jaxmetrics.similarity.state` — :class:`SimilarityState` (mergeable corpus means);
 * :mod:`~jaxmetrics.similarity.pipeline` — :func:`compute_similarity` (texts → scores);
 * :mod:`~jaxmetrics.similarity.compat` — :func:`bertscore`, ``bert_score.score``'s signature.
+* :mod:`~jaxmetrics.similarity.anisotropy` — :func:`compute_anisotropy` (per-layer baseline,
+  self- and intra-sentence similarity before/after centering), :func:`layer_similarities`.
 
 Examples:
     >>> import jax, jax.numpy as jnp
@@ -21,6 +23,8 @@ Examples:
     >>> [round(float(v), 4) for v in F]
     [1.0, 1.0]
 """
+from jaxmetrics.similarity.anisotropy import (ANISOTROPY_STATISTICS, AnisotropyResult, LayerSimilarities,
+                                              compute_anisotropy, layer_similarities)
 from jaxmetrics.similarity.centering import CENTERING_METHODS, center_embeddings
 from jaxmetrics.similarity.compat import bertscore
 from jaxmetrics.similarity.greedy import (batch_bertscore, bertscore_pair, bertscore_scores, idf_table,
@@ -37,3 +41,5 @@ __all__ = ["CENTERING_METHODS", "METRICS", "PRF", "SimilarityResult", "Similarit
            "center_embeddings", "compute_similarity", "default_layer", "default_temperature",
            "emd_plan", "idf_table", "pair_similarity", "rescale_with_baseline", "similarity_loss",
            "similarity_scores", "sinkhorn_plan"]
+__all__ += ["ANISOTROPY_STATISTICS", "AnisotropyResult", "LayerSimilarities", "compute_anisotropy",
+            "layer_similarities"]

@@ -1,0 +1,88 @@
+"""``jaxmetrics anisotropy``: per-layer baseline, self- and intra-sentence similarity of a
+model's token vectors, before and after each centering (Chen et al. 2020, Figures 1–2)."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from jaxmetrics._cli_util import add_progress_options, check_input_file, check_outputs, progress_enabled
+
+_CENTERINGS = ("none", "dimension", "sentence", "corpus", "batch")
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "anisotropy",
+        help="per-layer anisotropy diagnostics (baseline / self / intra-sentence similarity, "
+             "before and after centering)",
+        description="For every layer of MODEL (one forward pass with all hidden states): the mean "
+                    "cosine of random token pairs from different texts (baseline), of occurrences of "
+                    "the same token id in different texts (self-similarity) and of each token with "
+                    "its text's mean vector (intra-sentence similarity), for each centering "
+                    "(Ethayarajh 2019; Chen et al. 2020). Padding and special tokens are excluded. "
+                    "Prints a table; --json and --plot write the numbers and the figure.",
+    )
+    p.add_argument("texts", help="texts, one sentence per line (or .jsonl with 'text')")
+    p.add_argument("--model", required=True, help="encoder or decoder: local HF directory or hub id")
+    p.add_argument("--centering", nargs="+", default=list(_CENTERINGS), choices=_CENTERINGS,
+                   metavar="NAME", help=f"centerings to compare (default all: {' '.join(_CENTERINGS)})")
+    p.add_argument("--num-pairs", type=int, default=10_000, help="random token pairs of the baseline")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random pairs")
+    p.add_argument("--center-batch-size", type=int, default=32, help="texts per centering batch ('batch')")
+    p.add_argument("--max-length", type=int, default=None,
+                   help="truncation in tokens (default 512, or the model's positions when fewer)")
+    p.add_argument("--batch-size", type=int, default=16, help="texts per forward pass")
+    p.add_argument("--drop-empty", action="store_true", help="drop empty lines instead of failing")
+    p.add_argument("--json", default=None, help="write the result (every curve and setting) as JSON here")
+    p.add_argument("--plot", default=None, help="save the per-layer figure here (.png, .pdf, .svg, ...)")
+    add_progress_options(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from jaxmetrics._validation import check_int, check_texts
+    from jaxmetrics.models.io import read_texts
+
+    check_input_file(args.texts, "texts")
+    check_outputs(args, (("json", "--json"), ("plot", "--plot")))
+    check_int(args.num_pairs, "--num-pairs", minimum=1)
+    check_int(args.center_batch_size, "--center-batch-size", minimum=1)
+    check_int(args.batch_size, "--batch-size", minimum=1)
+    if args.max_length is not None:
+        check_int(args.max_length, "--max-length", minimum=1)
+    centerings = list(dict.fromkeys(args.centering))
+    texts = read_texts(args.texts, name="texts")
+    if args.drop_empty:
+        n0 = len(texts)
+        texts = [t for t in texts if t.strip()]
+        if len(texts) < n0:
+            print(f"jaxmetrics anisotropy: dropped {n0 - len(texts)} empty text(s)", file=sys.stderr)
+    texts = check_texts(texts, "texts")
+    if len(texts) < 2:
+        raise ValueError(f"texts: {args.texts!r} holds {len(texts)} text; needs at least 2")
+
+    from jaxmetrics.models import load_model
+    from jaxmetrics.similarity import compute_anisotropy
+
+    progress = progress_enabled(args)
+    if progress:
+        print(f"jaxmetrics anisotropy: loading {args.model}", file=sys.stderr)
+    lm = load_model(args.model)
+    res = compute_anisotropy(texts, model=lm, seed=args.seed, centerings=centerings,
+                             num_pairs=args.num_pairs, center_batch_size=args.center_batch_size,
+                             max_length=args.max_length, batch_size=args.batch_size, progress=progress)
+    print(f"{res.num_texts} texts, {res.num_tokens} tokens, {res.num_word_types} token ids in >= 2 texts, "
+          f"{res.num_layers} layers (L0 = embeddings), {res.num_pairs} random pairs (seed {res.seed})")
+    print(res.table())
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(res.to_dict(), fh, indent=2)
+            fh.write("\n")
+        if progress:
+            print(f"jaxmetrics anisotropy: wrote {args.json}", file=sys.stderr)
+    if args.plot:
+        res.plot(args.plot)
+        if progress:
+            print(f"jaxmetrics anisotropy: wrote {args.plot}", file=sys.stderr)
+    return 0
