@@ -13,6 +13,8 @@ Layers (``docs/conventions.md``):
 * :mod:`~jaxmetrics.similarity.compat` — :func:`bertscore`, ``bert_score.score``'s signature.
 * :mod:`~jaxmetrics.similarity.anisotropy` — :func:`compute_anisotropy` (per-layer baseline,
   self- and intra-sentence similarity before/after centering), :func:`layer_similarities`.
+* :mod:`~jaxmetrics.similarity.correlation` — :func:`correlation_sweep` (correlation with
+  human scores over a grid of settings), :func:`grouped_correlation`, :func:`read_scored_pairs`.
 
 Examples:
     >>> import jax, jax.numpy as jnp
@@ -27,6 +29,9 @@ from jaxmetrics.similarity.anisotropy import (ANISOTROPY_STATISTICS, AnisotropyR
                                               compute_anisotropy, layer_similarities)
 from jaxmetrics.similarity.centering import CENTERING_METHODS, center_embeddings
 from jaxmetrics.similarity.compat import bertscore
+from jaxmetrics.similarity.correlation import (CorrelationRow, CorrelationSweep, GroupedCorrelation,
+                                              ScoredPairs, correlation_sweep, grouped_correlation,
+                                              read_scored_pairs)
 from jaxmetrics.similarity.greedy import (batch_bertscore, bertscore_pair, bertscore_scores, idf_table,
                                           rescale_with_baseline)
 from jaxmetrics.similarity.kernels import (METRICS, PRF, batch_similarity, emd_plan, pair_similarity,
@@ -41,5 +46,7 @@ __all__ = ["CENTERING_METHODS", "METRICS", "PRF", "SimilarityResult", "Similarit
            "center_embeddings", "compute_similarity", "default_layer", "default_temperature",
            "emd_plan", "idf_table", "pair_similarity", "rescale_with_baseline", "similarity_loss",
            "similarity_scores", "sinkhorn_plan"]
+__all__ += ["CorrelationRow", "CorrelationSweep", "GroupedCorrelation", "ScoredPairs", "correlation_sweep",
+            "grouped_correlation", "read_scored_pairs"]
 __all__ += ["ANISOTROPY_STATISTICS", "AnisotropyResult", "LayerSimilarities", "compute_anisotropy",
             "layer_similarities"]

@@ -1,0 +1,186 @@
+"""``jaxmetrics similarity-eval``: correlation of similarity metrics with human scores over a grid.
+
+Reads STS-style pairs (``sentence1 <TAB> sentence2 <TAB> score [<TAB> group]``, optional
+header), runs :func:`jaxmetrics.similarity.correlation_sweep` over the grid of temperatures ×
+Sinkhorn iterations × layers × centerings (× metrics), and prints one row per setting with the
+Pearson correlation per group and the size-weighted means.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+
+from jaxmetrics._cli_util import add_progress_options, check_input_file, check_outputs, progress_enabled
+
+# Kept here (not imported from jaxmetrics.similarity) so that building the parser stays cheap.
+_METRICS = ("bertscore", "cosine", "cka", "wmd", "rwmd", "twmd", "trwmd", "trwmd_lse")
+_CENTERINGS = ("none", "dimension", "sentence", "corpus", "batch")
+_GRID_AXES = {"t": "temperatures", "temperature": "temperatures", "temperatures": "temperatures",
+              "i": "iterations", "iterations": "iterations", "num_iterations": "iterations",
+              "l": "layers", "layer": "layers", "layers": "layers",
+              "c": "centering", "centering": "centering",
+              "m": "metric", "metric": "metric", "metrics": "metric"}
+_FLAGS = {"temperatures": "--temperatures", "iterations": "--iterations", "layers": "--layers",
+          "centering": "--centering", "metric": "--metric"}
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "similarity-eval",
+        help="correlation of similarity metrics (TWMD, BERTScore, ...) with human scores over a grid",
+        description="Correlate a token-embedding similarity with human scores (Pearson and Spearman per "
+                    "group, and their size-weighted mean) for every setting of a grid of temperatures, "
+                    "Sinkhorn iterations, layers and centerings, in one sweep over cached embeddings "
+                    "(Chen et al. 2020's STS protocol).",
+        epilog="example: jaxmetrics similarity-eval pairs.tsv --model M --grid T=0.02,0.05,0.1 "
+               "--iterations 1,5 --layers 4-6 --centering none,batch --csv out.csv",
+    )
+    p.add_argument("pairs", help="TSV file: sentence1<TAB>sentence2<TAB>score[<TAB>group] per line, "
+                                 "optional header; sentence1 is the reference, sentence2 the candidate")
+    p.add_argument("--model", required=True, help="encoder: local HF directory or hub id")
+    p.add_argument("--grid", action="append", default=[], metavar="AXIS=VALUES",
+                   help="a grid axis, e.g. T=0.02,0.05,0.1 (axes: T / temperatures, iterations, layers, "
+                        "centering, metric); repeatable")
+    p.add_argument("--metric", default=None,
+                   help=f"metric(s), comma-separated, among {', '.join(_METRICS)} (default twmd)")
+    p.add_argument("--temperatures", default=None,
+                   help="temperatures, comma-separated (default: the paper's T of each centering)")
+    p.add_argument("--iterations", "--num-iterations", dest="iterations", default=None,
+                   help="Sinkhorn iteration counts for TWMD, comma-separated (default 1)")
+    p.add_argument("--layers", default=None,
+                   help="hidden_states indices: '4-6', '4,6,8' or '-1' (default 10 base / 19 large / last)")
+    p.add_argument("--centering", default=None,
+                   help=f"centering method(s), comma-separated, among {', '.join(_CENTERINGS)} (default batch)")
+    p.add_argument("--score", default="f1", choices=("f1", "precision", "recall"),
+                   help="which per-pair score is correlated")
+    p.add_argument("--rank-by", default="weighted_pearson", choices=("weighted_pearson", "weighted_spearman"),
+                   help="how the best setting is chosen")
+    p.add_argument("--center-batch-size", type=int, default=32, help="pairs per centering batch")
+    p.add_argument("--special-tokens", default="drop", choices=("drop", "cls", "keep"))
+    p.add_argument("--batch-size", type=int, default=64, help="texts per forward pass")
+    p.add_argument("--max-length", type=int, default=None,
+                   help="truncation in tokens (default 512, or the model's positions when fewer)")
+    p.add_argument("--pair-chunk", type=int, default=128, help="pairs per compiled kernel call")
+    p.add_argument("--json", default=None, help="write the rows and the best setting as JSON here")
+    p.add_argument("--csv", default=None, help="write one CSV row per setting here")
+    add_progress_options(p)
+    p.set_defaults(func=run)
+
+
+def _split(text: str, option: str) -> list[str]:
+    items = [x.strip() for x in text.split(",")]
+    if not items or any(not x for x in items):
+        raise ValueError(f"{option}: expected a comma-separated list, got {text!r}")
+    return items
+
+
+def _floats(text: str, option: str) -> list[float]:
+    out = []
+    for x in _split(text, option):
+        try:
+            v = float(x)
+        except ValueError:
+            raise ValueError(f"{option}: {x!r} is not a number") from None
+        if not v > 0 or v == float("inf"):
+            raise ValueError(f"{option}: temperatures must be finite and > 0, got {x!r}")
+        out.append(v)
+    return out
+
+
+def _ints(text: str, option: str, *, minimum: int | None = None) -> list[int]:
+    out = []
+    for x in _split(text, option):
+        m = re.fullmatch(r"(\d+)-(\d+)", x)
+        if m:
+            a, b = int(m.group(1)), int(m.group(2))
+            if b < a:
+                raise ValueError(f"{option}: empty range {x!r}")
+            out.extend(range(a, b + 1))
+            continue
+        try:
+            out.append(int(x))
+        except ValueError:
+            raise ValueError(f"{option}: {x!r} is not an integer or a range like 4-6") from None
+    if minimum is not None and any(v < minimum for v in out):
+        raise ValueError(f"{option}: values must be >= {minimum}, got {text!r}")
+    return out
+
+
+def _names(text: str, option: str, choices: tuple) -> list[str]:
+    out = _split(text, option)
+    for x in out:
+        if x not in choices:
+            raise ValueError(f"{option}: {x!r} is not one of {', '.join(choices)}")
+    return out
+
+
+def _grid(args: argparse.Namespace) -> dict:
+    """The grid's axes as raw strings: from --grid AXIS=VALUES and from the per-axis flags."""
+    axes = {}
+    for spec in args.grid:
+        key, sep, values = spec.partition("=")
+        axis = _GRID_AXES.get(key.strip().lower())
+        if not sep or axis is None:
+            raise ValueError(f"--grid: expected AXIS=VALUES with AXIS one of T, iterations, layers, centering, "
+                             f"metric, got {spec!r}")
+        if axis in axes:
+            raise ValueError(f"--grid: axis {key.strip()!r} given twice")
+        axes[axis] = (values, f"--grid {key.strip()}")
+    for axis, flag in _FLAGS.items():
+        value = getattr(args, axis)
+        if value is not None:
+            if axis in axes:
+                raise ValueError(f"{flag}: also given as {axes[axis][1]}; give it once")
+            axes[axis] = (value, flag)
+    out = {}
+    if "temperatures" in axes:
+        out["temperatures"] = _floats(*axes["temperatures"])
+    if "iterations" in axes:
+        out["num_iterations"] = _ints(*axes["iterations"], minimum=1)
+    if "layers" in axes:
+        out["layers"] = _ints(*axes["layers"])
+    out["centering"] = _names(*axes["centering"], _CENTERINGS) if "centering" in axes else ["batch"]
+    out["metric"] = _names(*axes["metric"], _METRICS) if "metric" in axes else ["twmd"]
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    from jaxmetrics._validation import check_int
+
+    check_input_file(args.pairs, "pairs")
+    check_outputs(args, (("json", "--json"), ("csv", "--csv")))
+    grid = _grid(args)
+    for name in ("center_batch_size", "batch_size", "max_length", "pair_chunk"):
+        if getattr(args, name) is not None:
+            check_int(getattr(args, name), "--" + name.replace("_", "-"), minimum=1)
+
+    from jaxmetrics.similarity.correlation import _check_group_sizes, correlation_sweep, read_scored_pairs
+
+    pairs = read_scored_pairs(args.pairs)
+    _check_group_sizes(pairs.groups, pairs.group_names, name=f"pairs: {args.pairs}")
+    res = correlation_sweep(pairs=pairs, model=args.model, score=args.score,
+                            center_batch_size=args.center_batch_size, special_tokens=args.special_tokens,
+                            max_length=args.max_length, batch_size=args.batch_size, pair_chunk=args.pair_chunk,
+                            progress=progress_enabled(args), **grid)
+    best = res.best(args.rank_by)
+    print(f"{len(pairs)} pairs in {len(res.group_names)} group(s) "
+          f"({', '.join(f'{g}: {n}' for g, n in zip(res.group_names, res.group_sizes))}); "
+          f"Pearson r of {args.score} with the human scores:")
+    print(res.table())
+    setting = ", ".join(f"{k}={v}" for k, v in (("metric", best.metric), ("layer", best.layer),
+                                                 ("centering", best.centering),
+                                                 ("num_iterations", best.num_iterations),
+                                                 ("temperature", best.temperature)) if v is not None)
+    print(f"best by {args.rank_by}: {setting}: weighted r={best.weighted_pearson:.4f} "
+          f"rho={best.weighted_spearman:.4f}")
+    if args.csv:
+        res.to_csv(args.csv)
+    if args.json:
+        doc = {"input": args.pairs, "model": args.model, "score": args.score, "num_pairs": len(pairs),
+               "group_names": list(res.group_names), "group_sizes": list(res.group_sizes),
+               "rank_by": args.rank_by, "best": best.to_dict(), "rows": [r.to_dict() for r in res.rows()]}
+        with open(args.json, "w", encoding="utf-8") as fh:
+            json.dump(doc, fh, indent=2, allow_nan=True)
+            fh.write("\n")
+    return 0
