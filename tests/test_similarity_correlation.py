@@ -262,6 +262,7 @@ def test_cli_bad_input_exits_2_before_work(tmp_path, capsys, monkeypatch):
         ([good, "--metric", "bleu"], "'bleu' is not one of"),
         ([good, "--json", str(tmp_path / "nodir" / "out.json")], "does not exist"),
         ([good, "--batch-size", "0"], "--batch-size"),
+        ([good, "--plot", str(tmp_path / "out.xyz")], "matplotlib cannot write 'xyz'"),
     ]
     for extra, message in cases:
         rc = main(["similarity-eval", *extra[:1], "--model", model, *extra[1:], "--quiet"])
@@ -282,7 +283,8 @@ def test_cli_small_run_writes_json_and_csv(tiny_bert, tmp_path, capsys):
     # the shapes of the sweep test above (its compiled program is re-used)
     rc = main(["similarity-eval", pairs, "--model", path, "--grid", "T=0.05,0.2", "--iterations", "1,3",
                "--layers", "1-2", "--centering", "none,batch", "--center-batch-size", "2", "--pair-chunk", "4",
-               "--score", "precision", "--json", str(out_json), "--csv", str(out_csv), "--quiet"])
+               "--score", "precision", "--json", str(out_json), "--csv", str(out_csv),
+               "--plot", str(tmp_path / "out.png"), "--quiet"])
     captured = capsys.readouterr()
     assert rc == 0, captured.err
     assert "5 pairs in 2 group(s) (x: 2, y: 3)" in captured.out and "best by weighted_pearson" in captured.out
@@ -291,6 +293,7 @@ def test_cli_small_run_writes_json_and_csv(tiny_bert, tmp_path, capsys):
     assert {r["temperature"] for r in doc["rows"]} == {0.05, 0.2}
     assert {r["layer"] for r in doc["rows"]} == {1, 2} and {r["num_iterations"] for r in doc["rows"]} == {1, 3}
     assert doc["best"]["weighted_pearson"] == max(r["weighted_pearson"] for r in doc["rows"])
+    assert (tmp_path / "out.png").read_bytes()[:4] == b"\x89PNG"
     lines = out_csv.read_text().splitlines()
     assert lines[0].startswith("metric,layer,centering,num_iterations,temperature,score,pearson[x],pearson[y]")
     assert len(lines) == 17 and lines[1].startswith("twmd,1,none,1,0.05,precision,")

@@ -64,6 +64,7 @@ def register(subparsers) -> None:
     p.add_argument("--pair-chunk", type=int, default=128, help="pairs per compiled kernel call")
     p.add_argument("--json", default=None, help="write the rows and the best setting as JSON here")
     p.add_argument("--csv", default=None, help="write one CSV row per setting here")
+    p.add_argument("--plot", default=None, help="plot the weighted correlation against T to this file (.png, .pdf, ...)")
     add_progress_options(p)
     p.set_defaults(func=run)
 
@@ -149,7 +150,7 @@ def run(args: argparse.Namespace) -> int:
     from jaxmetrics._validation import check_int
 
     check_input_file(args.pairs, "pairs")
-    check_outputs(args, (("json", "--json"), ("csv", "--csv")))
+    check_outputs(args, (("json", "--json"), ("csv", "--csv"), ("plot", "--plot")))
     grid = _grid(args)
     for name in ("center_batch_size", "batch_size", "max_length", "pair_chunk"):
         if getattr(args, name) is not None:
@@ -176,6 +177,8 @@ def run(args: argparse.Namespace) -> int:
           f"rho={best.weighted_spearman:.4f}")
     if args.csv:
         res.to_csv(args.csv)
+    if args.plot:
+        res.plot(args.plot, by=args.rank_by)
     if args.json:
         doc = {"input": args.pairs, "model": args.model, "score": args.score, "num_pairs": len(pairs),
                "group_names": list(res.group_names), "group_sizes": list(res.group_sizes),

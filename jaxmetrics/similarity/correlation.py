@@ -35,7 +35,7 @@ import math
 import os
 import re
 from functools import partial
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -46,6 +46,9 @@ from jaxmetrics.similarity.centering import CENTERING_METHODS, center_embeddings
 from jaxmetrics.similarity.greedy import batch_bertscore
 from jaxmetrics.similarity.kernels import METRICS, TEMPERED, batch_similarity
 from jaxmetrics.similarity.pipeline import SPECIAL_TOKENS, _bucket, _crop_pad, default_layer, default_temperature
+
+if TYPE_CHECKING:  # pragma: no cover
+    from matplotlib.figure import Figure
 
 __all__ = ["SCORE_FIELDS", "SWEEP_METRICS", "CorrelationRow", "CorrelationSweep", "GroupedCorrelation",
            "ScoredPairs", "correlation_sweep", "grouped_correlation", "read_scored_pairs"]
@@ -232,6 +235,80 @@ class CorrelationSweep(Result):
             with open(path, "w", encoding="utf-8") as fh:
                 fh.write(text)
         return text
+
+
+    def plot(self, path: str | os.PathLike | None = None, *, by: str = "weighted_pearson",
+             title: str | None = None) -> "Figure":
+        """``by`` (weighted Pearson or Spearman) against the temperature: one line per (metric,
+        layer, centering, num_iterations) of the tempered metrics (log T axis), one dotted
+        horizontal line per setting of the other metrics. With no tempered metric, one bar per
+        setting.
+
+        matplotlib is imported here, and the figure is made without pyplot (nothing global is
+        touched).
+
+        Args:
+          path: optional file to save the figure to (PNG, PDF, SVG, ... by suffix).
+          by: ``'weighted_pearson'`` (default) or ``'weighted_spearman'``.
+          title: figure title.
+
+        Returns:
+          the matplotlib ``Figure``.
+
+        Examples:
+          >>> import numpy as np
+          >>> r = CorrelationSweep(np.zeros((3, 1)), np.zeros((3, 1)), np.array([0.5, 0.7, 0.6]),
+          ...                      np.zeros(3), np.zeros((3, 2)), metric=("twmd", "twmd", "bertscore"),
+          ...                      layer=(6, 6, 6), centering=("batch",) * 3, num_iterations=(1, 1, None),
+          ...                      temperature=(0.05, 0.1, None), group_names=("all",), group_sizes=(2,))
+          >>> [len(ax.lines) for ax in r.plot().axes]
+          [2]
+        """
+        from matplotlib.figure import Figure
+
+        if by not in RANKINGS:
+            raise ValueError(f"by: expected one of {RANKINGS}, got {by!r}")
+        values = np.asarray(getattr(self, by), np.float64)
+        fig = Figure(figsize=(8.5, 4.0))
+        ax = fig.subplots()
+        lines = collections.OrderedDict()
+        flat = []
+        for i in range(len(self)):
+            label = f"{self.metric[i]} L{self.layer[i]} {self.centering[i]}"
+            if self.num_iterations[i] is not None:
+                label += f" it={self.num_iterations[i]}"
+            if self.temperature[i] is None:
+                flat.append((label, values[i]))
+            else:
+                lines.setdefault(label, []).append((self.temperature[i], values[i]))
+        if lines:
+            cmap = ["tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown", "tab:pink",
+                    "tab:gray", "tab:olive", "tab:cyan"]
+            for j, (label, pts) in enumerate(lines.items()):
+                t, v = zip(*sorted(pts))
+                ax.plot(t, v, marker="o", markersize=4, label=label, color=cmap[j % len(cmap)],
+                        linestyle="-" if "none" not in label.split() else "--")
+            ax.set_xscale("log")
+            ticks = sorted({t for pts in lines.values() for t, _ in pts})
+            ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
+            ax.minorticks_off()
+            ax.set_xlabel("temperature T")
+            for j, (label, v) in enumerate(flat):
+                ax.axhline(v, linestyle=":", color=["black", "dimgray", "darkgoldenrod", "teal"][j % 4],
+                           linewidth=1.4, label=label)
+        else:
+            ax.bar(range(len(flat)), [v for _, v in flat])
+            ax.set_xticks(range(len(flat)), [lab for lab, _ in flat], rotation=60, ha="right", fontsize=7)
+        ax.set_ylabel(by.replace("_", " ") + (" r" if by == "weighted_pearson" else " rho"))
+        ax.grid(alpha=0.3)
+        if lines:
+            ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
+        ax.set_title(title or f"correlation of {self.score} with human scores ({sum(self.group_sizes)} pairs, "
+                              f"{len(self.group_names)} group(s))", fontsize=9)
+        fig.tight_layout()
+        if path is not None:
+            fig.savefig(path, dpi=110)
+        return fig
 
 
 def _same_setting(a: CorrelationRow, b: CorrelationRow) -> bool:
