@@ -9,7 +9,8 @@ library's one k-means), :mod:`.quantizers` (the ``Quantizer`` interface and regi
 (mauve-text-compatible pipeline), :mod:`.soft` (differentiable MAUVE), :mod:`.state`
 (:class:`MauveState`, feature buffers), :mod:`.plot` (divergence-curve figures),
 :mod:`.loss_recipe` (:func:`fit_to_mauve`, MAUVE as a training loss),
-:mod:`.drmm` and :mod:`.lattice` (learned quantizers).
+:mod:`.drmm` and :mod:`.lattice` (learned quantizers), :mod:`.sweeps` (MAUVE along sample size,
+text length, k, c and quantizer; rank agreement and paired seed comparisons).
 
 ``DRMMQuantizer``, ``LatticeQuantizer`` (Flax NNX and optax), ``fit_to_mauve`` (optax) and ``MauveState`` are
 imported on first access, so ``import jaxmetrics.mauve`` stays light; ``plot_divergence_curves``
@@ -53,6 +54,17 @@ from jaxmetrics.mauve.compute import (
 )
 from jaxmetrics.mauve.soft import CentroidQuantizer, hard_mauve, mauve_loss, soft_mauve
 from jaxmetrics.mauve.plot import plot_divergence_curves
+from jaxmetrics.mauve.sweeps import (
+    SWEEP_AXES,
+    MauveSweepResult,
+    MauveSweepRow,
+    PairedMauveDifference,
+    RankAgreement,
+    mauve_length_sweep,
+    mauve_sweep,
+    paired_mauve_difference,
+    rank_agreement,
+)
 
 #: Exported names whose modules are imported on first access (Flax NNX / optax / flax.struct).
 _LAZY = {
@@ -109,6 +121,16 @@ __all__ = [
     # state and plots
     "MauveState",
     "plot_divergence_curves",
+    # sweeps and their reports (the paper's Figures 3-4, Tables 5-6)
+    "SWEEP_AXES",
+    "MauveSweepResult",
+    "MauveSweepRow",
+    "PairedMauveDifference",
+    "RankAgreement",
+    "mauve_length_sweep",
+    "mauve_sweep",
+    "paired_mauve_difference",
+    "rank_agreement",
 ]
 
 

@@ -20,6 +20,19 @@ Per restart ``r`` (faiss ``Clustering::train`` with ``IndexFlatL2``):
 4. Keep the restart with the lowest final objective; label all ``N`` rows with its centroids.
 
 This is the one k-means of jaxmetrics: MAUVE's quantizer and PRD (Mark-Evaluate family) use it.
+
+**Masked mode** (``x_mask`` and / or ``num_active_clusters``; used by the MAUVE sweeps, which
+run many subsets and cluster counts as one vmapped computation of fixed shapes): only the rows
+with ``x_mask`` true are clustered, into the first ``num_active_clusters`` of the
+``num_clusters`` centroid slots (the others stay unused, their distances are +inf). The random
+draws are made per *position among the valid rows* (``fold_in(key, position)``), and the
+empty-cluster donor is drawn by inverse CDF from one uniform number, so the result depends only
+on the valid rows in their order and on the active count, not on padding:
+``kmeans(x, key, num_clusters=K, num_active_clusters=k, x_mask=m)`` equals
+``kmeans(x[m], key, num_clusters=k, x_mask=ones)`` (labels of the valid rows, first ``k``
+centroids) up to floating-point summation order. The masked mode's random stream differs from
+the unmasked mode's (which keeps faiss-like ``permutation`` draws), so the same key gives a
+different, equally valid clustering.
 """
 from __future__ import annotations
 
@@ -117,6 +130,98 @@ def _lloyd(x: jax.Array, x_sq: jax.Array, init: jax.Array, key: jax.Array, max_i
     return c, obj, it
 
 
+def _split_empty_masked(c: jax.Array, counts: jax.Array, active: jax.Array, key: jax.Array) -> jax.Array:
+    """:func:`_split_empty` over the active clusters only, with a padding-independent donor draw.
+
+    The donor ``j`` (probability proportional to ``size_j - 1``) is found by inverse CDF from one
+    uniform number, so inactive slots (weight 0, after the active ones) do not change the draw."""
+    k, dim = c.shape
+    empty = (counts == 0) & active
+    n_empty = jnp.sum(empty)
+    order = jnp.argsort(~empty, stable=True)
+    sign = jnp.where(jnp.arange(dim) % 2 == 0, 1.0, -1.0).astype(c.dtype)
+
+    def body(i, state):
+        c, counts, key = state
+        key, sub = jax.random.split(key)
+        ci = order[i]
+        weight = jnp.maximum(counts - 1.0, 0.0)
+        weight = jnp.where(jnp.sum(weight) > 0, weight, (counts > 0).astype(c.dtype))
+        cum = jnp.cumsum(weight)
+        u = jax.random.uniform(sub, dtype=cum.dtype) * cum[-1]
+        last = k - 1 - jnp.argmax(weight[::-1] > 0)  # last slot with positive weight
+        cj = jnp.minimum(jnp.searchsorted(cum, u, side="right"), last)
+        src = c[cj]
+        c = c.at[ci].set(src * (1.0 + sign * _SPLIT_EPS)).at[cj].set(src * (1.0 - sign * _SPLIT_EPS))
+        half = counts[cj] / 2.0
+        counts = counts.at[ci].set(half).at[cj].add(-half)
+        return c, counts, key
+
+    c, _, _ = jax.lax.fori_loop(0, n_empty, body, (c, counts, key))
+    return c
+
+
+def _lloyd_masked(x, x_sq, weights, active, init, key, max_iter):
+    """:func:`_lloyd` over the rows with ``weights`` 1 (0: ignored) and the ``active`` centroid slots."""
+    k = init.shape[0]
+    train = weights > 0
+
+    def cond(state):
+        _, obj, prev_obj, it, _ = state
+        return (it < max_iter) & (obj != prev_obj)
+
+    def body(state):
+        c, obj, _, it, key = state
+        dist = jnp.where(active, squared_distances(x, c, x_sq=x_sq), jnp.inf)  # [n, k]
+        labels = jnp.argmin(dist, axis=-1)
+        new_obj = jnp.sum(jnp.where(train, jnp.min(dist, axis=-1), 0.0))
+        sums = jax.ops.segment_sum(x * weights[:, None], labels, num_segments=k)
+        counts = jax.ops.segment_sum(weights, labels, num_segments=k)
+        means = sums / jnp.maximum(counts, 1.0)[:, None]
+        key, sub = jax.random.split(key)
+        new_c = jax.lax.cond(jnp.any((counts == 0) & active), _split_empty_masked,
+                             lambda c, n, a, k: c, means, counts, active, sub)
+        return new_c, new_obj, obj, it + 1, key
+
+    big = jnp.asarray(jnp.inf, x.dtype)
+    state = (init, big, jnp.asarray(-1.0, x.dtype), jnp.asarray(0, jnp.int32), key)
+    c, obj, _, it, _ = jax.lax.while_loop(cond, body, state)
+    return c, obj, it
+
+
+def _position_bits(key: jax.Array, position: jax.Array) -> jax.Array:
+    """uint32 random bits per row from ``fold_in(key, position)`` (independent of the padding)."""
+    return jax.vmap(lambda p: jax.random.bits(jax.random.fold_in(key, p), dtype=jnp.uint32))(position)
+
+
+def _kmeans_masked(x, key, x_mask, num_active, *, num_clusters, num_redo, max_iter, max_points_per_centroid):
+    n, _ = x.shape
+    mask = jnp.ones((n,), bool) if x_mask is None else jnp.asarray(x_mask).astype(bool)
+    k_act = jnp.asarray(num_clusters if num_active is None else num_active, jnp.int32)
+    active = jnp.arange(num_clusters) < k_act
+    position = jnp.cumsum(mask.astype(jnp.int32)) - 1  # position among the valid rows
+    key_sub, key_init, key_loop = jax.random.split(key, 3)
+    # training subsample: the max_points_per_centroid * k valid rows with the smallest bits
+    order = jnp.lexsort((_position_bits(key_sub, position), ~mask))  # valid rows first
+    rank = jnp.zeros((n,), jnp.int32).at[order].set(jnp.arange(n, dtype=jnp.int32))
+    train = mask & (rank < max_points_per_centroid * k_act)
+    weights = train.astype(x.dtype)
+    x_sq = jnp.sum(x * x, axis=-1)
+
+    def one_restart(kinit, kloop):
+        idx = jnp.lexsort((_position_bits(kinit, position), ~train))[:num_clusters]  # k distinct training rows
+        return _lloyd_masked(x, x_sq, weights, active, x[idx], kloop, jnp.asarray(max_iter, jnp.int32))
+
+    cents, objs, iters = jax.vmap(one_restart)(
+        jax.random.split(key_init, num_redo), jax.random.split(key_loop, num_redo)
+    )
+    best = jnp.argmin(objs)
+    centroids = cents[best]
+    dist = jnp.where(active, squared_distances(x, centroids, x_sq=x_sq), jnp.inf)
+    labels = jnp.argmin(dist, axis=-1).astype(jnp.int32)
+    return KMeansResult(centroids=centroids, labels=labels, objective=objs[best], num_iter=iters, objectives=objs)
+
+
 @functools.partial(jax.jit, static_argnames=("num_clusters", "num_redo", "max_points_per_centroid"))
 def kmeans(
     x: jax.Array,
@@ -126,6 +231,8 @@ def kmeans(
     num_redo: int = 5,
     max_iter: int | jax.Array = 500,
     max_points_per_centroid: int = 256,
+    x_mask: jax.Array | None = None,
+    num_active_clusters: int | jax.Array | None = None,
 ) -> KMeansResult:
     """k-means (squared L2, Lloyd) with ``num_redo`` vmapped restarts; faiss-like behaviour.
 
@@ -141,6 +248,11 @@ def kmeans(
       max_iter: maximum Lloyd iterations per restart (traced).
       max_points_per_centroid: train on a random ``max_points_per_centroid * k`` rows when ``N`` is
         larger (faiss's default 256; static).
+      x_mask: optional ``[N]`` bool; only these rows are clustered (masked mode, see the module
+        doc). Every row still gets a label.
+      num_active_clusters: optional ``k <= num_clusters`` (traced): use only the first ``k``
+        centroid slots (masked mode); the rest are left unused. The valid rows must number at
+        least ``k``.
 
     Returns:
       :class:`KMeansResult`. Fully jitted; ``jax.vmap`` over ``key`` gives independent seeds.
@@ -154,7 +266,14 @@ def kmeans(
       KMeansResult(centroids=f32[2,2], labels=i32[10], objective=..., num_iter=i32[3], objectives=f32[3])
       >>> sorted(jnp.bincount(res.labels, length=2).tolist())
       [5, 5]
+      >>> masked = kmeans(x, jax.random.key(0), num_clusters=3, num_active_clusters=2,
+      ...                 x_mask=jnp.arange(10) != 0)  # 9 rows, 2 of 3 slots
+      >>> sorted(jnp.bincount(masked.labels[1:], length=3).tolist())
+      [0, 4, 5]
     """
+    if x_mask is not None or num_active_clusters is not None:
+        return _kmeans_masked(x, key, x_mask, num_active_clusters, num_clusters=num_clusters, num_redo=num_redo,
+                              max_iter=max_iter, max_points_per_centroid=max_points_per_centroid)
     n, _ = x.shape
     k = num_clusters
     key_sub, key_init, key_loop = jax.random.split(key, 3)
