@@ -356,14 +356,19 @@ def test_minilm_synthetic_pairs_worked_example(minilm_dir, tmp_path, capsys):
     tsv = tmp_path / "pairs.tsv"
     tsv.write_text("".join(f"{a}\t{b}\t{c:.4f}\t{d}\n" for a, b, c, d in rows), encoding="utf-8")
     rc = main(["similarity-eval", str(tsv), "--model", minilm_dir, "--metric", "twmd,bertscore",
-               "--grid", "T=0.02,0.1", "--iterations", "1,5", "--layers", "4,6", "--centering", "none,batch",
+               "--grid", "T=0.02,0.05,0.1", "--iterations", "1,5", "--layers", "4,6", "--centering", "none,batch",
                "--csv", str(tmp_path / "out.csv"), "--quiet"])
     out = capsys.readouterr().out
     with capsys.disabled():
         print("\n" + out)
     assert rc == 0
     lines = (tmp_path / "out.csv").read_text().splitlines()
-    assert len(lines) == 1 + 16 + 4
-    weighted = [float(line.split(",")[8]) for line in lines[1:]]
+    assert len(lines) == 1 + 24 + 4
+    weighted = {tuple(line.split(",")[:5]): float(line.split(",")[8]) for line in lines[1:]}
     # replacing words lowers every metric's score: strong positive correlation everywhere
-    assert min(weighted) > 0.5
+    assert min(weighted.values()) > 0.5
+    # the numbers printed in docs/analyses.md
+    assert weighted[("bertscore", "4", "batch", "", "")] == pytest.approx(0.968, abs=1e-3)
+    assert weighted[("twmd", "4", "batch", "5", "0.1")] == pytest.approx(0.965, abs=1e-3)
+    assert weighted[("twmd", "6", "none", "1", "0.02")] == pytest.approx(0.945, abs=1e-3)
+    assert "best by weighted_pearson: metric=bertscore, layer=4, centering=batch" in out

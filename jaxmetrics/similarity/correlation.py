@@ -12,13 +12,13 @@ paper's per-year average over STS sub-sets).
   ``scipy.stats.spearmanr``) and their size-weighted means (:class:`GroupedCorrelation`).
 * :func:`correlation_sweep` — texts → the protocol for every setting of a grid
   ``metric × layer × centering × num_iterations × temperature`` (:class:`CorrelationSweep`,
-  one row per setting, ``best()``, ``table()``, ``to_csv()``, ``to_dict()``). The encoder runs
-  **once**: one forward pass per batch of texts returns every requested layer. Centering is
-  applied per (layer, centering) on the cached token vectors, and then *one* jitted program
-  per chunk shape scores all (layer, centering) combinations and all temperatures as
-  ``vmap`` axes, with the (static) Sinkhorn iteration counts unrolled inside the same
-  program: changing temperatures, layers or centerings of the same count re-uses the
-  compiled program.
+  one row per setting, ``best()``, ``table()``, ``to_csv()``, ``to_dict()``, ``plot()``). The
+  encoder runs **once**: one forward pass per batch of texts returns every requested layer.
+  Each (layer, centering) is centred once on the cached token vectors, and *one* jitted
+  program per chunk shape scores all centerings and all temperatures as ``vmap`` axes, with
+  the (static) Sinkhorn iteration counts unrolled inside the same program; every layer runs
+  through that same compiled program. Changing temperatures, layers or centerings (same
+  counts) does not recompile.
 * :func:`read_scored_pairs` — the common STS-style TSV (``sentence1 <TAB> sentence2 <TAB>
   score [<TAB> group]``, optional header) as :class:`ScoredPairs`.
 
@@ -646,12 +646,13 @@ def _layers_fn(layers: tuple, last: int):
 def _layer_embeddings(texts: list[str], lm, layers: tuple, *, max_length: int, batch_size: int,
                       progress: bool):
     """Token vectors of every layer in ``layers`` from one forward pass per batch of texts:
-    ``(emb [N, K, L, D], real [N, L], special [N, L])``."""
+    ``(emb, real [N, L], special [N, L])`` with ``emb`` a list of K arrays ``[N, L, D]`` (one per
+    layer, so that each can be released once it has been used)."""
     from jaxmetrics.models.featurizers import _run_batches, _tokenize
 
     ids, special = _tokenize(texts, lm, max_length=max_length)
     n, L = len(ids), max(len(x) for x in ids)
-    emb = np.zeros((n, len(layers), L, lm.hidden_size), np.float32)
+    emb = [np.zeros((n, L, lm.hidden_size), np.float32) for _ in layers]
     real = np.zeros((n, L), bool)
     spec = np.zeros((n, L), bool)
     for i, (x, s) in enumerate(zip(ids, special)):
@@ -662,7 +663,8 @@ def _layer_embeddings(texts: list[str], lm, layers: tuple, *, max_length: int, b
     def on_batch(idx, rows):
         for r, i in enumerate(idx):
             k = len(ids[i])
-            emb[i, :, :k] = rows[r, :, :k]
+            for j, e in enumerate(emb):
+                e[i, :k] = rows[r, j, :k]
 
     _run_batches(ids, lm, fn, batch_size=batch_size, max_length=max_length, progress=progress,
                  desc="token embeddings (all layers)", on_batch=on_batch)
@@ -672,9 +674,9 @@ def _layer_embeddings(texts: list[str], lm, layers: tuple, *, max_length: int, b
 @partial(jax.jit, static_argnames=("metric", "num_iterations"))
 def _sweep_chunk(candidates, references, candidates_mask, references_mask, temperatures, *, metric: str,
                  num_iterations: tuple):
-    """P, R, F ``[I, C, T, B]`` of B pairs for C embedding variants (layer × centering, the
-    leading axis of ``candidates [C, B, L1, D]`` / ``references [C, B, L2, D]``), T temperatures
-    (vmapped) and the static iteration counts (unrolled)."""
+    """P, R, F ``[I, C, T, B]`` of B pairs for C embedding variants (the centerings of one
+    layer, the leading axis of ``candidates [C, B, L1, D]`` / ``references [C, B, L2, D]``), T
+    temperatures (vmapped) and the static iteration counts (unrolled)."""
     _TRACES[metric] += 1
 
     def one(c, r, t, m):
@@ -706,10 +708,12 @@ def correlation_sweep(*, references: Sequence[str] | None = None, candidates: Se
     per-pair scores are exactly those of :func:`~jaxmetrics.similarity.compute_similarity` with
     that setting, and their correlation with ``human`` follows :func:`grouped_correlation`
     (per group, size-weighted mean). Work is shared: the encoder runs once over the distinct
-    texts and returns all ``layers`` from one forward pass (host memory ``N_texts × K layers ×
-    L tokens × D × 4`` bytes), each (layer, centering) is centred once, and one jitted program
-    per chunk shape scores every (layer, centering) and temperature as ``vmap`` axes with the
-    iteration counts unrolled — new temperature values do not recompile.
+    texts and returns all ``layers`` from one forward pass; each (layer, centering) is centred
+    once; one jitted program per chunk shape scores all centerings and temperatures as ``vmap``
+    axes with the iteration counts unrolled, and serves every layer — new temperatures, layers
+    or centerings (same counts) do not recompile. Host memory: the cache of ``K`` layers,
+    ``N_texts × K × L × D × 4`` bytes (``L`` the longest text in tokens), released layer by
+    layer, plus the centred variants of one layer, ``2N × n_centerings × L × D × 4`` bytes.
 
     ``num_iterations`` applies to ``twmd`` only and ``temperatures`` to the tempered metrics
     (``twmd``, ``trwmd``, ``trwmd_lse``); other metrics get one row per (layer, centering).
@@ -732,8 +736,8 @@ def correlation_sweep(*, references: Sequence[str] | None = None, candidates: Se
       center_batch_size, special_tokens, batch_size: as in
         :func:`~jaxmetrics.similarity.compute_similarity`.
       max_length: truncation in tokens (``None``: 512, or the model's positions when fewer).
-      pair_chunk: pairs per compiled kernel call (memory: ``C × T × pair_chunk × L1 × L2``
-        similarities per iteration count, C = layers × centerings).
+      pair_chunk: pairs per compiled kernel call (memory: ``n_centerings × T × pair_chunk ×
+        L1 × L2`` similarities per iteration count).
       progress: progress bars on stderr (forward passes, kernel chunks).
 
     Returns:
@@ -793,49 +797,64 @@ def correlation_sweep(*, references: Sequence[str] | None = None, candidates: Se
         side, idx = ("candidates", k) if k < len(ci) else ("references", k - len(ci))
         raise ValueError(f"{side}: text {idx} has no tokens left after dropping special tokens")
 
-    # Every (layer, centering) variant, centred once per side: [C, N, L, D].
-    combos = [(k, c) for k in range(len(layer_list)) for c in cents]
-
-    def centred(index):
-        m = jnp.asarray(take[index])
-        return np.stack([np.asarray(center_embeddings(jnp.asarray(emb[index, k]), m, method=c,
-                                                      batch_size=center_batch_size)) for k, c in combos])
-
-    ce, re_ = centred(ci), centred(ri)
     cm, rm = take[ci], take[ri]
     n = len(cands)
     plan = [(m, np.asarray(temps if m in TEMPERED else (1.0,), np.float32),
              iters if m == "twmd" else (1,)) for m in metrics]
+    combos = [(k, c) for k in range(len(layer_list)) for c in cents]
     out = {m: np.zeros((len(it), len(combos), len(t), n), np.float32) for m, t, it in plan}
+
+    # Chunks of pairs: selected tokens gathered to the front, cropped to a length bucket and, when
+    # there are several chunks, padded to pair_chunk rows (one shape per length bucket).
+    chunks = []
+    for s in range(0, n, pair_chunk):
+        sl = slice(s, min(n, s + pair_chunk))
+        rows = sl.stop - sl.start
+        pad_rows = (pair_chunk - rows) if n > pair_chunk else 0
+        sides = []
+        for m in (cm, rm):
+            m_sl = m[sl]
+            length = _bucket(int(m_sl.sum(1).max()))
+            order = np.argsort(~m_sl, axis=1, kind="stable")
+            m2 = np.pad(_crop_pad(np.take_along_axis(m_sl, order, axis=1), length), [(0, pad_rows), (0, 0)],
+                        constant_values=False)
+            if pad_rows:
+                m2[rows:, 0] = True
+            sides.append((order, length, m2))
+        chunks.append((sl, rows, pad_rows, sides))
+
+    def gather(e, sl, pad_rows, order, length):
+        """``[V, N, L, D]`` variants → the chunk's ``[V, B, length, D]``."""
+        e2 = np.take_along_axis(e[:, sl], order[None, :, :, None], axis=2)[:, :, :length]
+        return jnp.asarray(np.pad(e2, [(0, 0), (0, pad_rows), (0, length - e2.shape[2]), (0, 0)]))
 
     from tqdm.auto import tqdm
 
-    starts = list(range(0, n, pair_chunk))
-    bar = tqdm(total=len(starts) * len(plan), desc="similarity sweep", unit="chunk",
+    nc = len(cents)
+    bar = tqdm(total=len(layer_list) * len(chunks) * len(plan), desc="similarity sweep", unit="chunk",
                disable=not progress, leave=False)
     try:
-        for s in starts:
-            sl = slice(s, min(n, s + pair_chunk))
-            rows = sl.stop - sl.start
-            pad_rows = (pair_chunk - rows) if n > pair_chunk else 0
-            args = []
-            for e, m in ((ce, cm), (re_, rm)):
-                m_sl = m[sl]
-                length = _bucket(int(m_sl.sum(1).max()))
-                order = np.argsort(~m_sl, axis=1, kind="stable")  # selected tokens to the front
-                e2 = np.take_along_axis(e[:, sl], order[None, :, :, None], axis=2)
-                m2 = _crop_pad(np.take_along_axis(m_sl, order, axis=1), length)
-                e2 = e2[:, :, :length]
-                e2 = np.pad(e2, [(0, 0), (0, pad_rows), (0, length - e2.shape[2]), (0, 0)])
-                m2 = np.pad(m2, [(0, pad_rows), (0, 0)], constant_values=False)
-                if pad_rows:
-                    m2[rows:, 0] = True
-                args.append((jnp.asarray(e2), jnp.asarray(m2)))
-            (xe, xm), (ye, ym) = args
-            for m, t, it in plan:
-                res = _sweep_chunk(xe, ye, xm, ym, jnp.asarray(t), metric=m, num_iterations=tuple(it))
-                out[m][..., sl] = np.asarray(getattr(res, score))[..., :rows]
-                bar.update(1)
+        # Layer by layer (one compiled program serves every layer): the layer's centerings, centred
+        # once per side ([n_centering, N, L, D]), are a vmapped axis next to the temperatures.
+        for k in range(len(layer_list)):
+            variants = []
+            for index, m in ((ci, cm), (ri, rm)):
+                e, mk = jnp.asarray(emb[k][index]), jnp.asarray(m)
+                variants.append(np.stack([np.asarray(center_embeddings(e, mk, method=c,
+                                                                       batch_size=center_batch_size))
+                                          for c in cents]))
+                del e
+            emb[k] = None                                    # this layer's cache is no longer needed
+            ce, re_ = variants
+            for sl, rows, pad_rows, ((c_order, c_len, xm), (r_order, r_len, ym)) in chunks:
+                xe = gather(ce, sl, pad_rows, c_order, c_len)
+                ye = gather(re_, sl, pad_rows, r_order, r_len)
+                xm_, ym_ = jnp.asarray(xm), jnp.asarray(ym)
+                for m, t, it in plan:
+                    res = _sweep_chunk(xe, ye, xm_, ym_, jnp.asarray(t), metric=m, num_iterations=tuple(it))
+                    out[m][:, k * nc:(k + 1) * nc, :, sl] = np.asarray(getattr(res, score))[..., :rows]
+                    bar.update(1)
+            del ce, re_, variants
     finally:
         bar.close()
 
