@@ -71,8 +71,8 @@ def test_grouped_correlation_ids_labels_single_group_and_jit():
 
 
 def test_grouped_correlation_degenerate_and_bad_inputs():
-    h = np.array([1.0, 2.0, 3.0, 1.0, 2.0, 3.0])
-    out = grouped_correlation(np.array([0.5, 0.5, 0.5, 0.1, 0.2, 0.3]), h, [0, 0, 0, 1, 1, 1])
+    h = np.array([1.0, 2.0, 3.0, 1.0, 2.0, 3.0, 4.0])              # the shapes of the test above
+    out = grouped_correlation(np.array([0.5, 0.5, 0.5, 0.1, 0.2, 0.3, 0.4]), h, [0, 0, 0, 1, 1, 1, 1])
     assert np.isnan(float(out.pearson[0])) and float(out.pearson[1]) == pytest.approx(1.0)
     assert np.isnan(float(out.weighted_pearson))                  # an undefined group is not hidden
     with pytest.raises(ValueError, match="group 'b' has 1 pair"):

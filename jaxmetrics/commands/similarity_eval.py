@@ -64,7 +64,8 @@ def register(subparsers) -> None:
     p.add_argument("--pair-chunk", type=int, default=128, help="pairs per compiled kernel call")
     p.add_argument("--json", default=None, help="write the rows and the best setting as JSON here")
     p.add_argument("--csv", default=None, help="write one CSV row per setting here")
-    p.add_argument("--plot", default=None, help="plot the weighted correlation against T to this file (.png, .pdf, ...)")
+    p.add_argument("--plot", default=None,
+                   help="plot the weighted correlation against T to this file (.png, .pdf, ...)")
     add_progress_options(p)
     p.set_defaults(func=run)
 
