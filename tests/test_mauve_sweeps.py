@@ -131,6 +131,11 @@ def test_k_and_c_sweeps_equal_single_calls_without_retracing(synth):
     res2 = mauve_sweep(references=human, candidates=systems, over="k", values=(7, 10), seeds=SEEDS)
     assert SW._sweep_counts._cache_size() == after_first <= before + 1
     np.testing.assert_allclose(res2.mauve[1], res.mauve[1])  # k = 10 in both: same keys, same numbers
+    # 16 problems in chunks of 8 (batch_size): the same program twice, the same numbers per seed
+    res4 = mauve_sweep(references=human, candidates=systems, over="k", values=(5, 10), seeds=SEEDS + (5, 6),
+                       batch_size=8)
+    assert SW._sweep_counts._cache_size() == after_first
+    np.testing.assert_allclose(res4.mauve[:, :, :2], res.mauve, atol=1e-12)
     # c only enters the histogram stage: one quantization per seed (k = 10), scored for each c;
     # 4 problems padded to 8 -> still the same compiled k-means program
     res_c = mauve_sweep(references=human, candidates=systems, over="c", values=(1.0, 5.0), seeds=SEEDS)

@@ -205,8 +205,11 @@ def run(args: argparse.Namespace) -> int:
     rows = res.rows()
     print(f"{'setting':>10} {'value':>8} {'system':>16}  MAUVE (mean ± s.d. over {len(seeds)} seeds)     k      n")
     for r in rows:
+        tokens = ""
+        if r.references_length_mean is not None:
+            tokens = f"   mean tokens: references {r.references_length_mean:.1f}, {r.system} {r.candidates_length_mean:.1f}"
         print(f"{r.setting:>10} {str(r.value):>8} {r.system:>16}  {r.mauve_mean:.4f} ± {r.mauve_std:.4f}"
-              f"{'':>19}{r.num_buckets:>4} {r.num_candidates:>6}")
+              f"{'':>19}{r.num_buckets:>4} {r.num_candidates:>6}{tokens}")
     report = {"sweep": res.to_dict(), "rows": [r.to_dict() for r in rows]}
     if len(names) >= 2:
         ra = rank_agreement(res)

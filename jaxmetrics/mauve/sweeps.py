@@ -21,7 +21,9 @@ run as **one** vmapped, jitted call of :func:`~jaxmetrics.mauve.kmeans` in its m
 (``x_mask``, ``num_active_clusters``), followed by one jitted float64 histogram stage (vmapped over
 ``c``). Shapes depend only on the largest subset, the largest ``k``, the feature width and the
 number of problems (padded up to a multiple of 8), so a sweep compiles once and a rerun with new
-values of the same shapes does not retrace. Memory: about ``problems x kmeans_num_redo x rows x k_max`` floats.
+values of the same shapes does not retrace. Memory: about
+``problems x kmeans_num_redo x rows x k_max`` floats; ``mauve_sweep(batch_size=...)`` splits the
+problems into chunks of one compiled shape when that is too much.
 
 **Keys.** Seed ``s`` gives the k-means key ``fold_in(key(s), 2)`` (compute_mauve's convention) and
 the subset permutations ``fold_in(key(s), 11)`` (P) and ``fold_in(key(s), 13)`` (Q). Keys do not
@@ -228,11 +230,13 @@ class MauveSweepResult(Result):
             fig = ax.figure
         for m, system in enumerate(self.systems):
             ax.errorbar(x, self.mauve_mean[:, m], yerr=self.mauve_std[:, m], marker="o", ms=4, capsize=3,
-                        label=system)
+                        label=system, color=f"C{m}")
         if categorical:
             ax.set_xticks(x, [str(v) for v in self.values])
-        elif self.setting == "n" and len(x) > 1 and x.max() / max(x.min(), 1) >= 8:
+        elif self.setting in ("n", "k", "length") and len(x) > 1 and x.max() / max(x.min(), 1) >= 8:
             ax.set_xscale("log")
+            ax.minorticks_off()
+            ax.set_xticks(x, [f"{v:g}" for v in x])
         ax.set_xlabel(_AXIS_LABELS.get(self.setting, self.setting))
         ax.set_ylabel(f"MAUVE (mean ± s.d., {len(self.seeds)} seeds)")
         ax.set_ylim(0, 1.02)
@@ -241,11 +245,17 @@ class MauveSweepResult(Result):
         if length:
             q = self.references_length_quantiles
             ax2.errorbar(x, q[:, 1], yerr=[q[:, 1] - q[:, 0], q[:, 2] - q[:, 1]], marker="s", ms=4, capsize=3,
-                         label="references")
+                         label="references", color="black")
             for m, system in enumerate(self.systems):
                 qc = self.candidates_length_quantiles[:, m]
-                ax2.errorbar(x * (1.0 + 0.02 * (m + 1)), qc[:, 1], yerr=[qc[:, 1] - qc[:, 0], qc[:, 2] - qc[:, 1]],
-                             marker="o", ms=3, capsize=2, label=system)
+                ax2.errorbar(x * (1.0 + 0.03 * (m + 1)), qc[:, 1], yerr=[qc[:, 1] - qc[:, 0], qc[:, 2] - qc[:, 1]],
+                             marker="o", ms=3, capsize=2, label=system, color=f"C{m}")
+            if ax.get_xscale() == "log":
+                ax2.set_xscale("log")
+                ax2.set_yscale("log")
+                ax2.minorticks_off()
+                ax2.set_xticks(x, [f"{v:g}" for v in x])
+                ax2.set_yticks(x, [f"{v:g}" for v in x])
             ax2.set_xlabel(_AXIS_LABELS["length"])
             ax2.set_ylabel("tokens after truncation (median, 10-90 %)")
             ax2.set_title("text lengths", fontsize="medium")
@@ -446,10 +456,13 @@ class _Problems:
         self.k.append(int(k))
         self.seed.append(int(seed))
 
-    def counts(self, stacks: _Stacks, *, num_redo: int, max_iter: int) -> tuple[np.ndarray, np.ndarray]:
+    def counts(self, stacks: _Stacks, *, num_redo: int, max_iter: int,
+               batch_size: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         width = max(len(q) + len(p) for q, p in zip(self.q_rows, self.p_rows))
         real = len(self.k)
-        b = -(-real // _PROBLEM_MULTIPLE) * _PROBLEM_MULTIPLE  # padded: copies of problem 0, dropped
+        step = _PROBLEM_MULTIPLE if batch_size is None else batch_size
+        b = -(-real // step) * step  # padded: copies of problem 0, dropped
+        chunk = b if batch_size is None else batch_size
         stack = np.asarray(self.stack + [self.stack[0]] * (b - real), np.int32)
         ks = np.asarray(self.k + [self.k[0]] * (b - real), np.int32)
         seeds = self.seed + [self.seed[0]] * (b - real)
@@ -462,10 +475,17 @@ class _Problems:
             r = np.concatenate([q, p + stacks.n_q[s]])  # [Q; P] order, as compute_mauve stacks them
             rows[i, :len(r)], mask[i, :len(r)], is_q[i, :len(q)] = r, True, True
         keys = jnp.stack([jax.random.fold_in(jax.random.key(s), 2) for s in seeds])
-        pc, qc = _sweep_counts(jnp.asarray(stacks.z), jnp.asarray(stack), jnp.asarray(rows), jnp.asarray(mask),
-                               jnp.asarray(is_q), keys, jnp.asarray(ks), jnp.asarray(max_iter, jnp.int32),
-                               num_clusters=max(self.k), num_redo=num_redo, max_points_per_centroid=256)
-        return np.asarray(pc)[:real], np.asarray(qc)[:real]
+        z = jnp.asarray(stacks.z)
+        pcs, qcs = [], []
+        for lo in range(0, b, chunk):  # one call unless batch_size splits the problems
+            sl = slice(lo, lo + chunk)
+            pc, qc = _sweep_counts(z, jnp.asarray(stack[sl]), jnp.asarray(rows[sl]), jnp.asarray(mask[sl]),
+                                   jnp.asarray(is_q[sl]), keys[sl], jnp.asarray(ks[sl]),
+                                   jnp.asarray(max_iter, jnp.int32), num_clusters=max(self.k), num_redo=num_redo,
+                                   max_points_per_centroid=256)
+            pcs.append(np.asarray(pc))
+            qcs.append(np.asarray(qc))
+        return np.concatenate(pcs)[:real], np.concatenate(qcs)[:real]
 
 
 def _subset(seed: int, salt: int, total: int, n: int) -> np.ndarray:
@@ -540,6 +560,7 @@ def mauve_sweep(
     pca_max_data: int = -1,
     divergence_curve_discretization_size: int = 25,
     quantizer_options: Mapping[str, Mapping[str, Any]] | None = None,
+    batch_size: int | None = None,
 ) -> MauveSweepResult:
     """MAUVE of several candidate systems against one reference set, along one setting.
 
@@ -573,6 +594,9 @@ def mauve_sweep(
       kmeans_explained_var, kmeans_num_redo, kmeans_max_iter, pca_max_data,
       divergence_curve_discretization_size: as in :func:`~jaxmetrics.mauve.compute_mauve`.
       quantizer_options: extra keyword arguments per quantizer name (``over="quantizer"``).
+      batch_size: k-means problems per compiled call; ``None`` (default) runs them all in one call.
+        Set it when ``problems x kmeans_num_redo x rows x k_max`` floats do not fit in memory
+        (the chunks share one compiled program).
 
     Returns:
       :class:`MauveSweepResult` (arrays ``[V, M, S]`` and ``[V, M]``; ``rows()``, ``to_csv()``,
@@ -603,12 +627,14 @@ def mauve_sweep(
                   num_points=divergence_curve_discretization_size, scaling=mauve_scaling_factor)
     n_min = min([p.shape[0]] + [q.shape[0] for q in systems.values()])
     values = _check_values(over, values, n_min)
+    if batch_size is not None:
+        V.check_int(batch_size, "batch_size", minimum=1)
     if quantizer_options is not None and not isinstance(quantizer_options, Mapping):
         raise TypeError("quantizer_options: expected a mapping {quantizer name: keyword arguments}")
     names = list(systems)
     stacks = _Stacks([(p, systems[m]) for m in names], jax.random.key(seeds[0]), explained_var=kmeans_explained_var,
                      pca_max_data=pca_max_data)
-    common = dict(num_redo=kmeans_num_redo, max_iter=kmeans_max_iter)
+    common = dict(num_redo=kmeans_num_redo, max_iter=kmeans_max_iter, batch_size=batch_size)
     num_points = divergence_curve_discretization_size
     c_fixed = (float(mauve_scaling_factor),)
 
