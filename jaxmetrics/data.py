@@ -24,7 +24,7 @@ import os
 import sys
 from pathlib import Path
 
-__all__ = ["demo_data_dir", "load_shakespeare", "demo_model_dir"]
+__all__ = ["demo_data_dir", "load_shakespeare", "demo_model_dir", "synthetic_scored_pairs"]
 
 SPLITS = ("train", "heldout")
 ENV_VAR = "JAXMETRICS_DEMO_DATA"
@@ -111,7 +111,9 @@ def _write_inputs(out_dir: str | os.PathLike, *, n: int = 64) -> list[Path]:
     * ``corpus.txt``: the first 200 held-out speeches, as one stream;
     * ``mcdiv.csv``: a McDiv-format diversity test — 24 sets of 5 responses, set ``i`` made of
       ``label_value`` in 1..5 distinct speeches (repeated to fill the 5 slots), so every
-      diversity metric should rise with ``label_value``.
+      diversity metric should rise with ``label_value``;
+    * ``pairs.tsv``: 60 STS-style scored pairs (``sentence1, sentence2, score, group``, with a
+      header) for ``jaxmetrics similarity-eval``: see :func:`synthetic_scored_pairs`.
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -120,7 +122,7 @@ def _write_inputs(out_dir: str | os.PathLike, *, n: int = 64) -> list[Path]:
         return [s for s in load_shakespeare(split, limit=2000, min_words=20) if len(s.split()) <= 60][:n]
 
     refs, cands = mid("heldout"), mid("train")
-    paths = [out / "refs.txt", out / "cands.txt", out / "corpus.txt", out / "mcdiv.csv"]
+    paths = [out / "refs.txt", out / "cands.txt", out / "corpus.txt", out / "mcdiv.csv", out / "pairs.tsv"]
     paths[0].write_text("\n".join(refs) + "\n", encoding="utf-8")
     paths[1].write_text("\n".join(cands) + "\n", encoding="utf-8")
     paths[2].write_text("\n".join(load_shakespeare("heldout", limit=200)) + "\n", encoding="utf-8")
@@ -135,7 +137,46 @@ def _write_inputs(out_dir: str | os.PathLike, *, n: int = 64) -> list[Path]:
             chosen = pool[pos:pos + distinct]
             pos += distinct
             w.writerow([i, "(speech)"] + [chosen[j % distinct] for j in range(k_resp)] + [distinct, "distinct_speeches"])
+    rows = synthetic_scored_pairs()
+    paths[4].write_text("sentence1\tsentence2\tscore\tgroup\n"
+                        + "".join(f"{a}\t{b}\t{c:.4f}\t{g}\n" for a, b, c, g in rows), encoding="utf-8")
     return paths
+
+
+def synthetic_scored_pairs(num_pairs: int = 60, seed: int = 0) -> list[tuple[str, str, float, str]]:
+    """STS-like scored pairs from the held-out demo text, for trying similarity-metric evaluation.
+
+    Each pair is a sentence of 8-16 words and a copy of it in which a uniformly random number of
+    its words (0 to all) are replaced by random words of the other sentences; the "human" score
+    is the fraction of words kept, and the group is ``"short"`` (8-11 words) or ``"long"``
+    (12-16). A synthetic task (it measures word overlap, not meaning), used by
+    ``docs/analyses.md`` and ``python -m jaxmetrics.data inputs``.
+
+    Returns:
+      ``num_pairs`` tuples ``(sentence1, sentence2, score, group)``.
+
+    Examples:
+        >>> rows = synthetic_scored_pairs(4)
+        >>> [(len(r), r[3] in ("short", "long"), 0.0 <= r[2] <= 1.0) for r in rows][0]
+        (4, True, True)
+    """
+    import re
+
+    import numpy as np
+
+    text = (demo_data_dir() / "data" / "heldout.txt").read_text(encoding="utf-8")
+    sentences = [s.split() for line in text.splitlines() for s in re.split(r"(?<=[.!?])\s+", line)
+                 if 8 <= len(s.split()) <= 16][:num_pairs]
+    vocab = sorted({w for s in sentences for w in s})
+    rng = np.random.default_rng(seed)
+    rows = []
+    for words in sentences:
+        new = list(words)
+        for p in rng.choice(len(words), size=rng.integers(0, len(words) + 1), replace=False):
+            new[p] = vocab[rng.integers(len(vocab))]
+        kept = float(np.mean([a == b for a, b in zip(words, new)]))
+        rows.append((" ".join(words), " ".join(new), kept, "short" if len(words) <= 11 else "long"))
+    return rows
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -145,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
     sub = ap.add_subparsers(dest="what", required=True)
     sub.add_parser("model", help="print the demo GPT-2's checkpoint directory")
     sub.add_parser("data", help="print the folder holding data/ and model/")
-    p = sub.add_parser("inputs", help="write refs.txt, cands.txt, corpus.txt and mcdiv.csv into DIR")
+    p = sub.add_parser("inputs", help="write refs.txt, cands.txt, corpus.txt, mcdiv.csv and pairs.tsv into DIR")
     p.add_argument("dir")
     args = ap.parse_args(argv)
     if args.what == "model":

@@ -1,7 +1,10 @@
-"""The demo (``python -m jaxmetrics.demo``) at reduced size (``--small``: fewer k-means seeds,
-Self-BLEU samples and perplexity tokens; the same 500 prompts and 3 sampling runs, which is what
-separating pure from nucleus sampling needs): it runs offline, writes its files, and its numbers
+"""The demo (``python -m jaxmetrics.demo``): it runs offline, writes its files, and its numbers
 behave as the MAUVE paper describes (greedy far from human text, nucleus closest).
+
+Two sizes: ``make test`` runs ``--small --n-prompts 100`` (every output and metric, greedy far
+from human text; about a fifth of the time); the nucleus-closest check needs the 500 prompts and
+3 sampling runs of ``--small`` (at 250 prompts pure and nucleus runs already overlap), so it is
+``slow`` (``make test-all``; the wheel test also runs ``--small``).
 
 Also checks the bundled data and model: the small GPT-2 shipped in the package
 (``jaxmetrics/_demo_data/model``) loads through
@@ -18,19 +21,31 @@ import pytest
 from jaxmetrics.data import demo_data_dir, demo_model_dir, load_shakespeare
 
 
-@pytest.fixture(scope="module")
-def demo_run(tmp_path_factory):
+QUICK_PROMPTS = 100
+
+
+def _run(tmp_path_factory, *extra):
     from jaxmetrics.cli import main
 
     out = tmp_path_factory.mktemp("demo_output")
-    assert main(["demo", "--small", "--out", str(out)]) == 0
+    assert main(["demo", "--small", "--out", str(out), *extra]) == 0
     return out, json.loads((out / "results.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def demo_run(tmp_path_factory):
+    return _run(tmp_path_factory, "--n-prompts", str(QUICK_PROMPTS))
+
+
+@pytest.fixture(scope="module")
+def demo_run_500(tmp_path_factory):
+    return _run(tmp_path_factory)
 
 
 def test_demo_writes_parsable_outputs(demo_run):
     out, res = demo_run
     assert set(res["rows"]) == {"human", "greedy", "pure", "nucleus"}
-    assert res["config"]["n_prompts"] == 500 and res["config"]["sampling_runs"] == 3
+    assert res["config"]["n_prompts"] == QUICK_PROMPTS and res["config"]["sampling_runs"] == 3
     md = (out / "results.md").read_text()
     assert md.splitlines()[0].startswith("| Decoding | MAUVE")
     assert len([ln for ln in md.splitlines() if ln.startswith("| ")]) == 5  # header + 4 rows
@@ -60,12 +75,14 @@ def test_demo_greedy_is_far_from_human(demo_run):
     assert g["gen_ppl"] < min(p["gen_ppl"], n["gen_ppl"], h["gen_ppl"])
 
 
-def test_demo_nucleus_is_closest_to_human(demo_run):
+@pytest.mark.slow
+def test_demo_nucleus_is_closest_to_human(demo_run_500):
     """MAUVE paper, Table 2: nucleus sampling is the closest to human text, then pure sampling,
     then greedy. Over 3 sampling runs each, every nucleus run beats every pure run on MAUVE;
     nucleus also truncates the unreliable tail (lower Gen. PPL than pure) and its n-gram
     statistics are the closest to the human ones."""
-    rows = demo_run[1]["rows"]
+    assert demo_run_500[1]["config"]["n_prompts"] == 500
+    rows = demo_run_500[1]["rows"]
     g, p, n, h = rows["greedy"], rows["pure"], rows["nucleus"], rows["human"]
     assert len(p["mauve_runs"]) == len(n["mauve_runs"]) == 3
     assert min(n["mauve_runs"]) > max(p["mauve_runs"])

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 README = Path(__file__).resolve().parent.parent / "README.md"
-FAMILIES = ("featurize", "mauve", "perplexity", "similarity", "mark-evaluate", "diversity-test")
+FAMILIES = ("featurize", "mauve", "perplexity", "similarity", "mark-evaluate", "diversity-test", "mauve-sweep",
+            "anisotropy", "similarity-eval")
 
 
 def python_blocks() -> list[str]:
@@ -60,10 +61,14 @@ def check_cli_block_outputs(proc: subprocess.CompletedProcess, cwd: Path) -> Non
     refs, cands = np.load(cwd / "refs.npy"), np.load(cwd / "cands.npy")
     assert refs.shape == cands.shape and refs.shape[0] == 64
     assert 0.0 < json.loads((cwd / "out.json").read_text())["mauve"] <= 1.0
-    for f in ("curve.png", "scores.tsv", "div.png"):
+    for f in ("curve.png", "scores.tsv", "div.png", "layers.png", "corr.csv"):
         assert (cwd / f).stat().st_size > 0, f
     assert re.search(r"window\s+max_length=128 stride=128", proc.stdout)   # perplexity on its defaults
     assert "petersen" in proc.stdout.lower()
+    sweep = json.loads((cwd / "sweep.json").read_text())
+    assert sweep and "k" in json.dumps(sweep)
+    assert len((cwd / "corr.csv").read_text().splitlines()) == 1 + 2 * 2 * 2   # header + T x layers x centering
+    assert json.loads((cwd / "anisotropy.json").read_text())
 
 
 def test_readme_has_python_quickstart():

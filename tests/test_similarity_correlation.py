@@ -305,29 +305,11 @@ def test_cli_small_run_writes_json_and_csv(tiny_bert, tmp_path, capsys):
 
 # ------------------------------------------------------------------------ real encoder, real text
 def synthetic_pairs(num_pairs: int = 60, seed: int = 0):
-    """STS-like pairs from the bundled demo text: a sentence vs. itself with a random share of its
-    words replaced by random words of the other sentences; the "human" score is the fraction of
-    words kept; groups 'short' (8-11 words) and 'long' (12-16 words). The docs' worked example."""
-    from jaxmetrics.data import demo_data_dir
+    """The docs' worked example: ``jaxmetrics.data.synthetic_scored_pairs`` (also written as
+    ``pairs.tsv`` by ``python -m jaxmetrics.data inputs``)."""
+    from jaxmetrics.data import synthetic_scored_pairs
 
-    text = (demo_data_dir() / "data" / "heldout.txt").read_text(encoding="utf-8")
-    sentences = []
-    for line in text.splitlines():
-        for s in re.split(r"(?<=[.!?])\s+", line):
-            if 8 <= len(s.split()) <= 16:
-                sentences.append(s.split())
-    sentences = sentences[:num_pairs]
-    vocab = sorted({w for s in sentences for w in s})
-    rng = np.random.default_rng(seed)
-    rows = []
-    for words in sentences:
-        k = rng.integers(0, len(words) + 1)                          # how many words to replace
-        new = list(words)
-        for p in rng.choice(len(words), size=k, replace=False):
-            new[p] = vocab[rng.integers(len(vocab))]
-        kept = float(np.mean([a == b for a, b in zip(words, new)]))
-        rows.append((" ".join(words), " ".join(new), kept, "short" if len(words) <= 11 else "long"))
-    return rows
+    return synthetic_scored_pairs(num_pairs, seed)
 
 
 @pytest.mark.slow
