@@ -30,18 +30,15 @@ venv: $(STAMP)
 
 # The suite is compile-bound (thousands of small XLA programs): two pytest-xdist workers, one test
 # file each at a time (module fixtures such as the demo run are computed once), keep both cores
-# busy. Soft MAUVE's tests run in a process of their own: after the rest of the suite had
-# compiled in one process, compiling its float64 gradient crashed inside XLA (segfault); alone
-# it passes.
-XDIST := -n 2 --dist loadfile
+# busy; tests/conftest.py hands out the heaviest files first (and soft MAUVE's, which must
+# compile in a fresh process, first of all).
+XDIST := -n 2 --dist loadfile --no-loadscope-reorder
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -q $(XDIST) --ignore=tests/test_soft_mauve.py
-	$(BIN)/python -m pytest -q tests/test_soft_mauve.py
+	$(BIN)/python -m pytest -q $(XDIST)
 
 test-all: $(STAMP)
-	$(BIN)/python -m pytest -q $(XDIST) -m '' --ignore=tests/test_soft_mauve.py
-	$(BIN)/python -m pytest -q -m '' tests/test_soft_mauve.py
+	$(BIN)/python -m pytest -q $(XDIST) -m ''
 
 # The built wheel in a fresh virtual environment outside the repository: demo + every command
 # (slow; also part of test-all).

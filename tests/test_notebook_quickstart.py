@@ -9,6 +9,7 @@ import pytest
 NOTEBOOK = Path(__file__).resolve().parent.parent / "notebooks" / "quickstart.ipynb"
 
 
+@pytest.mark.slow  # the same tour as the README's Python snippets, which make test runs as printed
 def test_quickstart_notebook_runs(tmp_path, monkeypatch):
     nbformat = pytest.importorskip("nbformat")
     nbclient = pytest.importorskip("nbclient")
