@@ -45,7 +45,8 @@ from jaxmetrics.results import Result, static_field
 from jaxmetrics.similarity.centering import CENTERING_METHODS, center_embeddings
 from jaxmetrics.similarity.greedy import batch_bertscore
 from jaxmetrics.similarity.kernels import METRICS, TEMPERED, batch_similarity
-from jaxmetrics.similarity.pipeline import SPECIAL_TOKENS, _bucket, _crop_pad, default_layer, default_temperature
+from jaxmetrics.similarity.pipeline import (SPECIAL_TOKENS, _bucket, _crop_pad, _tokens_to_score, default_layer,
+                                            default_temperature)
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
@@ -785,18 +786,7 @@ def correlation_sweep(*, references: Sequence[str] | None = None, candidates: Se
                                            batch_size=batch_size, progress=progress)
     ci = np.array([where[t] for t in cands])
     ri = np.array([where[t] for t in refs])
-    if special_tokens == "drop":
-        take = real & ~special
-    elif special_tokens == "cls":
-        take = real & ~(special & (np.arange(real.shape[1]) > 0))
-    else:
-        take = real
-    empty = np.flatnonzero(~take[np.concatenate([ci, ri])].any(axis=1))
-    if empty.size:
-        k = int(empty[0])
-        side, idx = ("candidates", k) if k < len(ci) else ("references", k - len(ci))
-        raise ValueError(f"{side}: text {idx} has no tokens left after dropping special tokens")
-
+    take = _tokens_to_score(real, special, special_tokens, ci, ri)
     cm, rm = take[ci], take[ri]
     n = len(cands)
     plan = [(m, np.asarray(temps if m in TEMPERED else (1.0,), np.float32),

@@ -227,19 +227,7 @@ def _score_texts(cands: list[str], refs: list[str], lm: Any, *, layer: int | Non
     ci = np.array([where[t] for t in cands])
     ri = np.array([where[t] for t in refs])
 
-    if bert_score_compat:
-        take = real
-    elif special_tokens == "drop":
-        take = real & ~special
-    elif special_tokens == "cls":
-        take = real & ~(special & (np.arange(real.shape[1]) > 0))
-    else:
-        take = real
-    empty = np.flatnonzero(~take[np.concatenate([ci, ri])].any(axis=1))
-    if empty.size:
-        k = int(empty[0])
-        side, idx = ("candidates", k) if k < len(ci) else ("references", k - len(ci))
-        raise ValueError(f"{side}: text {idx} has no tokens left after dropping special tokens")
+    take = _tokens_to_score(real, special, "keep" if bert_score_compat else special_tokens, ci, ri)
 
     weights = None
     if isinstance(idf, Mapping):
@@ -321,6 +309,26 @@ def _score_texts(cands: list[str], refs: list[str], lm: Any, *, layer: int | Non
             out[k][sl] = np.asarray(v)[:rows]
     return SimilarityResult(out["precision"], out["recall"], out["f1"], metric=metric,
                             layer=int(layer), centering=centering, temperature=temperature)
+
+
+def _tokens_to_score(real: np.ndarray, special: np.ndarray, special_tokens: str, ci: np.ndarray,
+                     ri: np.ndarray) -> np.ndarray:
+    """``[texts, T]`` mask of the tokens a similarity scores: real tokens, without special tokens
+    (``"drop"``), without all but a leading [CLS] (``"cls"``), or all (``"keep"``). Raises
+    ``ValueError`` naming the first candidate (rows ``ci``) or reference (rows ``ri``) left
+    with no token."""
+    if special_tokens == "drop":
+        take = real & ~special
+    elif special_tokens == "cls":
+        take = real & ~(special & (np.arange(real.shape[1]) > 0))
+    else:
+        take = real
+    empty = np.flatnonzero(~take[np.concatenate([ci, ri])].any(axis=1))
+    if empty.size:
+        k = int(empty[0])
+        side, idx = ("candidates", k) if k < len(ci) else ("references", k - len(ci))
+        raise ValueError(f"{side}: text {idx} has no tokens left after dropping special tokens")
+    return take
 
 
 def _lookup_idf(idf: Mapping, ids: np.ndarray, real: np.ndarray) -> np.ndarray:
