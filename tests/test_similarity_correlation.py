@@ -170,9 +170,11 @@ def test_sweep_equals_separate_calls_with_one_trace_and_one_forward_pass(tiny_be
                                  num_iterations=row.num_iterations, center_batch_size=2, max_length=64)
         np.testing.assert_allclose(res.scores[i], ref.f1, atol=2e-6, err_msg=str(row))
         if i % 5 == 0:
-            direct = grouped_correlation(ref.f1, human, groups)
-            np.testing.assert_allclose(res.pearson[i], direct.pearson, atol=2e-5, err_msg=str(row))
-            assert float(res.weighted_pearson[i]) == pytest.approx(float(direct.weighted_pearson), abs=2e-5)
+            # correlations of the sweep's own scores: a Pearson over 3 items magnifies the 2e-6 score
+            # noise above ~3e-5, so comparing against ref.f1's correlation would test float noise
+            direct = grouped_correlation(res.scores[i], human, groups)
+            np.testing.assert_allclose(res.pearson[i], direct.pearson, atol=1e-6, err_msg=str(row))
+            assert float(res.weighted_pearson[i]) == pytest.approx(float(direct.weighted_pearson), abs=1e-6)
 
     # new temperatures, centerings and layers of the same shapes: no new trace
     calls.clear()
