@@ -76,7 +76,7 @@ def main(argv=None) -> str:
     rows = []
     for name, quant in (
         ("DRMM 3x10", DRMMQuantizer(num_epochs=args.num_epochs)),
-        ("Lattice (spreading net + Z4, default r2)", LatticeQuantizer(num_epochs=args.num_epochs)),
+        ("Lattice (spreading net + Z8, lambda 0.1, default r2)", LatticeQuantizer(num_epochs=args.num_epochs)),
     ):
         fitted, t_first = _timed(lambda: jax.block_until_ready(quant.fit(stacked, key=jax.random.key(0))))
         fitted, t_steady = _timed(lambda: jax.block_until_ready(quant.fit(stacked, key=jax.random.key(1))))
@@ -150,7 +150,7 @@ def _agreement(args) -> list[str]:
     from jaxmetrics.mauve import DRMMQuantizer, LatticeQuantizer, compute_mauve
 
     quants = (("k-means", "kmeans"), ("DRMM 3x10", DRMMQuantizer(num_epochs=args.num_epochs)),
-              ("Lattice (default r2)", LatticeQuantizer(num_epochs=args.lattice_epochs)))
+              ("Lattice (default: Z8, lambda 0.1)", LatticeQuantizer(num_epochs=args.lattice_epochs)))
     families = [(f"Gaussian d={args.d}, n={args.gauss_n}", _gauss_family(args.gauss_n, args.d, (0.0, 0.05, 0.1, 0.3)))]
     if args.text_n:
         families.append((f"real text (MiniLM), n={args.text_n}", _text_family(args.text_n)))

@@ -52,7 +52,7 @@ def test_rank_correlation_with_kmeans_small():
         250,
         16,
         DRMMQuantizer(num_layers=2, num_components=5, num_epochs=10),
-        LatticeQuantizer(hidden=64, r2=3, num_epochs=5),
+        LatticeQuantizer(hidden=64, out_dim=4, r2=3, num_epochs=5),
         redo=2,
     )
 

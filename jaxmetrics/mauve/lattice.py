@@ -1,4 +1,4 @@
-"""MAUVE-Lattice: spherical Z^4 lattice quantization of learned features.
+"""MAUVE-Lattice: spherical lattice quantization of learned features (Z^8 by default, Z^4 in the paper).
 
 The MAUVE paper's third quantizer (after k-means and DRMM) follows "spreading vectors"
 (Sablayrolles et al., ICLR 2019): a small network maps each feature vector onto the unit
@@ -11,7 +11,7 @@ MAUVE paper's experiments:
 * loss (per batch of anchors ``x``): the triplet loss with margin 0,
   ``mean relu(||f(x) - f(x+)|| - ||f(x) - f(x-)||)``, where ``x+`` is drawn uniformly from the
   10 nearest input-space neighbours of ``x`` and ``x-`` is its 50th nearest neighbour in
-  output space (recomputed every epoch), plus ``lambda`` (= 1) times the KoLeo entropy term
+  output space (recomputed every epoch), plus ``lambda`` times the KoLeo entropy term
   ``-mean_i log(B * min_{j != i} ||f(x_i) - f(x_j)||)`` over the batch; SGD with momentum 0.9
   and the step schedule 0.1, 0.1, 0.05, 0.01 (each a quarter of the epochs), via optax;
 * codebook: the integer vectors ``z`` of ``Z^4`` with ``||z||^2 = r2``; a point ``u`` on the
@@ -32,7 +32,18 @@ Differences from the original (documented, deliberate):
   descriptors directly; LM features have large, uneven norms);
 * the default number of epochs is 20 rather than the script's 200 (the original trains on
   100 000 vectors on a GPU; here an epoch over 10 000 rows of 384-d features costs a few CPU
-  seconds, so 200 epochs take minutes); ``num_epochs=200`` is the paper's setting.
+  seconds, so 200 epochs take minutes); ``num_epochs=200`` is the paper's setting;
+* the default output is 8-d (``Z^8`` codebook) with ``lambda = 0.1``, where the paper uses 4-d
+  and ``lambda = 1``. On a graded real-text family (MiniLM features of 1000 Shakespeare
+  sentences against 1000 others, 0-100 % word-shuffled, truncated, looped; MAUVE averaged over
+  4 seeds) the Spearman correlation of MAUVE-Lattice with MAUVE-k-means is 0.64 with the
+  paper's 4-d net and ``lambda = 1`` (every shuffle level scores about 0.96: the KoLeo term
+  spreads P and Q alike over the sphere and a 4-d output keeps only the coarse directions),
+  0.82 with 4-d and ``lambda = 0.1``, 0.86 with 8-d and ``lambda = 1``, and 1.0 with 8-d and
+  ``lambda = 0.1`` (k-means seeds agree with one another at 0.86-1.0 on this family).
+  ``LatticeQuantizer(out_dim=4, koleo_weight=1.0, r2=50, num_epochs=200)`` is the paper's
+  quantizer. ``Z^8`` shells hold 16, 112, 448, 1136, ... atoms (``r2`` = 1, 2, 3, 4), so the
+  sized codebook is coarser-grained than in 4-d.
 
 Each epoch is one jitted ``lax.scan`` over its minibatches (negatives mined once per epoch in
 output space, as the original). The training loop is written here (it is a handful of lines
@@ -360,7 +371,7 @@ class LatticeQuantizer:
 
     Args:
       hidden: width of the two hidden layers (768).
-      out_dim: output dimension (4; the lattice is ``Z^out_dim``).
+      out_dim: output dimension (8; the lattice is ``Z^out_dim``; the paper uses 4).
       num_bins: the wanted number of atoms when ``r2 = 'auto'`` (``None``: mauve-text's
         ``'auto'`` bucket count for two equal sets, ``max(2, round(n / 20))`` of the ``n``
         stacked rows given to ``fit``; ``compute_mauve(quantizer='lattice')`` passes its
@@ -368,7 +379,7 @@ class LatticeQuantizer:
       r2: squared radius of the spherical lattice: ``'auto'`` (default) takes the radius whose
         atom count is closest to ``num_bins`` (:func:`lattice_r2_for`); an int fixes it (the
         paper's ``50`` gives 744 atoms whatever the data size).
-      koleo_weight: ``lambda`` of the KoLeo term (1.0).
+      koleo_weight: ``lambda`` of the KoLeo term (0.1; the paper uses 1.0).
       num_epochs: passes over the data (20; the paper's script uses 200 on 100k vectors).
       batch_size: anchors per step (64).
       learning_rate: peak SGD step size (0.1), momentum 0.9, decayed to 0.05 and 0.01 over
@@ -381,16 +392,16 @@ class LatticeQuantizer:
       >>> x = np.random.default_rng(0).standard_normal((200, 8)).astype(np.float32)
       >>> fq = LatticeQuantizer(hidden=32, num_epochs=2).fit(x, key=jax.random.key(0))
       >>> fq.r2, fq.num_bins, fq.assign(x).shape, fq.soft_assign(x, 1.0).shape
-      (1, 8, (200,), (200, 8))
-      >>> LatticeQuantizer(hidden=32, num_epochs=2, r2=50).fit(x, key=jax.random.key(0)).num_bins
+      (1, 16, (200,), (200, 16))
+      >>> LatticeQuantizer(hidden=32, num_epochs=2, out_dim=4, r2=50).fit(x, key=jax.random.key(0)).num_bins
       744
     """
 
     num_bins: int | None = None
     hidden: int = 768
-    out_dim: int = 4
+    out_dim: int = 8
     r2: int | str = "auto"
-    koleo_weight: float = 1.0
+    koleo_weight: float = 0.1
     num_epochs: int = 20
     batch_size: int = 64
     learning_rate: float = 0.1
