@@ -26,8 +26,9 @@ Differences from the original (documented, deliberate):
   hold one or two points and two samples of the same text look different (MiniLM features of
   500 + 500 held-out Shakespeare sentences: MAUVE 0.07, against 0.95 with k-means). The default
   ``r2='auto'`` takes the radius whose atom count ``r_4(r2)`` is closest to mauve-text's
-  ``'auto'`` bucket count ``max(2, round(min(n_p, n_q) / 10))`` (48 atoms there: 0.98).
-  ``LatticeQuantizer(r2=50)`` is the paper's codebook;
+  ``'auto'`` bucket count ``max(2, round(min(n_p, n_q) / 10))`` (with the 4-d net, 48 atoms there: 0.98;
+  the default 8-d net gets 16 atoms and also scores >= 0.9).
+  ``LatticeQuantizer(out_dim=4, r2=50)`` is the paper's codebook;
 * inputs are centred and divided by their root-mean-square norm (the original fed SIFT-like
   descriptors directly; LM features have large, uneven norms);
 * the default number of epochs is 20 rather than the script's 200 (the original trains on
@@ -378,7 +379,7 @@ class LatticeQuantizer:
         ``num_buckets``, i.e. ``max(2, round(min(n_p, n_q) / 10))``).
       r2: squared radius of the spherical lattice: ``'auto'`` (default) takes the radius whose
         atom count is closest to ``num_bins`` (:func:`lattice_r2_for`); an int fixes it (the
-        paper's ``50`` gives 744 atoms whatever the data size).
+        paper's ``50`` with ``out_dim=4`` gives 744 atoms whatever the data size).
       koleo_weight: ``lambda`` of the KoLeo term (0.1; the paper uses 1.0).
       num_epochs: passes over the data (20; the paper's script uses 200 on 100k vectors).
       batch_size: anchors per step (64).
