@@ -54,6 +54,7 @@ _EXPORTS = {
     # language-model scores
     "perplexity": "jaxmetrics.lm",
     "generation_perplexity": "jaxmetrics.lm",
+    "text_perplexities": "jaxmetrics.lm",
     "decoding_scores": "jaxmetrics.lm",
     "lm_scores": "jaxmetrics.lm",
     "token_nll": "jaxmetrics.lm",

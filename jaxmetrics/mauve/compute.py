@@ -28,7 +28,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxmetrics import _validation as V
-from jaxmetrics.mauve.histograms import mauve_from_counts, mauve_from_histograms
+from jaxmetrics.mauve.histograms import _check_scoring, mauve_from_counts, mauve_from_histograms
 from jaxmetrics.mauve.clustering import kmeans
 from jaxmetrics.mauve.quantizers import (
     FittedQuantizer,
@@ -300,22 +300,24 @@ def _labels_of(fitted: FittedQuantizer, stacked: np.ndarray, *, fitted_on_stacke
 # --------------------------------------------------------------------------- histogram stage
 
 
-def _scores_from_counts(p_counts: np.ndarray, q_counts: np.ndarray, *, num_points: int, scaling: float):
+def _scores_from_counts(p_counts: np.ndarray, q_counts: np.ndarray, *, num_points: int, scaling: float,
+                        scoring: str = "mauve-text"):
     """Plain and KT-smoothed MAUVE / FI from counts ``[..., k]``, in float64."""
     with jax.enable_x64(True):
         pc = jnp.asarray(np.asarray(p_counts), jnp.float64)
         qc = jnp.asarray(np.asarray(q_counts), jnp.float64)
         p_hist = pc / jnp.sum(pc, axis=-1, keepdims=True)
         q_hist = qc / jnp.sum(qc, axis=-1, keepdims=True)
-        plain = mauve_from_histograms(p_hist, q_hist, scaling=scaling, num_points=num_points)
-        star = mauve_from_counts(pc, qc, pseudocount=0.5, scaling=scaling, num_points=num_points)
+        plain = mauve_from_histograms(p_hist, q_hist, scaling=scaling, num_points=num_points, scoring=scoring)
+        star = mauve_from_counts(pc, qc, pseudocount=0.5, scaling=scaling, num_points=num_points, scoring=scoring)
         return (np.asarray(p_hist), np.asarray(q_hist), np.asarray(plain.divergence_curve),
                 np.asarray(plain.mauve), np.asarray(plain.frontier_integral),
                 np.asarray(star.mauve), np.asarray(star.frontier_integral))
 
 
-def _output(p_counts, q_counts, k, num_points, scaling) -> MauveOutput:
-    p_hist, q_hist, curve, m, fi, ms, fis = _scores_from_counts(p_counts, q_counts, num_points=num_points, scaling=scaling)
+def _output(p_counts, q_counts, k, num_points, scaling, scoring: str = "mauve-text") -> MauveOutput:
+    p_hist, q_hist, curve, m, fi, ms, fis = _scores_from_counts(p_counts, q_counts, num_points=num_points,
+                                                                scaling=scaling, scoring=scoring)
     return MauveOutput(mauve=float(m), frontier_integral=float(fi), mauve_star=float(ms),
                        frontier_integral_star=float(fis), p_hist=p_hist, q_hist=q_hist, divergence_curve=curve,
                        p_counts=np.asarray(p_counts), q_counts=np.asarray(q_counts), num_buckets=int(k))
@@ -349,6 +351,7 @@ def compute_mauve(
     model: Any = None,
     quantizer: str | Quantizer = "kmeans",
     mesh: Any = None,
+    scoring: str = "mauve-text",
 ) -> MauveOutput:
     """MAUVE between P (human text) and Q (model text), with mauve-text 0.4.0's API.
 
@@ -404,6 +407,12 @@ def compute_mauve(
         the stacked feature rows are sharded over it for the PCA and k-means (XLA inserts the
         collectives); needs ``n_p + n_q`` to be a multiple of the device count, else it runs
         replicated with a warning (padding rows would change the clustering).
+      scoring: keyword-only; how the divergence curve is scored: ``'mauve-text'`` (default,
+        mauve-text >= 0.2: uniform mixture-weight grid) or ``'paper'`` (the NeurIPS 2021 paper's
+        code, ``krishnap25/mauve-experiments``: angular grid ``cos(linspace(1e-6, pi/2 - 1e-6, m))``,
+        unsymmetrised ``sklearn.metrics.auc``), to compare with numbers published with that code.
+        It applies to ``mauve`` and ``mauve_star`` (and the curve); the frontier integrals do not
+        depend on it. See :func:`~jaxmetrics.mauve.mauve_from_histograms`.
 
     Returns:
       :class:`MauveOutput` with mauve-text's fields ``mauve, frontier_integral, mauve_star,
@@ -421,6 +430,7 @@ def compute_mauve(
     _check_common(kmeans_explained_var=kmeans_explained_var, kmeans_num_redo=kmeans_num_redo,
                   kmeans_max_iter=kmeans_max_iter, pca_max_data=pca_max_data,
                   num_points=divergence_curve_discretization_size, scaling=mauve_scaling_factor)
+    scoring = _check_scoring(scoring)
     V.check_int(seed, "seed")
     with _device_ctx(device_id):
         t0 = time.perf_counter()
@@ -443,7 +453,8 @@ def compute_mauve(
         q_counts = np.asarray(_counts(labels[: q.shape[0]], nb))
         p_counts = np.asarray(_counts(labels[q.shape[0]:], nb))
         t2 = time.perf_counter()
-        out = _output(p_counts, q_counts, nb, divergence_curve_discretization_size, float(mauve_scaling_factor))
+        out = _output(p_counts, q_counts, nb, divergence_curve_discretization_size, float(mauve_scaling_factor),
+                      scoring)
         if verbose:
             print(f"features {t1 - t0:.2f} s, quantization {t2 - t1:.2f} s, "
                   f"histogram stage {time.perf_counter() - t2:.2f} s; k = {nb}, mauve = {out.mauve:.4f}")
@@ -471,6 +482,7 @@ def compute_mauve_seeds(
     batch_size: int = 1,
     model: Any = None,
     quantizer: str | Quantizer = "kmeans",
+    scoring: str = "mauve-text",
 ) -> MauveSeedsOutput:
     """MAUVE over several k-means seeds: mean, sample standard deviation and per-seed values.
 
@@ -485,7 +497,7 @@ def compute_mauve_seeds(
     Args:
       p_features, q_features: as in :func:`compute_mauve`.
       seeds: the integer seeds (keys ``jax.random.key(s)``).
-      p_tokens, q_tokens, p_text, q_text, model, quantizer, ...: as in :func:`compute_mauve`.
+      p_tokens, q_tokens, p_text, q_text, model, quantizer, scoring, ...: as in :func:`compute_mauve`.
 
     Returns:
       :class:`MauveSeedsOutput`: ``mauve_mean``, ``mauve_std`` (``ddof=1``) and the same for
@@ -506,6 +518,7 @@ def compute_mauve_seeds(
     _check_common(kmeans_explained_var=kmeans_explained_var, kmeans_num_redo=kmeans_num_redo,
                   kmeans_max_iter=kmeans_max_iter, pca_max_data=pca_max_data,
                   num_points=divergence_curve_discretization_size, scaling=mauve_scaling_factor)
+    scoring = _check_scoring(scoring)
     if isinstance(seeds, (str, bytes)) or not hasattr(seeds, "__iter__"):
         raise TypeError(f"seeds: expected a sequence of integers, got {type(seeds).__name__}")
     seeds = tuple(V.check_int(s, "seeds") for s in seeds)
@@ -534,7 +547,8 @@ def compute_mauve_seeds(
     count = jax.vmap(lambda lab: _counts(lab, nb))
     q_counts, p_counts = np.asarray(count(labels[:, :nq])), np.asarray(count(labels[:, nq:]))
     p_hist, q_hist, curve, m, fi, ms, fis = _scores_from_counts(
-        p_counts, q_counts, num_points=divergence_curve_discretization_size, scaling=float(mauve_scaling_factor))
+        p_counts, q_counts, num_points=divergence_curve_discretization_size, scaling=float(mauve_scaling_factor),
+        scoring=scoring)
     m_mean, m_std = _mean_std(m)
     ms_mean, ms_std = _mean_std(ms)
     fi_mean, fi_std = _mean_std(fi)
@@ -611,13 +625,14 @@ def mauve_shared_codebook(
     fitted: FittedQuantizer | None = None,
     divergence_curve_discretization_size: int = 25,
     mauve_scaling_factor: float = 5,
+    scoring: str = "mauve-text",
     **fit_kwargs: Any,
 ) -> list[MauveOutput]:
     """MAUVE of several ``(p_features, q_features)`` pairs under one shared codebook.
 
     The codebook is ``fitted`` or, by default, :func:`fit_quantizer` on all sets stacked as
     ``[Q_1; P_1; Q_2; P_2; ...]`` (``fit_kwargs`` go to it). Each pair's MAUVE is then computed
-    from its own histograms as in :func:`compute_mauve`.
+    from its own histograms as in :func:`compute_mauve` (``scoring`` as there).
 
     Examples:
       >>> from jaxmetrics.mauve.compute import mauve_shared_codebook
@@ -632,6 +647,7 @@ def mauve_shared_codebook(
         raise TypeError("pairs: expected a non-empty list of (p_features, q_features) pairs")
     V.check_int(divergence_curve_discretization_size, "divergence_curve_discretization_size", minimum=1)
     V.check_positive(mauve_scaling_factor, "mauve_scaling_factor")
+    scoring = _check_scoring(scoring)
     sets = []
     for i, pair in enumerate(pairs):
         if not isinstance(pair, (tuple, list)) or len(pair) != 2:
@@ -651,5 +667,6 @@ def mauve_shared_codebook(
         qc = np.asarray(_counts(labels[start:start + nq], nb))
         pc = np.asarray(_counts(labels[start + nq:start + nq + np_], nb))
         start += nq + np_
-        outs.append(_output(pc, qc, nb, divergence_curve_discretization_size, float(mauve_scaling_factor)))
+        outs.append(_output(pc, qc, nb, divergence_curve_discretization_size, float(mauve_scaling_factor),
+                            scoring))
     return outs

@@ -19,6 +19,19 @@ Definitions (``p``, ``q`` are histograms over ``k`` bins, ``c`` the scaling):
   ``f = 0`` when both are 0 or ``|p - q| <= 1e-8``;
 * add-constant smoothing from counts ``p*_i = (n_i + b) / sum_j (n_j + b)``; ``b = 1/2`` is the
   Krichevsky-Trofimov estimator behind mauve-text's ``mauve_star`` / ``frontier_integral_star``.
+
+Two scorings of the curve (``scoring=``):
+
+* ``'mauve-text'`` (default): the above, as mauve-text >= 0.2;
+* ``'paper'``: the code behind the NeurIPS 2021 paper (``krishnap25/mauve-experiments``,
+  ``src/mauve_metrics.py``, and mauve 0.1.0): the angular grid
+  ``w = sort(cos(linspace(1e-6, pi/2 - 1e-6, m)))`` (points crowd towards ``w = 0`` and
+  ``w = 1``), ``R_j = w_j p + (1 - w_j) q`` in that arithmetic, the same end points and axes,
+  and the area ``sklearn.metrics.auc(x, y)`` on the curve in that order (no sorting, no
+  symmetrisation), i.e. the same natural-order trapezoid. Where sklearn's ``auc`` would reject a
+  curve whose ``x`` is non-monotone only by rounding (identical histograms: the paper's code
+  raises ``ValueError`` there), the trapezoid is returned (1 up to rounding). The frontier
+  integral does not depend on the scoring (the paper's code has none).
 """
 from __future__ import annotations
 
@@ -48,6 +61,20 @@ __all__ = [
 _W_EPS = 1e-6
 #: mauve-text's frontier-integral guard: bins with |p - q| <= this contribute 0.
 _FI_TOL = 1e-8
+#: Scorings of the divergence curve: mauve-text >= 0.2 (default) and the NeurIPS 2021 paper's code.
+SCORINGS = ("mauve-text", "paper")
+
+
+def _check_scoring(scoring: Any) -> str:
+    return V.check_choice(scoring, "scoring", SCORINGS)
+
+
+def _paper_weights(num_points: int) -> tuple[np.ndarray, np.ndarray]:
+    """The paper's angular grid ``sort(cos(linspace(1e-6, pi/2 - 1e-6, m)))`` and ``1 - w``, in
+    float64 on the host (as numpy computes them there; ``1 - w`` is kept separately so that it
+    survives a float32 cast, where ``cos(1e-6)`` rounds to 1)."""
+    w = np.sort(np.cos(np.linspace(1e-6, np.pi / 2 - 1e-6, num_points)))
+    return w, 1.0 - w
 
 
 class MauveResult(Result):
@@ -91,12 +118,21 @@ def _safe_kl(a: jax.Array, b: jax.Array) -> jax.Array:
     return jnp.sum(jnp.where(pos, a * (jnp.log(a_safe) - jnp.log(b_safe)), 0.0), axis=-1)
 
 
-@functools.partial(jax.jit, static_argnames=("num_points",))
-def _curve(p: jax.Array, q: jax.Array, scaling: jax.Array, num_points: int) -> jax.Array:
-    w = jnp.linspace(_W_EPS, 1.0 - _W_EPS, num_points, dtype=p.dtype)  # [m]
-    # q + w (p - q) rather than w p + (1 - w) q: identical histograms then give R == p == q
-    # exactly (MAUVE exactly 1 in float32 too); equal to the other form up to rounding.
-    r = q[..., None, :] + w[:, None] * (p - q)[..., None, :]  # [..., m, k]
+@functools.partial(jax.jit, static_argnames=("num_points", "scoring"))
+def _curve(p: jax.Array, q: jax.Array, scaling: jax.Array, num_points: int,
+           scoring: str = "mauve-text") -> jax.Array:
+    if scoring == "paper":
+        w_np, wc_np = _paper_weights(num_points)
+        w = jnp.asarray(w_np, p.dtype)[:, None]
+        wc = jnp.asarray(wc_np, p.dtype)[:, None]
+        # the paper's arithmetic, w p + (1 - w) q: near w = 1 (1 - w ~ 5e-13) the form below
+        # would cancel in the bins where p = 0.
+        r = w * p[..., None, :] + wc * q[..., None, :]  # [..., m, k]
+    else:
+        w = jnp.linspace(_W_EPS, 1.0 - _W_EPS, num_points, dtype=p.dtype)  # [m]
+        # q + w (p - q) rather than w p + (1 - w) q: identical histograms then give R == p == q
+        # exactly (MAUVE exactly 1 in float32 too); equal to the other form up to rounding.
+        r = q[..., None, :] + w[:, None] * (p - q)[..., None, :]  # [..., m, k]
     kl_q = _safe_kl(q[..., None, :], r)  # [..., m]
     kl_p = _safe_kl(p[..., None, :], r)
     interior = jnp.exp(-scaling * jnp.stack([kl_q, kl_p], axis=-1))  # [..., m, 2]
@@ -181,9 +217,10 @@ def smooth_frontier_integral(p: jax.Array, q: jax.Array) -> jax.Array:
     return jnp.sum(_fi_terms(p, q, 0.0), axis=-1)
 
 
-@functools.partial(jax.jit, static_argnames=("num_points",))
-def _mauve_core(p: jax.Array, q: jax.Array, scaling: jax.Array, num_points: int) -> MauveResult:
-    curve = _curve(p, q, scaling, num_points)
+@functools.partial(jax.jit, static_argnames=("num_points", "scoring"))
+def _mauve_core(p: jax.Array, q: jax.Array, scaling: jax.Array, num_points: int,
+                scoring: str = "mauve-text") -> MauveResult:
+    curve = _curve(p, q, scaling, num_points, scoring)
     return MauveResult(_area(curve), _fi(p, q), curve)
 
 
@@ -211,17 +248,21 @@ def _check_scaling(scaling: Any, name: str = "scaling") -> None:
         V.check_positive(scaling, name)
 
 
-def divergence_curve(p_hist: Any, q_hist: Any, *, scaling: float = 5.0, num_points: int = 25) -> jax.Array:
+def divergence_curve(p_hist: Any, q_hist: Any, *, scaling: float = 5.0, num_points: int = 25,
+                     scoring: str = "mauve-text") -> jax.Array:
     """Divergence curve of MAUVE, ``[..., m + 2, 2]`` for histograms ``[..., k]``.
 
     Row ``j`` (``1 <= j <= m``) is ``(exp(-c KL(q||R_j)), exp(-c KL(p||R_j)))`` with
-    ``R_j = w_j p + (1 - w_j) q`` and ``w = linspace(1e-6, 1 - 1e-6, m)``; row 0 is ``(1, 0)``
-    and row ``m + 1`` is ``(0, 1)``.
+    ``R_j = w_j p + (1 - w_j) q`` and ``w = linspace(1e-6, 1 - 1e-6, m)`` (``scoring='paper'``:
+    ``w = sort(cos(linspace(1e-6, pi/2 - 1e-6, m)))``); row 0 is ``(1, 0)`` and row ``m + 1`` is
+    ``(0, 1)``.
 
     Args:
       p_hist, q_hist: ``[..., k]`` non-negative histograms (normally summing to 1).
       scaling: the constant ``c`` (> 0); traced, so changing it does not recompile.
       num_points: ``m``, the number of interior mixture weights (static).
+      scoring: ``'mauve-text'`` (uniform grid) or ``'paper'`` (angular grid); see
+        :func:`mauve_from_histograms`.
 
     Examples:
       >>> from jaxmetrics.mauve.histograms import divergence_curve
@@ -230,9 +271,10 @@ def divergence_curve(p_hist: Any, q_hist: Any, *, scaling: float = 5.0, num_poin
       [[1.0, 0.0], [1.0, 1.0], [1.0, 1.0], [1.0, 1.0], [0.0, 1.0]]
     """
     num_points = V.check_int(num_points, "num_points", minimum=1)
+    scoring = _check_scoring(scoring)
     _check_scaling(scaling)
     p, q = _check_hists(p_hist, q_hist, ("p_hist", "q_hist"))
-    return _curve(p, q, jnp.asarray(scaling, p.dtype), num_points)
+    return _curve(p, q, jnp.asarray(scaling, p.dtype), num_points, scoring)
 
 
 def area_under_divergence_curve(curve: Any) -> jax.Array:
@@ -272,22 +314,34 @@ def frontier_integral(p_hist: Any, q_hist: Any) -> jax.Array:
 
 
 def mauve_from_histograms(
-    p_hist: Any, q_hist: Any, *, scaling: float = 5.0, num_points: int = 25
+    p_hist: Any, q_hist: Any, *, scaling: float = 5.0, num_points: int = 25, scoring: str = "mauve-text"
 ) -> MauveResult:
     """MAUVE, frontier integral and divergence curve of two histograms.
 
     With ``R_j = w_j p + (1 - w_j) q``, ``w = linspace(1e-6, 1 - 1e-6, m)``, the curve is
     ``[(1, 0)] + [(exp(-c KL(q||R_j)), exp(-c KL(p||R_j)))] + [(0, 1)]`` and
     ``mauve = sum_j (x_j - x_{j+1})(y_j + y_{j+1}) / 2``; see :func:`frontier_integral` for FI.
-    Pure and differentiable: ``jax.jit(mauve_from_histograms, static_argnames='num_points')``,
-    ``jax.vmap`` and ``jax.grad`` all work (value checks are skipped on traced inputs).
-    Gradients are finite at empty bins, and positive everywhere when smoothing is used.
+    Pure and differentiable: ``jax.jit(mauve_from_histograms, static_argnames=('num_points',
+    'scoring'))``, ``jax.vmap`` and ``jax.grad`` all work (value checks are skipped on traced
+    inputs). Gradients are finite at empty bins, and positive everywhere when smoothing is used.
+
+    ``scoring`` selects how the curve is scored. ``'mauve-text'`` (default) is mauve-text >= 0.2
+    (the uniform grid above; its symmetrised, sorted ``sklearn.metrics.auc`` equals the
+    natural-order trapezoid). ``'paper'`` is the code of the NeurIPS 2021 paper
+    (``krishnap25/mauve-experiments``) and of mauve 0.1.0: the angular grid
+    ``w = sort(cos(linspace(1e-6, pi/2 - 1e-6, m)))``, ``R_j`` computed as ``w_j p + (1 - w_j) q``,
+    the same end points and axes, and ``sklearn.metrics.auc(x, y)`` on the curve as built (the
+    natural-order trapezoid; where sklearn would reject an ``x`` that is non-monotone only by
+    rounding, as for identical histograms, the trapezoid is returned). Use ``'paper'`` to compare
+    with numbers published with that code (the NeurIPS 2021 tables); the two differ only through
+    the grid's discretisation error, typically 1e-4 to 1e-3. The frontier integral is the same.
 
     Args:
       p_hist, q_hist: ``[..., k]`` non-negative histograms (the text-side ``p`` is the human
         text by convention). Integer counts are cast to float; they are not renormalised.
       scaling: ``c`` > 0 (traced).
       num_points: number of interior mixture weights ``m`` (static).
+      scoring: ``'mauve-text'`` (default) or ``'paper'`` (static).
 
     Returns:
       :class:`MauveResult` with ``mauve [...]``, ``frontier_integral [...]`` and
@@ -300,11 +354,17 @@ def mauve_from_histograms(
       1.0
       >>> mauve_from_histograms(jnp.array([1.0, 0.0]), jnp.array([0.0, 1.0]))
       MauveResult(mauve=0.0040721, frontier_integral=1, divergence_curve=f32[27,2])
+      >>> p, q = jnp.array([0.7, 0.3, 0.0]), jnp.array([0.1, 0.3, 0.6])
+      >>> a = float(mauve_from_histograms(p, q).mauve)
+      >>> b = float(mauve_from_histograms(p, q, scoring="paper").mauve)
+      >>> round(a, 4), round(b, 4)
+      (0.1057, 0.106)
     """
     num_points = V.check_int(num_points, "num_points", minimum=1)
+    scoring = _check_scoring(scoring)
     _check_scaling(scaling)
     p, q = _check_hists(p_hist, q_hist, ("p_hist", "q_hist"))
-    return _mauve_core(p, q, jnp.asarray(scaling, p.dtype), num_points)
+    return _mauve_core(p, q, jnp.asarray(scaling, p.dtype), num_points, scoring)
 
 
 def smooth_counts(counts: Any, *, pseudocount: float = 0.5) -> jax.Array:
@@ -350,12 +410,14 @@ def mauve_from_counts(
     pseudocount: float = 0.5,
     scaling: float = 5.0,
     num_points: int = 25,
+    scoring: str = "mauve-text",
 ) -> MauveResult:
     """MAUVE from bin counts ``[..., k]`` with add-constant smoothing.
 
     Both count vectors are smoothed with :func:`smooth_counts` (``b = pseudocount``) and passed to
-    :func:`mauve_from_histograms`. ``pseudocount=0.5`` gives mauve-text's ``mauve_star`` and
-    ``frontier_integral_star``; ``pseudocount=0`` gives its plain ``mauve``.
+    :func:`mauve_from_histograms` (with its ``scaling``, ``num_points`` and ``scoring``).
+    ``pseudocount=0.5`` gives mauve-text's ``mauve_star`` and ``frontier_integral_star``;
+    ``pseudocount=0`` gives its plain ``mauve``.
 
     Examples:
       >>> from jaxmetrics.mauve.histograms import mauve_from_counts
@@ -367,4 +429,4 @@ def mauve_from_counts(
     q = smooth_counts(q_counts, pseudocount=pseudocount)
     if p.shape != q.shape:
         raise ValueError(f"q_counts: shape {q.shape} does not match p_counts shape {p.shape}")
-    return mauve_from_histograms(p, q, scaling=scaling, num_points=num_points)
+    return mauve_from_histograms(p, q, scaling=scaling, num_points=num_points, scoring=scoring)
