@@ -194,7 +194,27 @@ def main() -> None:
     b = mark_evaluate_scores(references=r, candidates=c[:40], k=3, mesh=mesh)
     record("mark_evaluate_mesh", list(a.to_dict().values()), list(b.to_dict().values()))
 
+    generate_cases(mesh)
+
     sys.stdout.write("\n" + json.dumps(OUT) + "\n")
+
+
+def generate_cases(mesh) -> None:
+    """KV-cache generation with its rows over the mesh: 5 prompts padded to 8 rows, greedy and
+    sampled with per-row keys, equal to the single-device run."""
+    from jaxmetrics.lm import generate
+    from jaxmetrics.models import load_model
+    from jaxmetrics.testing import tiny_checkpoint
+
+    lm = load_model(tiny_checkpoint("gpt2", tempfile.mkdtemp(), max_positions=16))
+    prompts = [np.array([5, 6, 7]), np.array([9]), np.array([10, 11]), np.array([3, 4, 5]), np.array([12])]
+    keys = jax.random.split(jax.random.key(5), len(prompts))
+    kw = dict(max_new_tokens=4, eos_token_id=None)
+    one, eight = (generate(prompts, model=lm, key=jax.random.key(0), greedy=True, mesh=m, **kw) for m in (None, mesh))
+    record("generate_mesh_greedy", (one.tokens, one.tokens_mask), (eight.tokens, eight.tokens_mask), exact=True)
+    kw.update(temperature=1.5, typical_p=0.95)
+    one, eight = (generate(prompts, model=lm, key=keys, mesh=m, **kw) for m in (None, mesh))
+    record("generate_mesh_sampled", (one.tokens,), (eight.tokens,), exact=True)
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ KERNELS = [
     "impar_state", "gaussian_moments", "per_device_merge_perplexity", "per_device_merge_count",
     "per_device_merge_ngrams", "pad_and_shard", "pad_and_shard_edge", "place_rows_uneven",
     "perplexity_pipeline", "compute_mauve_hist", "similarity_scores_mesh", "bertscore_mesh", "mark_evaluate_mesh",
+    "generate_mesh_greedy", "generate_mesh_sampled",
 ]
 
 

@@ -8,7 +8,7 @@ Modules: :mod:`~jaxmetrics.lm.kernels` (per-token kernels), :mod:`~jaxmetrics.lm
 :mod:`~jaxmetrics.lm.scores` (decoding scores of reference text), :mod:`~jaxmetrics.lm.sampling`
 (KV-cache generation). Every function that needs a model takes ``model=``.
 """
-from jaxmetrics.lm.kernels import TokenScores, decoding_log_probs, token_log_probs, token_nll, token_scores
+from jaxmetrics.lm.kernels import TokenScores, decoding_log_probs, entmax, token_log_probs, token_nll, token_scores
 from jaxmetrics.lm.sampling import GenerationOutput, generate
 from jaxmetrics.lm.scores import DecodingScores, decoding_scores
 from jaxmetrics.lm.text_ppl import TextPerplexities, text_perplexities
@@ -34,6 +34,7 @@ __all__ = [
     "WindowScores",
     "decoding_log_probs",
     "decoding_scores",
+    "entmax",
     "generate",
     "generation_perplexity",
     "lm_score_stats",

@@ -1,12 +1,15 @@
 """Batched sampling from causal decoders with a KV cache (greedy, pure, temperature, top-k,
-top-p), for decoding-parameter studies.
+top-p, locally typical, α-entmax), for decoding-parameter studies.
 
 The whole generation — prompt prefill, then one cached decode step per new token inside a
 ``lax.while_loop`` that stops early once every row has emitted EOS — is one jit-compiled
-function of the model state, the prompts and an explicit ``jax.random`` key. The step key is
-``fold_in(key, step)``, so results are reproducible for a given key. Prompts are left-padded;
-rotary / learned positions come from the prompt mask (``cumsum(mask) - 1``), so padding does
-not shift positions.
+function of the model state, the prompts and an explicit ``jax.random`` key. With one key the
+step key is ``fold_in(key, step)`` and one draw covers the whole batch; with a ``[B]`` array of
+per-row keys row ``r`` draws from ``fold_in(key[r], step)`` alone, so a row's generation does
+not depend on the other rows of its batch (nor on the batch size or padding rows) — which is
+what makes the sharded run (``mesh=``) equal to the single-device one. Results are
+reproducible for given keys. Prompts are left-padded; rotary / learned positions come from the
+prompt mask (``cumsum(mask) - 1``), so padding does not shift positions.
 
 The model is driven only through the causal-LM protocol of :mod:`jaxmetrics.models.protocol`
 (``init_cache`` and ``decode_step``), so every decoder of :mod:`jaxmetrics.models` (GPT-2,
@@ -24,7 +27,7 @@ import numpy as np
 from flax import nnx
 
 from jaxmetrics._validation import check_int, check_key, check_positive, check_probability
-from jaxmetrics.lm.kernels import decoding_log_probs
+from jaxmetrics.lm.kernels import _check_alpha, decoding_log_probs
 from jaxmetrics.models.protocol import resolve_model
 from jaxmetrics.results import Result
 
@@ -100,10 +103,12 @@ def _compiled(module):
     if entry is None:
         graphdef, _ = nnx.split(module)
 
-        @partial(jax.jit, static_argnames=("max_new", "top_k", "greedy", "use_top_p", "return_logits"))
-        def run(state, prompt, pmask, key, temperature, top_p, eos, pad, *, max_new, top_k, greedy, use_top_p,
-                return_logits):
-            # eos / pad are traced (eos = -1: never stop), so changing them does not recompile
+        @partial(jax.jit, static_argnames=("max_new", "top_k", "greedy", "use_top_p", "use_typical", "use_entmax",
+                                           "per_row", "return_logits"))
+        def run(state, prompt, pmask, key, temperature, top_p, typical_p, entmax_alpha, eos, pad, *, max_new, top_k,
+                greedy, use_top_p, use_typical, use_entmax, per_row, return_logits):
+            # eos / pad and the decoding parameters other than top_k are traced (eos = -1: never
+            # stop), so changing them does not recompile
             m = nnx.merge(graphdef, state)
             b, p = prompt.shape
             s = p + max_new
@@ -127,8 +132,13 @@ def _compiled(module):
                     tok = jnp.argmax(z, axis=-1)
                 else:
                     lp = decoding_log_probs(z, temperature=temperature, top_k=top_k,
-                                            top_p=top_p if use_top_p else None)
-                    tok = jax.random.categorical(jax.random.fold_in(key, i), lp, axis=-1)
+                                            top_p=top_p if use_top_p else None,
+                                            typical_p=typical_p if use_typical else None,
+                                            entmax_alpha=entmax_alpha if use_entmax else None)
+                    if per_row:  # row r draws from fold_in(key[r], i) alone
+                        tok = jax.vmap(lambda k, row: jax.random.categorical(jax.random.fold_in(k, i), row))(key, lp)
+                    else:
+                        tok = jax.random.categorical(jax.random.fold_in(key, i), lp, axis=-1)
                 tok = tok.astype(jnp.int32)
                 live = ~c["done"]
                 tok = jnp.where(live, tok, pad)
@@ -152,34 +162,80 @@ def _compiled(module):
     return entry
 
 
+def _row_keys(key, n_rows: int):
+    """``(key, per_row)``: one key, or a ``[B]`` array of per-row keys (typed ``key[B]`` or raw
+    ``uint32[B, 2]``) with ``B`` the number of prompts."""
+    check_key(key)
+    typed = jnp.issubdtype(key.dtype, jax.dtypes.prng_key)
+    batch_ndim = key.ndim - (0 if typed else 1)
+    if batch_ndim == 0:
+        return key, False
+    if batch_ndim == 1:
+        if key.shape[0] != n_rows:
+            raise ValueError(f"key: {key.shape[0]} per-row keys for {n_rows} prompts; pass one key, or one key "
+                             f"per prompt row (e.g. jax.random.split(key, {n_rows}))")
+        return key, True
+    raise ValueError(f"key: expected one jax.random key or a [B] array of per-row keys, got key shape "
+                     f"{tuple(key.shape)}")
+
+
 def generate(prompts, *, model, key, max_new_tokens: int, greedy: bool = False, temperature: float = 1.0,
-             top_k: int | None = None, top_p: float | None = None, eos_token_id: int | None | str = "default",
-             pad_token_id: int | None = None, return_logits: bool = False) -> GenerationOutput:
+             top_k: int | None = None, top_p: float | None = None, typical_p: float | None = None,
+             entmax_alpha: float | None = None, eos_token_id: int | None | str = "default",
+             pad_token_id: int | None = None, return_logits: bool = False, mesh=None) -> GenerationOutput:
     """Sample continuations of a batch of prompts with a KV cache (one jit-compiled loop).
 
-    At each step the next token is ``argmax_v z_v`` (``greedy=True``) or a draw from the
-    decoding distribution ``softmax(filter(z / temperature))`` with top-k then top-p filtering
-    (:func:`~jaxmetrics.lm.kernels.decoding_log_probs`); pure sampling is the default
-    ``temperature=1, top_k=None, top_p=None``. A row stops after it emits ``eos_token_id``
-    (later positions are padding, ``tokens_mask`` False); the loop ends when every row has
-    stopped or after ``max_new_tokens`` steps.
+    At each step, with ``z`` the next-token logits, the next token is ``argmax_v z_v``
+    (``greedy=True``) or a draw from the decoding distribution
+    (:func:`~jaxmetrics.lm.kernels.decoding_log_probs`), built in this order:
+
+    * temperature: ``z / temperature`` (pure sampling is the default ``temperature=1`` with no
+      filter);
+    * top-k: keep the ``top_k`` largest logits (ties with the k-th kept);
+    * top-p (nucleus, Holtzman et al. 2020): keep the most probable tokens until their mass
+      reaches ``top_p`` (the token that crosses it included);
+    * typical (locally typical sampling, Meister et al. 2023, as transformers'
+      ``typical_p``): with ``H`` the entropy of the current distribution, rank tokens by
+      ``|-ln p_i - H|`` ascending and keep them until their mass reaches ``typical_p``;
+    * entmax (Martins et al. 2020): sample from ``entmax_α(z / temperature)``
+      (:func:`~jaxmetrics.lm.kernels.entmax`; ``α = 1`` softmax, ``α = 2`` sparsemax), sparse
+      by itself, hence not combinable with top-k / top-p / typical (``ValueError``).
+
+    Filtered tokens get probability 0 and the rest are renormalised. A row stops after it emits
+    ``eos_token_id`` (later positions are padding, ``tokens_mask`` False); the loop ends when
+    every row has stopped or after ``max_new_tokens`` steps.
 
     Args:
       prompts: ``[B, P]`` int array or a list of 1-D id arrays (left-padded here), each non-empty;
         ``P + max_new_tokens`` must fit the model's context for learned positions (GPT-2).
       model: a causal :class:`~jaxmetrics.models.LoadedModel`, or a hub id / local directory.
-      key: a ``jax.random`` key (required, also for greedy decoding, for a uniform signature).
+      key: a ``jax.random`` key (required, also for greedy decoding, for a uniform signature),
+        or a ``[B]`` array of per-row keys (``jax.random.split(k, B)``, or
+        ``jax.vmap(lambda i: jax.random.fold_in(k, i))(row_ids)`` for keys tied to global row
+        ids). With one key step ``i`` draws the whole batch from ``fold_in(key, i)``; with
+        per-row keys row ``r`` draws from ``fold_in(key[r], i)``, so its tokens do not depend on
+        the other rows, the batch size or padding.
       max_new_tokens: number of decode steps ``M``.
-      greedy, temperature, top_k, top_p: decoding method (temperature, top_p, EOS and pad ids are
-        traced: changing them does not recompile; top_k, greedy and ``max_new_tokens`` are static).
+      greedy, temperature, top_k, top_p, typical_p, entmax_alpha: decoding method (above);
+        ``top_p`` and ``typical_p`` in ``(0, 1]`` (1 keeps everything), ``entmax_alpha >= 1``.
+        temperature, top_p, typical_p, entmax_alpha, EOS and pad ids are traced: changing their
+        values does not recompile; top_k, greedy, ``max_new_tokens`` and which filters are set
+        are static.
       eos_token_id: stop token; ``'default'`` = the model config's ``eos_token_id``; ``None``
         never stops early.
       pad_token_id: id written after a row stops (default: tokenizer pad, else EOS, else 0).
       return_logits: also return the raw logits of every step ``[B, M, V]``.
+      mesh: a :class:`jax.sharding.Mesh` with a ``'data'`` axis
+        (:func:`jaxmetrics.sharding.make_mesh`) to split the rows over its devices: the batch is
+        padded to a multiple of the device count (padding rows: a one-token prompt), placed
+        over the data axis, and the same compiled loop runs partitioned by XLA; only the real
+        rows are returned. Sampling with a mesh requires per-row keys (``key`` of shape
+        ``[B]``): the result then equals the single-device run with the same keys. Greedy
+        decoding accepts one key.
 
     Returns:
-      :class:`GenerationOutput`; ``out.sequences(include_prompt=False)`` gives the new tokens of
-      each row, ready for ``lm.tokenizer.decode``.
+      :class:`GenerationOutput` (numpy arrays); ``out.sequences(include_prompt=False)`` gives
+      the new tokens of each row, ready for ``lm.tokenizer.decode``.
 
     Examples:
       >>> import tempfile, jax, numpy as np
@@ -192,6 +248,16 @@ def generate(prompts, *, model, key, max_new_tokens: int, greedy: bool = False, 
       GenerationOutput(tokens=i32[2,4], tokens_mask=bool[2,4], finished=bool[2], prompt_ids=i32[2,3], prompt_ids_mask=bool[2,3], logits=None)
       >>> [s.size for s in out.sequences(include_prompt=False)]
       [4, 4]
+
+      Per-row keys: a row's tokens are the same alone or in a batch.
+
+      >>> keys = jax.random.split(jax.random.key(1), 2)
+      >>> both = generate([np.array([5, 6, 7]), np.array([8])], model=lm, key=keys, max_new_tokens=4,
+      ...                 typical_p=0.9, eos_token_id=None)
+      >>> alone = generate([np.array([8])], model=lm, key=keys[1:], max_new_tokens=4, typical_p=0.9,
+      ...                  eos_token_id=None)
+      >>> bool((both.tokens[1] == alone.tokens[0]).all())
+      True
     """
     lm = resolve_model(model, causal=True, purpose="generate")
     check_key(key)
@@ -213,7 +279,18 @@ def generate(prompts, *, model, key, max_new_tokens: int, greedy: bool = False, 
             check_int(top_k, "top_k", minimum=1)
         if top_p is not None:
             check_probability(top_p, "top_p")
+        if typical_p is not None:
+            check_probability(typical_p, "typical_p")
+        if entmax_alpha is not None:
+            if np.ndim(entmax_alpha):
+                raise ValueError(f"entmax_alpha: expected a scalar, got shape {np.shape(entmax_alpha)}")
+            _check_alpha(entmax_alpha, "entmax_alpha")
+            if top_k is not None or top_p is not None or typical_p is not None:
+                raise ValueError("entmax_alpha: entmax sampling is its own truncation and cannot be combined with "
+                                 "top_k, top_p or typical_p (leave them None)")
     ids, pmask = _left_pad(prompts, pad_token_id)
+    n_rows = ids.shape[0]
+    key, per_row = _row_keys(key, n_rows)
     n_pos = getattr(config, "n_positions", None)
     if n_pos is not None and ids.shape[1] + M > n_pos:
         raise ValueError(f"max_new_tokens: prompt length {ids.shape[1]} + {M} exceeds the model's "
@@ -221,13 +298,51 @@ def generate(prompts, *, model, key, max_new_tokens: int, greedy: bool = False, 
     vocab = getattr(config, "vocab_size", None)
     if vocab and (ids[pmask].max() >= vocab or ids[pmask].min() < 0):
         raise ValueError(f"prompts: token ids must lie in [0, {vocab})")
+    run_ids, run_mask, run_key = jnp.asarray(ids), jnp.asarray(pmask), key
+    if mesh is not None:
+        run_ids, run_mask, run_key = _place_on_mesh(ids, pmask, key, per_row, mesh, greedy=bool(greedy))
     run = _compiled(module)
     _, state = nnx.split(module)
     toks, gmask, done, logits = run(
-        state, jnp.asarray(ids), jnp.asarray(pmask), key, jnp.float32(temperature),
-        jnp.float32(1.0 if top_p is None else top_p), jnp.int32(-1 if eos_token_id is None else eos_token_id),
+        state, run_ids, run_mask, run_key, jnp.float32(temperature),
+        jnp.float32(1.0 if top_p is None else top_p), jnp.float32(1.0 if typical_p is None else typical_p),
+        jnp.float32(1.0 if entmax_alpha is None else entmax_alpha),
+        jnp.int32(-1 if eos_token_id is None else eos_token_id),
         jnp.int32(pad_token_id), max_new=M, top_k=None if greedy else top_k, greedy=bool(greedy),
-        use_top_p=(top_p is not None and not greedy), return_logits=bool(return_logits))
-    return GenerationOutput(tokens=np.asarray(toks), tokens_mask=np.asarray(gmask), finished=np.asarray(done),
-                            prompt_ids=ids, prompt_ids_mask=pmask,
-                            logits=np.asarray(logits) if return_logits else None)
+        use_top_p=(top_p is not None and not greedy), use_typical=(typical_p is not None and not greedy),
+        use_entmax=(entmax_alpha is not None and not greedy), per_row=per_row and not greedy,
+        return_logits=bool(return_logits))
+    return GenerationOutput(tokens=np.asarray(toks)[:n_rows], tokens_mask=np.asarray(gmask)[:n_rows],
+                            finished=np.asarray(done)[:n_rows], prompt_ids=ids, prompt_ids_mask=pmask,
+                            logits=np.asarray(logits)[:n_rows] if return_logits else None)
+
+
+def _place_on_mesh(ids, pmask, key, per_row, mesh, *, greedy):
+    """Pad the rows to a multiple of the mesh's data axis (padding rows: the one-token prompt
+    ``[0]``, a copy of the first row's key) and shard prompts, masks and per-row keys over it."""
+    from jax.sharding import Mesh
+
+    from jaxmetrics.sharding import DATA_AXIS, shard
+
+    if not isinstance(mesh, Mesh):
+        raise TypeError(f"mesh: expected a jax.sharding.Mesh (jaxmetrics.sharding.make_mesh()), "
+                        f"got {type(mesh).__name__}")
+    if DATA_AXIS not in mesh.axis_names:
+        raise ValueError(f"mesh: expected a mesh with a {DATA_AXIS!r} axis, got axes {mesh.axis_names}")
+    if not per_row and not greedy:
+        raise ValueError(f"key: sampling with mesh= needs one key per prompt row (e.g. "
+                         f"jax.random.split(key, {ids.shape[0]})), so that each row's draws do not depend "
+                         f"on the padding rows; got a single key")
+    n, p = ids.shape
+    extra = (-n) % mesh.shape[DATA_AXIS]
+    if extra:
+        pad_ids = np.zeros((extra, p), ids.dtype)
+        pad_mask = np.zeros((extra, p), bool)
+        pad_mask[:, -1] = True
+        ids, pmask = np.concatenate([ids, pad_ids]), np.concatenate([pmask, pad_mask])
+        if per_row:
+            key = jnp.concatenate([jnp.asarray(key), jnp.repeat(jnp.asarray(key)[:1], extra, axis=0)])
+    ids, pmask = shard((ids, pmask), mesh)
+    if per_row:
+        key = shard(key, mesh)
+    return ids, pmask, key
