@@ -14,6 +14,8 @@ Sub-packages (imported lazily, so ``import jaxmetrics`` is cheap):
 * :mod:`jaxmetrics.mark_evaluate` – ME-Petersen/Schnabel/CAPTURE, IMPAR, PRD, FID.
 * :mod:`jaxmetrics.diversity` – distinct-n, Self-BLEU, Zipf, REP, Tevet & Berant's tests.
 * :mod:`jaxmetrics.models` – Flax NNX GPT-2 / BERT / RoBERTa / Llama and featurizers.
+* :mod:`jaxmetrics.evaluation` – ``evaluate_generation``: generate with several decoding settings
+  and seeds, featurize, and report every metric (the MAUVE paper's protocol), resumable.
 
 Each family's main functions are also available at the top level, e.g.
 ``jaxmetrics.compute_mauve``, ``jaxmetrics.compute_similarity``, ``jaxmetrics.perplexity``.
@@ -102,6 +104,9 @@ _EXPORTS = {
     "featurize": "jaxmetrics.models",
     "token_embeddings": "jaxmetrics.models",
     "sentence_embeddings": "jaxmetrics.models",
+    # end-to-end evaluation of generations
+    "evaluate_generation": "jaxmetrics.evaluation",
+    "GenerationReport": "jaxmetrics.evaluation",
     # scale-out
     "make_mesh": "jaxmetrics.sharding",
     "shard": "jaxmetrics.sharding",
@@ -110,7 +115,7 @@ _EXPORTS = {
     "pad_to_multiple": "jaxmetrics.sharding",
 }
 
-_SUBMODULES = ("mauve", "lm", "similarity", "mark_evaluate", "diversity", "models", "sharding", "state",
+_SUBMODULES = ("evaluation", "mauve", "lm", "similarity", "mark_evaluate", "diversity", "models", "sharding", "state",
                "results", "testing")
 
 __all__ = sorted(_EXPORTS) + list(_SUBMODULES)

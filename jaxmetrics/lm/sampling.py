@@ -69,7 +69,7 @@ class GenerationOutput(Result):
         return out
 
 
-def _left_pad(prompts, pad_id: int):
+def _left_pad(prompts, pad_id: int, min_length: int = 0):
     if isinstance(prompts, np.ndarray) or (hasattr(prompts, "shape") and not isinstance(prompts, (list, tuple))):
         arr = np.asarray(prompts)
         if arr.ndim == 1:
@@ -86,7 +86,7 @@ def _left_pad(prompts, pad_id: int):
             raise ValueError(f"prompts: prompt {i} is empty; at least one token is needed")
         if not np.issubdtype(r.dtype, np.integer):
             raise TypeError(f"prompts: prompt {i} has dtype {r.dtype}; expected integer token ids")
-    P = max(r.size for r in rows)
+    P = max(max(r.size for r in rows), min_length)
     ids = np.full((len(rows), P), pad_id, np.int32)
     mask = np.zeros((len(rows), P), bool)
     for i, r in enumerate(rows):
@@ -182,7 +182,8 @@ def _row_keys(key, n_rows: int):
 def generate(prompts, *, model, key, max_new_tokens: int, greedy: bool = False, temperature: float = 1.0,
              top_k: int | None = None, top_p: float | None = None, typical_p: float | None = None,
              entmax_alpha: float | None = None, eos_token_id: int | None | str = "default",
-             pad_token_id: int | None = None, return_logits: bool = False, mesh=None) -> GenerationOutput:
+             pad_token_id: int | None = None, return_logits: bool = False, mesh=None,
+             prompt_length: int | None = None) -> GenerationOutput:
     """Sample continuations of a batch of prompts with a KV cache (one jit-compiled loop).
 
     At each step, with ``z`` the next-token logits, the next token is ``argmax_v z_v``
@@ -225,6 +226,9 @@ def generate(prompts, *, model, key, max_new_tokens: int, greedy: bool = False, 
         never stops early.
       pad_token_id: id written after a row stops (default: tokenizer pad, else EOS, else 0).
       return_logits: also return the raw logits of every step ``[B, M, V]``.
+      prompt_length: left-pad the prompts to at least this many positions (default: the longest
+        prompt). Batches of prompts of varying length then share one shape, hence one
+        compilation; the outputs do not change (padding is masked).
       mesh: a :class:`jax.sharding.Mesh` with a ``'data'`` axis
         (:func:`jaxmetrics.sharding.make_mesh`) to split the rows over its devices: the batch is
         padded to a multiple of the device count (padding rows: a one-token prompt), placed
@@ -288,7 +292,9 @@ def generate(prompts, *, model, key, max_new_tokens: int, greedy: bool = False, 
             if top_k is not None or top_p is not None or typical_p is not None:
                 raise ValueError("entmax_alpha: entmax sampling is its own truncation and cannot be combined with "
                                  "top_k, top_p or typical_p (leave them None)")
-    ids, pmask = _left_pad(prompts, pad_token_id)
+    if prompt_length is not None:
+        prompt_length = check_int(prompt_length, "prompt_length", minimum=1)
+    ids, pmask = _left_pad(prompts, pad_token_id, prompt_length or 0)
     n_rows = ids.shape[0]
     key, per_row = _row_keys(key, n_rows)
     n_pos = getattr(config, "n_positions", None)

@@ -528,7 +528,8 @@ class GenerationPerplexity(Result):
 
 
 def generation_perplexity(generations, *, model, max_length: int | None = 1024, batch_size: int = 8,
-                          convention: str = "mauve", remove_ids: Sequence[int] | None = None) -> GenerationPerplexity:
+                          convention: str = "mauve", remove_ids: Sequence[int] | None = None,
+                          mesh=None) -> GenerationPerplexity:
     """Perplexity of generated texts under a scoring model (MAUVE-experiments "Gen. PPL").
 
     Convention of ``krishnap25/mauve-experiments`` (``convention='mauve'``): each generation
@@ -550,6 +551,7 @@ def generation_perplexity(generations, *, model, max_length: int | None = 1024, 
       batch_size: documents per jitted forward.
       convention: ``'mauve'`` or ``'exact'``.
       remove_ids: token ids dropped before scoring (MAUVE experiments remove EOS/pad tokens).
+      mesh: optional device mesh, as in :func:`perplexity` (documents split over its devices).
 
     Returns:
       :class:`GenerationPerplexity`.
@@ -574,7 +576,7 @@ def generation_perplexity(generations, *, model, max_length: int | None = 1024, 
         drop = np.asarray(list(remove_ids), dtype=np.int64)
         docs = [d[~np.isin(d, drop)] for d in docs]
     docs = [d[:L] for d in docs]
-    res = perplexity(docs, model=lm, max_length=L, stride=L, batch_size=batch_size, convention="exact")
+    res = perplexity(docs, model=lm, max_length=L, stride=L, batch_size=batch_size, convention="exact", mesh=mesh)
     denom = int(sum(d.size for d in docs)) if convention == "mauve" else res.num_tokens
     return GenerationPerplexity(perplexity=float(np.exp(res.nll / denom)), nll=res.nll,
                                 num_predicted=res.num_tokens, denominator=denom,

@@ -162,21 +162,34 @@ def _pad_batch(seqs: list[np.ndarray], rows: int, t: int, pad_id: int):
 
 
 def _run_batches(ids: list[np.ndarray], lm: LoadedModel, fn, *, batch_size: int, max_length: int,
-                 progress: bool, desc: str, on_batch: Callable[[np.ndarray, np.ndarray], None]):
+                 progress: bool, desc: str, on_batch: Callable[[np.ndarray, np.ndarray], None], mesh=None):
     """Run the jitted reduction ``fn(ids, mask)`` over length-bucketed batches.
 
     ``on_batch(item_indices, result_rows)`` receives each batch's results (filler rows cut).
+    With a ``mesh`` every batch is padded to a multiple of its devices (filler rows see one
+    token) and its rows are split over them; XLA partitions the forward pass. Rows are
+    independent, so the features equal the one-device ones (to float rounding).
     """
     from tqdm.auto import tqdm
 
     lengths = np.array([len(x) for x in ids])
     rows = min(batch_size, len(ids))
+    if mesh is not None:
+        from jaxmetrics.sharding import DATA_AXIS
+
+        n_dev = int(mesh.shape[DATA_AXIS])
+        rows = -(-rows // n_dev) * n_dev
     plan = _plan(lengths, rows, max_length)
     bar = tqdm(total=len(ids), desc=desc, unit="text", disable=not progress or len(plan) < 2, leave=False)
     try:
         for idx, t in plan:
             b_ids, b_mask = _pad_batch([ids[i] for i in idx], rows, t, lm.pad_token_id)
-            out = np.asarray(jax.device_get(fn(b_ids, b_mask)))[: len(idx)]
+            if mesh is not None:
+                from jaxmetrics.sharding import shard, to_host
+
+                out = np.asarray(to_host(fn(*shard((b_ids, b_mask), mesh))))[: len(idx)]
+            else:
+                out = np.asarray(jax.device_get(fn(b_ids, b_mask)))[: len(idx)]
             on_batch(idx, out)
             bar.update(len(idx))
     finally:
@@ -219,7 +232,7 @@ def _tokens_fn(layer: int, last: int):
 
 
 def _pooled(texts, model, *, kind: str, layer: int, max_length: int | None, default_length: int, batch_size: int,
-            cache_dir, progress: bool, desc: str) -> np.ndarray:
+            cache_dir, progress: bool, desc: str, mesh=None) -> np.ndarray:
     texts = check_texts(texts, "texts")
     lm = resolve_model(model)
     max_length = _check_max_length(lm, max_length, default_length)
@@ -251,7 +264,7 @@ def _pooled(texts, model, *, kind: str, layer: int, max_length: int | None, defa
             cache.put([sub[i] for i in idx], rows)
 
     _run_batches(ids, lm, fn, batch_size=batch_size, max_length=max_length, progress=progress, desc=desc,
-                 on_batch=on_batch)
+                 on_batch=on_batch, mesh=mesh)
     return out
 
 
@@ -259,7 +272,8 @@ def _pooled(texts, model, *, kind: str, layer: int, max_length: int | None, defa
 
 def featurize(texts: Sequence[str], *, model: LoadedModel | str | os.PathLike, max_length: int | None = None,
               batch_size: int = 8,
-              cache_dir: str | os.PathLike | None = None, progress: bool = True, layer: int = -1) -> np.ndarray:
+              cache_dir: str | os.PathLike | None = None, progress: bool = True, layer: int = -1,
+              mesh=None) -> np.ndarray:
     """MAUVE features: one layer's hidden state at the last real token of each text.
 
     The mauve-text convention: ``feature_i = hidden_states[layer][i, len_i - 1]`` with
@@ -278,6 +292,8 @@ def featurize(texts: Sequence[str], *, model: LoadedModel | str | os.PathLike, m
         resumes and recomputes only missing texts).
       progress: show a progress bar when there is more than one batch.
       layer: ``hidden_states`` index (0 = embeddings, negative counts from the end).
+      mesh: optional :class:`jax.sharding.Mesh`: each batch's rows are split over its devices
+        (batches padded to a multiple of the device count); same features.
 
     Returns:
       float32 ``[N, D]`` features in input order.
@@ -290,12 +306,12 @@ def featurize(texts: Sequence[str], *, model: LoadedModel | str | os.PathLike, m
       (2, 384)
     """
     return _pooled(texts, model, kind="last", layer=layer, max_length=max_length, default_length=1024,
-                   batch_size=batch_size, cache_dir=cache_dir, progress=progress, desc="featurize")
+                   batch_size=batch_size, cache_dir=cache_dir, progress=progress, desc="featurize", mesh=mesh)
 
 
 def sentence_embeddings(texts: Sequence[str], *, model: LoadedModel | str | os.PathLike, max_length: int | None = None,
                         batch_size: int = 32, normalize: bool = False, cache_dir: str | os.PathLike | None = None,
-                        progress: bool = True, layer: int = -1) -> np.ndarray:
+                        progress: bool = True, layer: int = -1, mesh=None) -> np.ndarray:
     """Mean-pooled sentence embeddings (the sentence-transformers convention).
 
     ``e_i = sum_t m_it h_it / max(sum_t m_it, 1e-9)`` over the real tokens (special tokens
@@ -310,7 +326,7 @@ def sentence_embeddings(texts: Sequence[str], *, model: LoadedModel | str | os.P
         :func:`featurize`).
       batch_size: rows per forward pass.
       normalize: divide each embedding by its L2 norm.
-      cache_dir, progress, layer: as in :func:`featurize`.
+      cache_dir, progress, layer, mesh: as in :func:`featurize`.
 
     Returns:
       float32 ``[N, D]``.
@@ -324,14 +340,16 @@ def sentence_embeddings(texts: Sequence[str], *, model: LoadedModel | str | os.P
       ((2, 384), True)
     """
     e = _pooled(texts, model, kind="mean", layer=layer, max_length=max_length, default_length=256,
-                batch_size=batch_size, cache_dir=cache_dir, progress=progress, desc="sentence embeddings")
+                batch_size=batch_size, cache_dir=cache_dir, progress=progress, desc="sentence embeddings",
+                mesh=mesh)
     if normalize:
         e = e / np.maximum(np.linalg.norm(e, axis=1, keepdims=True), 1e-12)
     return e
 
 
 def token_embeddings(texts: Sequence[str], *, model: LoadedModel | str | os.PathLike, layer: int = -1,
-                     max_length: int | None = None, batch_size: int = 16, progress: bool = True) -> TokenEmbeddings:
+                     max_length: int | None = None, batch_size: int = 16, progress: bool = True,
+                     mesh=None) -> TokenEmbeddings:
     """Per-token hidden states of one layer, padded to the longest text.
 
     Args:
@@ -343,6 +361,7 @@ def token_embeddings(texts: Sequence[str], *, model: LoadedModel | str | os.Path
         value warns, as in :func:`featurize`).
       batch_size: rows per forward pass.
       progress: show a progress bar when there is more than one batch.
+      mesh: optional device mesh, as in :func:`featurize`.
 
     Returns:
       :class:`TokenEmbeddings` (``L`` is the longest tokenized text).
@@ -380,7 +399,7 @@ def token_embeddings(texts: Sequence[str], *, model: LoadedModel | str | os.Path
             emb[i, :k] = rows[r, :k]
 
     _run_batches(ids, lm, fn, batch_size=batch_size, max_length=max_length, progress=progress,
-                 desc="token embeddings", on_batch=on_batch)
+                 desc="token embeddings", on_batch=on_batch, mesh=mesh)
     return TokenEmbeddings(emb, mask, spec, input_ids)
 
 
