@@ -300,8 +300,12 @@ def decoding_log_probs(logits, *, temperature=1.0, top_k=None, top_p=None, typic
         a = jnp.asarray(entmax_alpha, dtype=z.dtype)
         return _entmax_log(z, a[..., None] if a.ndim else a, _ENTMAX_ITERS)
     if top_k is not None:
-        kth = jax.lax.top_k(z, top_k)[0][..., -1:]
-        z = jnp.where(z < kth, neg_inf, z)
+        # the k-th largest value v_k is the smallest u with count(z > u) < k; found by the same
+        # bisection as top-p (counts instead of masses). XLA:CPU's lax.top_k took ~94 ms on
+        # [128, 4096] logits, 20x this, and dominated top-k sampling.
+        order = _order_key(z)
+        kth = _mass_threshold(order, jnp.ones_like(z), jnp.asarray(top_k, z.dtype), above=True)
+        z = jnp.where(order < kth, neg_inf, z)
     if top_p is not None:
         p_thr = jnp.asarray(top_p, dtype=z.dtype)
         if p_thr.ndim:
