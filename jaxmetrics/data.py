@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import json
 import os
 import sys
 from pathlib import Path
@@ -113,7 +114,9 @@ def _write_inputs(out_dir: str | os.PathLike, *, n: int = 64) -> list[Path]:
       ``label_value`` in 1..5 distinct speeches (repeated to fill the 5 slots), so every
       diversity metric should rise with ``label_value``;
     * ``pairs.tsv``: 60 STS-style scored pairs (``sentence1, sentence2, score, group``, with a
-      header) for ``jaxmetrics similarity-eval``: see :func:`synthetic_scored_pairs`.
+      header) for ``jaxmetrics similarity-eval``: see :func:`synthetic_scored_pairs`;
+    * ``prompts.jsonl``: ``n`` held-out speeches of at least 30 words as
+      ``{"prompt": first 8 words, "continuation": the rest}`` for ``jaxmetrics evaluate-generation``.
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -122,7 +125,8 @@ def _write_inputs(out_dir: str | os.PathLike, *, n: int = 64) -> list[Path]:
         return [s for s in load_shakespeare(split, limit=2000, min_words=20) if len(s.split()) <= 60][:n]
 
     refs, cands = mid("heldout"), mid("train")
-    paths = [out / "refs.txt", out / "cands.txt", out / "corpus.txt", out / "mcdiv.csv", out / "pairs.tsv"]
+    paths = [out / "refs.txt", out / "cands.txt", out / "corpus.txt", out / "mcdiv.csv", out / "pairs.tsv",
+             out / "prompts.jsonl"]
     paths[0].write_text("\n".join(refs) + "\n", encoding="utf-8")
     paths[1].write_text("\n".join(cands) + "\n", encoding="utf-8")
     paths[2].write_text("\n".join(load_shakespeare("heldout", limit=200)) + "\n", encoding="utf-8")
@@ -140,6 +144,9 @@ def _write_inputs(out_dir: str | os.PathLike, *, n: int = 64) -> list[Path]:
     rows = synthetic_scored_pairs()
     paths[4].write_text("sentence1\tsentence2\tscore\tgroup\n"
                         + "".join(f"{a}\t{b}\t{c:.4f}\t{g}\n" for a, b, c, g in rows), encoding="utf-8")
+    long = [s.split() for s in load_shakespeare("heldout", limit=4000, min_words=30)][:n]
+    paths[5].write_text("".join(json.dumps({"prompt": " ".join(w[:8]), "continuation": " " + " ".join(w[8:])}) + "\n"
+                                for w in long), encoding="utf-8")
     return paths
 
 
@@ -186,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
     sub = ap.add_subparsers(dest="what", required=True)
     sub.add_parser("model", help="print the demo GPT-2's checkpoint directory")
     sub.add_parser("data", help="print the folder holding data/ and model/")
-    p = sub.add_parser("inputs", help="write refs.txt, cands.txt, corpus.txt, mcdiv.csv and pairs.tsv into DIR")
+    p = sub.add_parser("inputs", help="write refs.txt, cands.txt, corpus.txt, mcdiv.csv, pairs.tsv and prompts.jsonl into DIR")
     p.add_argument("dir")
     args = ap.parse_args(argv)
     if args.what == "model":

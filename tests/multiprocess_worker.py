@@ -158,6 +158,23 @@ def main() -> None:
 
     record("mark_evaluate_global", mark_evaluate_global)
 
+    # ---- evaluate_generation: every process runs the same call; generation, featurization and
+    # Gen. PPL split their rows over both processes' devices
+    def evaluate_generation():
+        from jaxmetrics.data import load_shakespeare
+
+        lines = [ln for ln in load_shakespeare("heldout") if len(ln.split()) >= 20][:12]
+        data = [{"prompt": " ".join(ln.split()[:4]), "continuation": " " + " ".join(ln.split()[4:])} for ln in lines]
+        kw = dict(model=lm, featurizer=lm, dataset=data, decodings=["greedy", "top_k=5"], seeds=[0, 1],
+                  max_new_tokens=6, mauve_seeds=2, batch_size=6, self_bleu_samples=4, mark_evaluate=False,
+                  progress=False)
+        res = {"two": jaxmetrics.evaluate_generation(**kw, mesh=mesh).rows}
+        if pid == 0:
+            res["one"] = jaxmetrics.evaluate_generation(**kw).rows
+        return res
+
+    record("evaluate_generation", evaluate_generation)
+
     with open(out_path, "w") as f:
         json.dump(out, f)
     multihost_utils.sync_global_devices("done")

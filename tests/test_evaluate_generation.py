@@ -27,7 +27,7 @@ from jaxmetrics.evaluation import core
 
 N = 32
 SMALL = dict(decodings=["greedy", "top_k=20"], seeds=[0, 1], max_new_tokens=12, mauve_seeds=2, batch_size=16,
-             self_bleu_samples=10, progress=False)
+             self_bleu_samples=10, hf_perplexity=True, progress=False)
 
 
 def _records(n=N):

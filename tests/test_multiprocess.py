@@ -137,3 +137,16 @@ def test_mark_evaluate_from_process_local_rows(results):
     assert v[0]["global_input"] and v[1]["global_input"]
     assert v[0]["two"] == v[1]["two"]
     assert v[0]["two"] == pytest.approx(v[0]["one"], abs=1e-6)
+
+
+def test_evaluate_generation_over_processes(results):
+    """``evaluate_generation(..., mesh=mesh)`` run by both processes (a multi-host run): each
+    process gets the one-process report."""
+    v = _values(results, "evaluate_generation")
+    assert v[0]["two"] == v[1]["two"]
+    one, two = v[0]["one"], v[0]["two"]
+    assert list(one) == list(two) == ["human", "greedy", "top_k=5"]
+    for row in one:
+        for k, val in one[row].items():
+            if isinstance(val, float):
+                assert two[row][k] == pytest.approx(val, rel=1e-5, abs=1e-6), (row, k)

@@ -16,7 +16,7 @@ import pytest
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 FAMILIES = ("featurize", "mauve", "perplexity", "similarity", "mark-evaluate", "diversity-test", "mauve-sweep",
-            "anisotropy", "similarity-eval")
+            "anisotropy", "similarity-eval", "evaluate-generation")
 
 
 def python_blocks() -> list[str]:
@@ -69,6 +69,9 @@ def check_cli_block_outputs(proc: subprocess.CompletedProcess, cwd: Path) -> Non
     assert sweep and "k" in json.dumps(sweep)
     assert len((cwd / "corr.csv").read_text().splitlines()) == 1 + 2 * 2 * 2   # header + T x layers x centering
     assert json.loads((cwd / "anisotropy.json").read_text())
+    ev = json.loads((cwd / "eval" / "report.json").read_text())
+    assert list(ev["rows"]) == ["human", "greedy", "top_p=0.9"] and 0.0 < ev["rows"]["top_p=0.9"]["mauve"] <= 1.0
+    assert "bertscore_f1" in ev["rows"]["greedy"] and (cwd / "eval" / "cache" / "manifest.json").exists()
 
 
 def test_readme_has_python_quickstart():
@@ -118,6 +121,9 @@ def test_readme_python_snippets_run_as_printed(tmp_path, monkeypatch):
     assert 0.0 <= namespace["me"].petersen <= 1.0
     assert namespace["grad_q"].shape == namespace["q"].shape
     assert "PRF(precision=" in printed
+    report = namespace["report"]
+    assert list(report.rows) == ["human", "greedy", "top_p=0.9", "typical_p=0.95"]
+    assert len(report.rows["top_p=0.9"]["mauve_runs"]) == 2 and "| Decoding | MAUVE" in printed
 
 
 def test_readme_cli_blocks_cover_every_command():

@@ -44,6 +44,8 @@ def register(subparsers) -> None:
     p.add_argument("--mauve-seeds", type=int, default=5, help="k-means seeds per run (default 5)")
     p.add_argument("--mauve-scoring", choices=("mauve-text", "paper"), default="mauve-text",
                    help="divergence-curve scoring: mauve-text's (default) or the NeurIPS 2021 paper code's")
+    p.add_argument("--hf-perplexity", action="store_true",
+                   help="add Hugging Face evaluate's per-text perplexity column (ppl_evaluate)")
     p.add_argument("--self-bleu-samples", type=int, default=500, help="Self-BLEU hypotheses (default 500)")
     p.add_argument("--no-eos", action="store_true", help="never stop at EOS (always max-new-tokens tokens)")
     p.add_argument("--batch-size", type=int, default=64, help="prompts per generation batch (default 64)")
@@ -87,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
         max_new_tokens=args.max_new_tokens, prompt_tokens=args.prompt_tokens,
         prompt_field=args.prompt_field or None, reference_field=args.reference_field,
         include_prompt=not args.continuation_only, pooling=args.pooling, similarity_model=sim,
-        mauve_seeds=args.mauve_seeds, mauve_scoring=args.mauve_scoring, self_bleu_samples=args.self_bleu_samples,
+        mauve_seeds=args.mauve_seeds, mauve_scoring=args.mauve_scoring, hf_perplexity=args.hf_perplexity, self_bleu_samples=args.self_bleu_samples,
         eos_token_id=None if args.no_eos else "default", batch_size=args.batch_size,
         featurize_max_length=args.feature_max_length, cache_dir=args.cache_dir, out_dir=args.out, mesh=mesh,
         progress=progress_enabled(args))

@@ -14,7 +14,7 @@ column                    definition (each run = one setting and one sampling se
 ``gen_ppl``               :func:`~jaxmetrics.lm.generation_perplexity` of prompt + continuation
                           under the generating model (the MAUVE experiments' Gen. PPL)
 ``gen_ppl_gap``           ``|gen_ppl − gen_ppl(human)|``
-``ppl_evaluate``          mean per-text perplexity in Hugging Face ``evaluate``'s convention
+``ppl_evaluate``          (``hf_perplexity=True``) mean per-text perplexity in Hugging Face ``evaluate``'s convention
                           (:func:`~jaxmetrics.lm.text_perplexities`, ``add_start_token`` when the
                           tokenizer has a BOS, ``max_length`` = the model's positions); the
                           per-text values are in the JSON
@@ -419,7 +419,7 @@ def _similarity(cand: _Tokens, ref: _Tokens, *, temperature, mesh) -> np.ndarray
     return out
 
 
-def _text_scores(full_ids, stat_ids, cont_ids, lm, *, self_bleu_samples, batch_size, mesh, bos, clock) -> dict:
+def _text_scores(full_ids, stat_ids, cont_ids, lm, *, self_bleu_samples, batch_size, mesh, bos, hf, clock) -> dict:
     """Model- and n-gram-based statistics of one run (or of the human texts); stage times are
     added to ``clock``."""
     from jaxmetrics.diversity import distinct_n, repetition_fraction, self_bleu, zipf_coefficient
@@ -430,11 +430,12 @@ def _text_scores(full_ids, stat_ids, cont_ids, lm, *, self_bleu_samples, batch_s
     scored = [x for x in full_ids if x.size >= 2]
     out["gen_ppl"] = float(generation_perplexity(scored, model=lm, max_length=None, batch_size=batch_size,
                                                  mesh=mesh).perplexity)
-    texts = lm.tokenizer.batch_decode([list(map(int, x)) for x in full_ids])
-    n_pos = getattr(lm.config, "n_positions", None) or getattr(lm.config, "max_position_embeddings", None)
-    ev = text_perplexities(texts, model=lm, batch_size=batch_size, add_start_token=bos, max_length=n_pos)
-    out["ppl_evaluate"] = float(ev.mean_perplexity)
-    out["ppl_evaluate_per_text"] = [float(v) for v in np.asarray(ev.perplexities)]
+    if hf:
+        texts = lm.tokenizer.batch_decode([list(map(int, x)) for x in full_ids])
+        n_pos = getattr(lm.config, "n_positions", None) or getattr(lm.config, "max_position_embeddings", None)
+        ev = text_perplexities(texts, model=lm, batch_size=batch_size, add_start_token=bos, max_length=n_pos)
+        out["ppl_evaluate"] = float(ev.mean_perplexity)
+        out["ppl_evaluate_per_text"] = [float(v) for v in np.asarray(ev.perplexities)]
     t1 = time.perf_counter()
     clock["perplexity"] += t1 - t0
     seqs = [np.asarray(x, np.int32) for x in stat_ids if x.size]
@@ -473,6 +474,7 @@ def evaluate_generation(
     similarity_max_length: int | None = None,
     twmd_temperature: float = 0.1,
     mark_evaluate: bool = True,
+    hf_perplexity: bool = False,
     mauve_seeds: int = 5,
     mauve_seed: int = 25,
     mauve_scoring: str = "mauve-text",
@@ -525,6 +527,8 @@ def evaluate_generation(
         pass serves both (the features are the normalised mean of the same token states).
       twmd_temperature: TWMD temperature.
       mark_evaluate: add the ME-Petersen column (k = 3).
+      hf_perplexity: add the ``ppl_evaluate`` column (Hugging Face ``evaluate``'s per-text
+        perplexity, to compare with numbers computed with it; one more forward pass per run).
       mauve_seeds, mauve_seed: k-means seeds per run: run ``j`` uses
         ``mauve_seed + mauve_seeds * j + i`` for ``i < mauve_seeds``.
       mauve_scoring: ``'mauve-text'`` (default) or ``'paper'`` (the NeurIPS 2021 code's angular
@@ -627,12 +631,14 @@ def evaluate_generation(
               "include_prompt": include_prompt, "similarity_model": None if sim is None else sim.name,
               "twmd_temperature": twmd_temperature, "self_bleu_samples": self_bleu_samples, "eos_token_id": eos,
               "featurize_max_length": featurize_max_length, "similarity_max_length": similarity_max_length,
-              "mark_evaluate": mark_evaluate, "cache_dir": None if cache_dir is None else str(cache_dir),
+              "mark_evaluate": mark_evaluate, "hf_perplexity": hf_perplexity,
+              "cache_dir": None if cache_dir is None else str(cache_dir),
               "devices": 1 if mesh is None else int(mesh.devices.size)}
     skey = "scores-" + stable_hash({k: config[k] for k in (
         "pooling", "mauve_seeds", "mauve_seed", "mauve_scoring", "num_buckets", "kmeans_num_redo", "kmeans_max_iter",
         "include_prompt", "twmd_temperature", "self_bleu_samples", "featurize_max_length", "similarity_max_length",
-        "mark_evaluate")} | {"featurizer": enc.fingerprint, "sim": None if sim is None else sim.fingerprint})
+        "mark_evaluate", "hf_perplexity")} | {"featurizer": enc.fingerprint,
+                                               "sim": None if sim is None else sim.fingerprint})
 
     plan = [(d, s) for d in decs for s in (seeds if d.stochastic else seeds[:1])]
     human_run = (protocol, HUMAN)
@@ -733,7 +739,7 @@ def evaluate_generation(
     human_scores = store.load_json(human_run, skey)
     if human_scores is None:
         human_scores = _text_scores(human_full, stat_ids(refs), refs, lm, self_bleu_samples=self_bleu_samples,
-                                    batch_size=batch_size, mesh=mesh, bos=bos, clock=seconds)
+                                    batch_size=batch_size, mesh=mesh, bos=bos, hf=hf_perplexity, clock=seconds)
         store.save_json(human_run, skey, human_scores)
     p_feat = feats[HUMAN]
     p_ok = ~np.isnan(p_feat).any(axis=1)
@@ -747,7 +753,7 @@ def evaluate_generation(
                 sc = {"seed": s}
                 sc.update(_text_scores(full(conts[key]), stat_ids(conts[key]), conts[key], lm,
                                        self_bleu_samples=self_bleu_samples, batch_size=batch_size, mesh=mesh, bos=bos,
-                                       clock=seconds))
+                                       hf=hf_perplexity, clock=seconds))
                 q = feats[key]
                 q_ok = ~np.isnan(q).any(axis=1)
                 if (~q_ok).any():
@@ -779,7 +785,7 @@ def evaluate_generation(
     seconds["score"] = time.perf_counter() - t0
 
     # ---- rows
-    rows: dict[str, dict] = {HUMAN: {k: human_scores[k] for k in _TEXT_STATS}}
+    rows: dict[str, dict] = {HUMAN: {k: human_scores[k] for k in _TEXT_STATS if k in human_scores}}
     runs: dict[str, list[dict]] = {HUMAN: [dict(human_scores)]}
     curves, lengths = {}, {HUMAN: np.array([r.size for r in refs])}
     for d in decs:
