@@ -5,71 +5,16 @@
 * :func:`l2_normalize` — the one row normalisation (MAUVE's preprocessing, token vectors of
   the similarity family);
 * :func:`is_concrete` — the one tracer check (host-side validation is skipped under ``jit``);
-* :func:`accumulator_dtype` — float32, or float64 under ``jax.enable_x64(True)``;
-* :func:`jit_library_dots` — ``jax.jit`` whose CPU compilation runs dense dots in a library
-  kernel (XNNPACK), for the dot-bound kernels (k-means Lloyd steps).
+* :func:`accumulator_dtype` — float32, or float64 under ``jax.enable_x64(True)``.
 """
 from __future__ import annotations
 
-import functools
-import os
-from typing import Any, Callable
+from typing import Any
 
 import jax
 import jax.numpy as jnp
 
-__all__ = ["accumulator_dtype", "index_dtype", "is_concrete", "jit_library_dots", "l2_normalize",
-           "library_dots_enabled", "squared_distances"]
-
-# XLA:CPU compiles float32 dots with its own emitter by default; this per-compilation option hands
-# them to XNNPACK instead. On the k-means product [20000, 896] x [896, 1000] it measured
-# 165 GFLOP/s against 116 by default (numpy/OpenBLAS: 150-163) on the project's CPU.
-_LIBRARY_DOTS = {"xla_cpu_experimental_xnn_fusion_type": "LIBRARY_FUSION_TYPE_DOT"}
-
-
-def library_dots_enabled() -> bool:
-    """Whether :func:`jit_library_dots` functions use the library dot kernels: on the CPU
-    backend, unless the environment sets ``JAXMETRICS_LIBRARY_DOTS=0`` (read at each call).
-
-    Examples:
-      >>> import os
-      >>> os.environ["JAXMETRICS_LIBRARY_DOTS"] = "0"
-      >>> library_dots_enabled()
-      False
-      >>> del os.environ["JAXMETRICS_LIBRARY_DOTS"]
-    """
-    return os.environ.get("JAXMETRICS_LIBRARY_DOTS", "1") != "0" and jax.default_backend() == "cpu"
-
-
-def jit_library_dots(fun: Callable | None = None, **jit_kwargs: Any) -> Callable:
-    """``jax.jit(fun, **jit_kwargs)``, compiled on the CPU with dense dots in XNNPACK.
-
-    Two jitted versions exist, with and without the compiler option; each call picks one by
-    :func:`library_dots_enabled`, so ``JAXMETRICS_LIBRARY_DOTS=0`` turns the option off without
-    a restart. Only a top-level compilation takes options: called inside another trace (``jit``,
-    ``vmap``, ``grad``) the plain version runs, so use it on the entry points of dot-bound work. Usable as a decorator, with or without arguments.
-
-    Examples:
-      >>> import jax.numpy as jnp
-      >>> f = jit_library_dots(lambda a, b: a @ b)
-      >>> float(f(jnp.ones((2, 3)), jnp.ones((3, 2)))[0, 0])
-      3.0
-    """
-    if fun is None:
-        return functools.partial(jit_library_dots, **jit_kwargs)
-    plain = jax.jit(fun, **jit_kwargs)
-    library = jax.jit(fun, compiler_options=_LIBRARY_DOTS, **jit_kwargs)
-
-    @functools.wraps(fun)
-    def call(*args: Any, **kwargs: Any) -> Any:
-        # inside another trace (jit, vmap, grad) only the outer compilation's options can apply
-        use = library_dots_enabled() and is_concrete(args, kwargs)
-        return (library if use else plain)(*args, **kwargs)
-
-    call.plain, call.library = plain, library
-    call._cache_size = lambda: plain._cache_size() + library._cache_size()  # traces of both
-    call.lower = lambda *a, **k: (library if library_dots_enabled() else plain).lower(*a, **k)
-    return call
+__all__ = ["accumulator_dtype", "index_dtype", "is_concrete", "l2_normalize", "squared_distances"]
 
 
 def is_concrete(*xs: Any) -> bool:

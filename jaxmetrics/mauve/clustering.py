@@ -3,10 +3,8 @@
 Why not ``ott.tools.k_means``: it initialises with k-means++ (or random points drawn with
 replacement), stops on a relative-tolerance criterion, and has neither faiss's empty-cluster
 splitting nor its ``256 * k`` training subsample, so it would not behave like the reference.
-Like faiss, the ``num_redo`` restarts run one after another (``lax.map``): each stops after its
-own Lloyd steps (vmapped, every restart ran as many steps as the slowest one). The entry point
-is compiled with dense dots in XNNPACK on the CPU (:func:`jaxmetrics._ops.jit_library_dots`;
-``JAXMETRICS_LIBRARY_DOTS=0`` turns it off).
+It also runs restarts one after another; here the ``num_redo`` restarts are one vmapped
+computation (one big matmul per step on an accelerator).
 
 Per restart ``r`` (faiss ``Clustering::train`` with ``IndexFlatL2``):
 
@@ -38,11 +36,12 @@ different, equally valid clustering.
 """
 from __future__ import annotations
 
+import functools
 
 import jax
 import jax.numpy as jnp
 
-from jaxmetrics._ops import jit_library_dots, squared_distances
+from jaxmetrics._ops import squared_distances
 from jaxmetrics.results import Result
 
 __all__ = ["KMeansResult", "kmeans"]
@@ -223,7 +222,7 @@ def _kmeans_masked(x, key, x_mask, num_active, *, num_clusters, num_redo, max_it
     return KMeansResult(centroids=centroids, labels=labels, objective=objs[best], num_iter=iters, objectives=objs)
 
 
-@jit_library_dots(static_argnames=("num_clusters", "num_redo", "max_points_per_centroid"))
+@functools.partial(jax.jit, static_argnames=("num_clusters", "num_redo", "max_points_per_centroid"))
 def kmeans(
     x: jax.Array,
     key: jax.Array,
@@ -235,7 +234,7 @@ def kmeans(
     x_mask: jax.Array | None = None,
     num_active_clusters: int | jax.Array | None = None,
 ) -> KMeansResult:
-    """k-means (squared L2, Lloyd) with ``num_redo`` restarts; faiss-like behaviour.
+    """k-means (squared L2, Lloyd) with ``num_redo`` vmapped restarts; faiss-like behaviour.
 
     Minimises ``sum_i min_j ||x_i - c_j||^2`` from ``num_redo`` random initialisations (``k``
     distinct rows each) and keeps the restart with the lowest objective; see the module doc for
@@ -285,14 +284,13 @@ def kmeans(
         train = x
     train_sq = jnp.sum(train * train, axis=-1)
 
-    def one_restart(keys):
-        kinit, kloop = keys
+    def one_restart(kinit, kloop):
         idx = jax.random.permutation(kinit, n_train)[:k]
         return _lloyd(train, train_sq, train[idx], kloop, jnp.asarray(max_iter, jnp.int32))
 
-    # one after another: a restart costs its own Lloyd steps, not the slowest restart's
-    cents, objs, iters = jax.lax.map(one_restart, (jax.random.split(key_init, num_redo),
-                                                   jax.random.split(key_loop, num_redo)))
+    cents, objs, iters = jax.vmap(one_restart)(
+        jax.random.split(key_init, num_redo), jax.random.split(key_loop, num_redo)
+    )
     best = jnp.argmin(objs)  # first restart wins ties, as faiss's strict "<"
     centroids = cents[best]
     labels = _assign_to_centroids(x, centroids)

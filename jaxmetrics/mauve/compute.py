@@ -17,6 +17,7 @@ several pairs by quantizing them all with one codebook.
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib
 import time
 import warnings
@@ -27,7 +28,6 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxmetrics import _validation as V
-from jaxmetrics._ops import jit_library_dots
 from jaxmetrics.mauve.histograms import _check_scoring, mauve_from_counts, mauve_from_histograms
 from jaxmetrics.mauve.clustering import kmeans
 from jaxmetrics.mauve.quantizers import (
@@ -558,7 +558,7 @@ def compute_mauve_seeds(
                             q_hist=q_hist, divergence_curve=curve, num_buckets=int(nb), seeds=seeds)
 
 
-@jit_library_dots(static_argnames=("k", "num_redo", "mppc"))
+@functools.partial(jax.jit, static_argnames=("k", "num_redo", "mppc"))
 def _kmeans_labels_vmapped(z, keys, k, num_redo, max_iter, mppc):
     run = lambda key: kmeans(z, key, num_clusters=k, num_redo=num_redo, max_iter=max_iter,
                              max_points_per_centroid=mppc).labels
