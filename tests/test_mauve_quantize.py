@@ -370,7 +370,7 @@ def test_signature_is_mauve_texts():
     assert [p.name for p in params[: len(names)]] == names
     assert all(p.kind == p.POSITIONAL_OR_KEYWORD for p in params[: len(names)])
     assert {p.name: p.kind for p in params[len(names):]} == {n: inspect.Parameter.KEYWORD_ONLY
-                                                             for n in ("model", "quantizer", "mesh")}
+                                                             for n in ("model", "quantizer", "mesh", "scoring")}
     mt = pytest.importorskip("mauve")
     ref = inspect.signature(mt.compute_mauve).parameters
     assert list(ref) == names and all(ref[n].default == inspect.signature(compute_mauve).parameters[n].default
