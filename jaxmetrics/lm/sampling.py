@@ -368,5 +368,11 @@ def _place_on_mesh(ids, pmask, key, per_row, mesh, *, greedy):
             key = jnp.concatenate([jnp.asarray(key), jnp.repeat(jnp.asarray(key)[:1], extra, axis=0)])
     ids, pmask = shard((ids, pmask), mesh)
     if per_row:
-        key = shard(key, mesh)
+        key = jnp.asarray(key)
+        if jnp.issubdtype(key.dtype, jax.dtypes.prng_key):
+            # typed keys go through their raw words: a mesh over several processes takes host data
+            impl = jax.random.key_impl(key)
+            key = jax.random.wrap_key_data(shard(np.asarray(jax.random.key_data(key)), mesh), impl=impl)
+        else:
+            key = shard(np.asarray(key), mesh)
     return ids, pmask, key
