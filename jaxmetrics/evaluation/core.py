@@ -318,11 +318,22 @@ def _resolve_eos(lm, eos_token_id):
     return None if eos_token_id is None else int(eos_token_id)
 
 
+def _count_truncations(caught, truncated: dict[int, int]) -> None:
+    """Turn the featurizers' "longer than max_length" warnings into counts per length in
+    ``truncated`` (one note in the report); re-issue every other warning."""
+    import re
+
+    for w in caught:
+        m = re.match(r"texts: (\d+) text\(s\) longer than max_length=(\d+)", str(w.message))
+        if m:
+            truncated[int(m.group(2))] = truncated.get(int(m.group(2)), 0) + int(m.group(1))
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+
+
 def _features(texts: list[str], enc, *, pooling: str, max_length, batch_size: int, mesh, progress: bool, truncated):
     """Features of ``texts``; the featurizer's truncation warning becomes a count in
     ``truncated`` (one note in the report instead of one warning per run)."""
-    import re
-
     from jaxmetrics.models import featurize, sentence_embeddings
 
     with warnings.catch_warnings(record=True) as caught:
@@ -332,12 +343,7 @@ def _features(texts: list[str], enc, *, pooling: str, max_length, batch_size: in
         else:
             f = sentence_embeddings(texts, model=enc, max_length=max_length, batch_size=batch_size, normalize=True,
                                     progress=progress, mesh=mesh)
-    for w in caught:
-        m = re.match(r"texts: (\d+) text\(s\) longer than max_length=(\d+)", str(w.message))
-        if m:
-            truncated[int(m.group(2))] = truncated.get(int(m.group(2)), 0) + int(m.group(1))
-        else:
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    _count_truncations(caught, truncated)
     return f
 
 
@@ -359,8 +365,6 @@ class _Tokens:
 
 
 def _token_embeddings(texts: list[str], enc, *, max_length, batch_size, mesh, progress, truncated) -> _Tokens:
-    import re
-
     from jaxmetrics.models import token_embeddings
 
     rows = np.asarray([i for i, t in enumerate(texts) if t.strip()], np.int64)
@@ -372,12 +376,7 @@ def _token_embeddings(texts: list[str], enc, *, max_length, batch_size, mesh, pr
         warnings.simplefilter("always")
         out = token_embeddings([texts[i] for i in rows], model=enc, max_length=max_length, batch_size=batch_size,
                                progress=progress, mesh=mesh)
-    for w in caught:
-        m = re.match(r"texts: (\d+) text\(s\) longer than max_length=(\d+)", str(w.message))
-        if m:
-            truncated[int(m.group(2))] = truncated.get(int(m.group(2)), 0) + int(m.group(1))
-        else:
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    _count_truncations(caught, truncated)
     return _Tokens(out.embeddings, out.embeddings_mask, out.embeddings_mask & ~out.special_mask, rows, len(texts))
 
 
