@@ -128,21 +128,21 @@ def test_length_buckets_few_shapes_and_input_order(gpt2_dir, rng):
     words = "the quick brown fox jumps over a lazy dog".split()
     texts = [" ".join(rng.choice(words, size=int(n))) for n in rng.integers(1, 12, size=23)]
     lengths = [min(len(gpt2.tokenizer.encode(t)), 64) for t in texts]
-    feats = featurize(texts, model=gpt2, max_length=64, batch_size=4, progress=False)
+    feats = featurize(texts, model=gpt2, max_length=64, batch_size=2, progress=False)
     fn, _ = gpt2._reductions[("last", gpt2.num_layers)]
     buckets = {bucket_length(n, 64) for n in lengths}
-    assert fn._cache_size() <= len(buckets) <= 4  # a handful of shapes, not one per batch
+    assert fn._cache_size() <= len(buckets) <= 5 < 12  # a handful of shapes, not one per batch (12)
     # input order: each row equals the text featurized alone
     for i in (0, 7, 22):
         alone = featurize([texts[i]], model=gpt2, max_length=64, progress=False)[0]
         np.testing.assert_allclose(feats[i], alone, atol=1e-5)
     before = fn._cache_size()
-    featurize(texts[::-1], model=gpt2, max_length=64, batch_size=4, progress=False)
+    featurize(texts[::-1], model=gpt2, max_length=64, batch_size=2, progress=False)
     assert fn._cache_size() == before  # no retrace for the same shapes
 
 
 def test_bucket_length_definition():
-    assert [bucket_length(n, 100) for n in (1, 8, 9, 16, 17, 64, 65, 100)] == [8, 8, 16, 16, 32, 64, 100, 100]
+    assert [bucket_length(n, 100) for n in (1, 8, 9, 16, 17, 64, 65, 100)] == [8, 8, 16, 16, 24, 64, 80, 100]
 
 
 def test_bad_input(gpt2):

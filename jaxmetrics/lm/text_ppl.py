@@ -15,8 +15,9 @@ its own, in one forward pass, with no sliding window:
   exponentials, not the token-weighted corpus perplexity of :func:`~jaxmetrics.lm.perplexity`.
 
 Here the texts are sorted by length and scored ``batch_size`` at a time, each batch padded on the
-right to a power-of-two length bucket, so a corpus compiles a handful of shapes; one jit-compiled
-function runs the forward pass and returns the per-row NLL sums and token counts. Right padding
+right to a length bucket (four per octave, :func:`~jaxmetrics.models.bucket_length`), so a corpus
+compiles a few shapes; one jit-compiled function runs the forward pass and returns the per-row NLL
+sums and token counts. Right padding
 with an attention mask does not change a causal model's values on the real tokens, so the values
 equal ``evaluate``'s for any batch size (up to float32 rounding) and come back in input order.
 """
@@ -117,7 +118,7 @@ def text_perplexities(texts: Sequence[str], *, model: Any, batch_size: int = 16,
 
     Each text is scored on its own in one forward pass (no sliding window: a text longer than the
     model's context needs ``max_length``). Texts are sorted by length and batched into
-    power-of-two length buckets; the values do not depend on ``batch_size`` (up to float32
+    length buckets (four per octave); the values do not depend on ``batch_size`` (up to float32
     rounding) and are returned in input order. Memory per batch is about
     ``batch_size x bucket length x vocabulary`` float32 logits.
 
