@@ -120,6 +120,22 @@ def test_kmeans_subsamples_training_set():
     assert float(full.objective) > float(res.objective)  # objective of 40 rows vs 500 rows
 
 
+def test_kmeans_tiled_nearest_equals_untiled_definition():
+    """The Lloyd step's tiled argmin (whole tiles plus a remainder) equals the argmin / min of the
+    full squared-distance matrix."""
+    from jaxmetrics._ops import squared_distances
+    from jaxmetrics.mauve.clustering import _nearest_tiled
+
+    rng = np.random.default_rng(8)
+    x = jnp.asarray(rng.normal(size=(23, 5)), jnp.float32)
+    c = jnp.asarray(rng.normal(size=(6, 5)), jnp.float32)
+    full = np.asarray(squared_distances(x, c))
+    for tile in (4, 23, 64):  # 5 tiles + 3 rows, one tile, untiled
+        labels, nearest = _nearest_tiled(x, jnp.sum(x * x, -1), c, tile=tile)
+        np.testing.assert_array_equal(np.asarray(labels), full.argmin(1))
+        np.testing.assert_allclose(np.asarray(nearest), full.min(1), rtol=1e-6, atol=1e-6)
+
+
 def test_kmeans_jit_equals_eager_and_deterministic():
     rng = np.random.default_rng(5)
     x = jnp.asarray(rng.normal(size=(40, 4)), jnp.float32)
