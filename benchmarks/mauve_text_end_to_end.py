@@ -40,7 +40,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import numpy as np  # noqa: E402
 
-from _report import save_table  # noqa: E402
+from _report import causal_models, save_table  # noqa: E402
 
 
 def texts(split: str, n: int, seed: int) -> list[str]:
@@ -159,21 +159,10 @@ def main(argv=None):
     args = ap.parse_args(argv)
     if args.quick:
         args.models, args.n, args.seeds = "demo", 100, 2
-    from featurize_vs_torch import gpt2_small_dir
-
-    from jaxmetrics.data import demo_model_dir
-
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for m in args.models.split(","):
-            if m == "demo":
-                link = Path(tmp) / "demo-gpt2"  # mauve-text accepts only model names containing "gpt2"
-                link.symlink_to(demo_model_dir())
-                rows.append(bench("bundled demo GPT-2", str(link), args.n, args.seeds))
-            elif m == "gpt2":
-                rows.append(bench("GPT-2-small-sized (random)", gpt2_small_dir(Path(tmp)), args.n, args.seeds))
-            else:
-                raise SystemExit(f"--models: unknown model {m!r} (demo, gpt2)")
+        for _, label, model_dir in causal_models(args.models, tmp):
+            rows.append(bench(label, model_dir, args.n, args.seeds))
             r = rows[-1]
             print({k: v for k, v in r.items() if k not in ("ref", "jax")}, flush=True)
     lines = ["| model | texts per side | tokens | side | featurize s | PCA s | k-means s | histograms + curve s | "

@@ -34,7 +34,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import numpy as np  # noqa: E402
 
-from _report import save_table  # noqa: E402
+from _report import causal_models, save_table  # noqa: E402
 
 
 def speeches(n: int, seed: int = 0) -> list[str]:
@@ -96,19 +96,10 @@ def main(argv=None):
     args = ap.parse_args(argv)
     if args.quick:
         args.models, args.n_demo, args.repeats = "demo", 32, 1
-    from featurize_vs_torch import gpt2_small_dir
-
-    from jaxmetrics.data import demo_model_dir
-
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for m in args.models.split(","):
-            if m == "demo":
-                rows.append(bench("bundled demo GPT-2", str(demo_model_dir()), args.n_demo, args.repeats))
-            elif m == "gpt2":
-                rows.append(bench("GPT-2-small-sized (random)", gpt2_small_dir(Path(tmp)), args.n_gpt2, args.repeats))
-            else:
-                raise SystemExit(f"--models: unknown model {m!r} (demo, gpt2)")
+        for key, label, model_dir in causal_models(args.models, tmp):
+            rows.append(bench(label, model_dir, args.n_demo if key == "demo" else args.n_gpt2, args.repeats))
             print(rows[-1], flush=True)
     lines = ["| model | texts | tokens (BOS incl.) | longest | evaluate padding | evaluate s | jaxmetrics s | "
              "speed-up | jaxmetrics compile s | mean PPL evaluate | mean PPL jaxmetrics | max rel. diff | "
