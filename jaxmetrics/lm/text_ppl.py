@@ -17,9 +17,9 @@ its own, in one forward pass, with no sliding window:
 Here the texts are sorted by length and scored ``batch_size`` at a time, each batch padded on the
 right to a length bucket (four per octave, :func:`~jaxmetrics.models.bucket_length`), so a corpus
 compiles a few shapes; one jit-compiled function runs the forward pass and returns the per-row NLL
-sums and token counts. Right padding
-with an attention mask does not change a causal model's values on the real tokens, so the values
-equal ``evaluate``'s for any batch size (up to float32 rounding) and come back in input order.
+sums and token counts. Right padding with an attention mask does not change a causal model's
+values on the real tokens, so the values equal ``evaluate``'s for any batch size (up to float32
+rounding) and come back in input order.
 """
 from __future__ import annotations
 

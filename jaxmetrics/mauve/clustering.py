@@ -71,8 +71,9 @@ class KMeansResult(Result):
 
 @jax.jit
 def _assign_to_centroids(x: jax.Array, centroids: jax.Array) -> jax.Array:
-    """Index ``[n]`` int32 of the nearest centroid of each row (squared L2; first index on ties)."""
-    return jnp.argmin(squared_distances(x, centroids), axis=-1).astype(jnp.int32)
+    """Index ``[n]`` int32 of the nearest centroid of each row (squared L2; first index on ties),
+    by the Lloyd step's tiled search."""
+    return _nearest_tiled(x, jnp.sum(x * x, axis=-1), centroids)[0]
 
 
 def _split_empty(c: jax.Array, counts: jax.Array, key: jax.Array) -> jax.Array:

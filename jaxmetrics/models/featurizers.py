@@ -3,9 +3,9 @@
 All three share one batching loop: texts are tokenized (truncated to their first
 ``max_length`` tokens), sorted by length, cut into batches of ``batch_size`` rows and
 right-padded to a *length bucket* (four per octave, at most ``max_length``; see
-:func:`bucket_length`), so a corpus compiles a few shapes rather than one per batch. Results come back in input order.
-Inside the compiled program only what is kept (one layer, one token or a mean) is
-materialised.
+:func:`bucket_length`), so a corpus compiles a few shapes rather than one per batch. Results
+come back in input order. Inside the compiled program only what is kept (one layer, one token
+or a mean) is materialised.
 """
 from __future__ import annotations
 
