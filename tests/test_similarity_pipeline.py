@@ -5,8 +5,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxmetrics.similarity import (PRF, SimilarityResult, center_embeddings, compute_similarity,
-                                   default_layer, default_temperature, similarity_scores)
+from jaxmetrics.similarity import (PRF, SimilarityResult, bertscore_scores, center_embeddings,
+                                   compute_similarity, default_layer, default_temperature,
+                                   similarity_scores)
 
 
 def _batch(rng, n=7, l=5, d=4):
@@ -98,6 +99,39 @@ def test_pipeline_equals_manual_composition(minilm):
                              metric="twmd", temperature=0.1, num_iterations=2)
     for g, w in zip((got.precision, got.recall, got.f1), want):
         np.testing.assert_allclose(g, np.asarray(w), atol=1e-5)
+
+
+@pytest.mark.parametrize("centering", ["none", "dimension", "sentence", "corpus", "batch"])
+def test_pipeline_chunks_in_length_order_equal_input_order_composition(minilm, centering):
+    """The pipeline scores pairs longest first, from unpadded token vectors, with each pair's
+    centering mean fixed beforehand: the scores are those of centering the padded arrays in
+    input order and scoring every pair at once (a repeated text included)."""
+    from jaxmetrics.models import token_embeddings
+
+    cands, refs = CANDS + [CANDS[0]], REFS + [REFS[2]]
+    got = compute_similarity(references=refs, candidates=cands, model=minilm, metric="bertscore",
+                             centering=centering, center_batch_size=2, pair_chunk=2)
+    c = token_embeddings(cands, model=minilm, layer=6, progress=False)
+    r = token_embeddings(refs, model=minilm, layer=6, progress=False)
+    cm, rm = c.embeddings_mask & ~c.special_mask, r.embeddings_mask & ~r.special_mask
+    xc = center_embeddings(c.embeddings, cm, method=centering, batch_size=2)
+    yc = center_embeddings(r.embeddings, rm, method=centering, batch_size=2)
+    want = bertscore_scores(candidates=xc, references=yc, candidates_mask=cm, references_mask=rm)
+    for g, w in zip((got.precision, got.recall, got.f1), want):
+        np.testing.assert_allclose(g, np.asarray(w), atol=1e-5)
+
+
+def test_ragged_token_embeddings_are_the_padded_ones_unpadded(minilm):
+    from jaxmetrics.models import ragged_token_embeddings, token_embeddings
+
+    texts = CANDS + REFS
+    tok = ragged_token_embeddings(texts, model=minilm, layer=3, progress=False, batch_size=4)
+    dense = token_embeddings(texts, model=minilm, layer=3, progress=False, batch_size=4)
+    np.testing.assert_array_equal(np.diff(tok.offsets), dense.embeddings_mask.sum(1))
+    np.testing.assert_array_equal(tok.embeddings, dense.embeddings[dense.embeddings_mask])
+    np.testing.assert_array_equal(tok.embeddings_mask, dense.embeddings_mask)
+    np.testing.assert_array_equal(tok.special_mask, dense.special_mask)
+    np.testing.assert_array_equal(tok.input_ids, dense.input_ids)
 
 
 def test_pipeline_self_similarity_is_one(minilm):

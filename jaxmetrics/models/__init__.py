@@ -7,7 +7,8 @@ directory) and resolves it with :func:`resolve_model`.
 """
 from jaxmetrics.models._base import ModelOutput
 from jaxmetrics.models.featurizers import (
-    TokenEmbeddings, bucket_length, featurize, featurize_tokens, sentence_embeddings, token_embeddings,
+    RaggedTokenEmbeddings, TokenEmbeddings, bucket_length, featurize, featurize_tokens, ragged_token_embeddings, sentence_embeddings,
+    token_embeddings,
 )
 from jaxmetrics.models.io import read_texts
 from jaxmetrics.models.loader import LoadedModel, load_model
@@ -20,12 +21,14 @@ __all__ = [
     "CausalLM",
     "LoadedModel",
     "ModelOutput",
+    "RaggedTokenEmbeddings",
     "TokenEmbeddings",
     "bucket_length",
     "featurize",
     "featurize_tokens",
     "known_model_types",
     "load_model",
+    "ragged_token_embeddings",
     "read_texts",
     "register_architecture",
     "resolve_model",

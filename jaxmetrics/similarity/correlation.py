@@ -45,8 +45,7 @@ from jaxmetrics.results import Result, static_field
 from jaxmetrics.similarity.centering import CENTERING_METHODS, center_embeddings
 from jaxmetrics.similarity.greedy import batch_bertscore
 from jaxmetrics.similarity.kernels import METRICS, TEMPERED, batch_similarity
-from jaxmetrics.similarity.pipeline import (SPECIAL_TOKENS, _bucket, _crop_pad, _tokens_to_score, default_layer,
-                                            default_temperature)
+from jaxmetrics.similarity.pipeline import SPECIAL_TOKENS, _tokens_to_score, default_layer, default_temperature
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
@@ -310,6 +309,17 @@ class CorrelationSweep(Result):
         if path is not None:
             fig.savefig(path, dpi=110)
         return fig
+
+
+def _bucket(n: int) -> int:
+    return max(8, 1 << (max(n, 1) - 1).bit_length())
+
+
+def _crop_pad(a: np.ndarray, length: int) -> np.ndarray:
+    if a.shape[1] >= length:
+        return a[:, :length]
+    pad = [(0, 0), (0, length - a.shape[1])] + [(0, 0)] * (a.ndim - 2)
+    return np.pad(a, pad)
 
 
 def _same_setting(a: CorrelationRow, b: CorrelationRow) -> bool:

@@ -7,13 +7,16 @@ front end built on the same steps.
 """
 from __future__ import annotations
 
+from functools import partial
 from typing import Any, Mapping, Sequence
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxmetrics._ops import l2_normalize
 from jaxmetrics.results import Result, static_field
-from jaxmetrics.similarity.centering import CENTERING_METHODS, center_embeddings
+from jaxmetrics.similarity.centering import CENTERING_METHODS
 from jaxmetrics.similarity.greedy import batch_bertscore, idf_table
 from jaxmetrics.similarity.kernels import METRICS, PRF, TEMPERED, batch_similarity
 
@@ -83,17 +86,6 @@ def default_temperature(metric: str, centering: str) -> float | None:
     if centering == "none":
         return 0.02
     return 0.10 if metric == "twmd" else 0.15
-
-
-def _bucket(n: int) -> int:
-    return max(8, 1 << (max(n, 1) - 1).bit_length())
-
-
-def _crop_pad(a: np.ndarray, length: int) -> np.ndarray:
-    if a.shape[1] >= length:
-        return a[:, :length]
-    pad = [(0, 0), (0, length - a.shape[1])] + [(0, 0)] * (a.ndim - 2)
-    return np.pad(a, pad)
 
 
 def compute_similarity(*, references: Sequence[str], candidates: Sequence[str], model: Any,
@@ -208,7 +200,7 @@ def _score_texts(cands: list[str], refs: list[str], lm: Any, *, layer: int | Non
                  pair_chunk: int, progress: bool) -> SimilarityResult:
     """The pipeline on checked inputs. ``idf`` may also be a ``{token id: weight}`` mapping
     (``bert_score``'s precomputed ``idf_dict``)."""
-    from jaxmetrics.models import token_embeddings
+    from jaxmetrics.models import bucket_length, ragged_token_embeddings
 
     if layer is None:
         layer = default_layer(lm.num_layers)
@@ -219,10 +211,12 @@ def _score_texts(cands: list[str], refs: list[str], lm: Any, *, layer: int | Non
         refs = [t.strip() for t in refs]
     uniq = list(dict.fromkeys(cands + refs))
     where = {t: i for i, t in enumerate(uniq)}
-    tokens = token_embeddings(uniq, model=lm, layer=layer, max_length=max_length,
-                              batch_size=batch_size, progress=progress)
-    emb, real, special, ids = (tokens.embeddings, tokens.embeddings_mask, tokens.special_mask,
-                               tokens.input_ids)
+    # Token vectors stay unpadded ([sum of lengths, D]): a padded [texts, longest, D] host array
+    # is several times larger on real corpora, and copying it dominated the host-side time.
+    tokens = ragged_token_embeddings(uniq, model=lm, layer=layer, max_length=max_length,
+                                     batch_size=batch_size, progress=progress)
+    flat, offsets = tokens.embeddings, tokens.offsets
+    real, special, ids = tokens.embeddings_mask, tokens.special_mask, tokens.input_ids
     layer = int(layer) % (lm.num_layers + 1)
     ci = np.array([where[t] for t in cands])
     ri = np.array([where[t] for t in refs])
@@ -246,69 +240,127 @@ def _score_texts(cands: list[str], refs: list[str], lm: Any, *, layer: int | Non
             raise ValueError(f"{side}: text {idx} has zero total idf weight (all its tokens occur in "
                              f"every reference); use idf=False")
 
-    def side(index):
-        e = emb[index]
-        m = take[index]
-        return np.asarray(center_embeddings(jnp.asarray(e), jnp.asarray(m), method=centering,
-                                            batch_size=center_batch_size)), m
-
-    ce, cm = side(ci)
-    re_, rm = side(ri)
-    cw = None if weights is None else weights[ci]
-    rw = None if weights is None else weights[ri]
-    clen, rlen = real[ci].sum(1), real[ri].sum(1)
-
     n = len(cands)
-    group = np.arange(n) // compat_batch_size
-    cmax = np.maximum.reduceat(clen, np.arange(0, n, compat_batch_size))[group]
-    rmax = np.maximum.reduceat(rlen, np.arange(0, n, compat_batch_size))[group]
+    count = take.sum(axis=1)                      # selected tokens per distinct text
+    # positions of each text's selected tokens, first (a stable argsort keeps their order)
+    # (chunk lengths are buckets capped at the longest text, so `pos` is wide enough)
+    width = int(count.max())
+    pos = np.argsort(~take, axis=1, kind="stable").astype(np.int64)
+    sums = _selected_sums(flat, offsets, real, take) if centering in ("sentence", "corpus", "batch") else None
+    means = {side: _side_means(sums, count, idx, centering, center_batch_size)
+             for side, idx in (("c", ci), ("r", ri))}
+
+    cz_all = rz_all = None
+    if bert_score_compat:
+        # bert_score pads each batch of `compat_batch_size` pairs (in input order) to its
+        # longest sentence per side: padding exists for a pair iff it is shorter than that.
+        clen, rlen = real[ci].sum(1), real[ri].sum(1)
+        group = np.arange(n) // compat_batch_size
+        starts = np.arange(0, n, compat_batch_size)
+        cz_all = clen < np.maximum.reduceat(clen, starts)[group]
+        rz_all = rlen < np.maximum.reduceat(rlen, starts)[group]
+
+    # Pairs are scored longest first, so each chunk is padded only to its own longest text.
+    # Centering means were fixed per pair above, so the order does not change any score.
+    order = np.argsort(-np.maximum(count[ci], count[ri]), kind="stable")
+    rows_per_call = min(n, pair_chunk)
     out = {k: np.zeros(n, np.float32) for k in ("precision", "recall", "f1")}
     bl = None if baseline is None else jnp.asarray(baseline, jnp.float32)
     for s in range(0, n, pair_chunk):
-        sl = slice(s, min(n, s + pair_chunk))
-        rows = sl.stop - sl.start
-        lc = _bucket(int(cm[sl].sum(1).max() if not bert_score_compat else clen[sl].max()))
-        lr = _bucket(int(rm[sl].sum(1).max() if not bert_score_compat else rlen[sl].max()))
-        # selected tokens are a prefix only without dropping; gather them to the front
+        p = order[s:s + pair_chunk]
+        rows = len(p)
+        L = bucket_length(int(max(count[ci[p]].max(), count[ri[p]].max())), width)
         args = []
-        for e, m, w in ((ce, cm, cw), (re_, rm, rw)):
-            m_sl = m[sl]
-            order = np.argsort(~m_sl, axis=1, kind="stable")
-            e_sl = np.take_along_axis(e[sl], order[..., None], axis=1)
-            m2 = np.take_along_axis(m_sl, order, axis=1)
-            w2 = None if w is None else np.take_along_axis(w[sl], order, axis=1)
-            L = lc if e is ce else lr
-            # pad the chunk to pair_chunk rows only when there are several chunks (one shape)
-            pad_rows = (pair_chunk - rows) if n > pair_chunk else 0
-            e2 = np.pad(_crop_pad(e_sl, L), [(0, pad_rows), (0, 0), (0, 0)])
-            m3 = np.pad(_crop_pad(m2, L), [(0, pad_rows), (0, 0)], constant_values=False)
-            if pad_rows:
-                m3[rows:, 0] = True
-            w3 = None if w2 is None else np.pad(_crop_pad(w2, L), [(0, pad_rows), (0, 0)], constant_values=1.0)
-            args.append((jnp.asarray(e2), jnp.asarray(m3), None if w3 is None else jnp.asarray(w3)))
-        (xe, xm, xw), (ye, ym, yw) = args
-        if metric == "bertscore":
-            cz = rz = None
-            if bert_score_compat:
-                # bert_score pads each batch of `compat_batch_size` pairs to its longest
-                # sentence per side: padding exists for a pair iff it is shorter than that.
-                cz = np.pad(clen[sl] < cmax[sl], (0, xe.shape[0] - rows))
-                rz = np.pad(rlen[sl] < rmax[sl], (0, xe.shape[0] - rows))
-                cz, rz = jnp.asarray(cz), jnp.asarray(rz)
-            res = batch_bertscore(candidates=xe, references=ye, candidates_mask=xm,
-                                  references_mask=ym, candidates_weights=xw,
-                                  references_weights=yw, compat=bert_score_compat,
-                                  candidates_pad_zero=cz, references_pad_zero=rz, baseline=bl)
-        else:
-            res = batch_similarity(candidates=xe, references=ye, candidates_mask=xm,
-                                   references_mask=ym, metric=metric,
-                                   temperature=jnp.float32(temperature or 1.0),
-                                   num_iterations=num_iterations, candidates_weights=xw,
-                                   references_weights=yw, normalize_tokens=False)
+        for side, idx in (("c", ci), ("r", ri)):
+            u = idx[p]
+            e, m, w = _gather_chunk(flat, offsets, pos, count, weights, u, L, rows_per_call)
+            mean = means[side]
+            mean = None if mean is None else _pad_rows(mean[p], rows_per_call)
+            args.append((e, m, w, mean))
+        (xe, xm, xw, xmean), (ye, ym, yw, ymean) = args
+        cz = rz = None
+        if bert_score_compat:
+            cz, rz = _pad_rows(cz_all[p], rows_per_call), _pad_rows(rz_all[p], rows_per_call)
+        res = _chunk_scores(xe, xm, xw, xmean, ye, ym, yw, ymean, cz, rz, bl,
+                            jnp.float32(temperature or 1.0), metric=metric, centering=centering,
+                            compat=bert_score_compat, num_iterations=num_iterations)
         for k, v in zip(("precision", "recall", "f1"), res):
-            out[k][sl] = np.asarray(v)[:rows]
+            out[k][p] = np.asarray(v)[:rows]
     return SimilarityResult(out["precision"], out["recall"], out["f1"], metric=metric,
                             layer=int(layer), centering=centering, temperature=temperature)
+
+
+def _pad_rows(a: np.ndarray, rows: int) -> np.ndarray:
+    """``a`` with zero (False) rows appended up to ``rows``."""
+    return np.pad(a, [(0, rows - a.shape[0])] + [(0, 0)] * (a.ndim - 1))
+
+
+def _selected_sums(flat: np.ndarray, offsets: np.ndarray, real: np.ndarray, take: np.ndarray) -> np.ndarray:
+    """float64 ``[texts, D]``: the sum of each text's selected token vectors (``take``), from the
+    unpadded token array: all real tokens summed per text, minus the few unselected ones."""
+    sums = np.add.reduceat(flat, offsets[:-1], axis=0, dtype=np.float64)
+    drop = (real & ~take)[real]                   # per row of `flat` (text-major, in order)
+    if drop.any():
+        text = np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))[drop]
+        rows = flat[drop].astype(np.float64)
+        first = np.flatnonzero(np.r_[True, text[1:] != text[:-1]])
+        sums[text[first]] -= np.add.reduceat(rows, first, axis=0)
+    return sums
+
+
+def _side_means(sums, count, idx: np.ndarray, centering: str, batch_size: int):
+    """float32 ``[pairs, D]``: the centering mean of each pair's text on one side (texts
+    ``idx``), token weighted over the selected tokens as :func:`center_embeddings` computes
+    it; ``None`` for ``"none"`` / ``"dimension"`` (no per-pair mean)."""
+    if sums is None:
+        return None
+    s, c = sums[idx], count[idx].astype(np.float64)
+    if centering == "corpus":
+        s = np.broadcast_to(s.sum(0), s.shape)
+        c = np.full(c.shape, c.sum())
+    elif centering == "batch":
+        group = np.arange(len(idx)) // batch_size
+        starts = np.arange(0, len(idx), batch_size)
+        s = np.add.reduceat(s, starts, axis=0)[group]
+        c = np.add.reduceat(c, starts)[group]
+    return (s / np.maximum(c, 1.0)[:, None]).astype(np.float32)
+
+
+def _gather_chunk(flat, offsets, pos, count, weights, u: np.ndarray, L: int, rows: int):
+    """The selected token vectors of texts ``u``, front-packed and padded to ``[rows, L, D]``,
+    with their mask (filler rows see one zero token) and weights (``None`` without weights)."""
+    valid = _pad_rows(np.arange(L) < count[u][:, None], rows)
+    at = _pad_rows(offsets[u][:, None] + pos[u, :L], rows)
+    e = flat[np.where(valid, at, 0)]               # one gather: [rows, L, D]
+    e[~valid] = 0.0
+    m = valid.copy()
+    m[len(u):, 0] = True
+    w = None
+    if weights is not None:
+        w = np.where(valid[:len(u)], np.take_along_axis(weights[u], pos[u, :L], axis=1), 0.0)
+        w = np.pad(w.astype(np.float32), [(0, rows - len(u)), (0, 0)], constant_values=1.0)
+    return e, m, w
+
+
+@partial(jax.jit, static_argnames=("metric", "centering", "compat", "num_iterations"))
+def _chunk_scores(xe, xm, xw, xmean, ye, ym, yw, ymean, cz, rz, baseline, temperature, *, metric,
+                  centering, compat, num_iterations):
+    """Center (with the per-pair means), L2-normalise and score one chunk of pairs."""
+    def prep(e, m, mean):
+        if centering == "dimension":
+            e = e - jnp.mean(e, axis=-1, keepdims=True)
+        elif mean is not None:
+            e = e - mean[:, None, :]
+        return l2_normalize(jnp.where(m[..., None], e, 0.0), m)
+
+    x, y = prep(xe, xm, xmean), prep(ye, ym, ymean)
+    if metric == "bertscore":
+        return batch_bertscore(candidates=x, references=y, candidates_mask=xm, references_mask=ym,
+                               candidates_weights=xw, references_weights=yw, compat=compat,
+                               candidates_pad_zero=cz, references_pad_zero=rz, baseline=baseline)
+    return batch_similarity(candidates=x, references=y, candidates_mask=xm, references_mask=ym,
+                            metric=metric, temperature=temperature, num_iterations=num_iterations,
+                            candidates_weights=xw, references_weights=yw, normalize_tokens=False)
 
 
 def _tokens_to_score(real: np.ndarray, special: np.ndarray, special_tokens: str, ci: np.ndarray,
