@@ -16,6 +16,8 @@ Sub-packages (imported lazily, so ``import jaxmetrics`` is cheap):
 * :mod:`jaxmetrics.models` – Flax NNX GPT-2 / BERT / RoBERTa / Llama and featurizers.
 * :mod:`jaxmetrics.evaluation` – ``evaluate_generation``: generate with several decoding settings
   and seeds, featurize, and report every metric (the MAUVE paper's protocol), resumable.
+* :mod:`jaxmetrics.compilation` – a persistent compilation cache, so later processes load the
+  compiled programs instead of compiling them again.
 
 Each family's main functions are also available at the top level, e.g.
 ``jaxmetrics.compute_mauve``, ``jaxmetrics.compute_similarity``, ``jaxmetrics.perplexity``.
@@ -107,6 +109,8 @@ _EXPORTS = {
     # end-to-end evaluation of generations
     "evaluate_generation": "jaxmetrics.evaluation",
     "GenerationReport": "jaxmetrics.evaluation",
+    # compile once per machine
+    "enable_compilation_cache": "jaxmetrics.compilation",
     # scale-out
     "make_mesh": "jaxmetrics.sharding",
     "shard": "jaxmetrics.sharding",
@@ -116,7 +120,7 @@ _EXPORTS = {
 }
 
 _SUBMODULES = ("evaluation", "mauve", "lm", "similarity", "mark_evaluate", "diversity", "models", "sharding", "state",
-               "results", "testing")
+               "results", "testing", "compilation")
 
 __all__ = sorted(_EXPORTS) + list(_SUBMODULES)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import pkgutil
 import sys
 
@@ -21,6 +22,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="jaxmetrics",
         description="Evaluate open-ended text generation with JAX metrics.",
     )
+    parser.add_argument("--compilation-cache", metavar="DIR", default=os.environ.get("JAXMETRICS_COMPILATION_CACHE"),
+                        help="keep compiled programs in DIR so later runs load them instead of compiling "
+                             "(default: $JAXMETRICS_COMPILATION_CACHE; off when neither is given)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     from jaxmetrics import commands
 
@@ -39,6 +43,13 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
+        if args.compilation_cache:
+            from jaxmetrics.compilation import enable_compilation_cache
+
+            try:
+                enable_compilation_cache(args.compilation_cache)
+            except ValueError as e:
+                raise ValueError(f"--compilation-cache: {str(e).split(': ', 1)[-1]}") from None
         return int(args.func(args) or 0)
     except (ValueError, TypeError, FileNotFoundError) as e:
         print(f"jaxmetrics {args.command}: error: {e}", file=sys.stderr)
