@@ -220,7 +220,10 @@ def bert_dir(tmp_path_factory):
     return tiny_checkpoint("bert", tmp_path_factory.mktemp("cli_robust_bert"))
 
 
-def test_long_steps_show_progress_and_quiet_hides_it(tmp_path, bert_dir, capsys):
+def test_long_steps_show_progress_and_quiet_hides_it(tmp_path, bert_dir, capsys, monkeypatch):
+    from jaxmetrics.models import featurizers
+
+    monkeypatch.setattr(featurizers, "PACK_LENGTH", 0)  # six short texts in three batches, not one
     a, b = tmp_path / "a.txt", tmp_path / "b.txt"
     a.write_text("".join(f"reference text number {i} about cats\n" for i in range(6)))
     b.write_text("".join(f"candidate text {i} about some dogs\n" for i in range(6)))

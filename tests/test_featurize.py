@@ -123,7 +123,10 @@ def test_token_embeddings_layer_and_masks(minilm):
     assert not np.allclose(e0, e6)
 
 
-def test_length_buckets_few_shapes_and_input_order(gpt2_dir, rng):
+def test_length_buckets_few_shapes_and_input_order(gpt2_dir, rng, monkeypatch):
+    from jaxmetrics.models import featurizers
+
+    monkeypatch.setattr(featurizers, "PACK_LENGTH", 0)  # every text through the padded batches
     gpt2 = load_model(gpt2_dir)  # fresh compile caches: count only this corpus's shapes
     words = "the quick brown fox jumps over a lazy dog".split()
     texts = [" ".join(rng.choice(words, size=int(n))) for n in rng.integers(1, 12, size=23)]
@@ -139,6 +142,46 @@ def test_length_buckets_few_shapes_and_input_order(gpt2_dir, rng):
     before = fn._cache_size()
     featurize(texts[::-1], model=gpt2, max_length=64, batch_size=2, progress=False)
     assert fn._cache_size() == before  # no retrace for the same shapes
+
+
+def test_pack_rows_best_fit_decreasing_definition():
+    from jaxmetrics.models.featurizers import _pack_rows
+
+    lengths = np.array([5, 4, 3, 3, 2, 1])
+    # 5 -> new row (room 3); 4 -> new row (room 4); 3 -> the row with room 3; 3 -> room 4;
+    # 2 -> no room left anywhere >= 2: new row; 1 -> the fullest row that fits (room 1)
+    assert _pack_rows(lengths, np.arange(6), 8) == [[0, 2], [1, 3, 5], [4]]
+
+
+@pytest.fixture(scope="module")
+def roberta(tmp_path_factory):
+    return load_model(tiny_checkpoint("roberta", tmp_path_factory.mktemp("robertaf")))
+
+
+@pytest.mark.parametrize("which", ["gpt2", "minilm", "roberta"])
+def test_packed_rows_equal_padded_batches(which, gpt2, minilm, roberta, rng, monkeypatch):
+    """Short texts run several to a row (each attends only to itself, positions restart per text):
+    the features, sentence embeddings and token vectors equal those of padded batches."""
+    from jaxmetrics.models import featurizers
+
+    lm = {"gpt2": gpt2, "minilm": minilm, "roberta": roberta}[which]
+    words = "the quick brown fox jumps over a lazy dog".split()
+    texts = [" ".join(rng.choice(words, size=int(n))) for n in rng.integers(1, 14, size=19)]
+    # rows of 12 positions, 2 rows per batch: several rows and batches, a part-filled last batch,
+    # and texts longer than 12 tokens through the padded batches in the same call
+    monkeypatch.setattr(featurizers, "PACK_LENGTH", 12)
+    monkeypatch.setattr(featurizers, "PACK_ROWS", 2)
+    lengths = [len(x) for x in lm.tokenizer(texts)["input_ids"]]
+    assert min(lengths) < 6 and max(lengths) > 12
+    calls = [featurize, token_embeddings] + ([] if lm.is_causal else [sentence_embeddings])
+    packed = [f(texts, model=lm, max_length=64, batch_size=3, progress=False) for f in calls]
+    monkeypatch.setattr(featurizers, "PACK_LENGTH", 0)
+    padded = [f(texts, model=lm, max_length=64, batch_size=3, progress=False) for f in calls]
+    np.testing.assert_allclose(packed[0], padded[0], atol=2e-5)
+    np.testing.assert_array_equal(packed[1].embeddings_mask, padded[1].embeddings_mask)
+    np.testing.assert_allclose(packed[1].embeddings, padded[1].embeddings, atol=2e-5)
+    if not lm.is_causal:
+        np.testing.assert_allclose(packed[2], padded[2], atol=2e-5)
 
 
 def test_bucket_length_definition():

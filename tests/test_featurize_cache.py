@@ -43,7 +43,16 @@ def _chunks(cache_root: Path):
     return rows, n
 
 
-def test_cache_roundtrip_and_keys(tmp_path, gpt2):
+@pytest.fixture
+def padded_batches(monkeypatch):
+    """Every text through padded batches of ``batch_size`` rows (no packing), so the batches,
+    and the cache chunks written per batch, are counted in texts."""
+    from jaxmetrics.models import featurizers
+
+    monkeypatch.setattr(featurizers, "PACK_LENGTH", 0)
+
+
+def test_cache_roundtrip_and_keys(tmp_path, gpt2, padded_batches):
     plain = featurize(TEXTS[:6], model=gpt2, max_length=32, batch_size=4, progress=False)
     first = featurize(TEXTS[:6], model=gpt2, max_length=32, batch_size=4, cache_dir=tmp_path, progress=False)
     np.testing.assert_array_equal(first, plain)
@@ -75,12 +84,13 @@ def test_cache_counters_and_unreadable_file(tmp_path):
 
 SCRIPT = textwrap.dedent("""
     import sys, time
-    from jaxmetrics.models import featurize, load_model
+    from jaxmetrics.models import featurize, featurizers, load_model
+    featurizers.PACK_LENGTH = 0  # padded batches of batch_size texts (see padded_batches)
     model_dir, cache_dir, texts_file = sys.argv[1:4]
     lm = load_model(model_dir)
     reduction = lm.reduction
-    def slow(key, fn):  # slow each forward pass down so the parent can kill us midway
-        f = reduction(key, fn)
+    def slow(key, fn, **kw):  # slow each forward pass down so the parent can kill us midway
+        f = reduction(key, fn, **kw)
         def g(ids, mask):
             time.sleep(0.4)
             return f(ids, mask)
@@ -92,7 +102,7 @@ SCRIPT = textwrap.dedent("""
 """)
 
 
-def test_killed_run_resumes_and_recomputes_only_missing(tmp_path, gpt2_dir, gpt2):
+def test_killed_run_resumes_and_recomputes_only_missing(tmp_path, gpt2_dir, gpt2, padded_batches):
     cache_dir = tmp_path / "cache"
     texts_file = tmp_path / "texts.txt"
     texts_file.write_text("\n".join(TEXTS))
@@ -117,8 +127,8 @@ def test_killed_run_resumes_and_recomputes_only_missing(tmp_path, gpt2_dir, gpt2
     calls = []
     reduction = gpt2.reduction
 
-    def counting(key, fn):
-        f = reduction(key, fn)
+    def counting(key, fn, **kw):
+        f = reduction(key, fn, **kw)
         return lambda ids, mask: calls.append(ids.shape[0]) or f(ids, mask)
 
     gpt2.reduction = counting

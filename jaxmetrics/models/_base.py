@@ -147,6 +147,26 @@ def attention(q, k, v, allowed, *, scale: float, causal: bool = False):
     return jnp.concatenate(outs, axis=1)
 
 
+def packed_layout(segment_ids):
+    """Positions and attention rules of rows that hold several texts back to back.
+
+    ``segment_ids [B, T]`` int: ``k >= 1`` on the tokens of the row's k-th text (each text one
+    contiguous run), ``0`` on padding. Returns ``(positions [B, T], same [B, 1, T, T], mask [B, T])``:
+    each token's position inside its own text (0, 1, ...), whether query and key tokens belong to
+    the same text (so no text attends to another), and the real-token mask. A forward pass over
+    packed rows with these equals separate forward passes over the texts (padding each text is
+    wasted work the packing avoids).
+    """
+    seg = jnp.asarray(segment_ids, jnp.int32)
+    t = seg.shape[1]
+    idx = jnp.broadcast_to(jnp.arange(t, dtype=jnp.int32)[None, :], seg.shape)
+    starts = jnp.concatenate([jnp.ones_like(seg[:, :1], bool), seg[:, 1:] != seg[:, :-1]], axis=1)
+    first = jax.lax.cummax(jnp.where(starts, idx, 0), axis=1)
+    mask = seg > 0
+    same = (seg[:, :, None] == seg[:, None, :]) & mask[:, None, :]
+    return idx - first, same[:, None], mask
+
+
 def split_heads(x, num_heads: int):
     b, t, d = x.shape
     return x.reshape(b, t, num_heads, d // num_heads)

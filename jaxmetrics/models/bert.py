@@ -13,7 +13,7 @@ import numpy as np
 from flax import nnx
 
 from jaxmetrics.models._base import (
-    ModelOutput, activation, attention, build_module, inv_sqrt, merge_heads, split_heads,
+    ModelOutput, activation, attention, build_module, inv_sqrt, merge_heads, packed_layout, split_heads,
     strip_prefix, take,
 )
 
@@ -68,17 +68,30 @@ class Bert(nnx.Module):
         self.layer = nnx.List([BertLayer(cfg, dtype=dtype, rngs=rngs) for _ in range(cfg.num_hidden_layers)])
         self.padding_idx = int(cfg.pad_token_id) if cfg.pad_token_id is not None else 0
 
+    supports_packing = True
+
     def position_ids(self, input_ids, mask):
         t = input_ids.shape[1]
         return jnp.broadcast_to(jnp.arange(t)[None, :], input_ids.shape)
 
-    def __call__(self, input_ids, attention_mask, *, output_hidden_states: bool = False) -> ModelOutput:
-        mask = attention_mask.astype(bool)
-        pos = self.position_ids(input_ids, mask)
+    def packed_positions(self, within):
+        """Position ids of tokens at position ``within`` of their own text (packed rows)."""
+        return within
+
+    def __call__(self, input_ids, attention_mask, *, output_hidden_states: bool = False,
+                 segment_ids=None) -> ModelOutput:
+        """``segment_ids [B, T]`` (optional, replaces ``attention_mask``): rows packed with several
+        texts, see :func:`jaxmetrics.models._base.packed_layout`."""
+        if segment_ids is not None:
+            within, allowed, mask = packed_layout(segment_ids)
+            pos = self.packed_positions(within)
+        else:
+            mask = attention_mask.astype(bool)
+            pos = self.position_ids(input_ids, mask)
+            allowed = mask[:, None, None, :]  # [B, 1, 1, Tk]
         x = (self.word_embeddings(input_ids) + self.position_embeddings(pos)
              + self.token_type_embeddings.embedding[...][0])  # token_type_ids are all zero
         x = self.emb_ln(x)
-        allowed = mask[:, None, None, :]  # [B, 1, 1, Tk]
         hidden = [x] if output_hidden_states else None
         for layer in self.layer:
             x = layer(x, allowed)
@@ -101,6 +114,9 @@ class Roberta(Bert):
     def position_ids(self, input_ids, mask):
         real = (input_ids != self.padding_idx).astype(jnp.int32)
         return jnp.cumsum(real, axis=1) * real + self.padding_idx
+
+    def packed_positions(self, within):
+        return within + self.padding_idx + 1
 
 
 def _fix_legacy_names(sd: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

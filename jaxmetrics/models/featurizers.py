@@ -188,14 +188,81 @@ def _pad_batch(seqs: list[np.ndarray], rows: int, t: int, pad_id: int):
     return ids, mask
 
 
+#: Packed batches: texts of at most ``PACK_LENGTH`` tokens are laid back to back in rows of
+#: ``PACK_LENGTH`` positions (each attends only to itself), ``PACK_ROWS`` rows per forward pass.
+#: Measured on this project's 2-core CPU with all-MiniLM-L6-v2: full [32, 64] batches run at
+#: about the model's best rate per position, while padded batches of short sentences lose
+#: 15-20% to padding and more to small shapes.
+PACK_LENGTH = 64
+PACK_ROWS = 32
+
+
+def _pack_rows(lengths: np.ndarray, items: np.ndarray, row_length: int) -> list[list[int]]:
+    """Best-fit decreasing: ``items`` (longest first) placed into rows of ``row_length``
+    positions, each into the row with the least room that still fits it."""
+    free: list[list[int]] = [[] for _ in range(row_length + 1)]   # rows by free positions
+    rows: list[list[int]] = []
+    room: list[int] = []
+    for i in items:
+        n = int(lengths[i])
+        c = next((c for c in range(n, row_length + 1) if free[c]), None)
+        if c is None:
+            r = len(rows)
+            rows.append([])
+            room.append(row_length)
+        else:
+            r = free[c].pop()
+        rows[r].append(int(i))
+        room[r] -= n
+        free[room[r]].append(r)
+    return rows
+
+
+def _packed_batch(ids: list[np.ndarray], rows: list[list[int]], n_rows: int, pad_id: int):
+    """``(input_ids, segment_ids)`` ``[n_rows, PACK_LENGTH]`` of packed rows, and each item's
+    ``(row, start, length)``."""
+    b_ids = np.full((n_rows, PACK_LENGTH), pad_id, np.int32)
+    seg = np.zeros((n_rows, PACK_LENGTH), np.int32)
+    where = []
+    for r, items in enumerate(rows):
+        pos = 0
+        for k, i in enumerate(items, start=1):
+            n = len(ids[i])
+            b_ids[r, pos:pos + n] = ids[i]
+            seg[r, pos:pos + n] = k
+            where.append((r, pos, n))
+            pos += n
+    return b_ids, seg, where
+
+
+def _unpack(out: np.ndarray, where, pack: str) -> np.ndarray:
+    """Per-item results of a packed batch's hidden states ``[rows, PACK_LENGTH, D]``: the last
+    token (``"last"``), the mean over the text's tokens (``"mean"``), or its token vectors padded
+    to the batch's longest text (``"tokens"``)."""
+    if pack == "last":
+        return np.stack([out[r, s + n - 1] for r, s, n in where])
+    if pack == "mean":
+        return np.stack([out[r, s:s + n].mean(axis=0) for r, s, n in where])
+    res = np.zeros((len(where), max(n for _, _, n in where), out.shape[-1]), out.dtype)
+    for j, (r, s, n) in enumerate(where):
+        res[j, :n] = out[r, s:s + n]
+    return res
+
+
 def _run_batches(ids: list[np.ndarray], lm: LoadedModel, fn, *, batch_size: int, max_length: int,
-                 progress: bool, desc: str, on_batch: Callable[[np.ndarray, np.ndarray], None], mesh=None):
+                 progress: bool, desc: str, on_batch: Callable[[np.ndarray, np.ndarray], None], mesh=None,
+                 pack: tuple[str, int] | None = None):
     """Run the jitted reduction ``fn(ids, mask)`` over length-bucketed batches.
 
     ``on_batch(item_indices, result_rows)`` receives each batch's results (filler rows cut).
     With a ``mesh`` every batch is padded to a multiple of its devices (filler rows see one
     token) and its rows are split over them; XLA partitions the forward pass. Rows are
     independent, so the features equal the one-device ones (to float rounding).
+
+    ``pack = (kind, layer)`` (``kind`` in ``"last" | "mean" | "tokens"``, what ``fn`` computes
+    from hidden-state ``layer``): for models that support it, texts of at most
+    :data:`PACK_LENGTH` tokens run packed several to a row instead (same results to float
+    rounding: each text attends only to itself and has its own positions), the rest as above.
     """
     from tqdm.auto import tqdm
 
@@ -206,25 +273,52 @@ def _run_batches(ids: list[np.ndarray], lm: LoadedModel, fn, *, batch_size: int,
 
         n_dev = int(mesh.shape[DATA_AXIS])
 
-    rows = -(-min(batch_size, len(ids)) // n_dev) * n_dev
-    plan = _plan(lengths, rows, max_length)
-    bar = tqdm(total=len(ids), desc=desc, unit="text", disable=not progress or len(plan) < 2, leave=False)
+    packed = np.zeros(len(ids), bool)
+    if pack is not None and getattr(lm.model, "supports_packing", False):
+        packed = lengths <= PACK_LENGTH
+    # Each job: ("pad", items, padded length) or ("pack", rows of items, None); longest first.
+    jobs = []
+    padded = np.flatnonzero(~packed)
+    rows = 0
+    if padded.size:
+        rows = -(-min(batch_size, padded.size) // n_dev) * n_dev
+        jobs += [("pad", padded[idx], t) for idx, t in _plan(lengths[padded], rows, max_length)]
+    pack_rows = 0
+    if packed.any():
+        short = np.flatnonzero(packed)
+        short = short[np.argsort(-lengths[short], kind="stable")]
+        row_items = _pack_rows(lengths, short, PACK_LENGTH)
+        pack_rows = -(-min(PACK_ROWS, len(row_items)) // n_dev) * n_dev
+        jobs += [("pack", row_items[s:s + pack_rows], None) for s in range(0, len(row_items), pack_rows)]
+        pack_fn = lm.reduction(("packed", pack[1]), _packed_fn(pack[1], lm.num_layers), mask_dtype=jnp.int32)
+    bar = tqdm(total=len(ids), desc=desc, unit="text", disable=not progress or len(jobs) < 2, leave=False)
 
-    def collect(idx, out):
-        out = np.asarray(to_host(out) if mesh is not None else jax.device_get(out))[: len(idx)]
-        on_batch(idx, out)
-        bar.update(len(idx))
+    def dispatch(job):
+        kind, items, t = job
+        if kind == "pad":
+            b_ids, b_mask = _pad_batch([ids[i] for i in items], rows, t, lm.pad_token_id)
+            f, info = fn, None
+        else:
+            b_ids, b_mask, info = _packed_batch(ids, items, pack_rows, lm.pad_token_id)
+            f, items = pack_fn, np.array([i for row in items for i in row])
+        out = f(*shard((b_ids, b_mask), mesh)) if mesh is not None else f(b_ids, b_mask)
+        return items, out, info
 
-    # One batch in flight: the next batch is padded and dispatched (JAX runs it asynchronously)
+    def collect(items, out, info):
+        out = np.asarray(to_host(out) if mesh is not None else jax.device_get(out))
+        out = out[: len(items)] if info is None else _unpack(out, info, pack[0])
+        on_batch(items, out)
+        bar.update(len(items))
+
+    # One batch in flight: the next batch is laid out and dispatched (JAX runs it asynchronously)
     # before the previous one's result is fetched, so host work overlaps the forward pass.
     pending = None
     try:
-        for idx, t in plan:
-            b_ids, b_mask = _pad_batch([ids[i] for i in idx], rows, t, lm.pad_token_id)
-            out = fn(*shard((b_ids, b_mask), mesh)) if mesh is not None else fn(b_ids, b_mask)
+        for job in jobs:
+            nxt = dispatch(job)
             if pending is not None:
                 collect(*pending)
-            pending = (idx, out)
+            pending = nxt
         if pending is not None:
             collect(*pending)
     finally:
@@ -242,6 +336,15 @@ def _forward(model, ids, mask, layer: int, last: int):
     if getattr(model, "is_causal", False):
         kw["return_logits"] = False
     return _select(model(ids, mask, **kw), layer).astype(jnp.float32)
+
+
+def _packed_fn(layer: int, last: int):
+    def fn(model, ids, segment_ids):
+        kw = {"output_hidden_states": layer != last, "segment_ids": segment_ids}
+        if getattr(model, "is_causal", False):
+            kw["return_logits"] = False
+        return _select(model(ids, None, **kw), layer).astype(jnp.float32)
+    return fn
 
 
 def _last_token_fn(layer: int, last: int):
@@ -299,7 +402,7 @@ def _pooled(texts, model, *, kind: str, layer: int, max_length: int | None, defa
             cache.put([sub[i] for i in idx], rows)
 
     _run_batches(ids, lm, fn, batch_size=batch_size, max_length=max_length, progress=progress, desc=desc,
-                 on_batch=on_batch, mesh=mesh)
+                 on_batch=on_batch, mesh=mesh, pack=(kind, layer))
     return out
 
 
@@ -447,7 +550,7 @@ def _token_setup(texts, model, *, layer: int, max_length: int | None, batch_size
 
     def run(on_batch):
         _run_batches(ids, lm, fn, batch_size=batch_size, max_length=max_length, progress=progress,
-                     desc="token embeddings", on_batch=on_batch, mesh=mesh)
+                     desc="token embeddings", on_batch=on_batch, mesh=mesh, pack=("tokens", layer))
     return lm, ids, mask, spec, input_ids, run
 
 
@@ -541,5 +644,5 @@ def featurize_tokens(token_ids: Sequence[Sequence[int]], *, model: LoadedModel |
         out[idx] = rows
 
     _run_batches(seqs, lm, fn, batch_size=batch_size, max_length=max_length, progress=progress,
-                 desc="featurize", on_batch=on_batch)
+                 desc="featurize", on_batch=on_batch, pack=("last", layer))
     return out

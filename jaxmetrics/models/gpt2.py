@@ -17,7 +17,7 @@ from flax import nnx
 
 from jaxmetrics.models._base import (
     ModelOutput, activation, attention, build_module, cached_attention_mask, inv_sqrt, merge_heads,
-    split_heads, strip_prefix, take, tied_lm_head, write_cache,
+    packed_layout, split_heads, strip_prefix, take, tied_lm_head, write_cache,
 )
 
 
@@ -84,6 +84,7 @@ class GPT2(nnx.Module):
     """
 
     is_causal = True
+    supports_packing = True
 
     def __init__(self, cfg, *, dtype=jnp.float32, rngs: nnx.Rngs):
         d = cfg.n_embd
@@ -93,12 +94,19 @@ class GPT2(nnx.Module):
         self.ln_f = _ln(cfg, d, dtype, rngs)
 
     def __call__(self, input_ids, attention_mask, *, output_hidden_states: bool = False,
-                 return_logits: bool = True) -> ModelOutput:
+                 return_logits: bool = True, segment_ids=None) -> ModelOutput:
+        """``segment_ids [B, T]`` (optional, replaces ``attention_mask``): rows packed with several
+        texts, see :func:`jaxmetrics.models._base.packed_layout`."""
         b, t = input_ids.shape
-        mask = attention_mask.astype(bool)
         causal = jnp.tril(jnp.ones((t, t), dtype=bool))
-        allowed = causal[None, None] & mask[:, None, None, :]  # [B, 1, Tq, Tk]
-        x = self.wte(input_ids) + self.wpe(jnp.arange(t)[None, :])
+        if segment_ids is not None:
+            pos, same, _ = packed_layout(segment_ids)
+            allowed = causal[None, None] & same
+        else:
+            mask = attention_mask.astype(bool)
+            allowed = causal[None, None] & mask[:, None, None, :]  # [B, 1, Tq, Tk]
+            pos = jnp.arange(t)[None, :]
+        x = self.wte(input_ids) + self.wpe(pos)
         hidden = [x] if output_hidden_states else None
         for block in self.h:
             x, _ = block(x, allowed)

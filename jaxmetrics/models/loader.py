@@ -192,11 +192,12 @@ class LoadedModel:
         return jitted(state, jnp.asarray(ids, jnp.int32), jnp.asarray(mask, bool),
                       bool(output_hidden_states), bool(return_logits and self.is_causal))
 
-    def reduction(self, key: Any, fn: Callable) -> Callable:
+    def reduction(self, key: Any, fn: Callable, *, mask_dtype=bool) -> Callable:
         """A jit-compiled ``(input_ids, attention_mask) -> fn(model, input_ids, attention_mask)``.
 
         Used by the featurizers so that only what they keep (e.g. one layer at the last
         token) leaves the compiled program. Cached by ``key`` (hashable), and by shape by jit.
+        ``mask_dtype``: the second argument's dtype (``jnp.int32`` for packed rows' segment ids).
         """
         if key not in self._reductions:
             graphdef, state = nnx.split(self.model)
@@ -208,7 +209,7 @@ class LoadedModel:
             jitted = jax.jit(run)
             self._reductions[key] = (jitted, state)
         jitted, state = self._reductions[key]
-        return lambda ids, mask: jitted(state, jnp.asarray(ids, jnp.int32), jnp.asarray(mask, bool))
+        return lambda ids, mask: jitted(state, jnp.asarray(ids, jnp.int32), jnp.asarray(mask, mask_dtype))
 
     @property
     def num_layers(self) -> int:
