@@ -16,7 +16,7 @@ import numpy as np
 
 from jaxmetrics._ops import l2_normalize
 from jaxmetrics.results import Result, static_field
-from jaxmetrics.similarity.centering import CENTERING_METHODS
+from jaxmetrics.similarity.centering import CENTERING_METHODS, center_embeddings
 from jaxmetrics.similarity.greedy import batch_bertscore, idf_table
 from jaxmetrics.similarity.kernels import METRICS, PRF, TEMPERED, batch_similarity
 
@@ -347,11 +347,9 @@ def _chunk_scores(xe, xm, xw, xmean, ye, ym, yw, ymean, cz, rz, baseline, temper
                   centering, compat, num_iterations):
     """Center (with the per-pair means), L2-normalise and score one chunk of pairs."""
     def prep(e, m, mean):
-        if centering == "dimension":
-            e = e - jnp.mean(e, axis=-1, keepdims=True)
-        elif mean is not None:
-            e = e - mean[:, None, :]
-        return l2_normalize(jnp.where(m[..., None], e, 0.0), m)
+        if mean is None:  # "none" / "dimension": nothing shared between texts
+            return center_embeddings(e, m, method=centering)
+        return l2_normalize(jnp.where(m[..., None], e - mean[:, None, :], 0.0), m)
 
     x, y = prep(xe, xm, xmean), prep(ye, ym, ymean)
     if metric == "bertscore":
