@@ -4,7 +4,7 @@ What users run today is ``evaluate.load("perplexity").compute(predictions=texts,
 it tokenizes the whole list with ``padding=True`` (every text padded to the longest one), adds
 the BOS token, and runs PyTorch forward passes of ``batch_size`` (16) texts in input order.
 The reference here is the transcription of that code used by the parity tests
-(``tests/test_text_perplexity.py``: the metric script itself is fetched from the Hub at run
+(``tests/lm/test_text_perplexity.py``: the metric script itself is fetched from the Hub at run
 time, which this offline machine cannot do), on the same transformers model and tokenizer.
 jaxmetrics sorts the texts by length and pads each batch of 16 to a length bucket.
 

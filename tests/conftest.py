@@ -83,6 +83,31 @@ def minilm_dir():
     return str(gt.get_model_path())
 
 
+@pytest.fixture(scope="session")
+def minilm(minilm_dir):
+    """The real all-MiniLM-L6-v2 encoder, loaded once per test process and shared by every family."""
+    from jaxmetrics.models import load_model
+
+    return load_model(minilm_dir)
+
+
+@pytest.fixture(scope="session")
+def tiny_checkpoint_dir(tmp_path_factory):
+    """``tiny_checkpoint_dir(kind, **settings)``: the directory of a tiny random checkpoint
+    (:func:`jaxmetrics.testing.tiny_checkpoint`), written once per process for each distinct
+    ``(kind, settings)`` and shared by the test files that ask for the same one."""
+    from jaxmetrics.testing import tiny_checkpoint
+
+    made: dict = {}
+
+    def make(kind: str, **settings) -> str:
+        key = (kind, tuple(sorted(settings.items())))
+        if key not in made:
+            made[key] = str(tiny_checkpoint(kind, tmp_path_factory.mktemp(f"tiny_{kind}"), **settings))
+        return made[key]
+    return make
+
+
 @pytest.fixture
 def x64():
     """Run the test body with 64-bit JAX arrays (parity tests)."""

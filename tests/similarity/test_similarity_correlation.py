@@ -134,11 +134,10 @@ def test_read_scored_pairs_bad_files(tmp_path):
 
 # ------------------------------------------------------------------------ the sweep
 @pytest.fixture(scope="module")
-def tiny_bert(tmp_path_factory):
+def tiny_bert(tiny_checkpoint_dir):
     from jaxmetrics.models import load_model
-    from jaxmetrics.testing import tiny_checkpoint
 
-    path = tiny_checkpoint("bert", tmp_path_factory.mktemp("corr_bert"), num_layers=2, hidden=32)
+    path = tiny_checkpoint_dir("bert", num_layers=2, hidden=32)
     return path, load_model(path)
 
 

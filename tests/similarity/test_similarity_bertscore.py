@@ -28,13 +28,6 @@ def _scores(x, y, mx, my, **kw):
     return bertscore_scores(candidates=x, references=y, candidates_mask=mx, references_mask=my, **kw)
 
 
-@pytest.fixture(scope="module")
-def minilm(minilm_dir):
-    from jaxmetrics.models import load_model
-
-    return load_model(minilm_dir)
-
-
 @pytest.mark.parametrize("idf", [False, True])
 def test_matches_bert_score_package(minilm, minilm_dir, idf):
     bert_score = pytest.importorskip("bert_score")

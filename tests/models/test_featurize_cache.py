@@ -17,14 +17,13 @@ pytest.importorskip("torch")
 from jaxmetrics.models import featurize, load_model
 from jaxmetrics.models.cache import FeatureCache  # noqa: E402
 from jaxmetrics.models.cache import text_hash  # noqa: E402
-from jaxmetrics.testing import tiny_checkpoint  # noqa: E402
 
 TEXTS = [f"text number {i}: " + "the quick brown fox " * (1 + i % 5) for i in range(20)]
 
 
 @pytest.fixture(scope="module")
-def gpt2_dir(tmp_path_factory):
-    return tiny_checkpoint("gpt2", tmp_path_factory.mktemp("gpt2c"))
+def gpt2_dir(tiny_checkpoint_dir):
+    return tiny_checkpoint_dir("gpt2")
 
 
 @pytest.fixture(scope="module")
@@ -110,7 +109,7 @@ def test_killed_run_resumes_and_recomputes_only_missing(tmp_path, gpt2_dir, gpt2
     script.write_text(SCRIPT)
     env = dict(os.environ, HF_HUB_OFFLINE="1", JAX_PLATFORMS="cpu")
     proc = subprocess.Popen([sys.executable, str(script), gpt2_dir, str(cache_dir), str(texts_file)], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=str(Path(__file__).parents[1]))
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=str(Path(__file__).parents[2]))
     deadline = time.time() + 240
     try:
         while _chunks(cache_dir)[1] < 3:

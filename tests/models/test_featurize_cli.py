@@ -11,11 +11,9 @@ from jaxmetrics.models import load_model, read_texts, sentence_embeddings
 
 
 @pytest.fixture(scope="module")
-def model_dir(tmp_path_factory):
+def model_dir(tiny_checkpoint_dir):
     pytest.importorskip("torch")
-    from jaxmetrics.testing import tiny_checkpoint
-
-    return tiny_checkpoint("bert", tmp_path_factory.mktemp("bertcli"))
+    return tiny_checkpoint_dir("bert")
 
 
 def test_read_texts_plain_and_jsonl(tmp_path):

@@ -70,13 +70,6 @@ def test_defaults():
     assert default_temperature("bertscore", "batch") is None
 
 
-@pytest.fixture(scope="module")
-def minilm(minilm_dir):
-    from jaxmetrics.models import load_model
-
-    return load_model(minilm_dir)
-
-
 CANDS = ["the cat sat on the mat", "it rains", "we bought apples at the market today",
          "hello there", "dogs bark at night"]
 REFS = ["a cat was sitting on a mat", "it is raining", "apples were bought at the market",

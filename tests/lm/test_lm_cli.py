@@ -14,8 +14,8 @@ TEXT = "The quick brown fox jumps over the lazy dog.\nTo be, or not to be, that 
 
 
 @pytest.fixture(scope="module")
-def ckpt(tmp_path_factory):
-    return tiny_checkpoint("gpt2", tmp_path_factory.mktemp("cli_gpt2"), max_positions=32)
+def ckpt(tiny_checkpoint_dir):
+    return tiny_checkpoint_dir("gpt2", max_positions=32)
 
 
 def test_cli_prints_perplexity_matching_api(ckpt, tmp_path, capsys):

@@ -190,12 +190,6 @@ def test_ngram_metrics_order_known_diversity():
         vals["nope"]
 
 
-@pytest.fixture(scope="module")
-def minilm(minilm_dir):
-    from jaxmetrics.models import load_model
-    return load_model(minilm_dir)
-
-
 def test_neural_metrics_order_known_diversity(minilm):
     vals = compute_set_metrics(ORDERED_SETS, NEURAL_METRICS, model=minilm)
     for name in vals.names:

@@ -232,10 +232,8 @@ def test_pipeline_checks_inputs_before_loading(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def gpt2_dir(tmp_path_factory):
-    from jaxmetrics.testing import tiny_checkpoint
-
-    return tiny_checkpoint("gpt2", tmp_path_factory.mktemp("aniso_gpt2"), num_layers=2, hidden=16, heads=2)
+def gpt2_dir(tiny_checkpoint_dir):
+    return tiny_checkpoint_dir("gpt2", num_layers=2, hidden=16, heads=2)
 
 
 TINY_TEXTS = ["The quick brown fox jumps over the lazy dog.", "To be, or not to be.",

@@ -25,18 +25,13 @@ TEXTS = [
 
 
 @pytest.fixture(scope="module")
-def gpt2_dir(tmp_path_factory):
-    return tiny_checkpoint("gpt2", tmp_path_factory.mktemp("gpt2f"))
+def gpt2_dir(tiny_checkpoint_dir):
+    return tiny_checkpoint_dir("gpt2")
 
 
 @pytest.fixture(scope="module")
 def gpt2(gpt2_dir):
     return load_model(gpt2_dir)
-
-
-@pytest.fixture(scope="module")
-def minilm(minilm_dir):
-    return load_model(minilm_dir)
 
 
 def _mauve_reference(model_dir, texts, max_length, batch_size=3):

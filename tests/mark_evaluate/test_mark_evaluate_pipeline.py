@@ -28,10 +28,8 @@ CANDS = [
 
 
 @pytest.fixture(scope="module")
-def lm(minilm_dir):
-    from jaxmetrics.models import load_model
-
-    return load_model(minilm_dir)
+def lm(minilm):
+    return minilm
 
 
 def test_sentence_mode_matches_kernel_on_embeddings(lm):
