@@ -25,15 +25,16 @@ This is the one k-means of jaxmetrics: MAUVE's quantizer and PRD (Mark-Evaluate 
 **Masked mode** (``x_mask`` and / or ``num_active_clusters``; used by the MAUVE sweeps, which
 run many subsets and cluster counts as one vmapped computation of fixed shapes): only the rows
 with ``x_mask`` true are clustered, into the first ``num_active_clusters`` of the
-``num_clusters`` centroid slots (the others stay unused, their distances are +inf). The random
-draws are made per *position among the valid rows* (``fold_in(key, position)``), and the
-empty-cluster donor is drawn by inverse CDF from one uniform number, so the result depends only
-on the valid rows in their order and on the active count, not on padding:
-``kmeans(x, key, num_clusters=K, num_active_clusters=k, x_mask=m)`` equals
-``kmeans(x[m], key, num_clusters=k, x_mask=ones)`` (labels of the valid rows, first ``k``
-centroids) up to floating-point summation order. The masked mode's random stream differs from
-the unmasked mode's (which keeps faiss-like ``permutation`` draws), so the same key gives a
-different, equally valid clustering.
+``num_clusters`` centroid slots (the others stay unused, their distances are +inf). It is the
+same algorithm with the same random stream: the subsample and the initial rows are
+``jax.random.permutation`` draws over the *positions among the valid rows* (reproduced for a
+traced row count by :func:`_permuted_slots`), and the empty-cluster donor is a
+``jax.random.categorical`` draw in which inactive slots have weight 0. With JAX's default
+partitionable threefry (``jax_threefry_partitionable``, on since JAX 0.5) these draws do not
+depend on the padding, so ``kmeans(x, key, num_clusters=K, num_active_clusters=k, x_mask=m)``
+equals ``kmeans(x[m], key, num_clusters=k)`` (labels of the valid rows, first ``k`` centroids)
+up to floating-point summation order. The all-rows call is the static fast path of the one
+implementation: no masks, no gathers when nothing is subsampled.
 """
 from __future__ import annotations
 
@@ -41,6 +42,7 @@ import functools
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from jaxmetrics._ops import squared_distances
 from jaxmetrics.results import Result
@@ -76,10 +78,39 @@ def _assign_to_centroids(x: jax.Array, centroids: jax.Array) -> jax.Array:
     return _nearest_tiled(x, jnp.sum(x * x, axis=-1), centroids)[0]
 
 
-def _split_empty(c: jax.Array, counts: jax.Array, key: jax.Array) -> jax.Array:
-    """faiss-style split of empty clusters (sequential over the empty ones, in index order)."""
+def _shuffle_rounds(n: int) -> int:
+    """Sorting rounds of ``jax.random.permutation`` for ``n`` items (its static rule)."""
+    return int(np.ceil(3 * np.log(max(1, n)) / np.log(np.iinfo(np.uint32).max)))
+
+
+def _permuted_slots(key: jax.Array, n: jax.Array, width: int) -> jax.Array:
+    """``jax.random.permutation(key, n)`` in the first ``n`` of ``width`` slots, for a traced ``n``.
+
+    The slots ``>= n`` keep ``n, ..., width - 1`` in order. Every round sorts by the same random
+    bits as ``permutation`` (``bits(subkey, (width,))``, whose first ``n`` values are those of
+    ``bits(subkey, (n,))`` with JAX's default partitionable threefry), with the slots past ``n``
+    kept last, and the rounds past ``permutation``'s count for ``n`` are skipped: the first ``n``
+    slots equal ``permutation(key, n)`` whatever ``width``."""
+    ns = np.arange(1, width + 1)
+    rounds = np.asarray([_shuffle_rounds(int(v)) for v in ns]) if width else np.zeros(0, int)
+    slots = jnp.arange(width, dtype=jnp.int32)
+    tail = slots >= n
+    out = slots
+    for r in range(_shuffle_rounds(width)):
+        key, sub = jax.random.split(key)
+        bits = jax.random.bits(sub, (width,), jnp.uint32)
+        shuffled = out[jnp.lexsort((jnp.where(tail, slots.astype(jnp.uint32), bits), tail))]
+        out = jnp.where(n >= int(ns[rounds > r].min()), shuffled, out)
+    return out
+
+
+def _split_empty(c: jax.Array, counts: jax.Array, key: jax.Array, active: jax.Array | None = None) -> jax.Array:
+    """faiss-style split of empty clusters (sequential over the empty ones, in index order).
+
+    With ``active`` ``[k]`` bool only the active slots count (an inactive slot is never split
+    nor chosen as a donor: its size, hence its weight, is 0)."""
     k, dim = c.shape
-    empty = counts == 0
+    empty = counts == 0 if active is None else (counts == 0) & active
     n_empty = jnp.sum(empty)
     order = jnp.argsort(~empty, stable=True)  # empty cluster ids first, ascending
     sign = jnp.where(jnp.arange(dim) % 2 == 0, 1.0, -1.0).astype(c.dtype)
@@ -105,19 +136,23 @@ def _split_empty(c: jax.Array, counts: jax.Array, key: jax.Array) -> jax.Array:
 _TILE_ROWS = 2048
 
 
-def _nearest_tiled(x: jax.Array, x_sq: jax.Array, c: jax.Array, tile: int = _TILE_ROWS):
+def _nearest_tiled(x: jax.Array, x_sq: jax.Array, c: jax.Array, tile: int = _TILE_ROWS,
+                   active: jax.Array | None = None):
     """Nearest centroid ``[n]`` int32 and its squared distance ``[n]`` for every row of ``x``.
 
     Rows are processed ``tile`` at a time (``lax.map``), so each ``[tile, k]`` block of distances
     is reduced to its argmin and min while it is still in cache instead of materialising the
     ``[n, k]`` matrix and reading it back twice (measured ~8% faster per Lloyd step at
     n = 20000, k = 1000, d = 896 on a 2-core CPU). Same values as the untiled
-    :func:`~jaxmetrics._ops.squared_distances` (clamped at 0), first index on ties.
+    :func:`~jaxmetrics._ops.squared_distances` (clamped at 0), first index on ties. With
+    ``active`` ``[k]`` bool, inactive centroids are at distance +inf.
     """
     c_sq = jnp.sum(c * c, axis=-1)
 
     def block(xb, xb_sq):
         d = squared_distances(xb, c, x_sq=xb_sq, y_sq=c_sq)
+        if active is not None:
+            d = jnp.where(active, d, jnp.inf)
         return jnp.argmin(d, axis=-1).astype(jnp.int32), jnp.min(d, axis=-1)
 
     n = x.shape[0]
@@ -132,11 +167,15 @@ def _nearest_tiled(x: jax.Array, x_sq: jax.Array, c: jax.Array, tile: int = _TIL
     return labels, nearest
 
 
-def _lloyd(x: jax.Array, x_sq: jax.Array, init: jax.Array, key: jax.Array, max_iter: jax.Array):
+def _lloyd(x: jax.Array, x_sq: jax.Array, init: jax.Array, key: jax.Array, max_iter: jax.Array,
+           weights: jax.Array | None = None, active: jax.Array | None = None):
     """One restart of Lloyd's algorithm from ``init``; returns (centroids, objective, iterations).
 
-    ``x_sq`` ``[n]`` are the squared row norms of ``x`` (computed once for all restarts)."""
+    ``x_sq`` ``[n]`` are the squared row norms of ``x`` (computed once for all restarts). The
+    masked mode passes ``weights`` ``[n]`` (1: a training row, 0: ignored) and ``active`` ``[k]``
+    (the centroid slots in use); without them (the static fast path) every row and slot counts."""
     k = init.shape[0]
+    train = None if weights is None else weights > 0
 
     def cond(state):
         _, obj, prev_obj, it, _ = state
@@ -144,113 +183,28 @@ def _lloyd(x: jax.Array, x_sq: jax.Array, init: jax.Array, key: jax.Array, max_i
 
     def body(state):
         c, obj, _, it, key = state
-        labels, nearest = _nearest_tiled(x, x_sq, c)  # the [n, k] product is the cost of a step
-        new_obj = jnp.sum(nearest)
+        labels, nearest = _nearest_tiled(x, x_sq, c, active=active)  # the [n, k] product is the cost of a step
         # segment_sum is a scatter-add: cheap on CPU (and deterministic there) where a one-hot
         # matmul would double the cost of the step.
-        sums = jax.ops.segment_sum(x, labels, num_segments=k)
-        counts = jax.ops.segment_sum(jnp.ones_like(x_sq), labels, num_segments=k)
+        if weights is None:
+            new_obj = jnp.sum(nearest)
+            sums = jax.ops.segment_sum(x, labels, num_segments=k)
+            counts = jax.ops.segment_sum(jnp.ones_like(x_sq), labels, num_segments=k)
+        else:
+            new_obj = jnp.sum(jnp.where(train, nearest, 0.0))
+            sums = jax.ops.segment_sum(x * weights[:, None], labels, num_segments=k)
+            counts = jax.ops.segment_sum(weights, labels, num_segments=k)
         means = sums / jnp.maximum(counts, 1.0)[:, None]
         key, sub = jax.random.split(key)
-        new_c = jax.lax.cond(jnp.any(counts == 0), _split_empty, lambda c, n, k: c, means, counts, sub)
+        empty = counts == 0 if active is None else (counts == 0) & active
+        new_c = jax.lax.cond(jnp.any(empty), lambda c, n, k: _split_empty(c, n, k, active),
+                             lambda c, n, k: c, means, counts, sub)
         return new_c, new_obj, obj, it + 1, key
 
     big = jnp.asarray(jnp.inf, x.dtype)
     state = (init, big, jnp.asarray(-1.0, x.dtype), jnp.asarray(0, jnp.int32), key)
     c, obj, _, it, _ = jax.lax.while_loop(cond, body, state)
     return c, obj, it
-
-
-def _split_empty_masked(c: jax.Array, counts: jax.Array, active: jax.Array, key: jax.Array) -> jax.Array:
-    """:func:`_split_empty` over the active clusters only, with a padding-independent donor draw.
-
-    The donor ``j`` (probability proportional to ``size_j - 1``) is found by inverse CDF from one
-    uniform number, so inactive slots (weight 0, after the active ones) do not change the draw."""
-    k, dim = c.shape
-    empty = (counts == 0) & active
-    n_empty = jnp.sum(empty)
-    order = jnp.argsort(~empty, stable=True)
-    sign = jnp.where(jnp.arange(dim) % 2 == 0, 1.0, -1.0).astype(c.dtype)
-
-    def body(i, state):
-        c, counts, key = state
-        key, sub = jax.random.split(key)
-        ci = order[i]
-        weight = jnp.maximum(counts - 1.0, 0.0)
-        weight = jnp.where(jnp.sum(weight) > 0, weight, (counts > 0).astype(c.dtype))
-        cum = jnp.cumsum(weight)
-        u = jax.random.uniform(sub, dtype=cum.dtype) * cum[-1]
-        last = k - 1 - jnp.argmax(weight[::-1] > 0)  # last slot with positive weight
-        cj = jnp.minimum(jnp.searchsorted(cum, u, side="right"), last)
-        src = c[cj]
-        c = c.at[ci].set(src * (1.0 + sign * _SPLIT_EPS)).at[cj].set(src * (1.0 - sign * _SPLIT_EPS))
-        half = counts[cj] / 2.0
-        counts = counts.at[ci].set(half).at[cj].add(-half)
-        return c, counts, key
-
-    c, _, _ = jax.lax.fori_loop(0, n_empty, body, (c, counts, key))
-    return c
-
-
-def _lloyd_masked(x, x_sq, weights, active, init, key, max_iter):
-    """:func:`_lloyd` over the rows with ``weights`` 1 (0: ignored) and the ``active`` centroid slots."""
-    k = init.shape[0]
-    train = weights > 0
-
-    def cond(state):
-        _, obj, prev_obj, it, _ = state
-        return (it < max_iter) & (obj != prev_obj)
-
-    def body(state):
-        c, obj, _, it, key = state
-        dist = jnp.where(active, squared_distances(x, c, x_sq=x_sq), jnp.inf)  # [n, k]
-        labels = jnp.argmin(dist, axis=-1)
-        new_obj = jnp.sum(jnp.where(train, jnp.min(dist, axis=-1), 0.0))
-        sums = jax.ops.segment_sum(x * weights[:, None], labels, num_segments=k)
-        counts = jax.ops.segment_sum(weights, labels, num_segments=k)
-        means = sums / jnp.maximum(counts, 1.0)[:, None]
-        key, sub = jax.random.split(key)
-        new_c = jax.lax.cond(jnp.any((counts == 0) & active), _split_empty_masked,
-                             lambda c, n, a, k: c, means, counts, active, sub)
-        return new_c, new_obj, obj, it + 1, key
-
-    big = jnp.asarray(jnp.inf, x.dtype)
-    state = (init, big, jnp.asarray(-1.0, x.dtype), jnp.asarray(0, jnp.int32), key)
-    c, obj, _, it, _ = jax.lax.while_loop(cond, body, state)
-    return c, obj, it
-
-
-def _position_bits(key: jax.Array, position: jax.Array) -> jax.Array:
-    """uint32 random bits per row from ``fold_in(key, position)`` (independent of the padding)."""
-    return jax.vmap(lambda p: jax.random.bits(jax.random.fold_in(key, p), dtype=jnp.uint32))(position)
-
-
-def _kmeans_masked(x, key, x_mask, num_active, *, num_clusters, num_redo, max_iter, max_points_per_centroid):
-    n, _ = x.shape
-    mask = jnp.ones((n,), bool) if x_mask is None else jnp.asarray(x_mask).astype(bool)
-    k_act = jnp.asarray(num_clusters if num_active is None else num_active, jnp.int32)
-    active = jnp.arange(num_clusters) < k_act
-    position = jnp.cumsum(mask.astype(jnp.int32)) - 1  # position among the valid rows
-    key_sub, key_init, key_loop = jax.random.split(key, 3)
-    # training subsample: the max_points_per_centroid * k valid rows with the smallest bits
-    order = jnp.lexsort((_position_bits(key_sub, position), ~mask))  # valid rows first
-    rank = jnp.zeros((n,), jnp.int32).at[order].set(jnp.arange(n, dtype=jnp.int32))
-    train = mask & (rank < max_points_per_centroid * k_act)
-    weights = train.astype(x.dtype)
-    x_sq = jnp.sum(x * x, axis=-1)
-
-    def one_restart(kinit, kloop):
-        idx = jnp.lexsort((_position_bits(kinit, position), ~train))[:num_clusters]  # k distinct training rows
-        return _lloyd_masked(x, x_sq, weights, active, x[idx], kloop, jnp.asarray(max_iter, jnp.int32))
-
-    cents, objs, iters = jax.vmap(one_restart)(
-        jax.random.split(key_init, num_redo), jax.random.split(key_loop, num_redo)
-    )
-    best = jnp.argmin(objs)
-    centroids = cents[best]
-    dist = jnp.where(active, squared_distances(x, centroids, x_sq=x_sq), jnp.inf)
-    labels = jnp.argmin(dist, axis=-1).astype(jnp.int32)
-    return KMeansResult(centroids=centroids, labels=labels, objective=objs[best], num_iter=iters, objectives=objs)
 
 
 @functools.partial(jax.jit, static_argnames=("num_clusters", "num_redo", "max_points_per_centroid"))
@@ -302,22 +256,36 @@ def kmeans(
       >>> sorted(jnp.bincount(masked.labels[1:], length=3).tolist())
       [0, 4, 5]
     """
-    if x_mask is not None or num_active_clusters is not None:
-        return _kmeans_masked(x, key, x_mask, num_active_clusters, num_clusters=num_clusters, num_redo=num_redo,
-                              max_iter=max_iter, max_points_per_centroid=max_points_per_centroid)
     n, _ = x.shape
     k = num_clusters
     key_sub, key_init, key_loop = jax.random.split(key, 3)
-    n_train = min(n, max_points_per_centroid * k)
-    if n_train < n:
-        train = x[jax.random.permutation(key_sub, n)[:n_train]]
+    max_iter = jnp.asarray(max_iter, jnp.int32)
+    if x_mask is None and num_active_clusters is None:  # static fast path: all rows, all slots
+        weights = active = None
+        n_train = min(n, max_points_per_centroid * k)
+        train = x[jax.random.permutation(key_sub, n)[:n_train]] if n_train < n else x
+
+        def init_rows(kinit):
+            return jax.random.permutation(kinit, n_train)[:k]
     else:
-        train = x
+        mask = jnp.ones((n,), bool) if x_mask is None else jnp.asarray(x_mask).astype(bool)
+        k_act = jnp.asarray(num_clusters if num_active_clusters is None else num_active_clusters, jnp.int32)
+        active = jnp.arange(k) < k_act
+        n_valid = jnp.sum(mask.astype(jnp.int32))
+        n_train = jnp.minimum(n_valid, max_points_per_centroid * k_act)
+        by_position = jnp.argsort(~mask, stable=True)  # the valid rows in order, then the others
+        # the training rows first, in the order the fast path gathers them (faiss's subsample)
+        order = jnp.where(n_valid > n_train, by_position[_permuted_slots(key_sub, n_valid, n)], by_position)
+        train = x[order]
+        weights = (jnp.arange(n) < n_train).astype(x.dtype)
+
+        def init_rows(kinit):
+            return _permuted_slots(kinit, n_train, n)[:k]
+
     train_sq = jnp.sum(train * train, axis=-1)
 
     def one_restart(kinit, kloop):
-        idx = jax.random.permutation(kinit, n_train)[:k]
-        return _lloyd(train, train_sq, train[idx], kloop, jnp.asarray(max_iter, jnp.int32))
+        return _lloyd(train, train_sq, train[init_rows(kinit)], kloop, max_iter, weights, active)
 
     # restarts one after another (as faiss): vmapped, every restart would run as many Lloyd
     # steps as the slowest one
@@ -325,5 +293,5 @@ def kmeans(
                                      (jax.random.split(key_init, num_redo), jax.random.split(key_loop, num_redo)))
     best = jnp.argmin(objs)  # first restart wins ties, as faiss's strict "<"
     centroids = cents[best]
-    labels = _assign_to_centroids(x, centroids)
+    labels = _nearest_tiled(x, jnp.sum(x * x, axis=-1), centroids, active=active)[0]
     return KMeansResult(centroids=centroids, labels=labels, objective=objs[best], num_iter=iters, objectives=objs)
