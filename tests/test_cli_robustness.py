@@ -35,13 +35,15 @@ def no_work(monkeypatch):
     import jaxmetrics.mark_evaluate.pipeline as MEP
     import jaxmetrics.mauve as M
     import jaxmetrics.models as MO
+    import jaxmetrics.models.encoding as E
     import jaxmetrics.models.featurizers as F
     import jaxmetrics.models.loader as LO
     import jaxmetrics.similarity as S
 
     for mod, names in ((MO, ("load_model", "resolve_model", "featurize", "sentence_embeddings",
                              "token_embeddings")),
-                       (F, ("featurize", "sentence_embeddings", "token_embeddings", "resolve_model")),
+                       (F, ("featurize", "sentence_embeddings", "token_embeddings")),
+                       (E, ("encode", "resolve_model")),
                        (LO, ("load_model",)),
                        (M, ("compute_mauve", "compute_mauve_seeds")), (LM, ("perplexity",)),
                        (S, ("compute_similarity",)), (ME, ("compute_mark_evaluate",)),
@@ -221,9 +223,9 @@ def bert_dir(tmp_path_factory):
 
 
 def test_long_steps_show_progress_and_quiet_hides_it(tmp_path, bert_dir, capsys, monkeypatch):
-    from jaxmetrics.models import featurizers
+    from jaxmetrics.models import batching
 
-    monkeypatch.setattr(featurizers, "PACK_LENGTH", 0)  # six short texts in three batches, not one
+    monkeypatch.setattr(batching, "PACK_LENGTH", 0)  # six short texts in three batches, not one
     a, b = tmp_path / "a.txt", tmp_path / "b.txt"
     a.write_text("".join(f"reference text number {i} about cats\n" for i in range(6)))
     b.write_text("".join(f"candidate text {i} about some dogs\n" for i in range(6)))

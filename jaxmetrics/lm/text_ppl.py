@@ -31,7 +31,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxmetrics._validation import check_int
-from jaxmetrics.models.featurizers import _pad_batch, _plan
+from jaxmetrics.models.batching import layout_batch, plan_batches
 from jaxmetrics.models.protocol import resolve_model
 from jaxmetrics.results import Result, static_field
 
@@ -201,9 +201,10 @@ def text_perplexities(texts: Sequence[str], *, model: Any, batch_size: int = 16,
     nll = np.zeros(len(seqs), np.float64)
     count = np.zeros(len(seqs), np.int64)
     outs = []
-    for idx, t in _plan(lengths, rows, cap):  # longest first; dispatch all batches, then collect
-        ids, mask = _pad_batch([seqs[i] for i in idx], rows, t, lm.pad_token_id)
-        outs.append((idx, run(state, jnp.asarray(ids), jnp.asarray(mask))))
+    # the encoding engine's planner (padded length buckets), longest first; dispatch all, then collect
+    for batch in plan_batches(lengths, batch_size=rows, max_length=cap):
+        ids, mask, _ = layout_batch(batch, seqs, lm.pad_token_id)
+        outs.append((batch.items, run(state, jnp.asarray(ids), jnp.asarray(mask))))
     for idx, (s, c) in outs:
         nll[idx] = np.asarray(s, np.float64)[: len(idx)]
         count[idx] = np.asarray(c, np.int64)[: len(idx)]

@@ -1,15 +1,20 @@
 """Text and models: Flax NNX GPT-2 / BERT / RoBERTa / Llama-family models loaded from Hugging Face
-safetensors checkpoints, the causal-LM protocol, and featurizers that turn texts into arrays.
+safetensors checkpoints, the causal-LM protocol, and the one encoding engine (:func:`encode`:
+tokenize, plan batches, one forward pass for any set of layers, named pooling, feature cache)
+behind every text-consuming metric; :func:`featurize`, :func:`sentence_embeddings` and
+:func:`token_embeddings` are its named views.
 
 This is the only layer of jaxmetrics that touches strings, files or the network. Every
 function that needs a model takes ``model=`` (a :class:`LoadedModel`, a hub id or a local
 directory) and resolves it with :func:`resolve_model`.
 """
 from jaxmetrics.models._base import ModelOutput
-from jaxmetrics.models.featurizers import (
-    RaggedTokenEmbeddings, TokenEmbeddings, bucket_length, featurize, featurize_tokens, ragged_token_embeddings, sentence_embeddings,
-    token_embeddings,
+from jaxmetrics.models.batching import (
+    PACK_LENGTH, PACK_ROWS, Batch, bucket_length, layout_batch, pack_rows, pad_batch, plan_batches,
 )
+from jaxmetrics.models.encoding import Encoding, check_batch_size, check_max_length, encode, run_encoder, tokenize
+from jaxmetrics.models.featurizers import TokenEmbeddings, featurize, featurize_tokens, sentence_embeddings, token_embeddings
+from jaxmetrics.models.pooling import DEFAULT_MAX_LENGTH, POOLINGS, resolve_layers, resolve_pooling
 from jaxmetrics.models.io import read_texts
 from jaxmetrics.models.loader import LoadedModel, load_model
 from jaxmetrics.models.protocol import CausalLM, resolve_model
@@ -18,20 +23,35 @@ from jaxmetrics.models.registry import ARCHITECTURES, Architecture, known_model_
 __all__ = [
     "ARCHITECTURES",
     "Architecture",
+    "Batch",
     "CausalLM",
+    "DEFAULT_MAX_LENGTH",
+    "Encoding",
     "LoadedModel",
     "ModelOutput",
-    "RaggedTokenEmbeddings",
+    "PACK_LENGTH",
+    "PACK_ROWS",
+    "POOLINGS",
     "TokenEmbeddings",
     "bucket_length",
+    "check_batch_size",
+    "check_max_length",
+    "encode",
     "featurize",
     "featurize_tokens",
     "known_model_types",
+    "layout_batch",
     "load_model",
-    "ragged_token_embeddings",
+    "pack_rows",
+    "pad_batch",
+    "plan_batches",
     "read_texts",
     "register_architecture",
+    "resolve_layers",
     "resolve_model",
+    "resolve_pooling",
+    "run_encoder",
     "sentence_embeddings",
     "token_embeddings",
+    "tokenize",
 ]

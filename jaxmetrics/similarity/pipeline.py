@@ -200,7 +200,7 @@ def _score_texts(cands: list[str], refs: list[str], lm: Any, *, layer: int | Non
                  pair_chunk: int, progress: bool) -> SimilarityResult:
     """The pipeline on checked inputs. ``idf`` may also be a ``{token id: weight}`` mapping
     (``bert_score``'s precomputed ``idf_dict``)."""
-    from jaxmetrics.models import bucket_length, ragged_token_embeddings
+    from jaxmetrics.models import bucket_length, encode
 
     if layer is None:
         layer = default_layer(lm.num_layers)
@@ -213,10 +213,10 @@ def _score_texts(cands: list[str], refs: list[str], lm: Any, *, layer: int | Non
     where = {t: i for i, t in enumerate(uniq)}
     # Token vectors stay unpadded ([sum of lengths, D]): a padded [texts, longest, D] host array
     # is several times larger on real corpora, and copying it dominated the host-side time.
-    tokens = ragged_token_embeddings(uniq, model=lm, layer=layer, max_length=max_length,
-                                     batch_size=batch_size, progress=progress)
-    flat, offsets = tokens.embeddings, tokens.offsets
-    real, special, ids = tokens.embeddings_mask, tokens.special_mask, tokens.input_ids
+    tokens = encode(uniq, model=lm, layers=layer, tokens=True, max_length=max_length, batch_size=batch_size,
+                    progress=progress, desc="token embeddings")
+    flat, offsets = tokens.token_vectors[0], tokens.offsets
+    real, special, ids = tokens.tokens_mask, tokens.special_mask, tokens.token_ids
     layer = int(layer) % (lm.num_layers + 1)
     ci = np.array([where[t] for t in cands])
     ri = np.array([where[t] for t in refs])

@@ -10,7 +10,6 @@ torch = pytest.importorskip("torch")
 from jaxmetrics.models import (  # noqa: E402
     bucket_length, featurize, featurize_tokens, load_model, sentence_embeddings, token_embeddings,
 )
-from jaxmetrics.testing import tiny_checkpoint  # noqa: E402
 
 TEXTS = [
     "The quick brown fox jumps over the lazy dog.",
@@ -119,15 +118,15 @@ def test_token_embeddings_layer_and_masks(minilm):
 
 
 def test_length_buckets_few_shapes_and_input_order(gpt2_dir, rng, monkeypatch):
-    from jaxmetrics.models import featurizers
+    from jaxmetrics.models import batching
 
-    monkeypatch.setattr(featurizers, "PACK_LENGTH", 0)  # every text through the padded batches
+    monkeypatch.setattr(batching, "PACK_LENGTH", 0)  # every text through the padded batches
     gpt2 = load_model(gpt2_dir)  # fresh compile caches: count only this corpus's shapes
     words = "the quick brown fox jumps over a lazy dog".split()
     texts = [" ".join(rng.choice(words, size=int(n))) for n in rng.integers(1, 12, size=23)]
     lengths = [min(len(gpt2.tokenizer.encode(t)), 64) for t in texts]
     feats = featurize(texts, model=gpt2, max_length=64, batch_size=2, progress=False)
-    fn, _ = gpt2._reductions[("last", gpt2.num_layers)]
+    fn, _ = gpt2._reductions[("encode", (gpt2.num_layers,), "last", False)]
     buckets = {bucket_length(n, 64) for n in lengths}
     assert fn._cache_size() <= len(buckets) <= 5 < 12  # a handful of shapes, not one per batch (12)
     # input order: each row equals the text featurized alone
@@ -140,37 +139,37 @@ def test_length_buckets_few_shapes_and_input_order(gpt2_dir, rng, monkeypatch):
 
 
 def test_pack_rows_best_fit_decreasing_definition():
-    from jaxmetrics.models.featurizers import _pack_rows
+    from jaxmetrics.models import pack_rows
 
     lengths = np.array([5, 4, 3, 3, 2, 1])
     # 5 -> new row (room 3); 4 -> new row (room 4); 3 -> the row with room 3; 3 -> room 4;
     # 2 -> no room left anywhere >= 2: new row; 1 -> the fullest row that fits (room 1)
-    assert _pack_rows(lengths, np.arange(6), 8) == [[0, 2], [1, 3, 5], [4]]
+    assert pack_rows(lengths, np.arange(6), 8) == [[0, 2], [1, 3, 5], [4]]
 
 
 @pytest.fixture(scope="module")
-def roberta(tmp_path_factory):
-    return load_model(tiny_checkpoint("roberta", tmp_path_factory.mktemp("robertaf")))
+def roberta(tiny_checkpoint_dir):
+    return load_model(tiny_checkpoint_dir("roberta"))
 
 
 @pytest.mark.parametrize("which", ["gpt2", "minilm", "roberta"])
 def test_packed_rows_equal_padded_batches(which, gpt2, minilm, roberta, rng, monkeypatch):
     """Short texts run several to a row (each attends only to itself, positions restart per text):
     the features, sentence embeddings and token vectors equal those of padded batches."""
-    from jaxmetrics.models import featurizers
+    from jaxmetrics.models import batching
 
     lm = {"gpt2": gpt2, "minilm": minilm, "roberta": roberta}[which]
     words = "the quick brown fox jumps over a lazy dog".split()
     texts = [" ".join(rng.choice(words, size=int(n))) for n in rng.integers(1, 14, size=19)]
     # rows of 12 positions, 2 rows per batch: several rows and batches, a part-filled last batch,
     # and texts longer than 12 tokens through the padded batches in the same call
-    monkeypatch.setattr(featurizers, "PACK_LENGTH", 12)
-    monkeypatch.setattr(featurizers, "PACK_ROWS", 2)
+    monkeypatch.setattr(batching, "PACK_LENGTH", 12)
+    monkeypatch.setattr(batching, "PACK_ROWS", 2)
     lengths = [len(x) for x in lm.tokenizer(texts)["input_ids"]]
     assert min(lengths) < 6 and max(lengths) > 12
     calls = [featurize, token_embeddings] + ([] if lm.is_causal else [sentence_embeddings])
     packed = [f(texts, model=lm, max_length=64, batch_size=3, progress=False) for f in calls]
-    monkeypatch.setattr(featurizers, "PACK_LENGTH", 0)
+    monkeypatch.setattr(batching, "PACK_LENGTH", 0)
     padded = [f(texts, model=lm, max_length=64, batch_size=3, progress=False) for f in calls]
     np.testing.assert_allclose(packed[0], padded[0], atol=2e-5)
     np.testing.assert_array_equal(packed[1].embeddings_mask, padded[1].embeddings_mask)

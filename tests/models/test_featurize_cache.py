@@ -46,9 +46,9 @@ def _chunks(cache_root: Path):
 def padded_batches(monkeypatch):
     """Every text through padded batches of ``batch_size`` rows (no packing), so the batches,
     and the cache chunks written per batch, are counted in texts."""
-    from jaxmetrics.models import featurizers
+    from jaxmetrics.models import batching
 
-    monkeypatch.setattr(featurizers, "PACK_LENGTH", 0)
+    monkeypatch.setattr(batching, "PACK_LENGTH", 0)
 
 
 def test_cache_roundtrip_and_keys(tmp_path, gpt2, padded_batches):
@@ -83,8 +83,8 @@ def test_cache_counters_and_unreadable_file(tmp_path):
 
 SCRIPT = textwrap.dedent("""
     import sys, time
-    from jaxmetrics.models import featurize, featurizers, load_model
-    featurizers.PACK_LENGTH = 0  # padded batches of batch_size texts (see padded_batches)
+    from jaxmetrics.models import batching, featurize, load_model
+    batching.PACK_LENGTH = 0  # padded batches of batch_size texts (see padded_batches)
     model_dir, cache_dir, texts_file = sys.argv[1:4]
     lm = load_model(model_dir)
     reduction = lm.reduction

@@ -114,19 +114,6 @@ def test_pipeline_chunks_in_length_order_equal_input_order_composition(minilm, c
         np.testing.assert_allclose(g, np.asarray(w), atol=1e-5)
 
 
-def test_ragged_token_embeddings_are_the_padded_ones_unpadded(minilm):
-    from jaxmetrics.models import ragged_token_embeddings, token_embeddings
-
-    texts = CANDS + REFS
-    tok = ragged_token_embeddings(texts, model=minilm, layer=3, progress=False, batch_size=4)
-    dense = token_embeddings(texts, model=minilm, layer=3, progress=False, batch_size=4)
-    np.testing.assert_array_equal(np.diff(tok.offsets), dense.embeddings_mask.sum(1))
-    np.testing.assert_array_equal(tok.embeddings, dense.embeddings[dense.embeddings_mask])
-    np.testing.assert_array_equal(tok.embeddings_mask, dense.embeddings_mask)
-    np.testing.assert_array_equal(tok.special_mask, dense.special_mask)
-    np.testing.assert_array_equal(tok.input_ids, dense.input_ids)
-
-
 def test_pipeline_self_similarity_is_one(minilm):
     for metric in ("twmd", "trwmd_lse", "cka", "wmd"):
         out = compute_similarity(references=CANDS, candidates=CANDS, model=minilm, metric=metric)

