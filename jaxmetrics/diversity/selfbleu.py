@@ -32,7 +32,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxmetrics._validation import check_int
-from jaxmetrics.diversity.ngrams import _ROWS, _encode_sequences, _ngram_ids
+from jaxmetrics.diversity.ngrams import ROW_MULTIPLE, encode_sequences, ngram_ids
 from jaxmetrics.results import Result
 
 __all__ = ["SelfBLEUStats", "self_bleu_stats", "bleu_from_stats", "self_bleu_scores", "self_bleu"]
@@ -126,7 +126,8 @@ def self_bleu_stats(ids: jax.Array, lengths: jax.Array, max_n: int = 4,
     lengths = lengths.astype(jnp.int32)
     if ids_mask is not None:
         lengths = jnp.where(ids_mask, lengths, 0)
-    gid, valid = _ngram_ids(ids, lengths, max_n)
+    grams = ngram_ids(ids, lengths, max_n)
+    gid, valid = grams.ids, grams.valid
     row = jnp.broadcast_to(jnp.arange(B, dtype=jnp.int32)[:, None], (B, T)).reshape(W)
     nums = jax.vmap(lambda g, v: _clipped_numerators(g, v, row, B))(
         gid.reshape(max_n, W), valid.reshape(max_n, W))
@@ -216,8 +217,8 @@ def self_bleu_scores(generations: Sequence, n: int = 4, *, weights=None,
     """
     check_int(n, "n", minimum=1)
     w = _weights_for(n, weights)
-    enc = _encode_sequences(generations, tokenizer=tokenizer, allow_empty=True,
-                            name="generations", row_multiple=_ROWS)
+    enc = encode_sequences(generations, tokenizer=tokenizer, allow_empty=True,
+                           name="generations", row_multiple=ROW_MULTIPLE)
     B = len(generations)
     if B < 2:
         raise ValueError(f"generations: need at least 2 generations, got {B}")

@@ -18,7 +18,7 @@ import numpy as np
 
 from jaxmetrics._ops import accumulator_dtype
 from jaxmetrics._validation import check_int, check_positive
-from jaxmetrics.diversity.ngrams import _ROWS, _encode_sequences
+from jaxmetrics.diversity.ngrams import ROW_MULTIPLE, encode_sequences
 from jaxmetrics.results import Result
 
 __all__ = ["ZipfStats", "zipf_stats", "zipf_coefficient", "repetition_flags", "repetition_fraction",
@@ -122,7 +122,7 @@ def zipf_coefficient(sequences: Sequence, *, max_num: int = 5000, stretch_factor
     """
     check_int(max_num, "max_num", minimum=3)
     check_positive(stretch_factor, "stretch_factor")
-    enc = _encode_sequences(sequences, tokenizer=tokenizer, allow_empty=True, row_multiple=_ROWS)
+    enc = encode_sequences(sequences, tokenizer=tokenizer, allow_empty=True, row_multiple=ROW_MULTIPLE)
     z = zipf_stats(enc.ids, enc.lengths, max_num=max_num, stretch_factor=float(stretch_factor))
     if int(z.num_points) < 2:
         raise ValueError("sequences: the Zipf fit needs at least 3 distinct tokens "
@@ -193,7 +193,7 @@ def repetition_fraction(sequences: Sequence, *, max_n: int = 500,
       0.5
     """
     check_int(max_n, "max_n", minimum=1)
-    enc = _encode_sequences(sequences, tokenizer=tokenizer, allow_empty=True, row_multiple=_ROWS)
+    enc = encode_sequences(sequences, tokenizer=tokenizer, allow_empty=True, row_multiple=ROW_MULTIPLE)
     flags = np.asarray(repetition_flags(enc.ids, enc.lengths, max_n=max_n))[:len(sequences)]
     return float(np.mean(flags))
 

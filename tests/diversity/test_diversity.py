@@ -33,7 +33,7 @@ from jaxmetrics.diversity import (
     termination_ratio,
     zipf_coefficient,
 )
-from jaxmetrics.diversity.ngrams import _ngram_ids
+from jaxmetrics.diversity import ngram_ids
 
 
 # ---------------------------------------------------------------------------------------
@@ -94,7 +94,8 @@ def test_ngram_ids_are_exact(rng):
     seqs = random_token_seqs(rng, 20, vocab=4, max_len=12)
     enc = encode_sequences(seqs, allow_empty=True)
     ids, lengths = enc.ids, enc.lengths
-    gid, valid = _ngram_ids(ids, lengths, max_n=4)
+    g = ngram_ids(ids, lengths, max_n=4)
+    gid, valid = g.ids, g.valid
     gid, valid = np.asarray(gid), np.asarray(valid)
     for n in range(1, 5):
         seen = {}

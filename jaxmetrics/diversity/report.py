@@ -1,0 +1,138 @@
+"""Tevet & Berant's test of several metrics at once: :func:`run_diversity_test` and its report.
+
+Every metric's values over the sets (:func:`~jaxmetrics.diversity.compute_set_metrics`, or
+given) are correlated with the diversity parameter by
+:func:`~jaxmetrics.diversity.decoding_test` (decTest) or
+:func:`~jaxmetrics.diversity.content_test` (conTest, binary labels); the rows form a
+:class:`DiversityTestReport`.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from jaxmetrics._validation import check_choice
+from jaxmetrics.diversity.correlation import content_test, decoding_test
+from jaxmetrics.diversity.set_metrics import SetMetricValues, compute_set_metrics, set_metric_names
+from jaxmetrics.results import Result, static_field
+
+__all__ = ["DiversityTestRow", "DiversityTestReport", "run_diversity_test"]
+
+
+class DiversityTestRow(Result):
+    """decTest / conTest result of one metric (a row of :class:`DiversityTestReport`).
+
+    Attributes:
+      metric: the metric's name.
+      spearman: Spearman's ρ with the parameter (None when undefined).
+      pearson: Pearson's r (None when undefined).
+      oca: optimal classification accuracy (conTest only; None for decTest or when undefined).
+      error: why the statistics are undefined (e.g. the metric is constant over the sets), else
+        None.
+
+    Examples:
+      >>> DiversityTestRow("distinct", 1.0, 0.9)
+      DiversityTestRow(metric='distinct', spearman=1, pearson=0.9, oca=None, error=None)
+    """
+
+    metric: str = static_field()
+    spearman: float | None = None
+    pearson: float | None = None
+    oca: float | None = None
+    error: str | None = static_field(default=None)
+
+
+class DiversityTestReport(Result):
+    """Tevet & Berant's test of every metric on one set of responses (:func:`run_diversity_test`).
+
+    ``report["distinct"]`` is the row of one metric; :meth:`format_table` prints all of them.
+
+    Attributes:
+      rows: one :class:`DiversityTestRow` per metric, in the order asked for.
+      test: ``"dec"`` (decTest: Spearman, Pearson) or ``"con"`` (conTest: adds OCA).
+      n_sets: the number of response sets ``S``.
+
+    Examples:
+      >>> report = DiversityTestReport((DiversityTestRow("m", 1.0, 0.5),), "dec", 4)
+      >>> report
+      DiversityTestReport(rows=tuple[1], test='dec', n_sets=4)
+      >>> report["m"]
+      DiversityTestRow(metric='m', spearman=1, pearson=0.5, oca=None, error=None)
+      >>> print(report.format_table())
+      | metric | test | sets | spearman | pearson |
+      |---|---|---|---|---|
+      | m | dec | 4 | 1.000 | 0.500 |
+    """
+
+    rows: tuple
+    test: str = static_field()
+    n_sets: int = static_field()
+
+    def __getitem__(self, metric: str) -> DiversityTestRow:
+        for r in self.rows:
+            if r.metric == metric:
+                return r
+        raise KeyError(f"metric: no row for {metric!r}; have {', '.join(r.metric for r in self.rows)}")
+
+    def format_table(self) -> str:
+        """Markdown table: one line per metric (``n/a`` where a statistic is undefined)."""
+        cols = ["spearman", "pearson"] + (["oca"] if self.test == "con" else [])
+        f = lambda v: "n/a" if v is None else f"{v:.3f}"  # noqa: E731
+        lines = ["| metric | test | sets | " + " | ".join(cols) + " |",
+                 "|" + "---|" * (3 + len(cols))]
+        for r in self.rows:
+            lines.append(f"| {r.metric} | {self.test} | {self.n_sets} | "
+                         + " | ".join(f(getattr(r, c)) for c in cols) + " |")
+        return "\n".join(lines)
+
+
+def run_diversity_test(response_sets: Sequence[Sequence[str]] | None, params: Any,
+                       metrics: Sequence[str], *, test: str = "auto", model: Any = None,
+                       values: SetMetricValues | None = None) -> DiversityTestReport:
+    """Run decTest or conTest for each metric: one :class:`DiversityTestRow` per metric.
+
+    ``test="auto"`` picks conTest when ``params`` are all 0/1, else decTest. A metric that is
+    constant over the sets gets ``None`` statistics and an ``error`` message.
+
+    Args:
+      response_sets: ``S`` sets of >= 2 texts (may be None when ``values`` is given).
+      params: ``[S]`` the diversity parameter of each set (binary labels for conTest).
+      metrics: metric names (see :func:`compute_set_metrics`).
+      test: ``"auto"``, ``"dec"`` or ``"con"``.
+      model: encoder for the neural metrics (see :func:`compute_set_metrics`).
+      values: precomputed :class:`SetMetricValues` (then ``response_sets`` and ``model`` are
+        not used).
+
+    Returns:
+      :class:`DiversityTestReport`.
+
+    Examples:
+      >>> sets = [["a a a", "a a a"], ["a b a", "a a b"], ["a b c", "c d e"], ["x y z", "u v w"]]
+      >>> report = run_diversity_test(sets, [0.2, 0.5, 0.8, 1.1], ["distinct-1"])
+      >>> report["distinct-1"].spearman, report.test
+      (1.0, 'dec')
+    """
+    p = np.asarray(params, np.float64)
+    check_choice(test, "test", ("auto", "dec", "con"))
+    if test == "auto":
+        test = "con" if np.all((p == 0) | (p == 1)) else "dec"
+    metrics = set_metric_names(metrics)
+    if values is None:
+        values = compute_set_metrics(response_sets, metrics, model=model)
+    missing = [m for m in metrics if m not in values]
+    if missing:
+        raise ValueError(f"values: no values for metric(s) {missing}")
+    rows = []
+    for name in metrics:
+        try:
+            if test == "con":
+                r = content_test(values[name], p)
+                rows.append(DiversityTestRow(metric=name, spearman=r.spearman, pearson=r.pearson,
+                                             oca=r.oca))
+            else:
+                r = decoding_test(values[name], p)
+                rows.append(DiversityTestRow(metric=name, spearman=r.spearman, pearson=r.pearson))
+        except ValueError as e:
+            rows.append(DiversityTestRow(metric=name, error=str(e)))
+    return DiversityTestReport(rows=tuple(rows), test=test, n_sets=int(len(p)))
