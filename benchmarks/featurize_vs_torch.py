@@ -66,19 +66,13 @@ def padding_fraction(lengths: np.ndarray, batch_size: int, bucket) -> float:
 
 
 def jax_padding_fraction(lengths: np.ndarray, batch_size: int, max_length: int) -> float:
-    """Padded positions / all positions jaxmetrics computes: texts of at most ``PACK_LENGTH``
-    tokens packed into batches of ``PACK_ROWS`` rows, the rest in padded length buckets."""
-    from jaxmetrics.models import featurizers as F
+    """Padded positions / all positions jaxmetrics computes: the encoding engine's own plan (texts
+    of at most ``PACK_LENGTH`` tokens packed into batches of ``PACK_ROWS`` rows, the rest in padded
+    length buckets)."""
+    from jaxmetrics.models import PACK_LENGTH, plan_batches
 
-    short = np.flatnonzero(lengths <= F.PACK_LENGTH)
-    short = short[np.argsort(-lengths[short], kind="stable")]
-    rows = F._pack_rows(lengths, short, F.PACK_LENGTH)
-    per_batch = min(F.PACK_ROWS, len(rows)) if rows else 0
-    computed = -(-len(rows) // per_batch) * per_batch * F.PACK_LENGTH if rows else 0
-    long = lengths[lengths > F.PACK_LENGTH]
-    if long.size:
-        computed += sum(min(batch_size, long.size) * t for _, t in F._plan(long, min(batch_size, long.size),
-                                                                             max_length))
+    plan = plan_batches(lengths, batch_size=batch_size, max_length=max_length, packable=lengths <= PACK_LENGTH)
+    computed = sum(b.num_rows * b.length for b in plan)
     return 1.0 - float(lengths.sum()) / computed
 
 
@@ -123,9 +117,12 @@ def peak_tokens_per_s(lm, shapes=((64, 16), (32, 32), (16, 64), (8, 128))) -> tu
     """The fastest rate (positions/s) of jaxmetrics' featurize forward pass on batches with no
     padding at all (every row full), best of 3 per shape, and that shape: with zero padding and
     zero per-batch overhead a corpus of ``n`` tokens takes at least ``n / peak`` seconds."""
-    from jaxmetrics.models.featurizers import _last_token_fn
+    kw = {"return_logits": False} if lm.is_causal else {}
 
-    fn = lm.reduction(("last", -1), _last_token_fn(lm.num_layers, lm.num_layers))
+    def last_token(model, ids, mask):   # the featurizer's pass on full rows: last layer, last token
+        return model(ids, mask, **kw).last_hidden_state[:, -1].astype(np.float32)
+
+    fn = lm.reduction(("benchmark-last-token",), last_token)
     best = (0.0, None)
     for rows, t in shapes:
         ids, mask = np.full((rows, t), 5, np.int32), np.ones((rows, t), bool)

@@ -116,13 +116,14 @@ def warm_up(p_text, q_text, lm, max_len: int) -> None:
     """Compile jaxmetrics' featurizer shapes: one batch of 16 texts per length bucket that the
     real run will use (PCA / k-means are compiled on the real features before they are timed)."""
     from jaxmetrics.models import featurize
-    from jaxmetrics.models.featurizers import _plan
+    from jaxmetrics.models import plan_batches
 
     for side in (p_text, q_text):
         lengths = np.array([len(x) for x in lm.tokenizer(side, truncation=True, max_length=max_len)["input_ids"]])
         shortest = list(np.argsort(lengths, kind="stable")[:16])
         seen = set()
-        for idx, t in _plan(lengths, 16, max_len):
+        for b in plan_batches(lengths, batch_size=16, max_length=max_len):
+            idx, t = b.items, b.length
             if t not in seen:
                 seen.add(t)
                 pick = list(idx) + [i for i in shortest if i not in set(idx)][: 16 - len(idx)]

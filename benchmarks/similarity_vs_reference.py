@@ -5,7 +5,7 @@ Same model (all-MiniLM-L6-v2, last layer = ``num_layers=6``), same sentence pair
 bundled text (5-80 words; real word-piece lengths). Rows: end to end from text (jaxmetrics
 warm = after one compile pass on the same shapes; cold = first call including compilation),
 with each side's encoder time (bert_score's ``get_bert_embedding`` calls; jaxmetrics'
-``ragged_token_embeddings`` of the distinct texts); ``compute_similarity`` with
+``encode(..., tokens=True)`` of the distinct texts); ``compute_similarity`` with
 ``metric="bertscore", centering="none"``; TWMD end to end (batch centering, T = 0.1,
 1 iteration); and, on synthetic pairs only, kernel-only rows (greedy matching on the same
 token embeddings padded to the longest text). Also reports the largest |F1 difference|
@@ -103,23 +103,13 @@ def encoder_batches(lengths: np.ndarray, batch_size: int, bucket=None):
 
 
 def jaxmetrics_batches(lengths: np.ndarray, batch_size: int, max_length: int = 512):
-    """The ``(rows, padded length)`` batches jaxmetrics' encoder runs: texts of at most
-    ``PACK_LENGTH`` tokens packed into rows of that length (``PACK_ROWS`` per batch), the rest
-    length-sorted in bucketed batches of ``batch_size`` rows."""
-    from jaxmetrics.models import bucket_length
-    from jaxmetrics.models import featurizers as F
+    """The ``(rows, padded length)`` batches jaxmetrics' encoder runs: the encoding engine's own
+    plan (texts of at most ``PACK_LENGTH`` tokens packed into rows of that length, ``PACK_ROWS``
+    per batch, the rest length-sorted in bucketed batches of ``batch_size`` rows)."""
+    from jaxmetrics.models import PACK_LENGTH, plan_batches
 
-    short = np.flatnonzero(lengths <= F.PACK_LENGTH)
-    short = short[np.argsort(-lengths[short], kind="stable")]
-    rows = F._pack_rows(lengths, short, F.PACK_LENGTH)
-    out = []
-    if rows:
-        per = min(F.PACK_ROWS, len(rows))
-        out += [(per, F.PACK_LENGTH)] * -(-len(rows) // per)
-    long = lengths[lengths > F.PACK_LENGTH]
-    if long.size:
-        out += encoder_batches(long, batch_size, lambda m: bucket_length(m, max_length))
-    return out
+    plan = plan_batches(lengths, batch_size=batch_size, max_length=max_length, packable=lengths <= PACK_LENGTH)
+    return [(b.num_rows, b.length) for b in plan]
 
 
 def sgemm_gflops(m: int = 4096, k: int = 384, n: int = 1536, repeats: int = 7) -> float:
@@ -146,7 +136,7 @@ def run(n: int, model_dir: str, lm, rows: list, notes: list, real: bool = False)
     import torch
     from bert_score.utils import greedy_cos_idf
 
-    from jaxmetrics.models import ragged_token_embeddings, token_embeddings
+    from jaxmetrics.models import encode, token_embeddings
     from jaxmetrics.similarity import batch_bertscore, bertscore, compute_similarity
 
     torch.set_num_threads(os.cpu_count() or 1)
@@ -174,7 +164,7 @@ def run(n: int, model_dir: str, lm, rows: list, notes: list, real: bool = False)
     _, t_cold = timed(bertscore, cands, refs, **kw)
     (_, _, f_ours), t_warm = timed(bertscore, cands, refs, **kw)
     uniq = list(dict.fromkeys([t.strip() for t in cands + refs]))
-    _, t_enc = timed(ragged_token_embeddings, uniq, model=lm, layer=6, batch_size=64, progress=False)
+    _, t_enc = timed(encode, uniq, model=lm, layers=6, tokens=True, batch_size=64, progress=False)
     diff = float(np.max(np.abs(f_ours - bf.numpy())))
     # where the time goes: each side's encoder FLOPs (padding included) and rate
     lengths = np.array([len(x) for x in lm.tokenizer(uniq, truncation=True, max_length=512)["input_ids"]])
