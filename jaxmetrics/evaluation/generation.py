@@ -1,0 +1,189 @@
+"""Prompt preparation and generation runs of :func:`~jaxmetrics.evaluation.evaluate_generation`.
+
+* ``_prepare_ids`` — the dataset as prompt and human-continuation token ids (the split
+  protocol cuts prompts from the human texts by tokens);
+* ``_check_decodings`` / ``_check_seeds`` / ``_resolve_eos`` — the generation settings;
+* :func:`generate_runs` — one generation per (setting, seed), cached in the run store as it is
+  produced; ``_generate_run`` is one run (row ``i`` of seed ``s`` samples with
+  ``fold_in(key(s), i)``).
+"""
+from __future__ import annotations
+
+import time
+import warnings
+from typing import Any
+
+import numpy as np
+
+from jaxmetrics.evaluation.dataset import PromptDataset, load_prompt_dataset
+from jaxmetrics.evaluation.decodings import Decoding, parse_decoding
+from jaxmetrics.evaluation.store import RunStore, pack_ids, unpack_ids
+
+__all__ = ["generate_runs"]
+
+
+def _is_id_rows(col) -> bool:
+    return bool(col) and all(isinstance(x, np.ndarray) or (isinstance(x, (list, tuple)) and x and all(
+        isinstance(v, (int, np.integer)) for v in x)) for x in col)
+
+
+def _tokenize(texts: list[str], lm) -> list[np.ndarray]:
+    enc = lm.tokenizer(list(texts), add_special_tokens=False, verbose=False)["input_ids"]  # cut later
+    return [np.asarray(e, np.int32) for e in enc]
+
+
+def _prepare_ids(dataset: Any, lm, *, prompt_field, reference_field, prompt_tokens, max_new_tokens, notes):
+    """``(prompt_ids, reference_ids, source)``: lists of 1-D int32 arrays, references cut to
+    ``max_new_tokens``; prompts truncated to their last ``prompt_tokens`` tokens (the split
+    protocol: the first ``prompt_tokens`` tokens of each human text)."""
+    if (isinstance(dataset, (tuple, list)) and len(dataset) == 2 and all(isinstance(c, (list, tuple)) for c in dataset)
+            and _is_id_rows(dataset[0])):
+        prompts = [np.asarray(p, np.int32).reshape(-1) for p in dataset[0]]
+        refs = [np.asarray(r, np.int32).reshape(-1) for r in dataset[1]]
+        if len(prompts) != len(refs):
+            raise ValueError(f"dataset: {len(prompts)} prompts but {len(refs)} continuations")
+        source, split = "token ids", False
+    else:
+        ds: PromptDataset = load_prompt_dataset(dataset, prompt_field=prompt_field, reference_field=reference_field)
+        source, split = ds.source, ds.split
+        if split:
+            if prompt_tokens is None:
+                raise ValueError("prompt_tokens: with prompt_field=None the prompt is the first prompt_tokens "
+                                 "tokens of each human text; give prompt_tokens (the MAUVE paper: 35)")
+            full = _tokenize(ds.references, lm)
+            keep = [i for i, t in enumerate(full) if len(t) > prompt_tokens]
+            if len(keep) < len(full):
+                msg = (f"{len(full) - len(keep)} of {len(full)} human texts have at most prompt_tokens="
+                       f"{prompt_tokens} tokens and were dropped")
+                notes.append(msg)
+                warnings.warn(f"dataset: {msg}", stacklevel=3)
+            if not keep:
+                raise ValueError(f"dataset: no human text in {source} is longer than prompt_tokens={prompt_tokens}")
+            prompts = [full[i][:prompt_tokens] for i in keep]
+            refs = [full[i][prompt_tokens:] for i in keep]
+        else:
+            prompts, refs = _tokenize(ds.prompts, lm), _tokenize(ds.references, lm)
+    for name, col in (("prompt", prompts), ("continuation", refs)):
+        for i, x in enumerate(col):
+            if x.size == 0:
+                raise ValueError(f"dataset: {source} row {i + 1}: the {name} has no tokens")
+    vocab = getattr(lm.config, "vocab_size", None)
+    if vocab:
+        for i, x in enumerate(prompts + refs):
+            if x.min() < 0 or x.max() >= vocab:
+                raise ValueError(f"dataset: token ids of row {i % len(prompts) + 1} lie outside [0, {vocab})")
+    if prompt_tokens is not None and not split:
+        prompts = [p[-prompt_tokens:] for p in prompts]
+    refs = [r[:max_new_tokens] for r in refs]
+    return prompts, refs, source
+
+
+def _check_seeds(seeds) -> tuple[int, ...]:
+    if isinstance(seeds, (int, np.integer)):
+        seeds = (int(seeds),)
+    try:
+        out = tuple(int(s) for s in seeds)
+    except TypeError:
+        raise ValueError(f"seeds: expected a list of integers, got {type(seeds).__name__}") from None
+    if not out:
+        raise ValueError("seeds: at least one sampling seed is needed")
+    if len(set(out)) != len(out):
+        raise ValueError(f"seeds: repeated seeds {list(out)}")
+    return out
+
+
+def _check_decodings(decodings) -> list[Decoding]:
+    if isinstance(decodings, str):
+        decodings = [decodings]
+    decs = [d if isinstance(d, Decoding) else parse_decoding(d) for d in decodings]
+    if not decs:
+        raise ValueError("decodings: at least one decoding setting is needed")
+    names = [d.name for d in decs]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise ValueError(f"decodings: settings given twice: {dup}")
+    return decs
+
+
+def _generate_run(lm, prompts: list[np.ndarray], dec: Decoding, seed: int, *, max_new_tokens: int,
+                  eos_token_id, batch_size: int, prompt_length: int, mesh, progress: bool, desc: str):
+    """Continuations ``[N]`` (1-D id arrays, EOS removed) and ``finished [N]`` of one run.
+
+    Row ``i`` samples with ``fold_in(key(seed), i)``; batches are ``batch_size`` rows, the last
+    one filled with copies of the first prompt (their outputs are dropped).
+    """
+    import jax
+    import jax.numpy as jnp
+    from tqdm.auto import tqdm
+
+    from jaxmetrics.lm import generate
+
+    n = len(prompts)
+    base = jax.random.key(seed)
+    B = min(batch_size, n)
+    conts: list[np.ndarray] = []
+    finished: list[bool] = []
+    bar = tqdm(total=n, desc=desc, unit="prompt", disable=not progress, leave=False)
+    try:
+        for start in range(0, n, B):
+            idx = list(range(start, min(start + B, n)))
+            rows = [prompts[i] for i in idx] + [prompts[0]] * (B - len(idx))
+            row_ids = jnp.asarray(idx + list(range(n, n + B - len(idx))), jnp.uint32)
+            keys = jax.vmap(lambda i: jax.random.fold_in(base, i))(row_ids)
+            out = generate(rows, model=lm, key=keys, max_new_tokens=max_new_tokens, eos_token_id=eos_token_id,
+                           prompt_length=prompt_length, mesh=mesh, **dec.kwargs)
+            for r in range(len(idx)):
+                toks = out.tokens[r][out.tokens_mask[r]]
+                done = bool(out.finished[r])
+                if done and eos_token_id is not None:
+                    toks = toks[:-1]  # the EOS token itself
+                conts.append(np.asarray(toks, np.int32))
+                finished.append(done)
+            bar.update(len(idx))
+    finally:
+        bar.close()
+    return conts, np.asarray(finished, bool)
+
+
+def _resolve_eos(lm, eos_token_id):
+    if eos_token_id == "default":
+        eos = getattr(lm.config, "eos_token_id", None)
+        if isinstance(eos, (list, tuple)):
+            eos = eos[0] if eos else None
+        return None if eos is None else int(eos)
+    return None if eos_token_id is None else int(eos_token_id)
+
+
+def _stage(progress: bool, msg: str) -> float:
+    """Print one stage message (with ``progress``); returns the stage's start time."""
+    if progress:
+        print(f"[evaluate-generation] {msg}", flush=True)
+    return time.perf_counter()
+
+
+def generate_runs(store: RunStore, lm: Any, prompts: list[np.ndarray], plan: list[tuple[Decoding, int]],
+                  run_key: dict[tuple, tuple], *, max_new_tokens: int, eos_token_id: int | None, batch_size: int,
+                  mesh: Any, progress: bool) -> dict[tuple, list[np.ndarray]]:
+    """The continuations of every run of ``plan`` (``[(setting, seed)]``): loaded from ``store``
+    when cached there, else generated (``_generate_run``) and saved at once, so a killed call
+    keeps every finished run.
+
+    Returns:
+      ``{(setting name, seed): [N] 1-D int32 continuation ids}`` (EOS removed).
+    """
+    P = max(p.size for p in prompts)
+    todo = [(d, s) for d, s in plan if store.load_arrays(run_key[(d.name, s)], "generation") is None]
+    _stage(progress, f"generating {len(prompts)} prompts x {max_new_tokens} tokens: {len(todo)} of {len(plan)} "
+                     f"runs to do ({len(plan) - len(todo)} cached)")
+    conts: dict[tuple, list[np.ndarray]] = {}
+    for d, s in plan:
+        rk = run_key[(d.name, s)]
+        got = store.load_arrays(rk, "generation")
+        if got is None:
+            c, fin = _generate_run(lm, prompts, d, s, max_new_tokens=max_new_tokens, eos_token_id=eos_token_id,
+                                   batch_size=batch_size, prompt_length=P, mesh=mesh, progress=progress,
+                                   desc=f"generate {d.name} seed {s}")
+            store.save_arrays(rk, "generation", {**pack_ids(c), "finished": fin})
+            got = store.load_arrays(rk, "generation")
+        conts[(d.name, s)] = unpack_ids(got["ids"], got["offsets"])
+    return conts

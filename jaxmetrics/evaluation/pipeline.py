@@ -1,0 +1,418 @@
+"""``evaluate_generation``: the MAUVE paper's protocol for any causal LM and dataset.
+
+Prompts → generations with several decoding settings and sampling seeds → features of the
+human and the model texts → one report row per decoding setting:
+
+========================  ==========================================================================
+column                    definition (each run = one setting and one sampling seed)
+========================  ==========================================================================
+``mauve``                 MAUVE of the run's features against the human ones
+                          (:func:`~jaxmetrics.mauve.compute_mauve_seeds`, k-means), mean over
+                          ``mauve_seeds`` k-means seeds; the row is the mean over runs, ``mauve_std``
+                          their sample s.d. (greedy: one run, the s.d. over the k-means seeds)
+``frontier_integral``     the same for the frontier integral (lower = closer)
+``gen_ppl``               :func:`~jaxmetrics.lm.generation_perplexity` of prompt + continuation
+                          under the generating model (the MAUVE experiments' Gen. PPL)
+``gen_ppl_gap``           ``|gen_ppl − gen_ppl(human)|``
+``ppl_evaluate``          (``hf_perplexity=True``) mean per-text perplexity in Hugging Face ``evaluate``'s convention
+                          (:func:`~jaxmetrics.lm.text_perplexities`, ``add_start_token`` when the
+                          tokenizer has a BOS, ``max_length`` = the model's positions); the
+                          per-text values are in the JSON
+``zipf``, ``rep``,        :func:`~jaxmetrics.diversity.zipf_coefficient`,
+``distinct_4``,           :func:`~jaxmetrics.diversity.repetition_fraction` (in %),
+``self_bleu_4``           :func:`~jaxmetrics.diversity.distinct_n` (n = 4),
+                          :func:`~jaxmetrics.diversity.self_bleu` (n = 4, ``self_bleu_samples``
+                          hypotheses), over the generating model's token ids
+``mean_length``           mean continuation length in tokens (EOS excluded)
+``bertscore_f1``,         mean F1 of each model text against the human text of the same prompt
+``twmd_f1``               (token embeddings of ``similarity_model``, special tokens dropped; TWMD:
+                          batch-centred, T = 0.1); the texts are those of the features
+                          (``include_prompt``)
+``me_petersen``           Mark-Evaluate Petersen of the run's features against the human ones
+========================  ==========================================================================
+
+The human row has the text statistics (``gen_ppl``, ``ppl_evaluate``, ``zipf``, ``rep``,
+``distinct_4``, ``self_bleu_4``, ``mean_length``).
+
+Sampling keys are per prompt: row ``i`` of seed ``s`` draws with ``fold_in(key(s), i)``, so a
+generation does not depend on the batch size, the batch it shares or the number of devices,
+and two decoding settings with the same seed share their random numbers (common random
+numbers make the comparison between settings less noisy).
+
+The call runs in named stages: ``_setup`` (every check, the models, the dataset, the cache
+keys), :func:`~jaxmetrics.evaluation.generation.generate_runs`, ``_encode_runs`` (features and
+token-level similarities), :func:`~jaxmetrics.evaluation.scores.score_runs`,
+:func:`~jaxmetrics.evaluation.scores.summarize_runs`, then the report
+(:mod:`jaxmetrics.evaluation.report`).
+
+Everything that is expensive is cached per (model, setting, seed) under ``cache_dir`` as it
+is produced (:mod:`jaxmetrics.evaluation.store`): a killed run resumes where it stopped with
+identical numbers, and changing one decoding setting recomputes only that setting.
+"""
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from jaxmetrics.evaluation.decodings import Decoding
+from jaxmetrics.evaluation.generation import (_check_decodings, _check_seeds, _prepare_ids, _resolve_eos, _stage,
+                                              generate_runs)
+from jaxmetrics.evaluation.report import HUMAN, GenerationReport, write_report
+from jaxmetrics.evaluation.scores import score_runs, summarize_runs
+from jaxmetrics.evaluation.store import RunStore, pack_ids, stable_hash
+from jaxmetrics.evaluation.vectors import _features, _similarity, _token_embeddings, _Tokens
+
+__all__ = ["evaluate_generation"]
+
+
+@dataclass
+class _Setup:
+    """Everything fixed before the first generation (``_setup``)."""
+
+    lm: Any
+    enc: Any
+    sim: Any
+    pooling: str
+    eos: int | None
+    bos: bool
+    prompts: list[np.ndarray]
+    refs: list[np.ndarray]
+    decodings: list[Decoding]
+    plan: list[tuple[Decoding, int]]
+    run_key: dict[tuple, tuple]
+    human_run: tuple
+    store: RunStore
+    config: dict
+    feature_key: str
+    similarity_key: str
+    score_key: str
+
+
+def _setup(*, model, dataset, featurizer, decodings, seeds, max_new_tokens, prompt_tokens, prompt_field,
+           reference_field, include_prompt, pooling, featurize_max_length, similarity_model, similarity_max_length,
+           twmd_temperature, mark_evaluate, hf_perplexity, mauve_seeds, mauve_seed, mauve_scoring, num_buckets,
+           kmeans_num_redo, kmeans_max_iter, self_bleu_samples, eos_token_id, cache_dir, mesh, notes) -> _Setup:
+    """Resolve the models, read the dataset, compare the cache's manifest and derive the cache
+    keys and the config; every problem is a ``ValueError`` raised before any generation."""
+    from jaxmetrics._cli_util import resolve_pooling
+    from jaxmetrics.models import resolve_model
+
+    lm = resolve_model(model, causal=True, purpose="generate continuations (evaluate_generation)")
+    enc = resolve_model(featurizer)
+    pooling = resolve_pooling(enc, pooling)
+    if similarity_model == "auto":
+        sim = None if enc.is_causal else enc
+        if sim is None:
+            notes.append("BERTScore / TWMD skipped: the featurizer is a causal LM; pass similarity_model= an encoder")
+    else:
+        sim = None if similarity_model is None else resolve_model(similarity_model)
+    eos = _resolve_eos(lm, eos_token_id)
+    bos = getattr(lm.tokenizer, "bos_token_id", None) is not None
+    prompts, refs, source = _prepare_ids(dataset, lm, prompt_field=prompt_field, reference_field=reference_field,
+                                         prompt_tokens=prompt_tokens, max_new_tokens=max_new_tokens, notes=notes)
+    n_pos = getattr(lm.config, "n_positions", None) or getattr(lm.config, "max_position_embeddings", None)
+    P = max(p.size for p in prompts)
+    if n_pos is not None and P + max_new_tokens > n_pos:
+        raise ValueError(f"max_new_tokens: the longest prompt ({P} tokens) + {max_new_tokens} exceeds the model's "
+                         f"{n_pos} positions; lower max_new_tokens or set prompt_tokens")
+
+    store = RunStore(cache_dir)
+    manifest = store.load_json((), "manifest") if cache_dir is not None else None
+    feat_info = {"featurizer": enc.name, "fingerprint": enc.fingerprint, "hidden_size": int(enc.hidden_size)}
+    if manifest is not None and int(manifest.get("hidden_size", enc.hidden_size)) != int(enc.hidden_size):
+        raise ValueError(f"featurizer: hidden size {enc.hidden_size} of {enc.name!r} differs from the "
+                         f"{manifest['hidden_size']} of the features cached in {str(cache_dir)!r} (featurizer "
+                         f"{manifest.get('featurizer')!r}); use another cache_dir for another featurizer")
+    if cache_dir is not None and manifest is None:
+        store.save_json((), "manifest", feat_info)
+
+    # ---- keys of the cache
+    protocol = stable_hash({"model": lm.fingerprint, "prompts": stable_hash(pack_ids(prompts)["ids"].tobytes() +
+                                                                          pack_ids(prompts)["offsets"].tobytes()),
+                            "refs": stable_hash(pack_ids(refs)["ids"].tobytes() + pack_ids(refs)["offsets"].tobytes()),
+                            "max_new_tokens": max_new_tokens, "eos": eos})
+    fkey = "features-" + stable_hash({"fp": enc.fingerprint, "pooling": pooling, "len": featurize_max_length,
+                                      "include_prompt": include_prompt})
+    sim_key = "similarity-" + stable_hash({"fp": None if sim is None else sim.fingerprint, "len": similarity_max_length,
+                                           "flen": featurize_max_length, "T": twmd_temperature,
+                                           "include_prompt": include_prompt})
+    config = {"model": lm.name, "featurizer": enc.name, "pooling": pooling, "dataset": source,
+              "n_prompts": len(prompts), "max_new_tokens": max_new_tokens, "prompt_tokens": prompt_tokens,
+              "decodings": [d.name for d in decodings], "seeds": list(seeds), "mauve_seeds": mauve_seeds,
+              "mauve_seed": mauve_seed, "mauve_scoring": mauve_scoring, "num_buckets": num_buckets,
+              "kmeans_num_redo": kmeans_num_redo, "kmeans_max_iter": kmeans_max_iter,
+              "include_prompt": include_prompt, "similarity_model": None if sim is None else sim.name,
+              "twmd_temperature": twmd_temperature, "self_bleu_samples": self_bleu_samples, "eos_token_id": eos,
+              "featurize_max_length": featurize_max_length, "similarity_max_length": similarity_max_length,
+              "mark_evaluate": mark_evaluate, "hf_perplexity": hf_perplexity,
+              "cache_dir": None if cache_dir is None else str(cache_dir),
+              "devices": 1 if mesh is None else int(mesh.devices.size)}
+    skey = "scores-" + stable_hash({k: config[k] for k in (
+        "pooling", "mauve_seeds", "mauve_seed", "mauve_scoring", "num_buckets", "kmeans_num_redo", "kmeans_max_iter",
+        "include_prompt", "twmd_temperature", "self_bleu_samples", "featurize_max_length", "similarity_max_length",
+        "mark_evaluate", "hf_perplexity")} | {"featurizer": enc.fingerprint,
+                                               "sim": None if sim is None else sim.fingerprint})
+
+    plan = [(d, s) for d in decodings for s in (seeds if d.stochastic else seeds[:1])]
+    return _Setup(lm=lm, enc=enc, sim=sim, pooling=pooling, eos=eos, bos=bos, prompts=prompts, refs=refs,
+                  decodings=decodings, plan=plan,
+                  run_key={(d.name, s): (protocol, d.name, f"seed{s}") for d, s in plan},
+                  human_run=(protocol, HUMAN), store=store, config=config, feature_key=fkey, similarity_key=sim_key,
+                  score_key=skey)
+
+
+def _decode_texts(st: _Setup, conts: dict[tuple, list[np.ndarray]], include_prompt: bool) -> dict[Any, list[str]]:
+    """``{'human' or (setting, seed): texts}`` that the encoders see (prompt included or not)."""
+    def stat_ids(cs):
+        return [np.concatenate([p, c]) for p, c in zip(st.prompts, cs)] if include_prompt else cs
+
+    decode = st.lm.tokenizer.batch_decode
+    texts = {HUMAN: decode([list(map(int, x)) for x in stat_ids(st.refs)])}
+    for d, s in st.plan:
+        texts[(d.name, s)] = decode([list(map(int, x)) for x in stat_ids(conts[(d.name, s)])])
+    return texts
+
+
+def _encode_runs(st: _Setup, texts: dict[Any, list[str]], *, featurize_max_length, similarity_max_length,
+                 twmd_temperature, feature_batch_size, mesh, progress, clock, notes) -> tuple[dict, dict]:
+    """Features of every run (and of the human texts) and, with a similarity model, the per-pair
+    BERTScore / TWMD F1 of every run, cached in the run store.
+
+    When the similarity model is the featurizer with mean pooling and the same length, one
+    encoder pass gives both: the features are the mean of the same token states.
+
+    Returns:
+      ``(features, similarities)``: ``{'human' or (setting, seed): [N, D]}`` and
+      ``{(setting, seed): [2, N]}``.
+    """
+    enc, sim, pooling, store = st.enc, st.sim, st.pooling, st.store
+    shared = (sim is not None and sim.fingerprint == enc.fingerprint and pooling == "mean"
+              and similarity_max_length == featurize_max_length)
+    sim_len = featurize_max_length if shared else similarity_max_length
+    feats: dict[Any, np.ndarray] = {}
+    sims: dict[Any, np.ndarray] = {}
+    truncated: dict[int, int] = {}
+    human_tok: list[_Tokens] = []
+
+    def encode(key) -> _Tokens:
+        if key == HUMAN and human_tok:
+            return human_tok[0]
+        tok = _token_embeddings(texts[key], sim, max_length=sim_len, batch_size=feature_batch_size, mesh=mesh,
+                                progress=progress, truncated=truncated)
+        if key == HUMAN:
+            human_tok.append(tok)
+        return tok
+
+    for key, rk in [(HUMAN, st.human_run)] + [((d.name, s), st.run_key[(d.name, s)]) for d, s in st.plan]:
+        f = store.load_array(rk, st.feature_key)
+        sv = None if sim is None or key == HUMAN else store.load_array(rk, st.similarity_key)
+        need_sim = sim is not None and key != HUMAN and sv is None
+        tok = None
+        if f is None:
+            if shared:
+                tok = encode(key)
+                f = tok.mean_pooled()
+            else:
+                ts = texts[key]
+                valid = [i for i, t in enumerate(ts) if t.strip()]
+                f = np.full((len(ts), enc.hidden_size), np.nan, np.float32)
+                if valid:
+                    f[valid] = _features([ts[i] for i in valid], enc, pooling=pooling,
+                                         max_length=featurize_max_length, batch_size=feature_batch_size, mesh=mesh,
+                                         progress=progress, truncated=truncated)
+            store.save_array(rk, st.feature_key, f)
+        if need_sim:
+            t1 = time.perf_counter()
+            sv = _similarity(tok if tok is not None else encode(key), encode(HUMAN), temperature=twmd_temperature,
+                             mesh=mesh)
+            store.save_array(rk, st.similarity_key, sv)
+            clock["similarity"] += time.perf_counter() - t1
+        feats[key] = f
+        if sv is not None:
+            sims[key] = sv
+    for L, k in truncated.items():
+        notes.append(f"features: {k} text(s) longer than {L} encoder tokens were cut to their first {L} tokens "
+                     "(featurize_max_length / similarity_max_length)")
+    return feats, sims
+
+def evaluate_generation(
+    *,
+    model: Any,
+    dataset: Any,
+    featurizer: Any,
+    decodings: Sequence[str] = ("greedy", "sample", "top_p=0.9"),
+    seeds: Sequence[int] = (0, 1, 2),
+    max_new_tokens: int = 128,
+    prompt_tokens: int | None = None,
+    prompt_field: str | None = "prompt",
+    reference_field: str = "continuation",
+    include_prompt: bool = True,
+    pooling: str = "auto",
+    featurize_max_length: int | None = None,
+    similarity_model: Any = "auto",
+    similarity_max_length: int | None = None,
+    twmd_temperature: float = 0.1,
+    mark_evaluate: bool = True,
+    hf_perplexity: bool = False,
+    mauve_seeds: int = 5,
+    mauve_seed: int = 25,
+    mauve_scoring: str = "mauve-text",
+    num_buckets: int | str = "auto",
+    kmeans_num_redo: int = 5,
+    kmeans_max_iter: int = 500,
+    self_bleu_samples: int = 500,
+    eos_token_id: int | None | str = "default",
+    batch_size: int = 64,
+    feature_batch_size: int = 32,
+    cache_dir: str | os.PathLike | None = None,
+    out_dir: str | os.PathLike | None = None,
+    mesh: Any = None,
+    progress: bool = True,
+    row_labels: dict[str, str] | None = None,
+) -> GenerationReport:
+    """Generate with every decoding setting and seed, featurize, score, and report.
+
+    See the module docstring for the columns. Every argument is checked (and the dataset read,
+    the models loaded, the cache's manifest compared) before the first generation.
+
+    Args:
+      model: the causal LM that generates (a :class:`~jaxmetrics.models.LoadedModel`, hub id or
+        local directory; GPT-2, Llama, Mistral, Qwen2). Its tokenizer defines the token ids of
+        the text statistics, and it scores Gen. PPL.
+      dataset: prompts and human continuations (:func:`~jaxmetrics.evaluation.load_prompt_dataset`:
+        a JSONL / CSV path, a pair of text files, a list of dicts, a pair of lists of strings),
+        or a pair of lists of token-id arrays ``(prompt_ids, continuation_ids)``.
+      featurizer: the model whose features MAUVE quantizes (a GPT-2 as in mauve-text, or an
+        encoder such as all-MiniLM-L6-v2).
+      decodings: decoding names (:func:`~jaxmetrics.evaluation.parse_decoding`): ``greedy``,
+        ``sample``, ``top_p=0.9``, ``top_k=40``, ``temperature=0.9``, ``typical_p=0.95``,
+        ``entmax=1.2`` or comma-joined combinations.
+      seeds: sampling seeds; each stochastic setting runs once per seed (greedy once).
+      max_new_tokens: tokens generated per prompt (human continuations are cut to as many).
+      prompt_tokens: prompts keep their last ``prompt_tokens`` tokens; with
+        ``prompt_field=None`` the prompt is the first ``prompt_tokens`` tokens of each human
+        text (the MAUVE paper: 35).
+      prompt_field, reference_field: JSONL / CSV field names.
+      include_prompt: MAUVE features, ME-Petersen, BERTScore / TWMD and the n-gram statistics see
+        prompt + continuation (as the demo and the MAUVE experiments' full texts) or the
+        continuation only.
+      pooling: ``'auto'`` (last token for a causal featurizer, as mauve-text; L2-normalised
+        mean for an encoder, as sentence-transformers), ``'last'`` or ``'mean'``.
+      featurize_max_length: featurizer truncation (``None``: 1024 capped by its positions).
+      similarity_model: encoder for BERTScore / TWMD F1; ``'auto'`` = the featurizer when it is
+        an encoder (else the columns are skipped); ``None`` skips them.
+      similarity_max_length: its truncation (``None``: 512 capped by its positions). When the
+        similarity model is the featurizer with mean pooling and the same length, one encoder
+        pass serves both (the features are the normalised mean of the same token states).
+      twmd_temperature: TWMD temperature.
+      mark_evaluate: add the ME-Petersen column (k = 3).
+      hf_perplexity: add the ``ppl_evaluate`` column (Hugging Face ``evaluate``'s per-text
+        perplexity, to compare with numbers computed with it; one more forward pass per run).
+      mauve_seeds, mauve_seed: k-means seeds per run: run ``j`` uses
+        ``mauve_seed + mauve_seeds * j + i`` for ``i < mauve_seeds``.
+      mauve_scoring: ``'mauve-text'`` (default) or ``'paper'`` (the NeurIPS 2021 code's angular
+        grid and unsymmetrised area; see :func:`~jaxmetrics.mauve.compute_mauve`).
+      num_buckets, kmeans_num_redo, kmeans_max_iter: as in :func:`~jaxmetrics.mauve.compute_mauve`.
+      self_bleu_samples: hypotheses sampled for Self-BLEU.
+      eos_token_id: stop token (``'default'``: the model config's; ``None``: never stop).
+      batch_size: prompts per generation batch (and texts per scoring batch).
+      feature_batch_size: texts per featurizer batch.
+      cache_dir: directory of the resumable cache (``None``: nothing is kept between calls).
+      out_dir: write ``report.md``, ``report.json``, ``report.csv``, ``divergence_curves.png``
+        and ``lengths.png`` there.
+      mesh: optional :class:`jax.sharding.Mesh`: generation, featurization, perplexities and the
+        similarity kernels split their rows over its devices; the report equals the one-device one.
+      progress: stage messages and progress bars (stderr) with ETA.
+      row_labels: display names of the rows in the Markdown table and plots.
+
+    Returns:
+      :class:`GenerationReport`.
+
+    Examples:
+      >>> import jaxmetrics, tempfile
+      >>> from jaxmetrics.data import demo_model_dir
+      >>> data = [{"prompt": "ROMEO:", "continuation": " But soft, what light"}] * 20
+      >>> rep = jaxmetrics.evaluate_generation(model=demo_model_dir(), featurizer=demo_model_dir(),
+      ...     dataset=data, decodings=["greedy", "top_k=20"], seeds=[0, 1], max_new_tokens=8,
+      ...     mauve_seeds=2, progress=False)                                      # doctest: +SKIP
+      >>> list(rep.rows)                                                          # doctest: +SKIP
+      ['human', 'greedy', 'top_k=20']
+    """
+    from jaxmetrics import _validation as V
+
+    t_total = time.perf_counter()
+    notes: list[str] = []
+    # ---- every check before the first generation
+    decs = _check_decodings(decodings)
+    seeds = _check_seeds(seeds)
+    max_new_tokens = V.check_int(max_new_tokens, "max_new_tokens", minimum=1)
+    if prompt_tokens is not None:
+        prompt_tokens = V.check_int(prompt_tokens, "prompt_tokens", minimum=1)
+    mauve_seeds = V.check_int(mauve_seeds, "mauve_seeds", minimum=1)
+    mauve_seed = V.check_int(mauve_seed, "mauve_seed", minimum=0)
+    V.check_choice(mauve_scoring, "mauve_scoring", ("mauve-text", "paper"))
+    V.check_choice(pooling, "pooling", ("auto", "last", "mean"))
+    batch_size = V.check_int(batch_size, "batch_size", minimum=1)
+    feature_batch_size = V.check_int(feature_batch_size, "feature_batch_size", minimum=1)
+    self_bleu_samples = V.check_int(self_bleu_samples, "self_bleu_samples", minimum=1)
+    V.check_positive(twmd_temperature, "twmd_temperature")
+    if out_dir is not None:
+        out_dir = Path(out_dir)
+        if out_dir.exists() and not out_dir.is_dir():
+            raise ValueError(f"out_dir: {str(out_dir)!r} exists and is not a directory")
+    st = _setup(model=model, dataset=dataset, featurizer=featurizer, decodings=decs, seeds=seeds,
+                max_new_tokens=max_new_tokens, prompt_tokens=prompt_tokens, prompt_field=prompt_field,
+                reference_field=reference_field, include_prompt=include_prompt, pooling=pooling,
+                featurize_max_length=featurize_max_length, similarity_model=similarity_model,
+                similarity_max_length=similarity_max_length, twmd_temperature=twmd_temperature,
+                mark_evaluate=mark_evaluate, hf_perplexity=hf_perplexity, mauve_seeds=mauve_seeds,
+                mauve_seed=mauve_seed, mauve_scoring=mauve_scoring, num_buckets=num_buckets,
+                kmeans_num_redo=kmeans_num_redo, kmeans_max_iter=kmeans_max_iter, self_bleu_samples=self_bleu_samples,
+                eos_token_id=eos_token_id, cache_dir=cache_dir, mesh=mesh, notes=notes)
+    seconds = {"generate": 0.0, "featurize": 0.0, "quantize": 0.0, "perplexity": 0.0, "text_statistics": 0.0,
+               "similarity": 0.0, "score": 0.0}
+
+    # ---- generation (cached per run)
+    t0 = time.perf_counter()
+    conts = generate_runs(st.store, st.lm, st.prompts, st.plan, st.run_key, max_new_tokens=max_new_tokens,
+                          eos_token_id=st.eos, batch_size=batch_size, mesh=mesh, progress=progress)
+    seconds["generate"] = time.perf_counter() - t0
+
+    # ---- features and similarity (cached per run)
+    texts = _decode_texts(st, conts, include_prompt)
+    t0 = _stage(progress, f"features ({st.enc.name}, {st.pooling} pooling)"
+                + (f" and token embeddings ({st.sim.name})" if st.sim is not None else ""))
+    feats, sims = _encode_runs(st, texts, featurize_max_length=featurize_max_length,
+                               similarity_max_length=similarity_max_length, twmd_temperature=twmd_temperature,
+                               feature_batch_size=feature_batch_size, mesh=mesh, progress=progress, clock=seconds,
+                               notes=notes)
+    seconds["featurize"] = time.perf_counter() - t0 - seconds["similarity"]
+
+    # ---- scores (cached per run), then one row per setting
+    t0 = _stage(progress, "scores: MAUVE, perplexities, text statistics" + (", BERTScore / TWMD" if st.sim else "")
+                + (", ME-Petersen" if mark_evaluate else ""))
+    human_scores, run_scores = score_runs(
+        st.store, st.score_key, human_run=st.human_run, run_key=st.run_key, plan=st.plan, prompts=st.prompts,
+        refs=st.refs, conts=conts, include_prompt=include_prompt, feats=feats, sims=sims, lm=st.lm,
+        mauve_seeds=mauve_seeds, mauve_seed=mauve_seed,
+        mauve_options=dict(num_buckets=num_buckets, kmeans_num_redo=kmeans_num_redo, kmeans_max_iter=kmeans_max_iter,
+                           scoring=mauve_scoring),
+        mark_evaluate=mark_evaluate, self_bleu_samples=self_bleu_samples, batch_size=batch_size, mesh=mesh,
+        bos=st.bos, hf=hf_perplexity, clock=seconds, progress=progress)
+    seconds["score"] = time.perf_counter() - t0
+    rows, runs, curves, lengths = summarize_runs(decs, st.plan, human_scores, run_scores, conts, st.refs, notes)
+    seconds["total"] = time.perf_counter() - t_total
+
+    report = GenerationReport(
+        rows=rows, runs={k: [{kk: vv for kk, vv in r.items() if kk != "curve"} for r in v] for k, v in runs.items()},
+        config=st.config, notes=notes, seconds={k: round(v, 2) for k, v in seconds.items()}, files=None,
+        curves=curves, lengths=lengths,
+        generations={d.name: [conts[(d.name, s)] for dd, s in st.plan if dd.name == d.name] for d in decs})
+    if out_dir is not None:
+        report = report.replace(files=write_report(report, out_dir, labels=row_labels))
+    return report

@@ -1,0 +1,123 @@
+"""Figures of a :class:`~jaxmetrics.evaluation.GenerationReport` (written by
+:func:`~jaxmetrics.evaluation.write_report`, the demo's too).
+
+* :func:`curve_legend` — legend labels and caption of the divergence-curve figure: each curve is
+  one sampling run and one k-means seed, so its area is a single MAUVE while the table shows a
+  mean; every label gives both, named;
+* :func:`plot_report_curves` — the divergence curves of every decoding setting;
+* :func:`plot_report_lengths` — the continuation-length histograms of every row.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+
+from jaxmetrics.results import Result
+
+__all__ = ["CurveLegend", "curve_legend", "plot_report_curves", "plot_report_lengths"]
+
+
+class CurveLegend(Result):
+    """Legend of the divergence-curve figure.
+
+    Attributes:
+      labels: one label per curve, in the figure's order.
+      caption: the figure's caption (what a curve is, what the table's value is).
+    """
+
+    labels: list
+    caption: str
+
+
+def _row_label(key: str, labels: dict[str, str]) -> str:
+    from jaxmetrics.evaluation.report import HUMAN
+
+    return labels.get(key, "Human" if key == HUMAN else key)
+
+
+def curve_legend(curves: dict[str, Any], rows: dict[str, dict], labels: dict[str, str] | None = None) -> CurveLegend:
+    """Legend labels and caption of the divergence-curve figure.
+
+    Each setting's curve is one quantisation of one run (its first sampling run, its first
+    k-means seed), so its area is that single MAUVE; the table shows means over runs and seeds.
+    The labels give both, and the caption says which is which.
+
+    Args:
+      curves: ``{row: [m, 2] curve}`` (the figure's curves, in legend order).
+      rows: the table rows (``mauve``, ``mauve_std``, optional ``mauve_runs``).
+      labels: display names of the rows (default: the row names).
+
+    Returns:
+      :class:`CurveLegend`.
+
+    Examples:
+      >>> c = np.array([[1.0, 0.0], [0.5, 0.5], [0.0, 1.0]])   # x decreasing, as MAUVE returns it
+      >>> curve_legend({"pure": c}, {"pure": {"mauve": 0.33, "mauve_std": 0.01, "mauve_runs": [0.3, 0.33, 0.36]}},
+      ...              {"pure": "Pure sampling"}).labels
+      ['Pure sampling: this curve 0.500 (run 1 of 3, 1st k-means seed); table 0.330 ± 0.010']
+    """
+    from jaxmetrics.numerics import trapezoid_area
+
+    labels = labels or {}
+    out = []
+    for d, c in curves.items():
+        area = float(trapezoid_area(np.asarray(c, np.float32)))
+        row = rows.get(d, {})
+        n_runs = len(row.get("mauve_runs", [])) or 1
+        which = f"run 1 of {n_runs}, 1st k-means seed" if n_runs > 1 else "1st k-means seed"
+        label = f"{_row_label(d, labels)}: this curve {area:.3f} ({which})"
+        if "mauve" in row:
+            label += f"; table {row['mauve']:.3f}" + (f" ± {row['mauve_std']:.3f}" if "mauve_std" in row else "")
+        out.append(label)
+    caption = ("Each curve: one sampling run and one k-means quantisation; 'this curve' is its area (its MAUVE).\n"
+               "'table': the MAUVE of the results table, mean ± s.d. over the sampling runs "
+               "(each run averaged over its k-means seeds; greedy: over the seeds).")
+    return CurveLegend(labels=out, caption=caption)
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def plot_report_curves(report: Any, path: str | os.PathLike, labels: dict[str, str] | None = None, *,
+                       title: str | None = None) -> CurveLegend:
+    """Save the divergence curves of ``report`` (one per decoding setting: first run, first
+    k-means seed) with the :func:`curve_legend` labels and caption to ``path``; returns the legend."""
+    from jaxmetrics.mauve.plot import plot_divergence_curves
+
+    plt = _pyplot()
+    legend = curve_legend(report.curves, report.rows, labels)
+    fig, ax = plt.subplots(figsize=(7.5, 6.5))
+    plot_divergence_curves(list(report.curves.values()), labels=legend.labels, ax=ax,
+                           title=title or "Divergence curves: human (P) vs model (Q)")
+    ax.legend(ax.lines, legend.labels, loc="lower left", fontsize="small")  # the areas are in the labels
+    fig.text(0.01, 0.01, legend.caption, fontsize="x-small", va="bottom", ha="left")
+    fig.tight_layout(rect=(0, 0.07, 1, 1))
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return legend
+
+
+def plot_report_lengths(report: Any, path: str | os.PathLike, labels: dict[str, str] | None = None) -> None:
+    """Save the histograms of the continuation lengths of every row of ``report`` to ``path``."""
+    plt = _pyplot()
+    labels = labels or {}
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    hi = max(int(np.max(v)) for v in report.lengths.values() if len(v)) + 1
+    bins = np.linspace(0, hi, min(hi, 40) + 1)
+    for k, v in report.lengths.items():
+        ax.hist(v, bins=bins, histtype="step", linewidth=1.5, label=f"{_row_label(k, labels)} (mean {np.mean(v):.1f})")
+    ax.set_xlabel("continuation length (tokens, EOS excluded)")
+    ax.set_ylabel("texts")
+    ax.set_title("Length distribution (first run of each setting)")
+    ax.legend(fontsize="small")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

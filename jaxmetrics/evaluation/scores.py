@@ -1,0 +1,171 @@
+"""Scores of :func:`~jaxmetrics.evaluation.evaluate_generation`: per run, then per setting.
+
+* ``_text_scores`` — Gen. PPL (and ``ppl_evaluate``), Distinct-4, Self-BLEU-4, Zipf, REP and
+  mean length of one run's token ids (or of the human texts);
+* :func:`score_runs` — those plus MAUVE / FI over ``mauve_seeds`` k-means seeds, ME-Petersen
+  and the mean BERTScore / TWMD F1 of every run, cached in the run store;
+* :func:`summarize_runs` — one report row per setting: the mean over its runs with their sample
+  s.d. (greedy: the s.d. over its k-means seeds), ``|Gen. PPL − human|``.
+"""
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from jaxmetrics.evaluation.decodings import Decoding
+from jaxmetrics.evaluation.report import COLUMNS, HUMAN
+from jaxmetrics.evaluation.store import RunStore
+from jaxmetrics.numerics import mean_std
+
+__all__ = ["score_runs", "summarize_runs"]
+
+_TEXT_STATS = ("gen_ppl", "ppl_evaluate", "zipf", "rep", "distinct_4", "self_bleu_4", "mean_length")
+
+
+def _text_scores(full_ids, stat_ids, cont_ids, lm, *, self_bleu_samples, batch_size, mesh, bos, hf, clock) -> dict:
+    """Model- and n-gram-based statistics of one run (or of the human texts); stage times are
+    added to ``clock``."""
+    from jaxmetrics.diversity import distinct_n, repetition_fraction, self_bleu, zipf_coefficient
+    from jaxmetrics.lm import generation_perplexity, text_perplexities
+
+    t0 = time.perf_counter()
+    out: dict[str, Any] = {}
+    scored = [x for x in full_ids if x.size >= 2]
+    out["gen_ppl"] = float(generation_perplexity(scored, model=lm, max_length=None, batch_size=batch_size,
+                                                 mesh=mesh).perplexity)
+    if hf:
+        texts = lm.tokenizer.batch_decode([list(map(int, x)) for x in full_ids])
+        n_pos = getattr(lm.config, "n_positions", None) or getattr(lm.config, "max_position_embeddings", None)
+        ev = text_perplexities(texts, model=lm, batch_size=batch_size, add_start_token=bos, max_length=n_pos)
+        out["ppl_evaluate"] = float(ev.mean_perplexity)
+        out["ppl_evaluate_per_text"] = [float(v) for v in np.asarray(ev.perplexities)]
+    t1 = time.perf_counter()
+    clock["perplexity"] += t1 - t0
+    seqs = [np.asarray(x, np.int32) for x in stat_ids if x.size]
+    out["distinct_4"] = float(distinct_n(seqs, 4))
+    out["self_bleu_4"] = float(self_bleu(seqs, 4, n_samples=min(self_bleu_samples, len(seqs)), seed=1234))
+    out["zipf"] = float(zipf_coefficient(seqs))
+    out["rep"] = 100.0 * float(repetition_fraction(seqs))
+    out["mean_length"] = float(np.mean([x.size for x in cont_ids]))
+    clock["text_statistics"] += time.perf_counter() - t1
+    return out
+
+
+
+def _with_prompts(prompts: list[np.ndarray], conts: list[np.ndarray]) -> list[np.ndarray]:
+    return [np.concatenate([p, c]) for p, c in zip(prompts, conts)]
+
+
+def score_runs(store: RunStore, score_key: str, *, human_run: tuple, run_key: dict[tuple, tuple],
+               plan: list[tuple[Decoding, int]], prompts: list[np.ndarray], refs: list[np.ndarray],
+               conts: dict[tuple, list[np.ndarray]], include_prompt: bool, feats: dict[Any, np.ndarray],
+               sims: dict[Any, np.ndarray], lm: Any, mauve_seeds: int, mauve_seed: int, mauve_options: dict,
+               mark_evaluate: bool, self_bleu_samples: int, batch_size: int, mesh: Any, bos: bool, hf: bool,
+               clock: dict[str, float], progress: bool) -> tuple[dict, dict[tuple, dict]]:
+    """Scores of the human texts and of every run of ``plan``, loaded from ``store`` under
+    ``score_key`` when cached, else computed and saved at once.
+
+    Run ``j`` of a setting uses the k-means seeds ``mauve_seed + mauve_seeds * j + i``. Rows
+    whose features are NaN (empty texts) are left out of MAUVE and ME-Petersen and counted in
+    ``empty_texts``. Stage times are added to ``clock`` (``quantize``, ``perplexity``,
+    ``text_statistics``).
+
+    Returns:
+      ``(human scores, {(setting name, seed): run scores})``.
+    """
+    from tqdm.auto import tqdm
+
+    from jaxmetrics.mauve import compute_mauve_seeds
+
+    def stat_ids(cs):
+        return _with_prompts(prompts, cs) if include_prompt else cs
+
+    def text_scores(cs):
+        return _text_scores(_with_prompts(prompts, cs), stat_ids(cs), cs, lm, self_bleu_samples=self_bleu_samples,
+                            batch_size=batch_size, mesh=mesh, bos=bos, hf=hf, clock=clock)
+
+    human_scores = store.load_json(human_run, score_key)
+    if human_scores is None:
+        human_scores = text_scores(refs)
+        store.save_json(human_run, score_key, human_scores)
+    p_feat = feats[HUMAN]
+    p_ok = ~np.isnan(p_feat).any(axis=1)
+    run_scores: dict[tuple, dict] = {}
+    bar = tqdm(total=len(plan), desc="score runs", unit="run", disable=not progress, leave=False)
+    try:
+        for d, s in plan:
+            key, rk = (d.name, s), run_key[(d.name, s)]
+            sc = store.load_json(rk, score_key)
+            if sc is None:
+                sc = {"seed": s}
+                sc.update(text_scores(conts[key]))
+                q = feats[key]
+                q_ok = ~np.isnan(q).any(axis=1)
+                if (~q_ok).any():
+                    sc["empty_texts"] = int((~q_ok).sum())
+                nth = [ss for dd, ss in plan if dd.name == d.name].index(s)  # run index within its setting
+                kseeds = tuple(mauve_seed + mauve_seeds * nth + i for i in range(mauve_seeds))
+                t1 = time.perf_counter()
+                res = compute_mauve_seeds(p_features=p_feat[p_ok], q_features=q[q_ok], seeds=kseeds, **mauve_options)
+                sc.update(mauve=float(res.mauve_mean), mauve_seeds_std=float(res.mauve_std),
+                          mauve_per_seed=[float(v) for v in np.asarray(res.mauve)],
+                          frontier_integral=float(res.frontier_integral_mean),
+                          frontier_integral_seeds_std=float(res.frontier_integral_std),
+                          frontier_integral_per_seed=[float(v) for v in np.asarray(res.frontier_integral)],
+                          kmeans_seeds=list(kseeds), curve=np.asarray(res.divergence_curve)[0].tolist())
+                if mark_evaluate:
+                    from jaxmetrics.mark_evaluate import me_petersen
+
+                    sc["me_petersen"] = float(me_petersen(references=p_feat[p_ok], candidates=q[q_ok], k=3))
+                clock["quantize"] += time.perf_counter() - t1
+                if key in sims:
+                    sc["bertscore_f1"], sc["twmd_f1"] = (float(v) for v in sims[key].mean(axis=1))
+                store.save_json(rk, score_key, sc)
+            run_scores[key] = sc
+            bar.update(1)
+    finally:
+        bar.close()
+    return human_scores, run_scores
+
+
+def summarize_runs(decodings: list[Decoding], plan: list[tuple[Decoding, int]], human_scores: dict,
+                   run_scores: dict[tuple, dict], conts: dict[tuple, list[np.ndarray]], refs: list[np.ndarray],
+                   notes: list[str]) -> tuple[dict, dict, dict, dict]:
+    """One report row per setting from its runs' scores (notes about empty continuations are
+    appended to ``notes``).
+
+    Returns:
+      ``(rows, runs, curves, lengths)`` as in :class:`~jaxmetrics.evaluation.GenerationReport`
+      (``runs`` still with each run's ``curve``).
+    """
+    rows: dict[str, dict] = {HUMAN: {k: human_scores[k] for k in _TEXT_STATS if k in human_scores}}
+    runs: dict[str, list[dict]] = {HUMAN: [dict(human_scores)]}
+    curves, lengths = {}, {HUMAN: np.array([r.size for r in refs])}
+    for d in decodings:
+        rs = [run_scores[(d.name, s)] for dd, s in plan if dd.name == d.name]
+        runs[d.name] = rs
+        row: dict[str, Any] = {}
+        keys = [k for k, _, _ in COLUMNS if k != "gen_ppl_gap" and k in rs[0]]
+        for k in keys:
+            m, sd = mean_std([r[k] for r in rs])
+            row[k] = m
+            if len(rs) > 1:
+                row[k + "_std"] = sd
+                row[k + "_runs"] = [float(r[k]) for r in rs]
+        if len(rs) == 1:  # one run (greedy): the spread over its k-means seeds
+            row["mauve_std"] = rs[0]["mauve_seeds_std"]
+            row["frontier_integral_std"] = rs[0]["frontier_integral_seeds_std"]
+        gaps = [abs(r["gen_ppl"] - human_scores["gen_ppl"]) for r in rs]
+        row["gen_ppl_gap"] = float(np.mean(gaps))
+        if len(rs) > 1:
+            row["gen_ppl_gap_std"] = mean_std(gaps)[1]
+        empties = sum(r.get("empty_texts", 0) for r in rs)
+        if empties:
+            notes.append(f"{d.name}: {empties} empty continuation(s) over {len(rs)} run(s) left out of MAUVE and "
+                         "ME-Petersen (BERTScore / TWMD count them as 0)")
+        rows[d.name] = row
+        curves[d.name] = np.asarray(rs[0]["curve"])
+        lengths[d.name] = np.array([c.size for c in conts[(d.name, rs[0]["seed"])]])
+    return rows, runs, curves, lengths
