@@ -88,9 +88,9 @@ def _values(over: str, raw: list[str] | None) -> tuple | None:
             raise ValueError(f"--values: {v!r} is not {kind} (--over {over})") from None
         out.append(x)
     if over == "quantizer":
-        from jaxmetrics.mauve.quantizers import _LAZY_MODULES, QUANTIZERS
+        from jaxmetrics.mauve.quantizers import available_quantizers
 
-        known = sorted(set(QUANTIZERS) | set(_LAZY_MODULES))
+        known = available_quantizers()
         for v in out:
             if v not in known:
                 raise ValueError(f"--values: unknown quantizer {v!r}; known: {', '.join(known)}")

@@ -37,34 +37,30 @@ from jaxmetrics.mauve.quantizers import (
     FittedQuantizer,
     KMeansQuantizer,
     Quantizer,
+    available_quantizers,
     bin_counts,
     get_quantizer,
     register_quantizer,
     soft_bin_counts,
 )
-from jaxmetrics.mauve.compute import (
-    MauveOutput,
-    MauveSeedsOutput,
-    auto_num_buckets,
-    compute_mauve,
-    compute_mauve_seeds,
-    fit_quantizer,
-    histogram,
-    mauve_shared_codebook,
+from jaxmetrics.mauve.engine import (
+    MauveScores,
+    apply_projection,
+    fit_labels,
+    kmeans_labels,
+    masked_kmeans_counts,
+    mauve_scores,
+    project_features,
+    split_counts,
 )
+from jaxmetrics.mauve.compute import MauveOutput, MauveSeedsOutput, auto_num_buckets, compute_mauve, compute_mauve_seeds
+from jaxmetrics.mauve.codebook import fit_quantizer, mauve_shared_codebook
 from jaxmetrics.mauve.soft import CentroidQuantizer, hard_mauve, mauve_loss, soft_mauve
-from jaxmetrics.mauve.plot import plot_divergence_curves
-from jaxmetrics.mauve.sweeps import (
-    SWEEP_AXES,
-    MauveSweepResult,
-    MauveSweepRow,
-    PairedMauveDifference,
-    RankAgreement,
-    mauve_length_sweep,
-    mauve_sweep,
-    paired_mauve_difference,
-    rank_agreement,
-)
+from jaxmetrics.mauve.plot import plot_divergence_curves, plot_sweep
+from jaxmetrics.mauve.sweep_results import MauveSweepResult, MauveSweepRow
+from jaxmetrics.mauve.sweep_stages import SWEEP_AXES
+from jaxmetrics.mauve.sweep_stats import PairedMauveDifference, RankAgreement, paired_mauve_difference, rank_agreement
+from jaxmetrics.mauve.sweeps import mauve_length_sweep, mauve_sweep
 
 #: Exported names whose modules are imported on first access (Flax NNX / optax / flax.struct).
 _LAZY = {
@@ -96,12 +92,22 @@ __all__ = [
     "FittedQuantizer",
     "KMeansQuantizer",
     "Quantizer",
+    "available_quantizers",
     "bin_counts",
     "get_quantizer",
     "register_quantizer",
     "soft_bin_counts",
     "DRMMQuantizer",
     "LatticeQuantizer",
+    # the engine's stages
+    "MauveScores",
+    "apply_projection",
+    "fit_labels",
+    "kmeans_labels",
+    "masked_kmeans_counts",
+    "mauve_scores",
+    "project_features",
+    "split_counts",
     # pipeline
     "MauveOutput",
     "MauveSeedsOutput",
@@ -109,7 +115,6 @@ __all__ = [
     "compute_mauve",
     "compute_mauve_seeds",
     "fit_quantizer",
-    "histogram",
     "mauve_shared_codebook",
     # differentiable MAUVE
     "CentroidQuantizer",
@@ -121,6 +126,7 @@ __all__ = [
     # state and plots
     "MauveState",
     "plot_divergence_curves",
+    "plot_sweep",
     # sweeps and their reports (the paper's Figures 3-4, Tables 5-6)
     "SWEEP_AXES",
     "MauveSweepResult",

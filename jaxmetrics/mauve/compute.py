@@ -16,9 +16,6 @@ several pairs by quantizing them all with one codebook.
 """
 from __future__ import annotations
 
-import contextlib
-import functools
-import importlib
 import time
 import warnings
 from typing import Any, Sequence
@@ -28,15 +25,19 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxmetrics import _validation as V
-from jaxmetrics.mauve.histograms import _check_scoring, mauve_from_counts, mauve_from_histograms
-from jaxmetrics.mauve.clustering import kmeans
-from jaxmetrics.mauve.quantizers import (
-    FittedQuantizer,
-    KMeansQuantizer,
-    Quantizer,
-    _counts,
-    get_quantizer,
+from jaxmetrics.mauve.engine import (
+    KMEANS_SALT,
+    MauveScores,
+    fit_labels,
+    kmeans_labels,
+    mauve_scores,
+    project_features,
+    split_counts,
 )
+from jaxmetrics.mauve.histograms import _check_scoring
+from jaxmetrics.mauve.inputs import device_context, get_features
+from jaxmetrics.mauve.quantizers import FittedQuantizer, KMeansQuantizer, Quantizer, get_quantizer
+from jaxmetrics.numerics import mean_std
 from jaxmetrics.results import Result, static_field
 
 __all__ = [
@@ -44,9 +45,6 @@ __all__ = [
     "MauveSeedsOutput",
     "compute_mauve",
     "compute_mauve_seeds",
-    "fit_quantizer",
-    "histogram",
-    "mauve_shared_codebook",
     "auto_num_buckets",
 ]
 
@@ -119,11 +117,6 @@ class MauveSeedsOutput(Result):
     seeds: tuple[int, ...] = static_field()
 
 
-def _mean_std(v: np.ndarray) -> tuple[float, float]:
-    v = np.asarray(v, np.float64)
-    return float(np.mean(v)), float(np.std(v, ddof=1)) if v.size > 1 else 0.0
-
-
 def auto_num_buckets(*sizes: int) -> int:
     """mauve-text's ``'auto'`` rule: ``max(2, round(min(sizes) / 10))`` (Python rounding).
 
@@ -133,113 +126,6 @@ def auto_num_buckets(*sizes: int) -> int:
       (100, 2, 2)
     """
     return max(2, int(round(min(sizes) / 10)))
-
-
-# --------------------------------------------------------------------------- inputs
-
-
-def _featurizers(name: str) -> Any:
-    """``jaxmetrics.models`` (imported lazily: the model layer is only needed for text / tokens)."""
-    try:
-        models = importlib.import_module("jaxmetrics.models")
-        for attr in ("resolve_model", "featurize", "featurize_tokens"):
-            if not hasattr(models, attr):
-                raise ImportError(f"jaxmetrics.models has no {attr}")
-    except ImportError as e:
-        raise ImportError(
-            f"{name}: featurizing text or token ids needs jaxmetrics.models, which could not be "
-            f"imported ({e}); pass p_features/q_features instead"
-        ) from e
-    return models
-
-
-def _token_lists(tokens: Any, name: str) -> list[np.ndarray]:
-    """mauve-text's ``p_tokens``: a list of id tensors of shape ``(1, length)`` or ``(length,)``."""
-    if isinstance(tokens, (str, bytes)) or not hasattr(tokens, "__iter__"):
-        raise TypeError(f"{name}: expected a list of token-id sequences, got {type(tokens).__name__}")
-    seqs = []
-    for i, t in enumerate(tokens):
-        if type(t).__module__.startswith("torch"):  # torch.LongTensor, as mauve-text takes
-            t = t.detach().cpu().numpy()
-        a = np.asarray(t)
-        if a.ndim == 2 and a.shape[0] == 1:
-            a = a[0]
-        if a.ndim != 1:
-            raise ValueError(f"{name}: item {i} has shape {a.shape}; expected (length,) or (1, length)")
-        if a.size == 0:
-            raise ValueError(f"{name}: item {i} is empty")
-        if not np.issubdtype(a.dtype, np.integer):
-            raise TypeError(f"{name}: item {i} has dtype {a.dtype}, expected integer token ids")
-        seqs.append(a)
-    if not seqs:
-        raise ValueError(f"{name}: no sequences (the list is empty)")
-    return seqs
-
-
-def _features_from_tokens(tokens: Any, name: str, models: Any, lm: Any, batch_size: int) -> np.ndarray:
-    seqs = _token_lists(tokens, name)
-    longest = max(a.shape[0] for a in seqs)
-    limit = getattr(lm, "max_positions", None)
-    if limit is not None and longest > limit:
-        n_long = sum(a.shape[0] > limit for a in seqs)
-        warnings.warn(f"{name}: {n_long} sequence(s) longer than the model's {limit} positions are "
-                      f"truncated to their first {limit} tokens", stacklevel=4)
-        longest = limit
-    try:
-        feats = models.featurize_tokens(seqs, model=lm, max_length=longest, batch_size=batch_size)
-    except (ValueError, TypeError) as e:
-        raise type(e)(f"{name}: {e}") from e
-    return np.asarray(feats)
-
-
-def _features_from_text(texts: Any, name: str, models: Any, lm: Any, max_length: int, batch_size: int) -> np.ndarray:
-    raw = list(texts) if not isinstance(texts, str) and texts is not None else texts
-    kept = V.check_texts(raw, name, drop_empty=True)
-    dropped = len(raw) - len(kept)
-    if dropped:
-        warnings.warn(f"{name}: dropped {dropped} empty string(s)", stacklevel=4)
-    # encoders are mean-pooled, decoders keep mauve-text's last token (as `jaxmetrics mauve --pooling auto`)
-    pool = models.featurize if getattr(lm, "is_causal", True) else models.sentence_embeddings
-    limit = getattr(lm, "max_positions", None)
-    if limit is not None and max_length > limit:  # mauve-text's 1024 on a shorter model: cap silently
-        max_length = int(limit)
-    return np.asarray(pool(kept, model=lm, max_length=max_length, batch_size=batch_size))
-
-
-def _get_features(
-    p_features: Any, q_features: Any, p_tokens: Any, q_tokens: Any, p_text: Any, q_text: Any, *, model: Any,
-    featurize_model_name: str, max_length: int, batch_size: int, verbose: bool,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Features of P and Q: given features win over token ids, which win over text (mauve-text's order)."""
-    sides = {}
-    for side, feats, toks, text in (("p", p_features, p_tokens, p_text), ("q", q_features, q_tokens, q_text)):
-        if feats is None and toks is None and text is None:
-            raise ValueError(f"{side}_features: supply {side}_features, {side}_tokens or {side}_text")
-        sides[side] = (feats, toks, text)
-    need = [(side, "tokens" if toks is not None else "text")
-            for side, (feats, toks, _) in sides.items() if feats is None]
-    models = lm = None
-    if need:
-        first = f"{need[0][0]}_{need[0][1]}"
-        if any(kind == "text" for _, kind in need):
-            V.check_int(max_length, "max_text_length", minimum=1)
-        V.check_int(batch_size, "batch_size", minimum=1)
-        models = _featurizers(first)
-        which = model if model is not None else featurize_model_name
-        if verbose:
-            print(f"loading featurizer {which if isinstance(which, str) else getattr(which, 'name', 'model')}")
-        lm = models.resolve_model(which)
-    out = []
-    for side in ("p", "q"):
-        feats, toks, text = sides[side]
-        if feats is None and toks is not None:
-            feats = _features_from_tokens(toks, f"{side}_tokens", models, lm, batch_size)
-        elif feats is None:
-            feats = _features_from_text(text, f"{side}_text", models, lm, max_length, batch_size)
-        out.append(feats)
-    p = V.check_features(out[0], "p_features")
-    q = V.check_features(out[1], "q_features", dim=p.shape[1])
-    return p, q
 
 
 def _resolve_num_buckets(num_buckets: Any, sizes: Sequence[int]) -> int:
@@ -260,17 +146,6 @@ def _resolve_num_buckets(num_buckets: Any, sizes: Sequence[int]) -> int:
     return k
 
 
-def _device_ctx(device_id: int):
-    V.check_int(device_id, "device_id", minimum=-1)
-    if device_id < 0:
-        return contextlib.nullcontext()
-    devs = [d for d in jax.devices() if d.platform != "cpu"]
-    if device_id >= len(devs):
-        warnings.warn(f"device_id: no accelerator {device_id} (found {len(devs)}); using the default device", stacklevel=3)
-        return contextlib.nullcontext()
-    return jax.default_device(devs[device_id])
-
-
 def _check_common(*, kmeans_explained_var, kmeans_num_redo, kmeans_max_iter, pca_max_data, num_points, scaling):
     V.check_open_unit(kmeans_explained_var, "kmeans_explained_var")
     V.check_int(kmeans_num_redo, "kmeans_num_redo", minimum=1)
@@ -286,41 +161,32 @@ def _make_quantizer(quantizer: Any, k: int, *, explained_var, num_redo, max_iter
     if isinstance(quantizer, str) and quantizer == "kmeans":
         return KMeansQuantizer(k, explained_var=explained_var, num_redo=num_redo, max_iter=max_iter,
                                pca_max_data=pca_max_data)
-    q = get_quantizer(quantizer, k)
-    return q
+    return get_quantizer(quantizer, k)
 
 
-def _labels_of(fitted: FittedQuantizer, stacked: np.ndarray, *, fitted_on_stacked: bool) -> jax.Array:
-    tl = getattr(fitted, "train_labels", None) if fitted_on_stacked else None
-    if tl is not None and tl.shape[0] == stacked.shape[0]:
-        return tl  # k-means already labelled the fitting rows with its final centroids
-    return jnp.asarray(fitted.assign(stacked))
-
-
-# --------------------------------------------------------------------------- histogram stage
-
-
-def _scores_from_counts(p_counts: np.ndarray, q_counts: np.ndarray, *, num_points: int, scaling: float,
-                        scoring: str = "mauve-text"):
-    """Plain and KT-smoothed MAUVE / FI from counts ``[..., k]``, in float64."""
-    with jax.enable_x64(True):
-        pc = jnp.asarray(np.asarray(p_counts), jnp.float64)
-        qc = jnp.asarray(np.asarray(q_counts), jnp.float64)
-        p_hist = pc / jnp.sum(pc, axis=-1, keepdims=True)
-        q_hist = qc / jnp.sum(qc, axis=-1, keepdims=True)
-        plain = mauve_from_histograms(p_hist, q_hist, scaling=scaling, num_points=num_points, scoring=scoring)
-        star = mauve_from_counts(pc, qc, pseudocount=0.5, scaling=scaling, num_points=num_points, scoring=scoring)
-        return (np.asarray(p_hist), np.asarray(q_hist), np.asarray(plain.divergence_curve),
-                np.asarray(plain.mauve), np.asarray(plain.frontier_integral),
-                np.asarray(star.mauve), np.asarray(star.frontier_integral))
-
-
-def _output(p_counts, q_counts, k, num_points, scaling, scoring: str = "mauve-text") -> MauveOutput:
-    p_hist, q_hist, curve, m, fi, ms, fis = _scores_from_counts(p_counts, q_counts, num_points=num_points,
-                                                                scaling=scaling, scoring=scoring)
-    return MauveOutput(mauve=float(m), frontier_integral=float(fi), mauve_star=float(ms),
-                       frontier_integral_star=float(fis), p_hist=p_hist, q_hist=q_hist, divergence_curve=curve,
+def _output(scores: MauveScores, p_counts, q_counts, k: int) -> MauveOutput:
+    return MauveOutput(mauve=float(scores.mauve), frontier_integral=float(scores.frontier_integral),
+                       mauve_star=float(scores.mauve_star), frontier_integral_star=float(scores.frontier_integral_star),
+                       p_hist=scores.p_hist, q_hist=scores.q_hist, divergence_curve=scores.divergence_curve,
                        p_counts=np.asarray(p_counts), q_counts=np.asarray(q_counts), num_buckets=int(k))
+
+
+def _prepare(p_features, q_features, p_tokens, q_tokens, p_text, q_text, *, num_buckets, pca_max_data,
+             kmeans_explained_var, kmeans_num_redo, kmeans_max_iter, featurize_model_name, max_text_length,
+             divergence_curve_discretization_size, mauve_scaling_factor, batch_size, model, quantizer, scoring,
+             verbose=False):
+    """Checks, features and quantizer of compute_mauve / compute_mauve_seeds: ``(p, q, quantizer, scoring)``."""
+    _check_common(kmeans_explained_var=kmeans_explained_var, kmeans_num_redo=kmeans_num_redo,
+                  kmeans_max_iter=kmeans_max_iter, pca_max_data=pca_max_data,
+                  num_points=divergence_curve_discretization_size, scaling=mauve_scaling_factor)
+    scoring = _check_scoring(scoring)
+    p, q = get_features(p_features, q_features, p_tokens, q_tokens, p_text, q_text, model=model,
+                        featurize_model_name=featurize_model_name, max_length=max_text_length,
+                        batch_size=batch_size, verbose=verbose)
+    k = _resolve_num_buckets(num_buckets, (p.shape[0], q.shape[0]))
+    quant = _make_quantizer(quantizer, k, explained_var=kmeans_explained_var, num_redo=kmeans_num_redo,
+                            max_iter=kmeans_max_iter, pca_max_data=pca_max_data)
+    return p, q, quant, scoring
 
 
 # --------------------------------------------------------------------------- public API
@@ -429,34 +295,30 @@ def compute_mauve(
       >>> compute_mauve(p_features=p, q_features=p)
       MauveOutput(mauve=1, frontier_integral=0, mauve_star=1, frontier_integral_star=0, p_hist=f64[20], q_hist=f64[20], divergence_curve=f64[27,2], p_counts=i32[20], q_counts=i32[20], num_buckets=20)
     """
-    _check_common(kmeans_explained_var=kmeans_explained_var, kmeans_num_redo=kmeans_num_redo,
-                  kmeans_max_iter=kmeans_max_iter, pca_max_data=pca_max_data,
-                  num_points=divergence_curve_discretization_size, scaling=mauve_scaling_factor)
-    scoring = _check_scoring(scoring)
     V.check_int(seed, "seed")
-    with _device_ctx(device_id):
+    with device_context(device_id):
         t0 = time.perf_counter()
-        p, q = _get_features(p_features, q_features, p_tokens, q_tokens, p_text, q_text, model=model,
-                             featurize_model_name=featurize_model_name, max_length=max_text_length,
-                             batch_size=batch_size, verbose=verbose)
-        k = _resolve_num_buckets(num_buckets, (p.shape[0], q.shape[0]))
-        quant = _make_quantizer(quantizer, k, explained_var=kmeans_explained_var, num_redo=kmeans_num_redo,
-                                max_iter=kmeans_max_iter, pca_max_data=pca_max_data)
+        p, q, quant, scoring = _prepare(
+            p_features, q_features, p_tokens, q_tokens, p_text, q_text, num_buckets=num_buckets,
+            pca_max_data=pca_max_data, kmeans_explained_var=kmeans_explained_var, kmeans_num_redo=kmeans_num_redo,
+            kmeans_max_iter=kmeans_max_iter, featurize_model_name=featurize_model_name,
+            max_text_length=max_text_length, divergence_curve_discretization_size=divergence_curve_discretization_size,
+            mauve_scaling_factor=mauve_scaling_factor, batch_size=batch_size, model=model, quantizer=quantizer,
+            scoring=scoring, verbose=verbose)
         stacked = np.concatenate([q, p], axis=0)
         t1 = time.perf_counter()
+        rows = stacked
         if mesh is not None:
             from jaxmetrics.sharding import place_rows
 
-            fitted = quant.fit(place_rows(stacked, mesh, name="p_features"), key=jax.random.key(seed))
-        else:
-            fitted = quant.fit(stacked, key=jax.random.key(seed))
-        labels = _labels_of(fitted, stacked, fitted_on_stacked=True)
+            rows = place_rows(stacked, mesh, name="p_features")
+        fitted, labels = fit_labels(quant, rows, key=jax.random.key(seed))
         nb = int(fitted.num_bins)
-        q_counts = np.asarray(_counts(labels[: q.shape[0]], nb))
-        p_counts = np.asarray(_counts(labels[q.shape[0]:], nb))
+        q_counts, p_counts = split_counts(labels, (q.shape[0], p.shape[0]), nb)
         t2 = time.perf_counter()
-        out = _output(p_counts, q_counts, nb, divergence_curve_discretization_size, float(mauve_scaling_factor),
-                      scoring)
+        out = _output(mauve_scores(p_counts, q_counts, scaling=float(mauve_scaling_factor),
+                                   num_points=divergence_curve_discretization_size, scoring=scoring),
+                      p_counts, q_counts, nb)
         if verbose:
             print(f"features {t1 - t0:.2f} s, quantization {t2 - t1:.2f} s, "
                   f"histogram stage {time.perf_counter() - t2:.2f} s; k = {nb}, mauve = {out.mauve:.4f}")
@@ -517,158 +379,41 @@ def compute_mauve_seeds(
       >>> out.mauve.shape, 0 < out.mauve_mean < 1, out.mauve_std >= 0
       ((3,), True, True)
     """
-    _check_common(kmeans_explained_var=kmeans_explained_var, kmeans_num_redo=kmeans_num_redo,
-                  kmeans_max_iter=kmeans_max_iter, pca_max_data=pca_max_data,
-                  num_points=divergence_curve_discretization_size, scaling=mauve_scaling_factor)
-    scoring = _check_scoring(scoring)
     if isinstance(seeds, (str, bytes)) or not hasattr(seeds, "__iter__"):
         raise TypeError(f"seeds: expected a sequence of integers, got {type(seeds).__name__}")
     seeds = tuple(V.check_int(s, "seeds") for s in seeds)
     if not seeds:
         raise ValueError("seeds: at least one seed is needed")
-    p, q = _get_features(p_features, q_features, p_tokens, q_tokens, p_text, q_text, model=model,
-                         featurize_model_name=featurize_model_name, max_length=max_text_length,
-                         batch_size=batch_size, verbose=False)
-    k = _resolve_num_buckets(num_buckets, (p.shape[0], q.shape[0]))
-    quant = _make_quantizer(quantizer, k, explained_var=kmeans_explained_var, num_redo=kmeans_num_redo,
-                            max_iter=kmeans_max_iter, pca_max_data=pca_max_data)
-    stacked = np.concatenate([q, p], axis=0)
-    nq = q.shape[0]
-    if isinstance(quant, KMeansQuantizer):
-        _, z = quant._preprocess_fit(stacked, jax.random.key(seeds[0]))
-        keys = jnp.stack([quant._kmeans_key(jax.random.key(s)) for s in seeds])
-        labels = _kmeans_labels_vmapped(z, keys, k, quant.num_redo, quant.max_iter, quant.max_points_per_centroid)
-        nb = k
-    else:
-        per_seed = []
-        for s in seeds:
-            fitted = quant.fit(stacked, key=jax.random.key(s))
-            per_seed.append(_labels_of(fitted, stacked, fitted_on_stacked=True))
-        labels = jnp.stack(per_seed)
-        nb = int(fitted.num_bins)
-    count = jax.vmap(lambda lab: _counts(lab, nb))
-    q_counts, p_counts = np.asarray(count(labels[:, :nq])), np.asarray(count(labels[:, nq:]))
-    p_hist, q_hist, curve, m, fi, ms, fis = _scores_from_counts(
-        p_counts, q_counts, num_points=divergence_curve_discretization_size, scaling=float(mauve_scaling_factor),
+    p, q, quant, scoring = _prepare(
+        p_features, q_features, p_tokens, q_tokens, p_text, q_text, num_buckets=num_buckets,
+        pca_max_data=pca_max_data, kmeans_explained_var=kmeans_explained_var, kmeans_num_redo=kmeans_num_redo,
+        kmeans_max_iter=kmeans_max_iter, featurize_model_name=featurize_model_name, max_text_length=max_text_length,
+        divergence_curve_discretization_size=divergence_curve_discretization_size,
+        mauve_scaling_factor=mauve_scaling_factor, batch_size=batch_size, model=model, quantizer=quantizer,
         scoring=scoring)
-    m_mean, m_std = _mean_std(m)
-    ms_mean, ms_std = _mean_std(ms)
-    fi_mean, fi_std = _mean_std(fi)
+    stacked = np.concatenate([q, p], axis=0)
+    if isinstance(quant, KMeansQuantizer):  # one projection, the k-means of every seed in one call
+        if quant.num_bins > stacked.shape[0]:
+            raise ValueError(f"num_buckets: {quant.num_bins} bins for only {stacked.shape[0]} points")
+        _, z = project_features(stacked, key=jax.random.key(seeds[0]), explained_var=quant.explained_var,
+                                pca_max_data=quant.pca_max_data, normalize=quant.normalize)
+        keys = jnp.stack([jax.random.fold_in(jax.random.key(s), KMEANS_SALT) for s in seeds])
+        labels = kmeans_labels(z, keys, num_clusters=quant.num_bins, num_redo=quant.num_redo, max_iter=quant.max_iter,
+                               max_points_per_centroid=quant.max_points_per_centroid)
+        nb = quant.num_bins
+    else:
+        per_seed = [fit_labels(quant, stacked, key=jax.random.key(s)) for s in seeds]
+        labels = jnp.stack([lab for _, lab in per_seed])
+        nb = int(per_seed[-1][0].num_bins)
+    counts = split_counts(labels, (q.shape[0], p.shape[0]), nb)  # [S, 2, k]
+    q_counts, p_counts = counts[:, 0], counts[:, 1]
+    sc = mauve_scores(p_counts, q_counts, scaling=float(mauve_scaling_factor),
+                      num_points=divergence_curve_discretization_size, scoring=scoring)
+    m_mean, m_std = mean_std(sc.mauve)
+    ms_mean, ms_std = mean_std(sc.mauve_star)
+    fi_mean, fi_std = mean_std(sc.frontier_integral)
     return MauveSeedsOutput(mauve_mean=m_mean, mauve_std=m_std, mauve_star_mean=ms_mean, mauve_star_std=ms_std,
-                            frontier_integral_mean=fi_mean, frontier_integral_std=fi_std, mauve=m,
-                            frontier_integral=fi, mauve_star=ms, frontier_integral_star=fis, p_hist=p_hist,
-                            q_hist=q_hist, divergence_curve=curve, num_buckets=int(nb), seeds=seeds)
-
-
-@functools.partial(jax.jit, static_argnames=("k", "num_redo", "mppc"))
-def _kmeans_labels_vmapped(z, keys, k, num_redo, max_iter, mppc):
-    run = lambda key: kmeans(z, key, num_clusters=k, num_redo=num_redo, max_iter=max_iter,
-                             max_points_per_centroid=mppc).labels
-    return jax.vmap(run)(keys)
-
-
-def fit_quantizer(
-    feature_sets: Sequence[Any],
-    *,
-    num_buckets: int | str = "auto",
-    quantizer: str | Quantizer = "kmeans",
-    seed: int = 25,
-    kmeans_explained_var: float = 0.9,
-    kmeans_num_redo: int = 5,
-    kmeans_max_iter: int = 500,
-    pca_max_data: int = -1,
-) -> FittedQuantizer:
-    """Fit one codebook on the concatenation of several feature sets ``[n_i, d]``.
-
-    Histograms of different sets under the same fitted quantizer are comparable, so
-    ``MAUVE(H1, M1)`` and ``MAUVE(H2, M2)`` can be ranked against each other (with a separate
-    codebook per pair, as in mauve-text, they cannot: a known limitation of mauve-text).
-    ``'auto'`` buckets: ``max(2, round(min_i n_i / 10))``.
-
-    Examples:
-      >>> from jaxmetrics.mauve.compute import fit_quantizer, histogram
-      >>> import numpy as np
-      >>> rng = np.random.default_rng(0)
-      >>> sets = [rng.normal(size=(100, 8)) + s for s in (0.0, 0.5, 1.0)]
-      >>> fitted = fit_quantizer(sets)
-      >>> fitted.num_bins, histogram(fitted, sets[0]).shape
-      (10, (10,))
-    """
-    if isinstance(feature_sets, np.ndarray) or not isinstance(feature_sets, Sequence) or not feature_sets:
-        raise TypeError("feature_sets: expected a non-empty list of [n_i, d] arrays")
-    arrays = []
-    for i, f in enumerate(feature_sets):
-        arrays.append(V.check_features(f, f"feature_sets[{i}]", dim=arrays[0].shape[1] if arrays else None))
-    _check_common(kmeans_explained_var=kmeans_explained_var, kmeans_num_redo=kmeans_num_redo,
-                  kmeans_max_iter=kmeans_max_iter, pca_max_data=pca_max_data, num_points=1, scaling=1.0)
-    k = _resolve_num_buckets(num_buckets, [a.shape[0] for a in arrays])
-    quant = _make_quantizer(quantizer, k, explained_var=kmeans_explained_var, num_redo=kmeans_num_redo,
-                            max_iter=kmeans_max_iter, pca_max_data=pca_max_data)
-    return quant.fit(np.concatenate(arrays, axis=0), key=jax.random.key(V.check_int(seed, "seed")))
-
-
-def histogram(fitted: FittedQuantizer, features: Any, *, counts: bool = False) -> np.ndarray:
-    """Histogram ``[num_bins]`` of ``features [n, d]`` under ``fitted``: ``counts_j / n`` (or counts).
-
-    Examples:
-      >>> from jaxmetrics.mauve.compute import histogram, fit_quantizer
-      >>> import numpy as np
-      >>> x = np.random.default_rng(0).normal(size=(50, 4))
-      >>> float(histogram(fit_quantizer([x], num_buckets=5), x).sum())
-      1.0
-    """
-    c = np.asarray(_counts(jnp.asarray(fitted.assign(features)), int(fitted.num_bins)))
-    return c if counts else c / c.sum()
-
-
-def mauve_shared_codebook(
-    pairs: Sequence[tuple[Any, Any]],
-    *,
-    fitted: FittedQuantizer | None = None,
-    divergence_curve_discretization_size: int = 25,
-    mauve_scaling_factor: float = 5,
-    scoring: str = "mauve-text",
-    **fit_kwargs: Any,
-) -> list[MauveOutput]:
-    """MAUVE of several ``(p_features, q_features)`` pairs under one shared codebook.
-
-    The codebook is ``fitted`` or, by default, :func:`fit_quantizer` on all sets stacked as
-    ``[Q_1; P_1; Q_2; P_2; ...]`` (``fit_kwargs`` go to it). Each pair's MAUVE is then computed
-    from its own histograms as in :func:`compute_mauve` (``scoring`` as there).
-
-    Examples:
-      >>> from jaxmetrics.mauve.compute import mauve_shared_codebook
-      >>> import numpy as np
-      >>> rng = np.random.default_rng(0)
-      >>> h = rng.normal(size=(100, 8))
-      >>> outs = mauve_shared_codebook([(h, rng.normal(size=(100, 8))), (h, rng.normal(size=(100, 8)) + 2)])
-      >>> outs[0].mauve > outs[1].mauve
-      True
-    """
-    if not isinstance(pairs, Sequence) or not pairs:
-        raise TypeError("pairs: expected a non-empty list of (p_features, q_features) pairs")
-    V.check_int(divergence_curve_discretization_size, "divergence_curve_discretization_size", minimum=1)
-    V.check_positive(mauve_scaling_factor, "mauve_scaling_factor")
-    scoring = _check_scoring(scoring)
-    sets = []
-    for i, pair in enumerate(pairs):
-        if not isinstance(pair, (tuple, list)) or len(pair) != 2:
-            raise TypeError(f"pairs: item {i} is not a (p_features, q_features) pair")
-        p = V.check_features(pair[0], f"pairs[{i}][0]", dim=sets[0].shape[1] if sets else None)
-        q = V.check_features(pair[1], f"pairs[{i}][1]", dim=p.shape[1])
-        sets += [q, p]
-    fresh = fitted is None
-    if fresh:
-        fitted = fit_quantizer(sets, **fit_kwargs)
-    stacked = np.concatenate(sets, axis=0)
-    labels = _labels_of(fitted, stacked, fitted_on_stacked=fresh)
-    nb = int(fitted.num_bins)
-    outs, start = [], 0
-    for j in range(0, len(sets), 2):
-        nq, np_ = sets[j].shape[0], sets[j + 1].shape[0]
-        qc = np.asarray(_counts(labels[start:start + nq], nb))
-        pc = np.asarray(_counts(labels[start + nq:start + nq + np_], nb))
-        start += nq + np_
-        outs.append(_output(pc, qc, nb, divergence_curve_discretization_size, float(mauve_scaling_factor),
-                            scoring))
-    return outs
+                            frontier_integral_mean=fi_mean, frontier_integral_std=fi_std, mauve=sc.mauve,
+                            frontier_integral=sc.frontier_integral, mauve_star=sc.mauve_star,
+                            frontier_integral_star=sc.frontier_integral_star, p_hist=sc.p_hist, q_hist=sc.q_hist,
+                            divergence_curve=sc.divergence_curve, num_buckets=int(nb), seeds=seeds)

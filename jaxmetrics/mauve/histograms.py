@@ -44,6 +44,7 @@ import numpy as np
 
 from jaxmetrics import _validation as V
 from jaxmetrics._ops import is_concrete
+from jaxmetrics.numerics import trapezoid_area
 from jaxmetrics.results import Result
 
 __all__ = [
@@ -142,12 +143,6 @@ def _curve(p: jax.Array, q: jax.Array, scaling: jax.Array, num_points: int,
     return jnp.concatenate([first, interior, last], axis=-2)
 
 
-@jax.jit
-def _area(curve: jax.Array) -> jax.Array:
-    x, y = curve[..., 0], curve[..., 1]
-    return jnp.sum((x[..., :-1] - x[..., 1:]) * (y[..., :-1] + y[..., 1:]), axis=-1) / 2
-
-
 def _fi_terms(p: jax.Array, q: jax.Array, tol: float) -> jax.Array:
     """Per-bin frontier-integral terms, in a well-conditioned form.
 
@@ -221,7 +216,7 @@ def smooth_frontier_integral(p: jax.Array, q: jax.Array) -> jax.Array:
 def _mauve_core(p: jax.Array, q: jax.Array, scaling: jax.Array, num_points: int,
                 scoring: str = "mauve-text") -> MauveResult:
     curve = _curve(p, q, scaling, num_points, scoring)
-    return MauveResult(_area(curve), _fi(p, q), curve)
+    return MauveResult(trapezoid_area(curve), _fi(p, q), curve)
 
 
 def _check_hists(p: Any, q: Any, names: tuple[str, str]) -> tuple[jax.Array, jax.Array]:
@@ -291,7 +286,7 @@ def area_under_divergence_curve(curve: Any) -> jax.Array:
     curve = jnp.asarray(curve)
     if curve.ndim < 2 or curve.shape[-1] != 2 or curve.shape[-2] < 2:
         raise ValueError(f"curve: expected shape [..., n >= 2, 2], got {curve.shape}")
-    return _area(curve)
+    return trapezoid_area(curve)
 
 
 def frontier_integral(p_hist: Any, q_hist: Any) -> jax.Array:

@@ -36,9 +36,8 @@ import numpy as np
 import optax
 
 from jaxmetrics import _validation as V
-from jaxmetrics._ops import l2_normalize
 from jaxmetrics.mauve.compute import _resolve_num_buckets, compute_mauve
-from jaxmetrics.mauve.pca import _project
+from jaxmetrics.mauve.engine import apply_projection
 from jaxmetrics.mauve.quantizers import KMeansQuantizer
 from jaxmetrics.mauve.soft import CentroidQuantizer, hard_mauve, mauve_loss
 from jaxmetrics.results import Result, static_field
@@ -96,13 +95,13 @@ def _median_neighbour_sq_distance(centroids: jax.Array) -> float:
 
 
 def _make_step(generator: Callable[[Any], Any], opt: optax.GradientTransformation, pseudocount: float):
-    def loss_fn(params, zp, mean, components, centroids, tau):
-        zq = _project(l2_normalize(generator(params)), mean, components)
+    def loss_fn(params, zp, pca, centroids, tau):
+        zq = apply_projection(generator(params), pca)
         return mauve_loss(zp, zq, CentroidQuantizer(centroids), temperature=tau, pseudocount=pseudocount)
 
     @jax.jit
-    def step(params, opt_state, zp, mean, components, centroids, tau):
-        loss, grads = jax.value_and_grad(loss_fn)(params, zp, mean, components, centroids, tau)
+    def step(params, opt_state, zp, pca, centroids, tau):
+        loss, grads = jax.value_and_grad(loss_fn)(params, zp, pca, centroids, tau)
         updates, opt_state = opt.update(grads, opt_state, params)
         return optax.apply_updates(params, updates), opt_state, loss
 
@@ -224,7 +223,7 @@ def fit_to_mauve(
     taus = np.zeros(num_steps, np.float64)
     eval_steps, fresh_mauve, codebook_mauve = [], [], []
     num_refits = 0
-    fitted = zp = scale = None
+    fitted = zp = pca = scale = None
 
     def record(t: int, qf: np.ndarray) -> None:
         eval_steps.append(t)
@@ -239,14 +238,16 @@ def fit_to_mauve(
         if refit:
             fitted = quantizer.fit(np.concatenate([q, p]), key=jax.random.fold_in(key, num_refits))
             num_refits += 1
-            zp = _project(l2_normalize(jnp.asarray(p)), fitted.pca.mean, fitted.pca.components)
+            zp = apply_projection(p, fitted.pca)
+            # the kept count is static metadata the projection does not use: zeroed, so that
+            # refits keeping another count reuse the compiled step
+            pca = fitted.pca.replace(num_components=0)
             scale = _median_neighbour_sq_distance(fitted.centroids)
         if evaluate:
             record(t, q)
         frac = t / (num_steps - 1) if num_steps > 1 else 1.0
         taus[t] = scale * r_start * (r_end / r_start) ** frac
-        params, opt_state, loss = step(params, opt_state, zp, fitted.pca.mean, fitted.pca.components,
-                                       fitted.centroids, jnp.float32(taus[t]))
+        params, opt_state, loss = step(params, opt_state, zp, pca, fitted.centroids, jnp.float32(taus[t]))
         losses[t] = float(loss)
     q = q_of(params)
     record(num_steps, q)

@@ -1,4 +1,4 @@
-"""Plots of MAUVE divergence curves (matplotlib, Agg backend: works without a display).
+"""Plots of MAUVE: divergence curves and sweeps (matplotlib, Agg backend: works without a display).
 
 matplotlib is imported when a figure is drawn, not when this module is imported.
 """
@@ -9,10 +9,12 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
 
+from jaxmetrics.numerics import trapezoid_area
+
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
-__all__ = ["plot_divergence_curves"]
+__all__ = ["plot_divergence_curves", "plot_sweep"]
 
 
 def _as_curve(c: Any) -> np.ndarray:
@@ -85,9 +87,8 @@ def plot_divergence_curves(
         fig = ax.figure
     for item, label in zip(items, labels):
         arr = _as_curve(item)
-        x, y = arr[:, 0], arr[:, 1]
-        area = float(np.sum((x[:-1] - x[1:]) * (y[:-1] + y[1:])) / 2)
-        ax.plot(x, y, marker=".", label=f"{label} (MAUVE {area:.3f})")
+        area = float(trapezoid_area(arr))
+        ax.plot(arr[:, 0], arr[:, 1], marker=".", label=f"{label} (MAUVE {area:.3f})")
     ax.set_xlabel(r"$\exp(-c\,\mathrm{KL}(Q\,\|\,R_\lambda))$")
     ax.set_ylabel(r"$\exp(-c\,\mathrm{KL}(P\,\|\,R_\lambda))$")
     ax.set_xlim(0, 1.02)
@@ -97,4 +98,84 @@ def plot_divergence_curves(
     fig.tight_layout()
     if path is not None:
         fig.savefig(os.fspath(path), dpi=120)
+    return fig
+
+
+#: Axis labels of the swept settings.
+_AXIS_LABELS = {"n": "sample size n (per side)", "k": "number of clusters k", "c": "scaling constant c",
+                "quantizer": "quantizer", "length": "maximum text length (tokens)"}
+
+
+def plot_sweep(sweep: Any, path: str | os.PathLike | None = None, *, title: str | None = None,
+               ax: Any = None) -> "Figure":
+    """MAUVE (mean ± s.d. over seeds) of a :class:`~jaxmetrics.mauve.MauveSweepResult` against
+    its setting, one line per system (``sweep.plot(...)`` calls this).
+
+    A length sweep gets a second panel with the median token length of each side (bars:
+    10-90 % quantiles). matplotlib is imported here; with ``path`` the figure is saved.
+
+    Returns:
+      the matplotlib ``Figure``.
+
+    Examples:
+      >>> import numpy as np
+      >>> from jaxmetrics.mauve import mauve_sweep
+      >>> from jaxmetrics.mauve.plot import plot_sweep
+      >>> rng = np.random.default_rng(0)
+      >>> res = mauve_sweep(references=rng.normal(size=(60, 4)), candidates={"a": rng.normal(size=(60, 4))},
+      ...                   over="c", values=(1.0, 5.0), seeds=(1, 2))
+      >>> len(plot_sweep(res).axes[0].lines) >= 1
+      True
+    """
+    import matplotlib
+
+    if ax is None:
+        matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    categorical = sweep.setting == "quantizer"
+    x = np.arange(len(sweep.values)) if categorical else np.asarray(sweep.values, np.float64)
+    length = sweep.references_length_mean is not None and ax is None
+    if ax is None:
+        if length:
+            fig, (ax, ax2) = plt.subplots(1, 2, figsize=(9, 3.6))
+        else:
+            fig, ax = plt.subplots(figsize=(5, 3.6))
+    else:
+        fig = ax.figure
+    for m, system in enumerate(sweep.systems):
+        ax.errorbar(x, sweep.mauve_mean[:, m], yerr=sweep.mauve_std[:, m], marker="o", ms=4, capsize=3,
+                    label=system, color=f"C{m}")
+    if categorical:
+        ax.set_xticks(x, [str(v) for v in sweep.values])
+    elif sweep.setting in ("n", "k", "length") and len(x) > 1 and x.max() / max(x.min(), 1) >= 8:
+        ax.set_xscale("log")
+        ax.minorticks_off()
+        ax.set_xticks(x, [f"{v:g}" for v in x])
+    ax.set_xlabel(_AXIS_LABELS.get(sweep.setting, sweep.setting))
+    ax.set_ylabel(f"MAUVE (mean ± s.d., {len(sweep.seeds)} seeds)")
+    ax.set_ylim(0, 1.02)
+    ax.set_title(title or f"MAUVE vs {_AXIS_LABELS.get(sweep.setting, sweep.setting)}", fontsize="medium")
+    ax.legend(fontsize="small")
+    if length:
+        q = sweep.references_length_quantiles
+        ax2.errorbar(x, q[:, 1], yerr=[q[:, 1] - q[:, 0], q[:, 2] - q[:, 1]], marker="s", ms=4, capsize=3,
+                     label="references", color="black")
+        for m, system in enumerate(sweep.systems):
+            qc = sweep.candidates_length_quantiles[:, m]
+            ax2.errorbar(x * (1.0 + 0.03 * (m + 1)), qc[:, 1], yerr=[qc[:, 1] - qc[:, 0], qc[:, 2] - qc[:, 1]],
+                         marker="o", ms=3, capsize=2, label=system, color=f"C{m}")
+        if ax.get_xscale() == "log":
+            ax2.set_xscale("log")
+            ax2.set_yscale("log")
+            ax2.minorticks_off()
+            ax2.set_xticks(x, [f"{v:g}" for v in x])
+            ax2.set_yticks(x, [f"{v:g}" for v in x])
+        ax2.set_xlabel(_AXIS_LABELS["length"])
+        ax2.set_ylabel("tokens after truncation (median, 10-90 %)")
+        ax2.set_title("text lengths", fontsize="medium")
+        ax2.legend(fontsize="small")
+    fig.tight_layout()
+    if path is not None:
+        fig.savefig(os.fspath(path), dpi=90)
     return fig

@@ -11,7 +11,6 @@ quantizer (k-means, DRMM, lattice, learned soft codebooks) plugs into
 from __future__ import annotations
 
 import dataclasses
-import functools
 import importlib
 from typing import Any, Callable, Protocol, runtime_checkable
 
@@ -20,9 +19,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxmetrics import _validation as V
-from jaxmetrics._ops import is_concrete, l2_normalize, squared_distances
+from jaxmetrics._ops import is_concrete, squared_distances
 from jaxmetrics.mauve.clustering import _assign_to_centroids, kmeans
-from jaxmetrics.mauve.pca import PCAProjection, _project, fit_pca
+from jaxmetrics.mauve.engine import KMEANS_SALT, _counts, apply_projection, project_features
+from jaxmetrics.mauve.pca import PCAProjection
 from jaxmetrics.results import Result, static_field
 
 __all__ = [
@@ -33,6 +33,7 @@ __all__ = [
     "QUANTIZERS",
     "register_quantizer",
     "get_quantizer",
+    "available_quantizers",
     "bin_counts",
     "soft_bin_counts",
 ]
@@ -54,13 +55,6 @@ class FittedQuantizer(Protocol):
     def assign(self, features) -> jax.Array: ...  # int32 [n] bin ids (hard)
 
     def soft_assign(self, features, temperature) -> jax.Array: ...  # [n, num_bins] rows sum to 1
-
-
-@functools.partial(jax.jit, static_argnames=("normalize",))
-def _preprocess(x: jax.Array, mean: jax.Array, components: jax.Array, normalize: bool) -> jax.Array:
-    if normalize:
-        x = l2_normalize(x)
-    return _project(x, mean, components).astype(jnp.float32)
 
 
 class FittedKMeansQuantizer(Result):
@@ -89,14 +83,7 @@ class FittedKMeansQuantizer(Result):
 
     def transform(self, features: Any) -> jax.Array:
         """Preprocessed rows ``z [n, m_pad]`` (float32) of raw feature rows ``[n, d]``."""
-        d = int(self.pca.mean.shape[0])
-        if not is_concrete(features):  # under jit / grad: shape checks only
-            x = features
-            if x.ndim != 2 or x.shape[1] != d:
-                raise ValueError(f"features: expected shape [n, {d}], got {x.shape}")
-        else:
-            x = jnp.asarray(V.check_features(features, "features", dim=d))
-        return _preprocess(x, self.pca.mean, self.pca.components, self.normalize)
+        return apply_projection(features, self.pca, normalize=self.normalize)
 
     def assign(self, features: Any) -> jax.Array:
         """Hard bin ids ``[n]`` int32 of raw feature rows ``[n, d]``."""
@@ -156,29 +143,15 @@ class KMeansQuantizer:
             raise ValueError("pca_max_data: must be -1 (all rows) or a positive number of rows, got 0")
         V.check_int(self.max_points_per_centroid, "max_points_per_centroid", minimum=1)
 
-    def _preprocess_fit(self, features: Any, key: jax.Array) -> tuple[PCAProjection, jax.Array]:
-        """Fit the normalisation + PCA step; return it and the projected rows ``[N, m_pad]``."""
-        x = jnp.asarray(V.check_features(features, "features"))
-        if isinstance(features, jax.Array) and is_concrete(features):
-            # validated on the host above; keep the caller's placement (rows sharded over a mesh)
-            x = jax.device_put(x, features.sharding)
-        if self.num_bins > x.shape[0]:
-            raise ValueError(f"num_buckets: {self.num_bins} bins for only {x.shape[0]} points")
-        xn = l2_normalize(x) if self.normalize else x
-        pca = fit_pca(xn, key=jax.random.fold_in(key, 5), explained_var=self.explained_var,
-                      max_data=self.pca_max_data)
-        return pca, _project(xn, pca.mean, pca.components).astype(jnp.float32)
-
-    @staticmethod
-    def _kmeans_key(key: jax.Array) -> jax.Array:
-        """The k-means stream of ``key`` (PCA subsampling uses ``fold_in(key, 5)``)."""
-        return jax.random.fold_in(key, 2)
-
     def fit(self, features: Any, *, key: jax.Array) -> FittedKMeansQuantizer:
         """Fit on ``[N, d]`` features (``N >= num_bins``); ``key`` seeds PCA subsampling and k-means."""
         V.check_key(key)
-        pca, z = self._preprocess_fit(features, key)
-        res = kmeans(z, self._kmeans_key(key), num_clusters=self.num_bins, num_redo=self.num_redo,
+        n = np.shape(features)[0] if np.ndim(features) == 2 else None
+        if n is not None and self.num_bins > n:
+            raise ValueError(f"num_buckets: {self.num_bins} bins for only {n} points")
+        pca, z = project_features(features, key=key, explained_var=self.explained_var,
+                                  pca_max_data=self.pca_max_data, normalize=self.normalize)
+        res = kmeans(z, jax.random.fold_in(key, KMEANS_SALT), num_clusters=self.num_bins, num_redo=self.num_redo,
                      max_iter=self.max_iter, max_points_per_centroid=self.max_points_per_centroid)
         return FittedKMeansQuantizer(pca=pca, centroids=res.centroids, train_labels=res.labels,
                                      normalize=self.normalize)
@@ -186,8 +159,8 @@ class KMeansQuantizer:
 
 QUANTIZERS: dict[str, Callable[..., Quantizer]] = {"kmeans": KMeansQuantizer}  # name -> factory(num_bins, **kw)
 
-#: Quantizers shipped in other modules, which register themselves when imported; looked up
-#: lazily so ``import jaxmetrics.mauve`` stays light (they pull in Flax and optax).
+# Quantizers shipped in other modules, which register themselves when imported; looked up
+# lazily so ``import jaxmetrics.mauve`` stays light (they pull in Flax and optax).
 _LAZY_MODULES = {"drmm": "jaxmetrics.mauve.drmm", "lattice": "jaxmetrics.mauve.lattice"}
 
 
@@ -208,6 +181,18 @@ def register_quantizer(name: str, factory: Callable[..., Quantizer]) -> None:
     QUANTIZERS[name] = factory
 
 
+def available_quantizers() -> tuple[str, ...]:
+    """Names :func:`get_quantizer` accepts: the registered ones and those whose module registers
+    them on first use (``'drmm'``, ``'lattice'``), sorted; nothing is imported.
+
+    Examples:
+      >>> from jaxmetrics.mauve.quantizers import available_quantizers
+      >>> available_quantizers()
+      ('drmm', 'kmeans', 'lattice')
+    """
+    return tuple(sorted(set(QUANTIZERS) | set(_LAZY_MODULES)))
+
+
 def get_quantizer(quantizer: str | Quantizer, num_bins: int, **kwargs: Any) -> Quantizer:
     """Resolve ``quantizer`` (a registered name or an instance) to a :class:`Quantizer`.
 
@@ -225,12 +210,6 @@ def get_quantizer(quantizer: str | Quantizer, num_bins: int, **kwargs: Any) -> Q
     if not callable(getattr(quantizer, "fit", None)):
         raise TypeError(f"quantizer: expected a name or an object with fit(features, key=...), got {type(quantizer).__name__}")
     return quantizer
-
-
-@functools.partial(jax.jit, static_argnames=("num_bins",))
-def _counts(labels: jax.Array, num_bins: int) -> jax.Array:
-    # one-hot sum: exact and deterministic on every backend (no scatter-add)
-    return jnp.sum(jax.nn.one_hot(labels, num_bins, dtype=jnp.int32), axis=0)
 
 
 def bin_counts(fitted: FittedQuantizer, features: Any) -> jax.Array:

@@ -16,7 +16,7 @@ import jax.numpy as jnp
 
 from jaxmetrics.mauve import compute_mauve, compute_mauve_seeds, mauve_from_histograms
 from jaxmetrics.mauve import histograms as H
-from jaxmetrics.mauve.compute import mauve_shared_codebook
+from jaxmetrics.mauve.codebook import mauve_shared_codebook
 
 
 def _kl_multinomial(p, q):

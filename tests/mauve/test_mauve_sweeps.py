@@ -1,4 +1,4 @@
-"""MAUVE sweeps (jaxmetrics/mauve/sweeps.py): the masked k-means they run on, equality with the
+"""MAUVE sweeps (jaxmetrics/mauve/sweeps.py, sweep_stages.py, sweep_stats.py): the masked k-means they run on, equality with the
 loop of single calls, one compiled program for fixed shapes, the reports (rank agreement,
 paired differences), the command line, and the MAUVE paper's observations on the bundled
 demo data (optimism at small n, larger spread at small n, rankings stable across k).
@@ -24,8 +24,8 @@ from jaxmetrics.mauve import (
     paired_mauve_difference,
     rank_agreement,
 )
-from jaxmetrics.mauve import sweeps as SW
-from jaxmetrics.mauve.quantizers import KMeansQuantizer
+from jaxmetrics.mauve import sweep_stages as SW
+from jaxmetrics.mauve.engine import masked_kmeans_counts, project_features
 
 N = 100
 SEEDS = (3, 4)
@@ -41,8 +41,8 @@ def synth():
 
 
 def _projected(p, q, seed):
-    """The rows the sweep clusters: [Q; P] L2-normalised and PCA-projected with key(seeds[0])."""
-    _, z = KMeansQuantizer(2)._preprocess_fit(np.concatenate([q, p]), jax.random.key(seed))
+    """The rows the sweep clusters: [Q; P] L2-normalised and PCA-projected (the engine's stage)."""
+    _, z = project_features(np.concatenate([q, p]), key=jax.random.key(seed))
     return np.asarray(z)
 
 
@@ -94,6 +94,59 @@ def test_masked_kmeans_depends_only_on_the_valid_rows(synth):
     assert all(len(np.unique(lab[i * 5:(i + 1) * 5])) == 1 for i in range(4))
 
 
+def test_masked_kmeans_on_all_rows_is_the_unmasked_kmeans():
+    """One k-means: the masked mode draws the unmasked mode's random stream over the valid rows
+    (subsample, initial rows, empty-cluster donors), so padding rows and unused slots change nothing."""
+    rng = np.random.default_rng(5)
+    for n, k, mppc in ((120, 6, 256), (400, 4, 20)):  # the second subsamples 80 training rows
+        x = jnp.asarray(rng.normal(size=(n, 5)), jnp.float32)
+        plain = kmeans(x, jax.random.key(9), num_clusters=k, num_redo=3, max_points_per_centroid=mppc)
+        padded = jnp.concatenate([x, jnp.asarray(rng.normal(size=(25, 5)), jnp.float32)])
+        masked = kmeans(padded, jax.random.key(9), num_clusters=k + 2, num_active_clusters=k, num_redo=3,
+                        max_points_per_centroid=mppc, x_mask=jnp.arange(n + 25) < n)
+        np.testing.assert_array_equal(np.asarray(masked.labels)[:n], np.asarray(plain.labels))
+        np.testing.assert_array_equal(np.asarray(masked.num_iter), np.asarray(plain.num_iter))
+        np.testing.assert_allclose(np.asarray(masked.centroids)[:k], np.asarray(plain.centroids), rtol=1e-6, atol=1e-7)
+
+
+def test_sample_size_sweep_at_all_rows_equals_compute_mauve_on_real_features(minilm):
+    """One engine, one number: at n = all rows, seed s of an over="n" sweep is compute_mauve(seed=s)
+    (1,000 MiniLM sentence embeddings of held-out and training Shakespeare speeches per side),
+    also when smaller subsets share the compiled batch."""
+    from jaxmetrics.data import load_shakespeare
+    from jaxmetrics.mauve import compute_mauve
+    from jaxmetrics.models import sentence_embeddings
+
+    def embed(split):
+        texts = load_shakespeare(split, min_words=8, limit=1000)
+        return np.asarray(sentence_embeddings(texts, model=minilm, max_length=64, batch_size=64, progress=False))
+
+    human, other = embed("heldout"), embed("train")
+    seeds = (25, 26)
+    res = mauve_sweep(references=human, candidates={"train": other}, over="n", values=(500, 1000), seeds=seeds)
+    for s, seed in enumerate(seeds):
+        single = compute_mauve(p_features=human, q_features=other, seed=seed)
+        assert res.num_buckets[1, 0] == single.num_buckets == 100
+        assert res.mauve[1, 0, s] == pytest.approx(single.mauve, abs=1e-12), seed
+        assert res.mauve_star[1, 0, s] == pytest.approx(single.mauve_star, abs=1e-12)
+        assert res.frontier_integral[1, 0, s] == pytest.approx(single.frontier_integral, abs=1e-12)
+    assert res.mauve[1, 0, 0] != res.mauve[1, 0, 1]  # the seeds differ: the equality is not vacuous
+
+
+def test_sweep_refits_a_subsampled_pca_per_seed(synth):
+    """With pca_max_data the PCA depends on the seed (its row subsample): the sweep fits it per
+    seed, as compute_mauve does, and still gives compute_mauve's number."""
+    human, systems = synth
+    res = mauve_sweep(references=human, candidates={"close": systems["close"]}, over="k", values=(10,), seeds=SEEDS,
+                      pca_max_data=50)
+    for s, seed in enumerate(SEEDS):
+        from jaxmetrics.mauve import compute_mauve
+
+        want = compute_mauve(p_features=human, q_features=systems["close"], num_buckets=10, pca_max_data=50,
+                             seed=seed).mauve
+        assert res.mauve[0, 0, s] == pytest.approx(want, abs=1e-12)
+
+
 # ----------------------------------------------------------------------------- sweeps = loops
 
 
@@ -118,7 +171,7 @@ def test_sample_size_sweep_equals_single_calls(synth):
 
 def test_k_and_c_sweeps_equal_single_calls_without_retracing(synth):
     human, systems = synth
-    before = SW._sweep_counts._cache_size()
+    before = masked_kmeans_counts._cache_size()
     res = mauve_sweep(references=human, candidates=systems, over="k", values=(5, 10), seeds=SEEDS)
     for m, name in enumerate(res.systems):
         z = _projected(human, systems[name], SEEDS[0])
@@ -126,20 +179,20 @@ def test_k_and_c_sweeps_equal_single_calls_without_retracing(synth):
             for s, seed in enumerate(SEEDS):
                 want = _single_mauve(z, np.arange(N), np.arange(N), N, k, seed)
                 assert res.mauve[v, m, s] == pytest.approx(want, abs=1e-9)
-    after_first = SW._sweep_counts._cache_size()
+    after_first = masked_kmeans_counts._cache_size()
     # new values, same shapes (2 x 2 x 2 problems, k <= 10): the compiled program is reused
     res2 = mauve_sweep(references=human, candidates=systems, over="k", values=(7, 10), seeds=SEEDS)
-    assert SW._sweep_counts._cache_size() == after_first <= before + 1
+    assert masked_kmeans_counts._cache_size() == after_first <= before + 1
     np.testing.assert_allclose(res2.mauve[1], res.mauve[1])  # k = 10 in both: same keys, same numbers
     # 16 problems in chunks of 8 (batch_size): the same program twice, the same numbers per seed
     res4 = mauve_sweep(references=human, candidates=systems, over="k", values=(5, 10), seeds=SEEDS + (5, 6),
                        batch_size=8)
-    assert SW._sweep_counts._cache_size() == after_first
+    assert masked_kmeans_counts._cache_size() == after_first
     np.testing.assert_allclose(res4.mauve[:, :, :2], res.mauve, atol=1e-12)
     # c only enters the histogram stage: one quantization per seed (k = 10), scored for each c;
     # 4 problems padded to 8 -> still the same compiled k-means program
     res_c = mauve_sweep(references=human, candidates=systems, over="c", values=(1.0, 5.0), seeds=SEEDS)
-    assert SW._sweep_counts._cache_size() == after_first
+    assert masked_kmeans_counts._cache_size() == after_first
     np.testing.assert_allclose(res_c.mauve[1], res.mauve[1], atol=1e-12)  # c = 5, k = 10 = auto
     z = _projected(human, systems["far"], SEEDS[0])
     assert res_c.mauve[0, 1, 0] == pytest.approx(_single_mauve(z, np.arange(N), np.arange(N), N, 10, SEEDS[0],

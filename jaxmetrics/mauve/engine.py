@@ -1,0 +1,299 @@
+"""The MAUVE engine: quantize -> histograms -> divergence curve -> summary, one function per stage.
+
+Every MAUVE number of the library goes through these stages (:func:`~jaxmetrics.mauve.compute_mauve`,
+:func:`~jaxmetrics.mauve.compute_mauve_seeds`, :func:`~jaxmetrics.mauve.mauve_shared_codebook`,
+the sweeps, :func:`~jaxmetrics.mauve.fit_to_mauve`, the generation evaluation), so one setting
+gives one number whichever entry point computes it:
+
+1. **project** (:func:`project_features`, :func:`apply_projection`): rows L2-normalised, PCA
+   fitted to ``explained_var`` (its row subsample drawn from ``fold_in(key, 5)``), rows projected.
+2. **quantize**: any :class:`~jaxmetrics.mauve.quantizers.Quantizer` fitted on the stacked sets
+   ``[Q; P]`` labels every row (:func:`fit_labels`); the k-means quantizer's hot loop is
+   :func:`~jaxmetrics.mauve.kmeans` with the key ``fold_in(key, 2)``, run for several seeds at
+   once by :func:`kmeans_labels` or, for many subsets and cluster counts at once (the sweeps),
+   in its masked mode by :func:`masked_kmeans_counts`.
+3. **count** (:func:`split_counts`): the labels of consecutive row blocks (Q's, then P's) become
+   bin counts.
+4. **score** (:func:`mauve_scores`): in float64, the plain histograms give ``mauve`` and
+   ``frontier_integral``, the Krichevsky-Trofimov smoothed ones (``+1/2``) ``mauve_star`` and
+   ``frontier_integral_star`` (:mod:`.histograms`: divergence curve, its area, frontier integral).
+
+Example (the whole pipeline by hand; ``compute_mauve(p_features=p, q_features=q)`` is the same):
+
+    >>> import jax, numpy as np
+    >>> from jaxmetrics.mauve import KMeansQuantizer
+    >>> from jaxmetrics.mauve.engine import fit_labels, mauve_scores, split_counts
+    >>> rng = np.random.default_rng(0)
+    >>> p, q = rng.normal(size=(100, 8)), rng.normal(size=(80, 8)) + 0.5
+    >>> fitted, labels = fit_labels(KMeansQuantizer(8), np.concatenate([q, p]), key=jax.random.key(25))
+    >>> q_counts, p_counts = split_counts(labels, (80, 100), 8)
+    >>> s = mauve_scores(p_counts, q_counts)
+    >>> s  # doctest: +ELLIPSIS
+    MauveScores(p_hist=f64[8], q_hist=f64[8], divergence_curve=f64[27,2], mauve=..., mauve_star=..., frontier_integral_star=...)
+"""
+from __future__ import annotations
+
+import functools
+from typing import Any, Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxmetrics import _validation as V
+from jaxmetrics._ops import is_concrete, l2_normalize
+from jaxmetrics.mauve.clustering import kmeans
+from jaxmetrics.mauve.histograms import _mauve_core
+from jaxmetrics.mauve.pca import PCAProjection, _project, fit_pca
+from jaxmetrics.results import Result
+
+__all__ = [
+    "MauveScores",
+    "project_features",
+    "apply_projection",
+    "fit_labels",
+    "kmeans_labels",
+    "masked_kmeans_counts",
+    "split_counts",
+    "mauve_scores",
+]
+
+#: ``fold_in`` salts of a seed's key: the PCA row subsample and the k-means stream.
+PCA_SALT, KMEANS_SALT = 5, 2
+
+
+class MauveScores(Result):
+    """Output of :func:`mauve_scores`, float64 numpy arrays with the counts' leading axes ``[...]``.
+
+    Attributes:
+      p_hist: ``[..., k]`` unsmoothed histogram of P.
+      q_hist: ``[..., k]`` unsmoothed histogram of Q.
+      divergence_curve: ``[..., m + 2, 2]`` of the unsmoothed histograms.
+      mauve: ``[...]`` area under that curve.
+      frontier_integral: ``[...]`` frontier integral of the unsmoothed histograms.
+      mauve_star: ``[...]`` MAUVE of the ``+1/2`` (Krichevsky-Trofimov) smoothed histograms.
+      frontier_integral_star: ``[...]`` their frontier integral.
+    """
+
+    p_hist: np.ndarray
+    q_hist: np.ndarray
+    divergence_curve: np.ndarray
+    mauve: np.ndarray
+    frontier_integral: np.ndarray
+    mauve_star: np.ndarray
+    frontier_integral_star: np.ndarray
+
+
+# --------------------------------------------------------------------------- 1. project
+
+
+@functools.partial(jax.jit, static_argnames=("normalize",))
+def _preprocess(x: jax.Array, mean: jax.Array, components: jax.Array, normalize: bool) -> jax.Array:
+    if normalize:
+        x = l2_normalize(x)
+    return _project(x, mean, components).astype(jnp.float32)
+
+
+def apply_projection(features: Any, pca: PCAProjection, *, normalize: bool = True) -> jax.Array:
+    """Rows ``[n, d]`` -> ``z [n, m_pad]`` float32: L2-normalised (``normalize``), then
+    ``(x - pca.mean) @ pca.components``. Traceable (under ``jit`` / ``grad`` only the shape is
+    checked).
+
+    Examples:
+      >>> import jax, numpy as np
+      >>> from jaxmetrics.mauve.engine import apply_projection, project_features
+      >>> x = np.random.default_rng(0).normal(size=(30, 6))
+      >>> pca, z = project_features(x, key=jax.random.key(0))
+      >>> bool(np.allclose(apply_projection(x, pca), z))
+      True
+    """
+    d = int(pca.mean.shape[0])
+    if not is_concrete(features):
+        x = features
+        if x.ndim != 2 or x.shape[1] != d:
+            raise ValueError(f"features: expected shape [n, {d}], got {x.shape}")
+    else:
+        x = jnp.asarray(V.check_features(features, "features", dim=d))
+    return _preprocess(x, pca.mean, pca.components, normalize)
+
+
+def project_features(features: Any, *, key: jax.Array, explained_var: float = 0.9, pca_max_data: int = -1,
+                     normalize: bool = True) -> tuple[PCAProjection, jax.Array]:
+    """Fit the projection stage on ``features [N, d]`` and project them: ``(pca, z [N, m_pad])``.
+
+    Rows are L2-normalised (``normalize``), a PCA keeping ``explained_var`` of the variance is
+    fitted (on ``pca_max_data`` rows drawn with ``fold_in(key, 5)``, or all rows for -1) and
+    the rows are projected (float32). A concrete ``jax.Array`` input keeps its placement (rows
+    sharded over a mesh stay sharded).
+
+    Examples:
+      >>> import jax, numpy as np
+      >>> from jaxmetrics.mauve.engine import project_features
+      >>> pca, z = project_features(np.random.default_rng(0).normal(size=(50, 8)), key=jax.random.key(0))
+      >>> z.shape, pca.num_components
+      ((50, 7), 7)
+    """
+    V.check_key(key)
+    x = jnp.asarray(V.check_features(features, "features"))
+    if isinstance(features, jax.Array) and is_concrete(features):
+        x = jax.device_put(x, features.sharding)
+    xn = l2_normalize(x) if normalize else x
+    pca = fit_pca(xn, key=jax.random.fold_in(key, PCA_SALT), explained_var=explained_var, max_data=pca_max_data)
+    return pca, _project(xn, pca.mean, pca.components).astype(jnp.float32)
+
+
+# --------------------------------------------------------------------------- 2. quantize
+
+
+def fit_labels(quantizer: Any, features: Any, *, key: jax.Array) -> tuple[Any, jax.Array]:
+    """Fit ``quantizer`` on ``features [N, d]`` with ``key``; return ``(fitted, labels [N])``.
+
+    The labels are the fitted quantizer's ``train_labels`` when it kept them for these rows
+    (k-means labels its training rows with its final centroids), else ``fitted.assign(features)``.
+
+    Examples:
+      >>> import jax, numpy as np
+      >>> from jaxmetrics.mauve import KMeansQuantizer
+      >>> from jaxmetrics.mauve.engine import fit_labels
+      >>> fitted, labels = fit_labels(KMeansQuantizer(4), np.random.default_rng(0).normal(size=(40, 6)),
+      ...                             key=jax.random.key(0))
+      >>> labels.shape, fitted.num_bins
+      ((40,), 4)
+    """
+    fitted = quantizer.fit(features, key=key)
+    tl = getattr(fitted, "train_labels", None)
+    if tl is not None and tl.shape[0] == features.shape[0]:
+        return fitted, tl
+    return fitted, jnp.asarray(fitted.assign(features))
+
+
+@functools.partial(jax.jit, static_argnames=("num_clusters", "num_redo", "max_points_per_centroid"))
+def kmeans_labels(z: jax.Array, keys: jax.Array, *, num_clusters: int, num_redo: int = 5,
+                  max_iter: int | jax.Array = 500, max_points_per_centroid: int = 256) -> jax.Array:
+    """Labels ``[S, N]`` of :func:`~jaxmetrics.mauve.kmeans` on ``z [N, m]`` for each of the ``S``
+    keys ``keys [S]``, in one ``jax.vmap``-ed call (row ``s`` equals the single call with ``keys[s]``).
+
+    Examples:
+      >>> import jax, numpy as np
+      >>> from jaxmetrics.mauve.engine import kmeans_labels
+      >>> z = np.random.default_rng(0).normal(size=(40, 3)).astype("float32")
+      >>> kmeans_labels(z, jax.random.split(jax.random.key(0), 3), num_clusters=4).shape
+      (3, 40)
+    """
+    run = lambda key: kmeans(z, key, num_clusters=num_clusters, num_redo=num_redo, max_iter=max_iter,
+                             max_points_per_centroid=max_points_per_centroid).labels
+    return jax.vmap(run)(keys)
+
+
+@functools.partial(jax.jit, static_argnames=("num_clusters", "num_redo", "max_points_per_centroid"))
+def masked_kmeans_counts(z, problem_z, rows, rows_mask, rows_is_q, keys, num_active, max_iter, *, num_clusters,
+                         num_redo, max_points_per_centroid=256):
+    """Bin counts of P and Q ``([B, K], [B, K])`` int32 of ``B`` k-means problems in one vmapped call.
+
+    ``z [Z, R, m]`` holds the projected rows of ``Z`` feature stacks; problem ``b`` clusters rows
+    ``rows[b] [W]`` (valid where ``rows_mask[b]``; ``rows_is_q[b]`` marks Q's rows) of
+    ``z[problem_z[b]]`` into ``num_active[b]`` of ``num_clusters = K`` slots with key ``keys[b]``
+    (:func:`~jaxmetrics.mauve.kmeans`'s masked mode: on all rows of a stack with ``num_active``
+    equal to the k of a single call, the counts are those of that call).
+
+    Examples:
+      >>> import jax, jax.numpy as jnp, numpy as np
+      >>> from jaxmetrics.mauve.engine import masked_kmeans_counts
+      >>> z = jnp.asarray(np.random.default_rng(0).normal(size=(1, 20, 3)), jnp.float32)
+      >>> rows = jnp.tile(jnp.arange(20), (2, 1))
+      >>> pc, qc = masked_kmeans_counts(z, jnp.zeros(2, int), rows, rows < 16, rows < 8,
+      ...     jax.random.split(jax.random.key(0), 2), jnp.array([2, 3]), 50, num_clusters=3, num_redo=2)
+      >>> pc.sum(axis=1).tolist(), qc.sum(axis=1).tolist(), int(pc[0, 2] + qc[0, 2])
+      ([8, 8], [8, 8], 0)
+    """
+
+    def one(zi, r, rm, isq, key, k):
+        res = kmeans(z[zi][r], key, num_clusters=num_clusters, num_redo=num_redo, max_iter=max_iter,
+                     max_points_per_centroid=max_points_per_centroid, x_mask=rm, num_active_clusters=k)
+        onehot = jax.nn.one_hot(res.labels, num_clusters, dtype=jnp.int32)
+        p = jnp.sum(onehot * (rm & ~isq)[:, None].astype(jnp.int32), axis=0)
+        q = jnp.sum(onehot * (rm & isq)[:, None].astype(jnp.int32), axis=0)
+        return p, q
+
+    return jax.vmap(one)(problem_z, rows, rows_mask, rows_is_q, keys, num_active)
+
+
+# --------------------------------------------------------------------------- 3. count
+
+
+@functools.partial(jax.jit, static_argnames=("num_bins",))
+def _counts(labels: jax.Array, num_bins: int) -> jax.Array:
+    # one-hot sum: exact and deterministic on every backend (no scatter-add)
+    return jnp.sum(jax.nn.one_hot(labels, num_bins, dtype=jnp.int32), axis=-2)
+
+
+def split_counts(labels: Any, sizes: Sequence[int], num_bins: int) -> np.ndarray:
+    """Bin counts ``[len(sizes), num_bins]`` (int32) of consecutive blocks of ``labels [..., N]``.
+
+    Block ``i`` is the next ``sizes[i]`` labels (``sum(sizes) = N``); leading axes (seeds) are
+    kept: ``[..., len(sizes), num_bins]``. ``counts_j = sum_i 1[label_i = j]``.
+
+    Examples:
+      >>> import numpy as np
+      >>> from jaxmetrics.mauve.engine import split_counts
+      >>> split_counts(np.array([0, 1, 1, 2, 2, 2]), (2, 4), 3).tolist()
+      [[1, 1, 0], [0, 1, 3]]
+    """
+    labels = jnp.asarray(labels)
+    sizes = [int(s) for s in sizes]
+    if sum(sizes) != labels.shape[-1]:
+        raise ValueError(f"sizes: {sizes} add up to {sum(sizes)}, not the {labels.shape[-1]} labels")
+    nb = V.check_int(num_bins, "num_bins", minimum=1)
+    out, start = [], 0
+    for s in sizes:
+        out.append(np.asarray(_counts(labels[..., start:start + s], nb)))
+        start += s
+    return np.stack(out, axis=-2)
+
+
+# --------------------------------------------------------------------------- 4. score
+
+
+@functools.partial(jax.jit, static_argnames=("num_points", "scoring"))
+def _summary(pc, qc, scaling, active, num_points, scoring):
+    p_hist = pc / jnp.sum(pc, axis=-1, keepdims=True)
+    q_hist = qc / jnp.sum(qc, axis=-1, keepdims=True)
+    plain = _mauve_core(p_hist, q_hist, scaling, num_points, scoring)
+    ps = jnp.where(active, pc + 0.5, 0.0)
+    qs = jnp.where(active, qc + 0.5, 0.0)
+    ps = ps / jnp.sum(ps, axis=-1, keepdims=True)
+    qs = qs / jnp.sum(qs, axis=-1, keepdims=True)
+    star = _mauve_core(ps, qs, scaling, num_points, scoring)
+    return (p_hist, q_hist, plain.divergence_curve, plain.mauve, plain.frontier_integral, star.mauve,
+            star.frontier_integral)
+
+
+def mauve_scores(p_counts: Any, q_counts: Any, *, scaling: float = 5.0, num_points: int = 25,
+                 scoring: str = "mauve-text", num_active: Any = None) -> MauveScores:
+    """Plain and smoothed MAUVE / frontier integral of bin counts ``[..., K]``, in float64.
+
+    ``p_hist = p_counts / sum`` (likewise Q) give ``mauve``, ``frontier_integral`` and the
+    divergence curve (:func:`~jaxmetrics.mauve.mauve_from_histograms` with ``scaling``,
+    ``num_points``, ``scoring``); ``(counts + 1/2) / sum`` give ``mauve_star`` and
+    ``frontier_integral_star`` (:func:`~jaxmetrics.mauve.mauve_from_counts`). With ``num_active``
+    ``[...]`` only the first ``num_active`` bins of each row are bins (the rest are padding,
+    count 0 and not smoothed). Compiled once per shape; ``scaling`` is traced.
+
+    Examples:
+      >>> from jaxmetrics.mauve.engine import mauve_scores
+      >>> s = mauve_scores([5, 0, 5], [5, 5, 0])
+      >>> round(float(s.mauve_star), 5), s.divergence_curve.shape
+      (0.30106, (27, 2))
+    """
+    with jax.enable_x64(True):
+        pc = jnp.asarray(np.asarray(p_counts), jnp.float64)
+        qc = jnp.asarray(np.asarray(q_counts), jnp.float64)
+        if pc.shape != qc.shape or pc.ndim < 1:
+            raise ValueError(f"q_counts: shape {qc.shape} does not match p_counts shape {pc.shape}")
+        k = pc.shape[-1]
+        if num_active is None:
+            active = jnp.ones((k,), bool)
+        else:
+            active = jnp.arange(k) < jnp.asarray(np.asarray(num_active), jnp.int32)[..., None]
+        out = _summary(pc, qc, jnp.asarray(float(scaling), jnp.float64), active, int(num_points), scoring)
+        return MauveScores(*(np.asarray(a) for a in out))

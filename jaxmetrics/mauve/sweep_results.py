@@ -1,0 +1,138 @@
+"""Results of the MAUVE sweeps: :class:`MauveSweepResult` (a tidy table) and its rows."""
+from __future__ import annotations
+
+import csv
+import os
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from jaxmetrics.results import Result, static_field
+
+if TYPE_CHECKING:  # pragma: no cover
+    from matplotlib.figure import Figure
+
+__all__ = ["MauveSweepRow", "MauveSweepResult"]
+
+
+class MauveSweepRow(Result):
+    """One row of a :class:`MauveSweepResult`: one setting and one system.
+
+    Attributes:
+      setting: the swept setting (``"n"``, ``"k"``, ``"c"``, ``"quantizer"`` or ``"length"``).
+      value: its value in this row (an int, a float or a quantizer name).
+      system: the candidate system's name.
+      mauve_mean: mean MAUVE over the seeds.
+      mauve_std: sample standard deviation over the seeds (``ddof=1``; 0 for one seed).
+      mauve_star_mean: mean of the Krichevsky-Trofimov smoothed MAUVE.
+      frontier_integral_mean: mean frontier integral.
+      num_seeds: number of seeds.
+      num_buckets: number of bins ``k`` used.
+      num_references: rows of P used.
+      num_candidates: rows of Q used.
+      references_length_mean: length sweep only: mean token length of P after truncation (else None).
+      references_length_median: length sweep only: median token length of P after truncation.
+      candidates_length_mean: length sweep only: mean token length of Q after truncation.
+      candidates_length_median: length sweep only: median token length of Q after truncation.
+    """
+
+    setting: str
+    value: Any
+    system: str
+    mauve_mean: float
+    mauve_std: float
+    mauve_star_mean: float
+    frontier_integral_mean: float
+    num_seeds: int
+    num_buckets: int
+    num_references: int
+    num_candidates: int
+    references_length_mean: float | None = None
+    references_length_median: float | None = None
+    candidates_length_mean: float | None = None
+    candidates_length_median: float | None = None
+
+
+
+class MauveSweepResult(Result):
+    """Result of :func:`mauve_sweep` / :func:`mauve_length_sweep`: a tidy table of MAUVE.
+
+    Arrays are indexed ``[setting, system, seed]`` (or ``[setting, system]``); :meth:`rows` gives
+    one :class:`MauveSweepRow` per setting and system, :meth:`to_csv` writes them, :meth:`plot`
+    draws MAUVE (mean ± s.d.) against the setting.
+
+    Attributes:
+      mauve: ``[V, M, S]`` float64 MAUVE per setting, system and seed.
+      mauve_star: ``[V, M, S]`` Krichevsky-Trofimov smoothed MAUVE.
+      frontier_integral: ``[V, M, S]`` frontier integral.
+      mauve_mean: ``[V, M]`` mean over the seeds.
+      mauve_std: ``[V, M]`` sample standard deviation over the seeds (``ddof=1``; 0 for one seed).
+      num_buckets: ``[V, M]`` int number of bins used.
+      num_references: ``[V, M]`` int rows of P used.
+      num_candidates: ``[V, M]`` int rows of Q used.
+      references_length_quantiles: length sweep: ``[V, 3]`` 10 / 50 / 90 % quantiles of P's token
+        lengths after truncation (``None`` for other sweeps).
+      references_length_mean: length sweep: ``[V]`` mean token length of P after truncation.
+      candidates_length_quantiles: length sweep: ``[V, M, 3]`` the same for each Q.
+      candidates_length_mean: length sweep: ``[V, M]``.
+      setting: the swept setting (static): ``"n"``, ``"k"``, ``"c"``, ``"quantizer"`` or ``"length"``.
+      values: the ``V`` setting values, in order (static).
+      systems: the ``M`` system names, in order (static).
+      seeds: the ``S`` seeds (static).
+    """
+
+    mauve: np.ndarray
+    mauve_star: np.ndarray
+    frontier_integral: np.ndarray
+    mauve_mean: np.ndarray
+    mauve_std: np.ndarray
+    num_buckets: np.ndarray
+    num_references: np.ndarray
+    num_candidates: np.ndarray
+    references_length_quantiles: np.ndarray | None = None
+    references_length_mean: np.ndarray | None = None
+    candidates_length_quantiles: np.ndarray | None = None
+    candidates_length_mean: np.ndarray | None = None
+    setting: str = static_field(default="n")
+    values: tuple = static_field(default=())
+    systems: tuple = static_field(default=())
+    seeds: tuple = static_field(default=())
+
+    def rows(self) -> list[MauveSweepRow]:
+        """One :class:`MauveSweepRow` per (setting value, system), settings outer; ``row.to_dict()``
+        is a flat dict of plain Python (a CSV line)."""
+        out = []
+        length = self.references_length_mean is not None
+        for v, value in enumerate(self.values):
+            for m, system in enumerate(self.systems):
+                extra = {}
+                if length:
+                    extra = dict(references_length_mean=float(self.references_length_mean[v]),
+                                 references_length_median=float(self.references_length_quantiles[v, 1]),
+                                 candidates_length_mean=float(self.candidates_length_mean[v, m]),
+                                 candidates_length_median=float(self.candidates_length_quantiles[v, m, 1]))
+                out.append(MauveSweepRow(
+                    setting=self.setting, value=value, system=system,
+                    mauve_mean=float(self.mauve_mean[v, m]), mauve_std=float(self.mauve_std[v, m]),
+                    mauve_star_mean=float(np.mean(self.mauve_star[v, m])),
+                    frontier_integral_mean=float(np.mean(self.frontier_integral[v, m])),
+                    num_seeds=len(self.seeds), num_buckets=int(self.num_buckets[v, m]),
+                    num_references=int(self.num_references[v, m]),
+                    num_candidates=int(self.num_candidates[v, m]), **extra))
+        return out
+
+    def to_csv(self, path: str | os.PathLike) -> None:
+        """Write :meth:`rows` to ``path`` as CSV (a header line, then one line per row)."""
+        rows = [r.to_dict() for r in self.rows()]
+        if self.references_length_mean is None:
+            rows = [{k: v for k, v in r.items() if not k.endswith(("_length_mean", "_length_median"))} for r in rows]
+        with open(os.fspath(path), "w", newline="", encoding="utf-8") as f:
+            writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+            writer.writeheader()
+            writer.writerows(rows)
+
+    def plot(self, path: str | os.PathLike | None = None, *, title: str | None = None, ax: Any = None) -> "Figure":
+        """MAUVE (mean ± s.d. over seeds) against the setting: :func:`jaxmetrics.mauve.plot.plot_sweep`."""
+        from jaxmetrics.mauve.plot import plot_sweep
+
+        return plot_sweep(self, path, title=title, ax=ax)
