@@ -27,9 +27,7 @@ def _feats(n: int, d: int, shift: float, seed: int) -> np.ndarray:
 def _staged(p: np.ndarray, q: np.ndarray, seed: int = 25) -> dict:
     """jaxmetrics' pipeline step by step (steady state), to show where the time goes."""
     from jaxmetrics._ops import l2_normalize
-    from jaxmetrics.mauve import KMeansQuantizer, auto_num_buckets, fit_pca, kmeans, pca_transform
-    from jaxmetrics.mauve.compute import _output
-    from jaxmetrics.mauve.quantizers import _counts
+    from jaxmetrics.mauve import auto_num_buckets, fit_pca, kmeans, mauve_scores, pca_transform, split_counts
 
     k = auto_num_buckets(p.shape[0], q.shape[0])
     x = jnp.asarray(np.concatenate([q, p]))
@@ -45,13 +43,14 @@ def _staged(p: np.ndarray, q: np.ndarray, seed: int = 25) -> dict:
     z.block_until_ready()
     t["project"] = time.perf_counter() - t0
     t0 = time.perf_counter()
-    res = kmeans(z, KMeansQuantizer._kmeans_key(key), num_clusters=k, num_redo=5, max_iter=500,
+    res = kmeans(z, jax.random.fold_in(key, 2), num_clusters=k, num_redo=5, max_iter=500,
                  max_points_per_centroid=256)
     res.labels.block_until_ready()
     t["kmeans"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     nq = q.shape[0]
-    out = _output(np.asarray(_counts(res.labels[nq:], k)), np.asarray(_counts(res.labels[:nq], k)), k, 25, 5.0)
+    q_counts, p_counts = split_counts(res.labels, (nq, p.shape[0]), k)
+    out = mauve_scores(p_counts, q_counts, scaling=5.0, num_points=25)
     t["hist"] = time.perf_counter() - t0
     t["iters"] = np.asarray(res.num_iter).tolist()
     # the Lloyd steps' rate against the machine's sgemm (numpy/OpenBLAS) on the step's product
@@ -66,7 +65,7 @@ def _staged(p: np.ndarray, q: np.ndarray, seed: int = 25) -> dict:
     t["sgemm_gflops"] = 2.0 * n_train * dims * k / best / 1e9
     t["lloyd_gflops"] = flop / t["kmeans"] / 1e9
     t["pca_dims"] = f"{pca.num_components}->{pca.components.shape[1]}"
-    t["mauve"] = out.mauve
+    t["mauve"] = float(out.mauve)
     return t
 
 
