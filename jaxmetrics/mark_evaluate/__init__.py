@@ -1,37 +1,46 @@
 """Mark-Evaluate (Mordido & Meinel 2020): population-estimation metrics on embeddings,
 with the IMPAR, PRD and FID baselines and their states.
 
-Layers: kernels (:func:`knn_hyperspheres`, :func:`cross_membership`,
-:func:`neighborhood_counts`), statistics
-(:func:`mark_evaluate_stats`), estimators and scores (:func:`mark_evaluate_scores`,
-:func:`me_petersen`, ...), baselines (:func:`improved_precision_recall`, :func:`prd`,
-:func:`fid`), states (:class:`MarkEvaluateState`, ...) and the text pipeline
-(:func:`compute_mark_evaluate`). Arrays are ``references=`` / ``candidates=``, keyword-only.
+Layers, one concern per module: kernels (``hyperspheres.py``: :func:`knn_hyperspheres`,
+:func:`individual_hyperspheres`, :func:`cross_membership`, :func:`neighborhood_counts`), the
+shared argument checks (``checks.py``: :func:`check_feature_pair`, :func:`check_occasions`),
+statistics (``stats.py``: :func:`mark_evaluate_stats`), the population estimators
+(``estimators.py``: :func:`petersen_estimate`, :func:`schnabel_estimate`,
+:func:`capture_estimate`, :func:`m0_estimate`), the scores (``scores.py``:
+:func:`mark_evaluate_scores`, :func:`me_petersen`, :func:`me_schnabel`, :func:`me_capture`),
+baselines (``baselines.py``: :func:`improved_precision_recall`, :func:`prd`, :func:`fid`),
+states (``state.py``: :class:`MarkEvaluateState`, ...) and the text pipeline (``pipeline.py``:
+:func:`compute_mark_evaluate`, vectors from :mod:`jaxmetrics.models`). Arrays are
+``references=`` / ``candidates=``, keyword-only.
 """
 from jaxmetrics.mark_evaluate.hyperspheres import (
     CrossMembership,
     Hyperspheres,
+    Individuals,
     cross_membership,
+    individual_hyperspheres,
     knn_hyperspheres,
     neighborhood_counts,
 )
+from jaxmetrics.mark_evaluate.checks import FeaturePair, check_feature_pair, check_occasions
+from jaxmetrics.mark_evaluate.stats import MarkEvaluateStats, mark_evaluate_stats
 from jaxmetrics.mark_evaluate.estimators import (
     CaptureEstimate,
-    MarkEvaluateScores,
-    MarkEvaluateStats,
     PetersenEstimate,
     SchnabelEstimate,
-    SchnabelScores,
     accuracy_score,
     capture_estimate,
     m0_estimate,
+    petersen_estimate,
+    schnabel_estimate,
+)
+from jaxmetrics.mark_evaluate.scores import (
+    MarkEvaluateScores,
+    SchnabelScores,
     mark_evaluate_scores,
-    mark_evaluate_stats,
     me_capture,
     me_petersen,
     me_schnabel,
-    petersen_estimate,
-    schnabel_estimate,
 )
 from jaxmetrics.mark_evaluate.baselines import (
     PRDCurve,
@@ -49,14 +58,15 @@ from jaxmetrics.mark_evaluate.pipeline import MarkEvaluateResult, compute_mark_e
 
 __all__ = [
     # results
-    "CaptureEstimate", "CrossMembership", "Hyperspheres", "MarkEvaluateResult",
+    "CaptureEstimate", "CrossMembership", "FeaturePair", "Hyperspheres", "Individuals",
+    "MarkEvaluateResult",
     "MarkEvaluateScores", "MarkEvaluateStats", "PRDCurve", "PRDFBeta", "PetersenEstimate",
     "PrecisionRecall", "SchnabelEstimate", "SchnabelScores",
     # states
     "FIDState", "IMPARState", "MarkEvaluateState", "PRDState",
     # functions
-    "accuracy_score", "capture_estimate", "compute_mark_evaluate", "cross_membership",
-    "embed_texts", "fid", "frechet_distance", "improved_precision_recall", "knn_hyperspheres",
+    "accuracy_score", "capture_estimate", "check_feature_pair", "check_occasions",
+    "compute_mark_evaluate", "cross_membership", "embed_texts", "individual_hyperspheres", "fid", "frechet_distance", "improved_precision_recall", "knn_hyperspheres",
     "m0_estimate", "mark_evaluate_scores", "mark_evaluate_stats", "me_capture", "me_petersen",
     "me_schnabel", "neighborhood_counts", "petersen_estimate", "prd", "prd_curve", "prd_f_beta",
     "schnabel_estimate",

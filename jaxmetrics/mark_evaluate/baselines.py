@@ -28,7 +28,8 @@ from jax import lax
 
 from jaxmetrics._ops import accumulator_dtype
 from jaxmetrics._validation import check_features, check_int, check_key, check_positive
-from jaxmetrics.mark_evaluate.estimators import _check_pair, mark_evaluate_stats
+from jaxmetrics.mark_evaluate.checks import check_feature_pair
+from jaxmetrics.mark_evaluate.stats import mark_evaluate_stats
 from jaxmetrics.results import Result
 
 __all__ = [
@@ -215,7 +216,8 @@ def prd(*, references: Any, candidates: Any, key: jax.Array, num_clusters: int =
       >>> round(float(prd_f_beta(c.precision, c.recall).f_beta), 4)
       1.0
     """
-    ref, cand = _check_pair(references, candidates, 1)
+    pair = check_feature_pair(references=references, candidates=candidates, k=1)
+    ref, cand = pair.references, pair.candidates
     check_key(key, "key")
     if enforce_balance and ref.shape[0] != cand.shape[0]:
         raise ValueError(

@@ -69,11 +69,7 @@ visits as the occasions (``t = 2``, ``n_dot = M + C``, ``D = M + C - R``).
 """
 from __future__ import annotations
 
-import warnings
-from functools import partial
 from typing import Any
-
-import numpy as np
 
 import jax
 import jax.numpy as jnp
@@ -81,116 +77,21 @@ from jax import lax
 from jax.scipy.special import gammaln, xlogy
 
 from jaxmetrics._ops import accumulator_dtype
-from jaxmetrics._validation import check_choice, check_features, check_int
-from jaxmetrics.mark_evaluate.hyperspheres import (
-    CrossMembership,
-    Hyperspheres,
-    _knn,
-    _spheres,
-    cross_membership,
-    neighborhood_counts,
-)
+from jaxmetrics.mark_evaluate.checks import check_occasions
+from jaxmetrics.mark_evaluate.hyperspheres import Hyperspheres
+from jaxmetrics.mark_evaluate.stats import MarkEvaluateStats, mark_evaluate_stats  # noqa: F401 (examples)
 from jaxmetrics.results import Result
-from jaxmetrics.sharding import host_readable
 
 __all__ = [
-    "MarkEvaluateStats",
-    "MarkEvaluateScores",
-    "SchnabelScores",
     "PetersenEstimate",
     "SchnabelEstimate",
     "CaptureEstimate",
-    "mark_evaluate_stats",
     "accuracy_score",
     "petersen_estimate",
     "schnabel_estimate",
     "capture_estimate",
     "m0_estimate",
-    "me_petersen",
-    "me_schnabel",
-    "me_capture",
-    "mark_evaluate_scores",
 ]
-
-_OCCASIONS = ("samples", "visits")
-
-
-# --------------------------------------------------------------------------- results
-class MarkEvaluateStats(Result):
-    """Everything the estimators need, from three distance passes (:func:`mark_evaluate_stats`).
-
-    Attributes:
-      references: :class:`~jaxmetrics.mark_evaluate.Hyperspheres` of S, the references
-        (``radii_sq [n]``, ``neighbors [n, k]``).
-      candidates: :class:`~jaxmetrics.mark_evaluate.Hyperspheres` of S', the candidates
-        (``radii_sq [m]``, ``neighbors [m, k]``).
-      cross: :class:`~jaxmetrics.mark_evaluate.CrossMembership` with ``a = S``, ``b = S'``.
-      references_mask: ``[n]`` bool, the rows of S that are individuals (all rows with
-        ``literal=True``; the first occurrence of each distinct row otherwise).
-      candidates_mask: ``[m]`` bool, the same for S'.
-      references_catches: ``[n]`` int32, ``g_s = sum_{s'} f(s', NN_k(s, S))``.
-      candidates_catches: ``[m]`` int32, ``g_{s'} = sum_s f(s, NN_k(s', S'))``.
-
-    Examples:
-      >>> import numpy as np
-      >>> s = mark_evaluate_stats(references=np.eye(4), candidates=np.eye(4) + 0.01, k=1)
-      >>> s.references
-      Hyperspheres(radii_sq=f32[4], neighbors=i32[4,1])
-    """
-
-    references: Hyperspheres
-    candidates: Hyperspheres
-    cross: CrossMembership
-    references_mask: jax.Array
-    candidates_mask: jax.Array
-    references_catches: jax.Array
-    candidates_catches: jax.Array
-
-    def swap(self) -> "MarkEvaluateStats":
-        """The same statistics with the roles of S and S' exchanged."""
-        c = self.cross
-        return MarkEvaluateStats(
-            references=self.candidates,
-            candidates=self.references,
-            cross=CrossMembership(b_in_a=c.a_in_b, a_in_b=c.b_in_a, a_counts=c.b_counts,
-                                  b_counts=c.a_counts),
-            references_mask=self.candidates_mask, candidates_mask=self.references_mask,
-            references_catches=self.candidates_catches, candidates_catches=self.references_catches,
-        )
-
-
-class MarkEvaluateScores(Result):
-    """The four Mark-Evaluate scores (:func:`mark_evaluate_scores`), each in [0, 1], 1 = best.
-
-    Attributes:
-      petersen: ME-Petersen (symmetric).
-      schnabel_quality: ME-Schnabel(S_r, S_e): references marked first, candidates visited.
-      schnabel_diversity: ME-Schnabel(S_e, S_r): candidates marked first, references visited.
-      capture: ME-CAPTURE, model M0 (symmetric).
-
-    Examples:
-      >>> import numpy as np
-      >>> x = np.random.default_rng(0).normal(size=(30, 4))
-      >>> mark_evaluate_scores(references=x, candidates=x, k=3)
-      MarkEvaluateScores(petersen=1, schnabel_quality=1, schnabel_diversity=1, capture=1)
-    """
-
-    petersen: jax.Array
-    schnabel_quality: jax.Array
-    schnabel_diversity: jax.Array
-    capture: jax.Array
-
-
-class SchnabelScores(Result):
-    """ME-Schnabel in both directions (:func:`me_schnabel`), each in [0, 1], 1 = best.
-
-    Attributes:
-      quality: ME-Schnabel(S_r, S_e) (references marked first, candidates visited).
-      diversity: ME-Schnabel(S_e, S_r) (candidates marked first, references visited).
-    """
-
-    quality: jax.Array
-    diversity: jax.Array
 
 
 class PetersenEstimate(Result):
@@ -239,149 +140,6 @@ class CaptureEstimate(Result):
     population: jax.Array
 
 
-# --------------------------------------------------------------------------- validation
-def _check_pair(references: Any, candidates: Any, k: Any) -> tuple[jax.Array, jax.Array]:
-    """Both feature sets as float JAX arrays of one dtype, and ``1 <= k < min(n, m)``; errors
-    name the argument (non-2-D, empty, NaN/inf, mismatched dimensions, bad ``k``)."""
-    k = check_int(k, "k", minimum=1)
-    ref = check_features(references, "references")
-    cand = check_features(candidates, "candidates", dim=ref.shape[1])
-    smallest = min(ref.shape[0], cand.shape[0])
-    if k >= smallest:
-        raise ValueError(
-            f"k: must be smaller than the size of each set (k-th neighbour, self excluded); "
-            f"got k={k} with references of {ref.shape[0]} and candidates of {cand.shape[0]} samples"
-        )
-    ref, cand = jnp.asarray(ref), jnp.asarray(cand)
-    dtype = jnp.result_type(ref.dtype, cand.dtype)
-    return ref.astype(dtype), cand.astype(dtype)
-
-
-def _check_occasions(occasions: str) -> str:
-    return check_choice(occasions, "occasions", _OCCASIONS)
-
-
-# --------------------------------------------------------------------------- warnings
-def _distinct_up_to(a: np.ndarray, limit: int) -> int:
-    """Number of distinct rows of ``a``, counted up to ``limit`` (``O(limit n d)``)."""
-    count = 0
-    while a.shape[0] and count < limit:
-        a = a[~np.all(a == a[:1], axis=1)]
-        count += 1
-    return count
-
-
-def _warn_degenerate(ref: Any, cand: Any, k: int, literal: bool = False) -> None:
-    """Warn (host side, concrete inputs only) when a score cannot mean much: a set with fewer
-    than ``10 k`` rows, a set whose rows are all one point, or (``literal=False``) a set with
-    at most ``k`` distinct rows, whose scores are all 0. Skipped for global arrays spanning
-    several processes (their values are not on this host)."""
-    if not host_readable(ref, cand):
-        return
-    for x, name in ((ref, "references"), (cand, "candidates")):
-        n = x.shape[0]
-        if n < 10 * k:
-            warnings.warn(
-                f"{name}: only {n} samples for k={k} (fewer than 10*k = {10 * k}); the k-NN "
-                f"hyperspheres are too few for the Mark-Evaluate scores to mean much",
-                UserWarning, stacklevel=4)
-        a = np.asarray(x)
-        if n > 1 and bool(np.all(a == a[:1])):
-            warnings.warn(
-                f"{name}: all {n} samples are the same point (one distinct row); the set is a "
-                f"single individual and every sphere of it has radius 0"
-                + ("" if literal else "; with distinct rows as individuals every score is 0"),
-                UserWarning, stacklevel=4)
-        elif not literal and n > k:
-            distinct = _distinct_up_to(a, k + 1)
-            if distinct <= k:
-                warnings.warn(
-                    f"{name}: only {distinct} distinct rows for k={k}; with distinct rows as "
-                    f"individuals (literal=False) no individual has k neighbours and every "
-                    f"score is 0", UserWarning, stacklevel=4)
-
-
-# --------------------------------------------------------------------------- statistics
-def _set_spheres(x, k: int, block_size, dedup: bool):
-    """Hyperspheres of one set and its individuals' mask (first occurrences when ``dedup``)."""
-    n = x.shape[0]
-    ones = jnp.ones((n,), bool)
-    vals, inds = _knn(x, ones, k, block_size)
-    if not dedup:
-        return _spheres(vals, inds, ones), ones
-    idx = jnp.arange(n, dtype=jnp.int32)
-    # a duplicate equals its nearest row exactly (distances of equal rows can round above 0
-    # when the set sits at the shift point, so the rows themselves are compared)
-    nn = jnp.clip(inds[:, 0], 0, n - 1)
-    same = jnp.all(x == x[nn], axis=1) | (vals[:, 0] == 0)
-    mask = ~(same & (inds[:, 0] < idx))
-    # recompute on the distinct rows only when there is a duplicate (else the pass is exact)
-    vals, inds = lax.cond(jnp.all(mask), lambda: (vals, inds),
-                          lambda: _knn(x, mask, k, block_size))
-    return _spheres(vals, inds, mask), mask
-
-
-@partial(jax.jit, static_argnames=("k", "block_size", "dedup"))
-def _stats(ref, cand, k: int, block_size: int | None, dedup: bool = True) -> MarkEvaluateStats:
-    # one common shift (translation invariant) keeps the matmul expansion well conditioned
-    shift = jnp.mean(ref, axis=0)
-    ref = ref - shift
-    cand = cand - shift
-    hr, mr = _set_spheres(ref, k, block_size, dedup)
-    hc, mc = _set_spheres(cand, k, block_size, dedup)
-    cross = cross_membership(ref, hr.radii_sq, cand, hc.radii_sq, a_mask=mr, b_mask=mc,
-                             block_size=block_size)
-    gc = neighborhood_counts(ref, cand, hc.radii_sq, hc.neighbors, a_mask=mr, b_mask=mc)
-    gr = neighborhood_counts(cand, ref, hr.radii_sq, hr.neighbors, a_mask=mc, b_mask=mr)
-    return MarkEvaluateStats(references=hr, candidates=hc, cross=cross, references_mask=mr,
-                             candidates_mask=mc, references_catches=gr, candidates_catches=gc)
-
-
-def mark_evaluate_stats(*, references: Any, candidates: Any, k: int = 3, literal: bool = False,
-                        block_size: int | None = None, mesh: Any = None) -> MarkEvaluateStats:
-    """Hyperspheres of both sets, their cross memberships and neighbourhood catches.
-
-    ``r_k(s, S)`` is the distance from ``s`` to its k-th nearest other row of its own set and
-    ``f(x, S) = 1`` iff ``||x - s|| <= r_k(s, S)`` for some ``s in S`` (see
-    :mod:`jaxmetrics.mark_evaluate.hyperspheres`). With ``literal=False`` each set is first
-    reduced to its distinct rows (a repeated row is the same individual; see the module
-    docstring), which costs a second k-NN pass only for a set that has duplicates.
-
-    Warns (concrete inputs only) when a set has fewer than ``10 k`` rows or one distinct row.
-
-    Args:
-      references: ``[n, d]`` features of S.
-      candidates: ``[m, d]`` features of S'.
-      k: neighbourhood size, ``1 <= k < min(n, m)``.
-      literal: every row is an individual (the paper as printed) instead of every distinct row.
-      block_size: rows per distance block (static; default keeps tiles near 4M elements).
-      mesh: optional :class:`jax.sharding.Mesh`: rows of each set are sharded over it (each
-        set's size must be a multiple of the device count, else it runs replicated with a warning).
-
-    Returns:
-      :class:`MarkEvaluateStats`: ``references`` / ``candidates`` hyperspheres (``[n]``,
-      ``[n, k]`` / ``[m]``, ``[m, k]``), their ``cross`` membership, the individuals' masks and
-      the neighbourhood catches ``g``.
-
-    Examples:
-      >>> import numpy as np
-      >>> s = mark_evaluate_stats(references=np.eye(4), candidates=np.eye(4) + 0.01, k=1)
-      >>> s.cross
-      CrossMembership(b_in_a=bool[4], a_in_b=bool[4], a_counts=i32[4], b_counts=i32[4])
-      >>> bool(s.cross.b_in_a.all())
-      True
-    """
-    ref, cand = _check_pair(references, candidates, k)
-    _warn_degenerate(references, candidates, int(k), bool(literal))
-    if mesh is not None:
-        from jaxmetrics.sharding import place_rows
-
-        ref = place_rows(ref, mesh, name="references")
-        cand = place_rows(cand, mesh, name="candidates")
-    return _stats(ref, cand, int(k), block_size, not bool(literal))
-
-
-# --------------------------------------------------------------------------- estimators
 def accuracy_score(p_hat: Any, population: Any, valid: Any = True) -> jax.Array:
     """``1 - min(1, |p_hat - P| / P)``, or 0 where ``valid`` is False (no recaptures).
 
@@ -557,8 +315,8 @@ def capture_estimate(stats: MarkEvaluateStats, *, occasions: str = "samples",
       >>> capture_estimate(mark_evaluate_stats(references=x, candidates=x, k=1))
       CaptureEstimate(num_captures=28, num_distinct=8, num_occasions=8, population=8)
     """
-    _check_occasions(occasions)
-    P = _population(stats)
+    check_occasions(occasions)
+    P = stats.population
     if occasions == "visits":
         pe = petersen_estimate(stats)
         n_cap = pe.marked + pe.captured
@@ -579,169 +337,3 @@ def capture_estimate(stats: MarkEvaluateStats, *, occasions: str = "samples",
     p_hat = m0_estimate(n_cap, distinct, t, 2 * P)
     return CaptureEstimate(num_captures=jnp.asarray(n_cap), num_distinct=jnp.asarray(distinct, jnp.int32),
                            num_occasions=jnp.asarray(t, jnp.int32), population=p_hat)
-
-
-# --------------------------------------------------------------------------- scores
-def _population(stats: MarkEvaluateStats) -> int:
-    return stats.references.radii_sq.shape[0] + stats.candidates.radii_sq.shape[0]
-
-
-def _defined(stats: MarkEvaluateStats) -> jax.Array:
-    """Both sets have more than k individuals, so every individual has k neighbours (with
-    ``literal=True`` every row is one and ``k < min(n, m)`` is checked on input)."""
-    k = stats.references.neighbors.shape[1]
-    return (_count(stats.references_mask) > k) & (_count(stats.candidates_mask) > k)
-
-
-def _petersen(stats: MarkEvaluateStats) -> jax.Array:
-    pe = petersen_estimate(stats)
-    return accuracy_score(pe.population, _population(stats), (pe.recaptured > 0) & _defined(stats))
-
-
-def _schnabel(stats: MarkEvaluateStats, literal: bool) -> SchnabelScores:
-    P = _population(stats)
-    ok = _defined(stats)
-    q = schnabel_estimate(stats, literal=literal)
-    d = schnabel_estimate(stats.swap(), literal=literal)
-    return SchnabelScores(quality=accuracy_score(q.population, P, (q.recaptured > 0) & ok),
-                          diversity=accuracy_score(d.population, P, (d.recaptured > 0) & ok))
-
-
-def _capture(stats: MarkEvaluateStats, occasions: str, literal: bool) -> jax.Array:
-    est = capture_estimate(stats, occasions=occasions, literal=literal)
-    return accuracy_score(est.population, _population(stats), _defined(stats))
-
-
-_petersen_score = jax.jit(_petersen)
-_schnabel_scores = jax.jit(_schnabel, static_argnames=("literal",))
-_capture_score = jax.jit(_capture, static_argnames=("occasions", "literal"))
-
-
-@partial(jax.jit, static_argnames=("occasions", "literal"))
-def _scores(stats: MarkEvaluateStats, occasions: str, literal: bool) -> MarkEvaluateScores:
-    s = _schnabel(stats, literal)
-    return MarkEvaluateScores(petersen=_petersen(stats), schnabel_quality=s.quality,
-                              schnabel_diversity=s.diversity,
-                              capture=_capture(stats, occasions, literal))
-
-
-def mark_evaluate_scores(*, references: Any, candidates: Any, k: int = 3, literal: bool = False,
-                         occasions: str = "samples", block_size: int | None = None,
-                         mesh: Any = None) -> MarkEvaluateScores:
-    """All Mark-Evaluate scores from one set of distance passes.
-
-    Every score is ``1 - min(1, |P_hat - P| / P)`` with ``P = n + m`` and ``P_hat`` the
-    estimator's population size (see the module docstring): ME-Petersen, ME-Schnabel in both
-    directions and ME-CAPTURE.
-
-    Args:
-      references: ``[n, d]`` reference features S_r.
-      candidates: ``[m, d]`` candidate features S_e.
-      k: neighbourhood size (``1 <= k < min(n, m)``).
-      literal: the formulas of the paper as printed instead of the corrected default (see the
-        module docstring: distinct rows as individuals, Schnabel marks of the first step only,
-        CAPTURE occasions without the own-set neighbours).
-      occasions: ME-CAPTURE set-up, ``"samples"`` (one occasion per sample, the paper;
-        default) or ``"visits"`` (the two Petersen visits).
-      block_size: rows per distance block.
-      mesh: optional :class:`jax.sharding.Mesh` to shard the rows of both sets over (see
-        :func:`mark_evaluate_stats`).
-
-    Returns:
-      :class:`MarkEvaluateScores` of scalar arrays in [0, 1] (1 = best): ``petersen``,
-      ``schnabel_quality`` (= ME-Schnabel(S_r, S_e)), ``schnabel_diversity``
-      (= ME-Schnabel(S_e, S_r)), ``capture``.
-
-    Examples:
-      >>> import numpy as np
-      >>> rng = np.random.default_rng(0)
-      >>> x = rng.normal(size=(30, 2))
-      >>> mark_evaluate_scores(references=x, candidates=x, k=3).to_dict()
-      {'petersen': 1.0, 'schnabel_quality': 1.0, 'schnabel_diversity': 1.0, 'capture': 1.0}
-      >>> s = mark_evaluate_scores(references=x, candidates=x + 100.0, k=3)
-      >>> float(s.petersen), float(s.schnabel_quality), float(s.capture)
-      (0.0, 0.0, 0.0)
-    """
-    _check_occasions(occasions)
-    stats = mark_evaluate_stats(references=references, candidates=candidates, k=k,
-                                literal=literal, block_size=block_size, mesh=mesh)
-    return _scores(stats, occasions, bool(literal))
-
-
-def me_petersen(*, references: Any, candidates: Any, k: int = 3, literal: bool = False,
-                block_size: int | None = None) -> jax.Array:
-    """ME-Petersen ``1 - min(1, |MC/R - P| / P)`` (0 when R = 0); symmetric.
-
-    Args:
-      references: ``[n, d]``.
-      candidates: ``[m, d]``.
-      k: neighbourhood size (``1 <= k < min(n, m)``).
-      literal: every row an individual (the paper as printed) instead of every distinct row.
-      block_size: rows per distance block.
-
-    Returns:
-      0-d array in [0, 1].
-
-    Examples:
-      >>> import numpy as np
-      >>> x = np.random.default_rng(0).normal(size=(30, 3))
-      >>> float(me_petersen(references=x, candidates=x)), float(me_petersen(references=x, candidates=x + 100.0))
-      (1.0, 0.0)
-    """
-    stats = mark_evaluate_stats(references=references, candidates=candidates, k=k,
-                                literal=literal, block_size=block_size)
-    return _petersen_score(stats)
-
-
-def me_schnabel(*, references: Any, candidates: Any, k: int = 3, literal: bool = False,
-                block_size: int | None = None) -> SchnabelScores:
-    """ME-Schnabel quality = ME-Schnabel(S_r, S_e) and diversity = ME-Schnabel(S_e, S_r).
-
-    Args:
-      references: ``[n, d]`` S_r.
-      candidates: ``[m, d]`` S_e.
-      k: neighbourhood size (``1 <= k < min(n, m)``).
-      literal: the paper as printed (every row an individual, sequential marking by the
-        visits) instead of the corrected default.
-      block_size: rows per distance block.
-
-    Returns:
-      :class:`SchnabelScores` (``quality``, ``diversity``: 0-d arrays in [0, 1]).
-
-    Examples:
-      >>> import numpy as np
-      >>> x = np.random.default_rng(0).normal(size=(30, 3))
-      >>> me_schnabel(references=x, candidates=x)
-      SchnabelScores(quality=1, diversity=1)
-    """
-    stats = mark_evaluate_stats(references=references, candidates=candidates, k=k,
-                                literal=literal, block_size=block_size)
-    return _schnabel_scores(stats, literal=bool(literal))
-
-
-def me_capture(*, references: Any, candidates: Any, k: int = 3, literal: bool = False,
-               occasions: str = "samples", block_size: int | None = None) -> jax.Array:
-    """ME-CAPTURE (model M0) score; symmetric. See the module docstring for ``occasions``.
-
-    Args:
-      references: ``[n, d]``.
-      candidates: ``[m, d]``.
-      k: neighbourhood size (``1 <= k < min(n, m)``).
-      literal: the paper as printed (every row an individual, own-set neighbours counted as
-        captures) instead of the corrected default.
-      occasions: ``"samples"`` (default) or ``"visits"``.
-      block_size: rows per distance block.
-
-    Returns:
-      0-d array in [0, 1].
-
-    Examples:
-      >>> import numpy as np
-      >>> x = np.random.default_rng(0).normal(size=(30, 3))
-      >>> float(me_capture(references=x, candidates=x)), float(me_capture(references=x, candidates=x + 100.0))
-      (1.0, 0.0)
-    """
-    _check_occasions(occasions)
-    stats = mark_evaluate_stats(references=references, candidates=candidates, k=k,
-                                literal=literal, block_size=block_size)
-    return _capture_score(stats, occasions=occasions, literal=bool(literal))

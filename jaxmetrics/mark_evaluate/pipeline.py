@@ -16,7 +16,8 @@ import numpy as np
 
 from jaxmetrics._validation import check_int, check_texts
 from jaxmetrics.mark_evaluate.baselines import fid, improved_precision_recall
-from jaxmetrics.mark_evaluate.estimators import mark_evaluate_scores
+from jaxmetrics.mark_evaluate.checks import check_occasions
+from jaxmetrics.mark_evaluate.scores import mark_evaluate_scores
 from jaxmetrics.results import Result
 
 __all__ = ["MarkEvaluateResult", "compute_mark_evaluate", "embed_texts"]
@@ -136,14 +137,13 @@ def compute_mark_evaluate(*, references: Sequence[str], candidates: Sequence[str
       >>> out.petersen, out.capture, out.schnabel_quality, out.num_references
       (1.0, 1.0, 1.0, 5)
     """
-    from jaxmetrics.mark_evaluate.estimators import _check_occasions
     from jaxmetrics.models import resolve_model
 
     # cheap checks first: nothing is loaded or embedded for a bad argument
     references = check_texts(references, "references")
     candidates = check_texts(candidates, "candidates")
     check_int(k, "k", minimum=1)
-    _check_occasions(occasions)
+    check_occasions(occasions)
     lm = resolve_model(model)
     emb = dict(model=lm, token_level=token_level, max_length=max_length, batch_size=batch_size,
                progress=progress)

