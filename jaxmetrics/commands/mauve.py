@@ -71,11 +71,13 @@ def _check_files(args: argparse.Namespace) -> bool:
     return features
 
 
-def _texts(path: str, name: str, read_texts) -> list[str]:
+def nonempty_texts(path: str, name: str, read_texts, *, command: str = "mauve") -> list[str]:
+    """The non-empty texts of ``path`` (read by ``read_texts``); the dropped ones are reported on
+    stderr as ``jaxmetrics <command>: ...``; none left is a ``ValueError`` naming ``name``."""
     texts = read_texts(path, name=name)
     kept = [t for t in texts if t.strip()]
     if len(kept) < len(texts):
-        print(f"jaxmetrics mauve: {name}: dropped {len(texts) - len(kept)} empty text(s)", file=sys.stderr)
+        print(f"jaxmetrics {command}: {name}: dropped {len(texts) - len(kept)} empty text(s)", file=sys.stderr)
     if not kept:
         raise ValueError(f"{name}: {path!r} holds no non-empty text")
     return kept
@@ -93,8 +95,8 @@ def _inputs(args: argparse.Namespace, features: bool) -> dict:
         read_texts, load_model = models.read_texts, models.load_model
     except (ImportError, AttributeError) as e:
         raise ValueError(f"--model: featurizing text files needs jaxmetrics.models ({e})") from e
-    p_text = _texts(args.references, "references", read_texts)
-    q_text = _texts(args.candidates, "candidates", read_texts)
+    p_text = nonempty_texts(args.references, "references", read_texts)
+    q_text = nonempty_texts(args.candidates, "candidates", read_texts)
     lm = load_model(args.model)
     max_length = args.max_text_length
     if max_length is None:  # mauve-text's 1024, capped silently by the model's positions

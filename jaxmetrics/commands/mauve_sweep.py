@@ -139,18 +139,6 @@ def _check(args: argparse.Namespace) -> tuple[bool, tuple | None]:
     return features, values
 
 
-def _texts(path: str, name: str) -> list[str]:
-    from jaxmetrics.models import read_texts
-
-    texts = read_texts(path, name=name)
-    kept = [t for t in texts if t.strip()]
-    if len(kept) < len(texts):
-        print(f"jaxmetrics mauve-sweep: {name}: dropped {len(texts) - len(kept)} empty text(s)", file=sys.stderr)
-    if not kept:
-        raise ValueError(f"{name}: {path!r} holds no non-empty text")
-    return kept
-
-
 def _log(args, msg: str) -> None:
     if progress_enabled(args):
         print(f"jaxmetrics mauve-sweep: {msg}", file=sys.stderr, flush=True)
@@ -172,10 +160,12 @@ def run(args: argparse.Namespace) -> int:
         refs = np.load(args.references, allow_pickle=False)
         cands = {m: np.load(path, allow_pickle=False) for m, path in zip(names, args.candidates)}
     else:
-        from jaxmetrics.models import load_model
+        from jaxmetrics.commands.mauve import nonempty_texts
+        from jaxmetrics.models import load_model, read_texts
 
-        refs = _texts(args.references, "references")
-        cands = {m: _texts(path, "candidates") for m, path in zip(names, args.candidates)}
+        refs = nonempty_texts(args.references, "references", read_texts, command="mauve-sweep")
+        cands = {m: nonempty_texts(path, "candidates", read_texts, command="mauve-sweep")
+                 for m, path in zip(names, args.candidates)}
         _log(args, f"loading {args.model}")
         lm = load_model(args.model)
     if args.over == "length":

@@ -1,3 +1,4 @@
+# Over 500 lines on purpose: the spreading network, its triplet + KoLeo training and the lattice codebook are one quantizer.
 """MAUVE-Lattice: spherical lattice quantization of learned features (Z^8 by default, Z^4 in the paper).
 
 The MAUVE paper's third quantizer (after k-means and DRMM) follows "spreading vectors"
