@@ -9,12 +9,20 @@ Layers (``docs/conventions.md``):
 * :mod:`~jaxmetrics.similarity.greedy` — BERTScore's greedy matching, idf, baseline rescaling,
   ``bert_score``-compatible mode;
 * :mod:`~jaxmetrics.similarity.state` — :class:`SimilarityState` (mergeable corpus means);
+* :mod:`~jaxmetrics.similarity.chunks` — the pair layout shared by the pipeline and the sweep
+  (token selection, per-pair centering means, length-bucketed chunks of the engine's ragged
+  token vectors);
 * :mod:`~jaxmetrics.similarity.pipeline` — :func:`compute_similarity` (texts → scores);
 * :mod:`~jaxmetrics.similarity.compat` — :func:`bertscore`, ``bert_score.score``'s signature.
 * :mod:`~jaxmetrics.similarity.anisotropy` — :func:`compute_anisotropy` (per-layer baseline,
   self- and intra-sentence similarity before/after centering), :func:`layer_similarities`.
-* :mod:`~jaxmetrics.similarity.correlation` — :func:`correlation_sweep` (correlation with
-  human scores over a grid of settings), :func:`grouped_correlation`, :func:`read_scored_pairs`.
+* :mod:`~jaxmetrics.similarity.grouped` — :func:`grouped_correlation` (per-group Pearson /
+  Spearman with human scores, size-weighted means);
+* :mod:`~jaxmetrics.similarity.scored_pairs` — :func:`read_scored_pairs` (STS-style TSV);
+* :mod:`~jaxmetrics.similarity.sweep` — :func:`correlation_sweep` (correlation with human
+  scores over a grid of settings, every setting equal to a :func:`compute_similarity` call);
+* :mod:`~jaxmetrics.similarity.plot` — the family's figures (``CorrelationSweep.plot``,
+  ``AnisotropyResult.plot``).
 
 Examples:
     >>> import jax, jax.numpy as jnp
@@ -29,17 +37,17 @@ from jaxmetrics.similarity.anisotropy import (ANISOTROPY_STATISTICS, AnisotropyR
                                               compute_anisotropy, layer_similarities)
 from jaxmetrics.similarity.centering import CENTERING_METHODS, center_embeddings
 from jaxmetrics.similarity.compat import bertscore
-from jaxmetrics.similarity.correlation import (CorrelationRow, CorrelationSweep, GroupedCorrelation,
-                                              ScoredPairs, correlation_sweep, grouped_correlation,
-                                              read_scored_pairs)
 from jaxmetrics.similarity.greedy import (batch_bertscore, bertscore_pair, bertscore_scores, idf_table,
                                           rescale_with_baseline)
 from jaxmetrics.similarity.kernels import (METRICS, PRF, batch_similarity, emd_plan, pair_similarity,
                                            similarity_loss, similarity_scores)
 from jaxmetrics.similarity.pipeline import (SimilarityResult, compute_similarity, default_layer,
                                             default_temperature)
+from jaxmetrics.similarity.grouped import GroupedCorrelation, grouped_correlation
+from jaxmetrics.similarity.scored_pairs import ScoredPairs, read_scored_pairs
 from jaxmetrics.similarity.sinkhorn import sinkhorn_plan
 from jaxmetrics.similarity.state import SimilarityState
+from jaxmetrics.similarity.sweep import CorrelationRow, CorrelationSweep, correlation_sweep
 
 __all__ = ["CENTERING_METHODS", "METRICS", "PRF", "SimilarityResult", "SimilarityState",
            "batch_bertscore", "batch_similarity", "bertscore", "bertscore_pair", "bertscore_scores",

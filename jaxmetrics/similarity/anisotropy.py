@@ -28,9 +28,10 @@ special tokens ([CLS]/[SEP], ``<s>``/``</s>``, a BOS), both from the statistics 
 centering means. A token whose centred vector is exactly zero has similarity 0 with everything.
 
 Layers: :func:`layer_similarities` (kernel; jit-compiled, all layers of padded hidden states at
-once) → :class:`LayerSimilarities`; :func:`compute_anisotropy` (texts → one forward pass per
-batch with every hidden state → the kernel once per centering) →
-:class:`AnisotropyResult`, whose :meth:`AnisotropyResult.plot` draws the paper's figures.
+once) → :class:`LayerSimilarities`; :func:`compute_anisotropy` (texts → the encoding engine,
+:func:`jaxmetrics.models.encode`, with every hidden state from one forward pass per batch → the
+kernel once per centering) → :class:`AnisotropyResult`, whose :meth:`AnisotropyResult.plot` draws
+the paper's figures (:func:`jaxmetrics.similarity.plot.plot_anisotropy`).
 """
 from __future__ import annotations
 
@@ -53,8 +54,6 @@ __all__ = ["ANISOTROPY_STATISTICS", "AnisotropyResult", "LayerSimilarities", "co
            "layer_similarities"]
 
 ANISOTROPY_STATISTICS = ("baseline", "self_similarity", "intra_similarity")
-_TITLES = {"baseline": "baseline similarity", "self_similarity": "self-similarity",
-           "intra_similarity": "intra-sentence similarity"}
 _ZERO_MEAN_RTOL = 1e-4
 
 
@@ -364,65 +363,11 @@ class AnisotropyResult(Result):
         return "\n".join(lines)
 
     def plot(self, path: str | os.PathLike | None = None, *, title: str | None = None) -> "Figure":
-        """Chen et al.'s Figures 1–2 for this corpus: one panel per statistic (baseline,
-        self-similarity, intra-sentence similarity) against the layer, one line per centering.
+        """Chen et al.'s Figures 1–2 for this corpus, one line per centering
+        (:func:`jaxmetrics.similarity.plot.plot_anisotropy`); saved to ``path`` when given."""
+        from jaxmetrics.similarity.plot import plot_anisotropy
 
-        matplotlib is imported here (not when the module is imported); the figure is made
-        without pyplot, so nothing global is touched.
-
-        Args:
-          path: optional file to save the figure to (PNG, PDF, SVG, ... by suffix).
-          title: figure title (default: the model and the number of texts).
-
-        Returns:
-          the matplotlib ``Figure``.
-
-        Examples:
-          >>> import numpy as np
-          >>> c = {"none": np.array([0.2, 0.6], np.float32), "corpus": np.zeros(2, np.float32)}
-          >>> r = AnisotropyResult(c, c, c, centerings=("none", "corpus"), model="m", num_texts=2,
-          ...                      num_tokens=4, num_word_types=1, num_pairs=10, seed=0,
-          ...                      center_batch_size=32, max_length=8)
-          >>> fig = r.plot()
-          >>> [len(ax.lines) for ax in fig.axes]
-          [3, 3, 3]
-        """
-        from matplotlib.figure import Figure
-
-        fig = Figure(figsize=(11, 3.4))
-        axes = fig.subplots(1, 3)
-        layers = np.arange(self.num_layers + 1)
-        styles = {"none": dict(color="black", marker="o"), "dimension": dict(color="tab:orange", marker="^"),
-                  "sentence": dict(color="tab:green", marker="s"), "corpus": dict(color="tab:blue", marker="D"),
-                  "batch": dict(color="tab:red", marker="x", linestyle="--")}
-        for ax, stat in zip(axes, ANISOTROPY_STATISTICS):
-            curves = getattr(self, stat)
-            for c in self.centerings:
-                ax.plot(layers, np.asarray(curves[c]), label=c, markersize=4, **styles.get(c, {}))
-            ax.axhline(0.0, color="grey", linewidth=0.6)
-            ax.set_title(_TITLES[stat])
-            ax.set_xlabel("layer (0 = embeddings)")
-            ax.set_xticks(layers)
-            ax.set_ylim(min(-0.1, ax.get_ylim()[0]), 1.02)
-            ax.grid(alpha=0.3)
-        axes[0].set_ylabel("mean cosine similarity")
-        axes[-1].legend(title="centering", fontsize="small")
-        fig.suptitle(title or f"{os.path.basename(str(self.model).rstrip('/')) or self.model}: "
-                     f"{self.num_texts} texts, {self.num_tokens} tokens")
-        fig.tight_layout()
-        if path is not None:
-            fig.savefig(os.fspath(path), dpi=100)
-        return fig
-
-
-def _hidden_states_fn(causal: bool):
-    def fn(model, ids, mask):
-        kw = {"output_hidden_states": True}
-        if causal:
-            kw["return_logits"] = False
-        out = model(ids, mask, **kw)
-        return jnp.stack(out.hidden_states, axis=1).astype(jnp.float32)   # [B, layers, T, D]
-    return fn
+        return plot_anisotropy(self, path, title=title)
 
 
 def compute_anisotropy(texts: Sequence[str], *, model: Any, seed: int = 0,
@@ -432,9 +377,9 @@ def compute_anisotropy(texts: Sequence[str], *, model: Any, seed: int = 0,
     """Baseline, self- and intra-sentence similarity of every layer of ``model`` over ``texts``,
     before and after each centering (Ethayarajh 2019; Chen et al. 2020, Figures 1–2).
 
-    Pipeline: tokenize (first ``max_length`` tokens) → one forward pass per length-bucketed
-    batch returning every hidden state (embedding output and each block) → drop padding and
-    special tokens ([CLS]/[SEP], ``<s>``/``</s>``, BOS) → :func:`layer_similarities` once per
+    Pipeline: the encoding engine (:func:`jaxmetrics.models.encode`: tokenize, first
+    ``max_length`` tokens; one forward pass per planned batch returning every hidden state,
+    embedding output and each block) → drop padding and special tokens ([CLS]/[SEP], ``<s>``/``</s>``, BOS) → :func:`layer_similarities` once per
     centering, with the key ``jax.random.key(seed)`` (the same random pairs for every layer
     and centering). Texts are sentences: the "different sentences" of the definitions are
     different texts, and ``"batch"`` centering uses ``center_batch_size`` consecutive texts.
@@ -473,8 +418,7 @@ def compute_anisotropy(texts: Sequence[str], *, model: Any, seed: int = 0,
     from tqdm.auto import tqdm
 
     from jaxmetrics._validation import check_int, check_texts
-    from jaxmetrics.models import resolve_model
-    from jaxmetrics.models.featurizers import _check_batch_size, _check_max_length, _run_batches, _tokenize
+    from jaxmetrics.models import check_batch_size, check_max_length, encode, resolve_model
 
     texts = check_texts(texts, "texts")
     if len(texts) < 2:
@@ -492,33 +436,22 @@ def compute_anisotropy(texts: Sequence[str], *, model: Any, seed: int = 0,
         raise ValueError(f"centerings: repeated names in {centerings}")
     num_pairs = check_int(num_pairs, "num_pairs", minimum=1)
     center_batch_size = check_int(center_batch_size, "center_batch_size", minimum=1)
-    batch_size = _check_batch_size(batch_size)
+    batch_size = check_batch_size(batch_size)
 
     lm = resolve_model(model)
-    max_length = _check_max_length(lm, max_length, 512)
-    ids, special = _tokenize(texts, lm, max_length=max_length)
-    n, t = len(ids), max(len(x) for x in ids)
-    layers, d = lm.num_layers + 1, lm.hidden_size
-    hidden = np.zeros((layers, n, t, d), np.float32)
-    take = np.zeros((n, t), bool)
-    token_ids = np.zeros((n, t), np.int32)
-    for i, (x, s) in enumerate(zip(ids, special)):
-        take[i, :len(x)] = ~s
-        token_ids[i, :len(x)] = x
+    # Every hidden state (embedding output and each block) from one forward pass per batch.
+    enc = encode(texts, model=lm, layers=tuple(range(lm.num_layers + 1)), tokens=True,
+                 max_length=check_max_length(lm, max_length, 512), batch_size=batch_size, progress=progress,
+                 desc="hidden states")
+    take = enc.tokens_mask & ~enc.special_mask
     with_tokens = int(np.count_nonzero(take.any(axis=1)))
     if with_tokens < 2:
         raise ValueError(f"texts: only {with_tokens} text(s) keep tokens once special tokens are dropped; "
                          "needs at least 2")
-    fn = lm.reduction(("anisotropy_hidden_states",), _hidden_states_fn(lm.is_causal))
-
-    def on_batch(idx, rows):
-        for r, i in enumerate(idx):
-            k = len(ids[i])
-            hidden[:, i, :k] = rows[r, :, :k]
-
-    _run_batches(ids, lm, fn, batch_size=batch_size, max_length=max_length, progress=progress,
-                 desc="hidden states", on_batch=on_batch)
-
+    n = len(texts)
+    hidden = np.zeros((enc.token_vectors.shape[0],) + enc.tokens_mask.shape + (lm.hidden_size,), np.float32)
+    hidden[:, enc.tokens_mask] = enc.token_vectors        # the kernel takes padded [layers, N, T, D]
+    token_ids = np.where(enc.tokens_mask, enc.token_ids, 0)
     h, m, tid = jnp.asarray(hidden), jnp.asarray(take), jnp.asarray(token_ids)
     prepared = _prepare(m, tid, jax.random.key(seed), num_pairs)
     curves = {s: {} for s in ANISOTROPY_STATISTICS}
@@ -535,4 +468,4 @@ def compute_anisotropy(texts: Sequence[str], *, model: Any, seed: int = 0,
                             centerings=centerings, model=str(lm.name or lm.path or lm.kind),
                             num_texts=n, num_tokens=int(take.sum()), num_word_types=n_types,
                             num_pairs=num_pairs, seed=seed, center_batch_size=center_batch_size,
-                            max_length=max_length)
+                            max_length=enc.max_length)

@@ -39,10 +39,10 @@ import numpy as np
 
 from jaxmetrics._ops import is_concrete, l2_normalize
 from jaxmetrics._validation import check_int
-from jaxmetrics.sharding import replicate_global
-from jaxmetrics.similarity.kernels import PRF, _harmonic_f, _masked_max, _prepare_pairs
+from jaxmetrics.similarity.checks import score_checked_pairs
+from jaxmetrics.similarity.kernels import PRF, greedy_match, harmonic_f
 
-__all__ = ["batch_bertscore", "bertscore_pair", "bertscore_scores", "idf_table",
+__all__ = ["batch_bertscore", "bertscore_pair", "bertscore_scores", "check_baseline", "idf_table",
            "rescale_with_baseline"]
 
 
@@ -81,8 +81,7 @@ def bertscore_pair(*, candidate: jax.Array, reference: jax.Array, candidate_mask
     s = jnp.where(valid, x @ y.T, 0.0)
     wx = jnp.where(x_mask, 1.0 if candidate_weights is None else candidate_weights, 0.0)
     wy = jnp.where(y_mask, 1.0 if reference_weights is None else reference_weights, 0.0)
-    best_x = _masked_max(s, valid, 1)  # per candidate token
-    best_y = _masked_max(s, valid, 0)  # per reference token
+    best_x, best_y = greedy_match(s, valid)  # per candidate token, per reference token
     if compat:
         xz = jnp.any(~x_mask) if candidate_pad_zero is None else candidate_pad_zero
         yz = jnp.any(~y_mask) if reference_pad_zero is None else reference_pad_zero
@@ -92,7 +91,7 @@ def bertscore_pair(*, candidate: jax.Array, reference: jax.Array, candidate_mask
     ok = (sx > 0) & (sy > 0)
     p = jnp.where(ok, jnp.sum(wx * best_x) / jnp.where(sx > 0, sx, 1.0), 0.0)
     r = jnp.where(ok, jnp.sum(wy * best_y) / jnp.where(sy > 0, sy, 1.0), 0.0)
-    return PRF(p, r, _harmonic_f(p, r))
+    return PRF(p, r, harmonic_f(p, r))
 
 
 @partial(jax.jit, static_argnames=("compat",))
@@ -198,7 +197,9 @@ def idf_table(ids: Any, ids_mask: Any, vocab_size: int) -> np.ndarray:
     return np.log((n + 1.0) / (df + 1.0)).astype(np.float32)
 
 
-def _check_baseline(baseline: Any) -> Any:
+def check_baseline(baseline: Any) -> Any:
+    """``baseline`` (``None`` or three finite values < 1: P, R, F), checked when concrete;
+    ``ValueError`` naming ``baseline`` otherwise."""
     if baseline is not None and is_concrete(baseline):
         bl = np.asarray(baseline, np.float64)
         if bl.shape != (3,) or not np.all(np.isfinite(bl)) or np.any(bl >= 1):
@@ -223,12 +224,8 @@ def bertscore_scores(*, candidates: Any, references: Any, candidates_mask: Any,
         ``idf_table(...)[ids]``).
       compat: reproduce the ``bert_score`` package (see module docstring).
       baseline: optional (P, R, F) baseline for rescaling.
-      mesh: optional :class:`jax.sharding.Mesh`: the B pairs are padded to a multiple of the
-        device count (copies of the last pair, dropped from the output) and sharded over its
-        ``'data'`` axis (or its first axis). Global arrays spanning several processes
-        (``jax.make_array_from_process_local_data``) are accepted when B divides over the
-        devices; their values are not checked on the host and the outputs come back replicated
-        on every process.
+      mesh: optional :class:`jax.sharding.Mesh` to shard the B pairs over, as in
+        :func:`~jaxmetrics.similarity.similarity_scores`.
 
     Returns:
       :class:`~jaxmetrics.similarity.PRF` of ``[B]`` arrays.
@@ -244,12 +241,13 @@ def bertscore_scores(*, candidates: Any, references: Any, candidates_mask: Any,
       >>> round(float(out.f1[0]), 4)
       1.0
     """
-    _check_baseline(baseline)
-    (cand, ref, cmask, rmask, cw, rw), n = _prepare_pairs(candidates, references, candidates_mask,
-                                                           references_mask, candidates_weights,
-                                                           references_weights, mesh, positive_rows=False)
-    out = batch_bertscore(candidates=cand, references=ref, candidates_mask=cmask,
-                          references_mask=rmask, candidates_weights=cw, references_weights=rw,
-                          compat=compat,
-                          baseline=None if baseline is None else jnp.asarray(baseline, cand.dtype))
-    return out if mesh is None else replicate_global(jax.tree.map(lambda v: v[:n], out), mesh)
+    check_baseline(baseline)
+
+    def kernel(cand, ref, cmask, rmask, cw, rw):
+        return batch_bertscore(candidates=cand, references=ref, candidates_mask=cmask, references_mask=rmask,
+                               candidates_weights=cw, references_weights=rw, compat=compat,
+                               baseline=None if baseline is None else jnp.asarray(baseline, cand.dtype))
+
+    return score_checked_pairs(kernel, candidates=candidates, references=references, candidates_mask=candidates_mask,
+                               references_mask=references_mask, candidates_weights=candidates_weights,
+                               references_weights=references_weights, mesh=mesh, positive_rows=False)

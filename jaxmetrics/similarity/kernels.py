@@ -58,13 +58,13 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxmetrics._ops import is_concrete, l2_normalize
-from jaxmetrics._validation import check_choice, check_int, check_mask, check_positive
+from jaxmetrics._validation import check_choice, check_int, check_positive
 from jaxmetrics.results import Result
-from jaxmetrics.sharding import host_readable, replicate_global, spans_processes
+from jaxmetrics.similarity.checks import score_checked_pairs
 from jaxmetrics.similarity.sinkhorn import sinkhorn_plan
 
-__all__ = ["METRICS", "PRF", "TEMPERED", "batch_similarity", "emd_plan", "pair_similarity",
-           "similarity_loss", "similarity_scores"]
+__all__ = ["METRICS", "PRF", "TEMPERED", "batch_similarity", "emd_plan", "greedy_match", "harmonic_f",
+           "pair_similarity", "similarity_loss", "similarity_scores"]
 
 METRICS = ("cosine", "cka", "wmd", "rwmd", "twmd", "trwmd", "trwmd_lse")
 TEMPERED = ("twmd", "trwmd", "trwmd_lse")
@@ -113,8 +113,8 @@ def _safe_div(num, den):
     return jnp.where(ok, num / jnp.where(ok, den, 1.0), 0.0)
 
 
-def _harmonic_f(p, r):
-    """``2 p r / (p + r)``, defined as 0 where ``p + r = 0``."""
+def harmonic_f(p, r):
+    """``2 p r / (p + r)``, defined as 0 where ``p + r = 0`` (the F of P and R, any shape; traceable)."""
     return _safe_div(2.0 * p * r, p + r)
 
 
@@ -126,6 +126,7 @@ def _normalize_family(c12, c11, c22):
 
 
 def _masked_max(s, valid, axis):
+    """Max of ``s`` over ``axis`` among the ``valid`` entries (0 where there is none)."""
     m = jnp.max(jnp.where(valid, s, -jnp.inf), axis=axis)
     return jnp.where(jnp.isfinite(m), m, 0.0)
 
@@ -141,6 +142,15 @@ def _masked_softmax(z, valid, axis):
     m = _masked_max(z, valid, axis)
     e = jnp.where(valid, jnp.exp(z - jnp.expand_dims(m, axis)), 0.0)
     return e / jnp.where(valid.any(axis=axis, keepdims=True), e.sum(axis=axis, keepdims=True), 1.0)
+
+
+def greedy_match(sim, valid):
+    """Greedy matching of one pair's token similarities (traceable): the best similarity of every
+    candidate token ``[L1]`` (over the reference's tokens) and of every reference token ``[L2]``
+    (over the candidate's), among the ``valid`` entries of ``sim [L1, L2]`` (0 for a token with
+    none). RWMD and BERTScore average these, weighted, into P and R.
+    """
+    return _masked_max(sim, valid, 1), _masked_max(sim, valid, 0)
 
 
 # ----------------------------------------------------------------------- exact OT (host)
@@ -233,7 +243,8 @@ def _raw_pair(x, y, x_mask, y_mask, *, metric: str, temperature=1.0, num_iterati
         c = jnp.sum(s * s)
         return c, c
     if metric == "rwmd":
-        return jnp.sum(a * _masked_max(s, valid, 1)), jnp.sum(b * _masked_max(s, valid, 0))
+        best_x, best_y = greedy_match(s, valid)
+        return jnp.sum(a * best_x), jnp.sum(b * best_y)
     if metric == "wmd":
         c = jnp.sum(emd_plan(s, a, b) * s)
         return c, c
@@ -299,12 +310,12 @@ def pair_similarity(*, candidate: jax.Array, reference: jax.Array, candidate_mas
               backend=backend)
     wx, wy = candidate_weights, reference_weights
     p12, r12 = _raw_pair(x, y, x_mask, y_mask, x_weights=wx, y_weights=wy, **kw)
-    f12 = _harmonic_f(p12, r12)
+    f12 = harmonic_f(p12, r12)
     ok = jnp.any(x_mask) & jnp.any(y_mask)
     if normalize:
         p11, r11 = _raw_pair(x, x, x_mask, x_mask, x_weights=wx, y_weights=wx, **kw)
         p22, r22 = _raw_pair(y, y, y_mask, y_mask, x_weights=wy, y_weights=wy, **kw)
-        f11, f22 = _harmonic_f(p11, r11), _harmonic_f(p22, r22)
+        f11, f22 = harmonic_f(p11, r11), harmonic_f(p22, r22)
         p12 = _normalize_family(p12, p11, p22)
         r12 = _normalize_family(r12, r11, r22)
         f12 = _normalize_family(f12, f11, f22)
@@ -355,85 +366,6 @@ def batch_similarity(*, candidates: jax.Array, references: jax.Array, candidates
 
 
 # --------------------------------------------------------------------- validated entry
-def _check_embeddings(emb, mask, name: str):
-    """Validate a padded embedding batch ``[B, L, D]`` and its mask ``[B, L]`` (host side).
-
-    Returns ``(emb, mask)`` as ``jax.Array`` (mask boolean). Raises ``ValueError`` naming
-    ``name`` (or ``name_mask``) for a wrong rank or shape, NaN/inf among the masked-in vectors,
-    or a row with no tokens after masking. Under ``jit``, and for global arrays spanning several
-    processes (their values are not on this host), only the shapes are checked.
-    """
-    if emb is None:
-        raise ValueError(f"{name}: expected embeddings [B, L, D], got None")
-    emb = jnp.asarray(emb)
-    if emb.ndim != 3:
-        raise ValueError(f"{name}: expected embeddings [B, L, D], got shape {tuple(emb.shape)}")
-    if mask is None:
-        raise ValueError(f"{name}_mask: expected a bool array [B, L], got None")
-    mask = jnp.asarray(check_mask(mask, tuple(emb.shape[:2]), f"{name}_mask"))
-    if not host_readable(emb, mask):
-        return emb, mask
-    e = np.asarray(emb)
-    mk = np.asarray(mask, bool)
-    if not np.all(np.isfinite(e[mk])):
-        raise ValueError(f"{name}: contains NaN or infinite values in real (unmasked) tokens")
-    empty = np.flatnonzero(~mk.any(axis=1))
-    if empty.size:
-        raise ValueError(f"{name}_mask: {empty.size} row(s) have no tokens after masking, "
-                         f"first at index {int(empty[0])}")
-    return emb, mask
-
-
-def _check_pairs(candidates, references, candidates_mask, references_mask):
-    """Both sides checked by :func:`_check_embeddings` and paired (same B and D)."""
-    cand, cmask = _check_embeddings(candidates, candidates_mask, "candidates")
-    ref, rmask = _check_embeddings(references, references_mask, "references")
-    if cand.shape[0] != ref.shape[0] or cand.shape[2] != ref.shape[2]:
-        raise ValueError(f"references: shape {tuple(ref.shape)} does not pair with candidates "
-                         f"{tuple(cand.shape)} (same number of pairs B and width D)")
-    return cand, ref, cmask, rmask
-
-
-def _check_weights(weights, mask, name: str, *, positive_rows: bool):
-    """``None`` or finite non-negative weights of ``mask``'s shape (host checks when concrete)."""
-    if weights is None:
-        return None
-    if jnp.shape(weights) != mask.shape:
-        raise ValueError(f"{name}: expected shape {tuple(mask.shape)}, got {jnp.shape(weights)}")
-    if host_readable(weights, mask):
-        wn = np.asarray(weights)
-        if not np.all(np.isfinite(wn)) or np.any(wn < 0):
-            raise ValueError(f"{name}: must be finite and non-negative")
-        if positive_rows and np.any(np.where(np.asarray(mask), wn, 0).sum(axis=1) <= 0):
-            raise ValueError(f"{name}: a row has zero total weight over its tokens")
-    return weights
-
-
-def _prepare_pairs(candidates, references, candidates_mask, references_mask, candidates_weights,
-                   references_weights, mesh, *, positive_rows: bool):
-    """Checked pairs, masks and weights (see :func:`_check_pairs`, :func:`_check_weights`),
-    sharded over ``mesh`` when one is given: ``((cand, ref, cmask, rmask, cw, rw), n)`` with ``n``
-    the number of pairs before padding."""
-    cand, ref, cmask, rmask = _check_pairs(candidates, references, candidates_mask, references_mask)
-    cw = _check_weights(candidates_weights, cmask, "candidates_weights", positive_rows=positive_rows)
-    rw = _check_weights(references_weights, rmask, "references_weights", positive_rows=positive_rows)
-    arrays = (cand, ref, cmask, rmask, cw, rw)
-    if mesh is None and any(spans_processes(a) for a in arrays):
-        raise ValueError("mesh: the inputs are global arrays spanning several processes; pass the "
-                         "mesh they are sharded over (mesh=...)")
-    return (arrays if mesh is None else _shard_pairs(arrays, mesh)), cand.shape[0]
-
-
-def _shard_pairs(arrays, mesh):
-    """``arrays`` (a tuple; ``None`` kept) padded with copies of the last pair and sharded over
-    the mesh's ``'data'`` axis (or its first axis when it has none of that name). Global arrays
-    spanning processes are not padded: their row count must divide over the devices."""
-    from jaxmetrics.sharding import DATA_AXIS, pad_and_shard
-
-    axis = DATA_AXIS if DATA_AXIS in mesh.axis_names else mesh.axis_names[0]
-    return pad_and_shard(arrays, mesh, axis, edge=True).values
-
-
 def similarity_scores(*, candidates: Any, references: Any, candidates_mask: Any,
                       references_mask: Any, metric: str = "twmd", temperature=0.1,
                       num_iterations: int = 1, candidates_weights=None, references_weights=None,
@@ -484,15 +416,15 @@ def similarity_scores(*, candidates: Any, references: Any, candidates_mask: Any,
         if np.ndim(temperature):
             raise ValueError(f"temperature: expected a scalar, got shape {np.shape(temperature)}")
         check_positive(float(np.asarray(temperature)), "temperature")
-    (cand, ref, cmask, rmask, cw, rw), n = _prepare_pairs(candidates, references, candidates_mask,
-                                                           references_mask, candidates_weights,
-                                                           references_weights, mesh, positive_rows=True)
-    out = batch_similarity(candidates=cand, references=ref, candidates_mask=cmask,
-                           references_mask=rmask, metric=metric,
-                           temperature=jnp.asarray(temperature, cand.dtype),
-                           num_iterations=num_iterations, candidates_weights=cw,
-                           references_weights=rw, normalize=normalize, backend=backend)
-    return out if mesh is None else replicate_global(jax.tree.map(lambda v: v[:n], out), mesh)
+    def kernel(cand, ref, cmask, rmask, cw, rw):
+        return batch_similarity(candidates=cand, references=ref, candidates_mask=cmask, references_mask=rmask,
+                                metric=metric, temperature=jnp.asarray(temperature, cand.dtype),
+                                num_iterations=num_iterations, candidates_weights=cw, references_weights=rw,
+                                normalize=normalize, backend=backend)
+
+    return score_checked_pairs(kernel, candidates=candidates, references=references, candidates_mask=candidates_mask,
+                               references_mask=references_mask, candidates_weights=candidates_weights,
+                               references_weights=references_weights, mesh=mesh, positive_rows=True)
 
 
 def similarity_loss(*, candidates: jax.Array, references: jax.Array, candidates_mask: jax.Array,

@@ -1,5 +1,6 @@
-"""Text -> per-pair similarity scores: featurizer token embeddings, token selection,
-centering (per side), then a similarity kernel in length-bucketed chunks of pairs.
+"""Text -> per-pair similarity scores: the encoding engine's ragged token vectors
+(:func:`jaxmetrics.models.encode`), token selection, centering (per side), then a similarity
+kernel in length-bucketed chunks of pairs (the layout of :mod:`~jaxmetrics.similarity.chunks`).
 
 :func:`compute_similarity` is the pipeline (``references=`` / ``candidates=`` / ``model=``,
 keyword-only); :func:`jaxmetrics.similarity.bertscore` is the ``bert_score.score``-compatible
@@ -14,17 +15,16 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxmetrics._ops import l2_normalize
 from jaxmetrics.results import Result, static_field
-from jaxmetrics.similarity.centering import CENTERING_METHODS, center_embeddings
-from jaxmetrics.similarity.greedy import batch_bertscore, idf_table
-from jaxmetrics.similarity.kernels import METRICS, PRF, TEMPERED, batch_similarity
+from jaxmetrics.similarity.centering import CENTERING_METHODS
+from jaxmetrics.similarity.chunks import SPECIAL_TOKENS, PairLayout, center_chunk, pad_rows, score_chunk, select_tokens
+from jaxmetrics.similarity.greedy import check_baseline, idf_table
+from jaxmetrics.similarity.kernels import METRICS, PRF, TEMPERED
 
-__all__ = ["ALL_METRICS", "SPECIAL_TOKENS", "SimilarityResult", "compute_similarity",
-           "default_layer", "default_temperature"]
+__all__ = ["ALL_METRICS", "SPECIAL_TOKENS", "SimilarityResult", "check_similarity_settings", "compute_similarity",
+           "default_layer", "default_temperature", "score_texts"]
 
 ALL_METRICS = ("bertscore",) + METRICS
-SPECIAL_TOKENS = ("drop", "cls", "keep")
 
 
 class SimilarityResult(Result):
@@ -152,19 +152,22 @@ def compute_similarity(*, references: Sequence[str], candidates: Sequence[str], 
     refs = check_texts(references, "references")
     if len(cands) != len(refs):
         raise ValueError(f"references: {len(refs)} texts do not pair with {len(cands)} candidates")
-    settings = _check_settings(metric=metric, centering=centering, temperature=temperature,
-                               num_iterations=num_iterations, center_batch_size=center_batch_size,
-                               baseline=baseline, special_tokens=special_tokens,
-                               bert_score_compat=bert_score_compat,
-                               compat_batch_size=compat_batch_size, pair_chunk=pair_chunk)
+    settings = check_similarity_settings(metric=metric, centering=centering, temperature=temperature,
+                                         num_iterations=num_iterations, center_batch_size=center_batch_size,
+                                         baseline=baseline, special_tokens=special_tokens,
+                                         bert_score_compat=bert_score_compat,
+                                         compat_batch_size=compat_batch_size, pair_chunk=pair_chunk)
     lm = resolve_model(model, purpose="similarity")
-    return _score_texts(cands, refs, lm, layer=layer, idf=bool(idf), max_length=max_length,
-                        batch_size=batch_size, progress=progress, **settings)
+    return score_texts(references=refs, candidates=cands, model=lm, layer=layer, idf=bool(idf),
+                       max_length=max_length, batch_size=batch_size, progress=progress, **settings)
 
 
-def _check_settings(*, metric, centering, temperature, num_iterations, center_batch_size, baseline,
-                    special_tokens, bert_score_compat, compat_batch_size, pair_chunk) -> dict:
-    """The pipeline's non-text arguments, checked (messages start with the argument's name)."""
+def check_similarity_settings(*, metric, centering, temperature, num_iterations, center_batch_size, baseline,
+                              special_tokens, bert_score_compat, compat_batch_size, pair_chunk) -> dict:
+    """The non-text arguments of :func:`compute_similarity`, checked (``ValueError`` /
+    ``TypeError`` messages start with the argument's name), as the keyword arguments of
+    :func:`score_texts`; ``temperature=None`` becomes :func:`default_temperature`. Shared by
+    :func:`compute_similarity` and :func:`~jaxmetrics.similarity.bertscore`."""
     from jaxmetrics._validation import check_choice, check_int, check_positive
 
     check_choice(metric, "metric", ALL_METRICS)
@@ -182,10 +185,7 @@ def _check_settings(*, metric, centering, temperature, num_iterations, center_ba
         temperature = default_temperature(metric, centering)
     elif metric in TEMPERED:
         temperature = check_positive(temperature, "temperature")
-    if baseline is not None:
-        bl = np.asarray(baseline, np.float64)
-        if bl.shape != (3,) or not np.all(np.isfinite(bl)) or np.any(bl >= 1):
-            raise ValueError(f"baseline: expected three finite values < 1 (P, R, F), got {baseline!r}")
+    check_baseline(baseline)
     return dict(metric=metric, centering=centering, temperature=temperature,
                 num_iterations=num_iterations, center_batch_size=center_batch_size,
                 baseline=baseline, special_tokens=special_tokens,
@@ -193,14 +193,19 @@ def _check_settings(*, metric, centering, temperature, num_iterations, center_ba
                 pair_chunk=pair_chunk)
 
 
-def _score_texts(cands: list[str], refs: list[str], lm: Any, *, layer: int | None, metric: str,
-                 centering: str, temperature: float | None, num_iterations: int,
-                 center_batch_size: int, idf: bool | Mapping, baseline: Any, special_tokens: str,
-                 bert_score_compat: bool, compat_batch_size: int, max_length: int, batch_size: int,
-                 pair_chunk: int, progress: bool) -> SimilarityResult:
-    """The pipeline on checked inputs. ``idf`` may also be a ``{token id: weight}`` mapping
-    (``bert_score``'s precomputed ``idf_dict``)."""
-    from jaxmetrics.models import bucket_length, encode
+def score_texts(*, references: list[str], candidates: list[str], model: Any, layer: int | None, metric: str,
+                centering: str, temperature: float | None, num_iterations: int, center_batch_size: int,
+                idf: bool | Mapping, baseline: Any, special_tokens: str, bert_score_compat: bool,
+                compat_batch_size: int, max_length: int, batch_size: int, pair_chunk: int,
+                progress: bool) -> SimilarityResult:
+    """:func:`compute_similarity` on checked inputs: non-empty text lists of equal length, a
+    loaded ``model`` (:func:`jaxmetrics.models.resolve_model`) and the settings of
+    :func:`check_similarity_settings`. ``idf`` may also be a ``{token id: weight}`` mapping
+    (``bert_score``'s precomputed ``idf_dict``). Shared by :func:`compute_similarity` and
+    :func:`~jaxmetrics.similarity.bertscore`."""
+    from jaxmetrics.models import encode
+
+    cands, refs, lm = candidates, references, model
 
     if layer is None:
         layer = default_layer(lm.num_layers)
@@ -221,7 +226,7 @@ def _score_texts(cands: list[str], refs: list[str], lm: Any, *, layer: int | Non
     ci = np.array([where[t] for t in cands])
     ri = np.array([where[t] for t in refs])
 
-    take = _tokens_to_score(real, special, "keep" if bert_score_compat else special_tokens, ci, ri)
+    take = select_tokens(real, special, "keep" if bert_score_compat else special_tokens, ci, ri)
 
     weights = None
     if isinstance(idf, Mapping):
@@ -241,14 +246,9 @@ def _score_texts(cands: list[str], refs: list[str], lm: Any, *, layer: int | Non
                              f"every reference); use idf=False")
 
     n = len(cands)
-    count = take.sum(axis=1)                      # selected tokens per distinct text
-    # positions of each text's selected tokens, first (a stable argsort keeps their order)
-    # (chunk lengths are buckets capped at the longest text, so `pos` is wide enough)
-    width = int(count.max())
-    pos = np.argsort(~take, axis=1, kind="stable").astype(np.int64)
-    sums = _selected_sums(flat, offsets, real, take) if centering in ("sentence", "corpus", "batch") else None
-    means = {side: _side_means(sums, count, idx, centering, center_batch_size)
-             for side, idx in (("c", ci), ("r", ri))}
+    layout = PairLayout(offsets, real, take, ci, ri, pair_chunk)
+    sums = layout.sums(flat) if centering in ("sentence", "corpus", "batch") else None
+    means = {side: layout.means(sums, side, centering, center_batch_size) for side in ("c", "r")}
 
     cz_all = rz_all = None
     if bert_score_compat:
@@ -260,125 +260,36 @@ def _score_texts(cands: list[str], refs: list[str], lm: Any, *, layer: int | Non
         cz_all = clen < np.maximum.reduceat(clen, starts)[group]
         rz_all = rlen < np.maximum.reduceat(rlen, starts)[group]
 
-    # Pairs are scored longest first, so each chunk is padded only to its own longest text.
-    # Centering means were fixed per pair above, so the order does not change any score.
-    order = np.argsort(-np.maximum(count[ci], count[ri]), kind="stable")
-    rows_per_call = min(n, pair_chunk)
     out = {k: np.zeros(n, np.float32) for k in ("precision", "recall", "f1")}
     bl = None if baseline is None else jnp.asarray(baseline, jnp.float32)
-    for s in range(0, n, pair_chunk):
-        p = order[s:s + pair_chunk]
-        rows = len(p)
-        L = bucket_length(int(max(count[ci[p]].max(), count[ri[p]].max())), width)
+    for p, L in layout.chunks:
         args = []
-        for side, idx in (("c", ci), ("r", ri)):
-            u = idx[p]
-            e, m, w = _gather_chunk(flat, offsets, pos, count, weights, u, L, rows_per_call)
+        for side in ("c", "r"):
+            e, m, w = layout.gather(flat, side, p, L, weights)
             mean = means[side]
-            mean = None if mean is None else _pad_rows(mean[p], rows_per_call)
-            args.append((e, m, w, mean))
+            args.append((e, m, w, None if mean is None else pad_rows(mean[p], layout.rows)))
         (xe, xm, xw, xmean), (ye, ym, yw, ymean) = args
         cz = rz = None
         if bert_score_compat:
-            cz, rz = _pad_rows(cz_all[p], rows_per_call), _pad_rows(rz_all[p], rows_per_call)
+            cz, rz = pad_rows(cz_all[p], layout.rows), pad_rows(rz_all[p], layout.rows)
         res = _chunk_scores(xe, xm, xw, xmean, ye, ym, yw, ymean, cz, rz, bl,
                             jnp.float32(temperature or 1.0), metric=metric, centering=centering,
                             compat=bert_score_compat, num_iterations=num_iterations)
         for k, v in zip(("precision", "recall", "f1"), res):
-            out[k][p] = np.asarray(v)[:rows]
+            out[k][p] = np.asarray(v)[:len(p)]
     return SimilarityResult(out["precision"], out["recall"], out["f1"], metric=metric,
                             layer=int(layer), centering=centering, temperature=temperature)
-
-
-def _pad_rows(a: np.ndarray, rows: int) -> np.ndarray:
-    """``a`` with zero (False) rows appended up to ``rows``."""
-    return np.pad(a, [(0, rows - a.shape[0])] + [(0, 0)] * (a.ndim - 1))
-
-
-def _selected_sums(flat: np.ndarray, offsets: np.ndarray, real: np.ndarray, take: np.ndarray) -> np.ndarray:
-    """float64 ``[texts, D]``: the sum of each text's selected token vectors (``take``), from the
-    unpadded token array: all real tokens summed per text, minus the few unselected ones."""
-    sums = np.add.reduceat(flat, offsets[:-1], axis=0, dtype=np.float64)
-    drop = (real & ~take)[real]                   # per row of `flat` (text-major, in order)
-    if drop.any():
-        text = np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))[drop]
-        rows = flat[drop].astype(np.float64)
-        first = np.flatnonzero(np.r_[True, text[1:] != text[:-1]])
-        sums[text[first]] -= np.add.reduceat(rows, first, axis=0)
-    return sums
-
-
-def _side_means(sums, count, idx: np.ndarray, centering: str, batch_size: int):
-    """float32 ``[pairs, D]``: the centering mean of each pair's text on one side (texts
-    ``idx``), token weighted over the selected tokens as :func:`center_embeddings` computes
-    it; ``None`` for ``"none"`` / ``"dimension"`` (no per-pair mean)."""
-    if sums is None:
-        return None
-    s, c = sums[idx], count[idx].astype(np.float64)
-    if centering == "corpus":
-        s = np.broadcast_to(s.sum(0), s.shape)
-        c = np.full(c.shape, c.sum())
-    elif centering == "batch":
-        group = np.arange(len(idx)) // batch_size
-        starts = np.arange(0, len(idx), batch_size)
-        s = np.add.reduceat(s, starts, axis=0)[group]
-        c = np.add.reduceat(c, starts)[group]
-    return (s / np.maximum(c, 1.0)[:, None]).astype(np.float32)
-
-
-def _gather_chunk(flat, offsets, pos, count, weights, u: np.ndarray, L: int, rows: int):
-    """The selected token vectors of texts ``u``, front-packed and padded to ``[rows, L, D]``,
-    with their mask (filler rows see one zero token) and weights (``None`` without weights)."""
-    valid = _pad_rows(np.arange(L) < count[u][:, None], rows)
-    at = _pad_rows(offsets[u][:, None] + pos[u, :L], rows)
-    e = flat[np.where(valid, at, 0)]               # one gather: [rows, L, D]
-    e[~valid] = 0.0
-    m = valid.copy()
-    m[len(u):, 0] = True
-    w = None
-    if weights is not None:
-        w = np.where(valid[:len(u)], np.take_along_axis(weights[u], pos[u, :L], axis=1), 0.0)
-        w = np.pad(w.astype(np.float32), [(0, rows - len(u)), (0, 0)], constant_values=1.0)
-    return e, m, w
 
 
 @partial(jax.jit, static_argnames=("metric", "centering", "compat", "num_iterations"))
 def _chunk_scores(xe, xm, xw, xmean, ye, ym, yw, ymean, cz, rz, baseline, temperature, *, metric,
                   centering, compat, num_iterations):
     """Center (with the per-pair means), L2-normalise and score one chunk of pairs."""
-    def prep(e, m, mean):
-        if mean is None:  # "none" / "dimension": nothing shared between texts
-            return center_embeddings(e, m, method=centering)
-        return l2_normalize(jnp.where(m[..., None], e - mean[:, None, :], 0.0), m)
-
-    x, y = prep(xe, xm, xmean), prep(ye, ym, ymean)
-    if metric == "bertscore":
-        return batch_bertscore(candidates=x, references=y, candidates_mask=xm, references_mask=ym,
-                               candidates_weights=xw, references_weights=yw, compat=compat,
-                               candidates_pad_zero=cz, references_pad_zero=rz, baseline=baseline)
-    return batch_similarity(candidates=x, references=y, candidates_mask=xm, references_mask=ym,
-                            metric=metric, temperature=temperature, num_iterations=num_iterations,
-                            candidates_weights=xw, references_weights=yw, normalize_tokens=False)
-
-
-def _tokens_to_score(real: np.ndarray, special: np.ndarray, special_tokens: str, ci: np.ndarray,
-                     ri: np.ndarray) -> np.ndarray:
-    """``[texts, T]`` mask of the tokens a similarity scores: real tokens, without special tokens
-    (``"drop"``), without all but a leading [CLS] (``"cls"``), or all (``"keep"``). Raises
-    ``ValueError`` naming the first candidate (rows ``ci``) or reference (rows ``ri``) left
-    with no token."""
-    if special_tokens == "drop":
-        take = real & ~special
-    elif special_tokens == "cls":
-        take = real & ~(special & (np.arange(real.shape[1]) > 0))
-    else:
-        take = real
-    empty = np.flatnonzero(~take[np.concatenate([ci, ri])].any(axis=1))
-    if empty.size:
-        k = int(empty[0])
-        side, idx = ("candidates", k) if k < len(ci) else ("references", k - len(ci))
-        raise ValueError(f"{side}: text {idx} has no tokens left after dropping special tokens")
-    return take
+    dimension = centering == "dimension"
+    x, y = center_chunk(xe, xm, xmean, dimension), center_chunk(ye, ym, ymean, dimension)
+    return score_chunk(x, y, xm, ym, metric=metric, temperature=temperature, num_iterations=num_iterations,
+                       candidates_weights=xw, references_weights=yw, compat=compat, candidates_pad_zero=cz,
+                       references_pad_zero=rz, baseline=baseline)
 
 
 def _lookup_idf(idf: Mapping, ids: np.ndarray, real: np.ndarray) -> np.ndarray:

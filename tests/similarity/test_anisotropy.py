@@ -286,3 +286,31 @@ def test_cli_writes_json_and_png(tmp_path, gpt2_dir, capsys):
             v = np.asarray(d[stat][c], float)
             assert v.shape == (3,) and np.all(np.isfinite(v)) and np.all(np.abs(v) <= 1 + 1e-5), (stat, c)
     assert png.read_bytes()[:4] == b"\x89PNG" and 1000 < os.path.getsize(png) < 100_000
+
+
+def test_minilm_pipeline_layers_are_token_embeddings_of_every_layer(minilm, monkeypatch):
+    """compute_anisotropy's layer vectors are token_embeddings(layer=l) of every layer l: the
+    statistics of the public kernel on those equal the pipeline's, from one forward pass."""
+    from jaxmetrics.data import load_shakespeare
+    from jaxmetrics.models import encoding, token_embeddings
+
+    texts = [t for t in load_shakespeare("heldout", limit=300, min_words=5) if len(t.split()) <= 25][:12]
+    calls = []
+    real = encoding.run_encoder
+    monkeypatch.setattr(encoding, "run_encoder", lambda *a, **k: calls.append(k.get("layers")) or real(*a, **k))
+    centerings = ("none", "sentence", "batch")
+    r = compute_anisotropy(texts, model=minilm, seed=3, centerings=centerings, num_pairs=500,
+                           center_batch_size=4)
+    assert calls == [tuple(range(minilm.num_layers + 1))]   # every hidden state from one run
+    per_layer = [token_embeddings(texts, model=minilm, layer=l, progress=False)
+                 for l in range(minilm.num_layers + 1)]
+    hidden = np.stack([t.embeddings for t in per_layer])
+    mask = per_layer[0].embeddings_mask & ~per_layer[0].special_mask
+    assert r.num_tokens == int(mask.sum()) and r.num_texts == len(texts)
+    for c in centerings:
+        direct = layer_similarities(hidden, mask, per_layer[0].input_ids, key=jax.random.key(3), centering=c,
+                                    center_batch_size=4, num_pairs=500)
+        for stat in ANISOTROPY_STATISTICS:
+            np.testing.assert_allclose(np.asarray(getattr(r, stat)[c]), np.asarray(getattr(direct, stat)),
+                                       atol=1e-5, err_msg=f"{stat} {c}")
+        assert int(direct.num_word_types) == r.num_word_types

@@ -1,4 +1,5 @@
-"""Correlation evaluation of similarity metrics (jaxmetrics.similarity.correlation, similarity-eval CLI)."""
+"""Correlation evaluation of similarity metrics (jaxmetrics.similarity.grouped / scored_pairs / sweep,
+similarity-eval CLI)."""
 from __future__ import annotations
 
 import json
@@ -11,7 +12,7 @@ import pytest
 
 from jaxmetrics.similarity import (CorrelationSweep, GroupedCorrelation, ScoredPairs, compute_similarity,
                                    correlation_sweep, grouped_correlation, read_scored_pairs)
-from jaxmetrics.similarity import correlation as corr_mod
+from jaxmetrics.similarity import sweep as sweep_mod
 
 stats = pytest.importorskip("scipy.stats")
 
@@ -133,6 +134,16 @@ def test_read_scored_pairs_bad_files(tmp_path):
 
 
 # ------------------------------------------------------------------------ the sweep
+def _count_forward_passes(monkeypatch) -> list:
+    """Record every run of the encoding engine's forward-pass loop (one entry per run)."""
+    from jaxmetrics.models import encoding
+
+    calls = []
+    real = encoding.run_encoder
+    monkeypatch.setattr(encoding, "run_encoder", lambda *a, **k: calls.append(k.get("layers")) or real(*a, **k))
+    return calls
+
+
 @pytest.fixture(scope="module")
 def tiny_bert(tiny_checkpoint_dir):
     from jaxmetrics.models import load_model
@@ -142,20 +153,18 @@ def tiny_bert(tiny_checkpoint_dir):
 
 
 def test_sweep_equals_separate_calls_with_one_trace_and_one_forward_pass(tiny_bert, monkeypatch):
-    from jaxmetrics.models import featurizers
-
     path, lm = tiny_bert
-    calls = []
-    real = featurizers._run_batches
-    monkeypatch.setattr(featurizers, "_run_batches", lambda *a, **k: calls.append(1) or real(*a, **k))
+    calls = _count_forward_passes(monkeypatch)
     refs, cands, human, groups = REFS[:5], CANDS[:5], HUMAN[:5], GROUPS5
     kw = dict(references=refs, candidates=cands, human=human, groups=groups, model=lm, metric="twmd",
               num_iterations=[1, 3], center_batch_size=2, pair_chunk=4)   # two chunks, the second padded
-    before = corr_mod._TRACES["twmd"]
+    before = sweep_mod._TRACES["twmd"]
     res = correlation_sweep(temperatures=[0.05, 0.2], layers=[1, 2], centering=["none", "batch"], **kw)
-    # 16 settings, 2 chunks: one trace (0 if an earlier test already compiled these shapes)
-    traced = corr_mod._TRACES["twmd"] - before
-    assert traced <= 1
+    # 16 settings, 2 chunks scored like compute_similarity (longest pairs first, each chunk padded
+    # to its own length: 15 and 8 tokens here): one trace per chunk shape, shared by every setting
+    # (fewer if an earlier test already compiled these shapes)
+    traced = sweep_mod._TRACES["twmd"] - before
+    assert traced <= 2
     assert len(calls) == 1                                          # both layers from one forward pass
     assert isinstance(res, CorrelationSweep)
     assert len(res) == 16 and res.scores.shape == (16, 5)
@@ -178,7 +187,7 @@ def test_sweep_equals_separate_calls_with_one_trace_and_one_forward_pass(tiny_be
     # new temperatures, centerings and layers of the same shapes: no new trace
     calls.clear()
     other = correlation_sweep(temperatures=[0.3, 0.7], layers=[0, 1], centering=["corpus", "sentence"], **kw)
-    assert corr_mod._TRACES["twmd"] - before == traced
+    assert sweep_mod._TRACES["twmd"] - before == traced
     assert len(calls) == 1 and len(other) == 16
     assert not np.allclose(other.scores, res.scores)
 
@@ -244,7 +253,10 @@ def test_cli_bad_input_exits_2_before_work(tmp_path, capsys, monkeypatch):
     def forbid(*_, **__):
         raise AssertionError("an expensive step ran before the argument checks")
 
-    for mod, name in ((corr_mod, "correlation_sweep"), (models, "resolve_model"), (loader, "load_model")):
+    import jaxmetrics.similarity as similarity
+
+    for mod, name in ((sweep_mod, "correlation_sweep"), (similarity, "correlation_sweep"), (models, "resolve_model"),
+                      (loader, "load_model")):
         monkeypatch.setattr(mod, name, forbid)
     good = _write(tmp_path, "A cat.\tA dog.\t3\nThe sun.\tThe moon.\t1\nHi.\tHello.\t4\n", "good.tsv")
     bad = _write(tmp_path, "A cat.\tA dog.\t3\nThe sun.\tThe moon.\tNaN\n", "bad.tsv")
@@ -355,3 +367,33 @@ def test_minilm_synthetic_pairs_worked_example(minilm_dir, tmp_path, capsys):
     assert weighted[("twmd", "4", "batch", "5", "0.1")] == pytest.approx(0.965, abs=1e-3)
     assert weighted[("twmd", "6", "none", "1", "0.02")] == pytest.approx(0.945, abs=1e-3)
     assert "best by weighted_pearson: metric=bertscore, layer=4, centering=batch" in out
+
+
+def _demo_pairs(num_pairs: int = 8):
+    """Real text: short sentences of the bundled demo text, paired off (references, candidates)."""
+    from jaxmetrics.data import load_shakespeare
+
+    texts = [t for t in load_shakespeare("heldout", limit=300, min_words=5) if len(t.split()) <= 25]
+    texts = texts[:2 * num_pairs]
+    assert len(texts) == 2 * num_pairs
+    return texts[:num_pairs], texts[num_pairs:]
+
+
+def test_minilm_real_text_every_setting_equals_compute_similarity_one_forward_pass(minilm, monkeypatch):
+    refs, cands = _demo_pairs(8)
+    human = np.random.default_rng(0).uniform(0, 5, len(refs))
+    groups = ["a"] * 4 + ["b"] * 4
+    calls = _count_forward_passes(monkeypatch)
+    res = correlation_sweep(references=refs, candidates=cands, human=human, groups=groups, model=minilm,
+                            metric=["bertscore", "twmd"], layers=[3, 6], centering=["none", "batch"],
+                            temperatures=[0.05, 0.1], center_batch_size=3, pair_chunk=3)
+    assert calls == [(3, 6)]                               # every layer from one run of the engine
+    assert len(res) == 4 + 8 and res.metric.count("bertscore") == 4
+    assert len(set(map(tuple, np.round(res.scores, 5)))) == len(res)     # the settings really differ
+    calls.clear()
+    for i, row in enumerate(res.rows()):
+        ref = compute_similarity(references=refs, candidates=cands, model=minilm, metric=row.metric,
+                                 layer=row.layer, centering=row.centering, temperature=row.temperature,
+                                 center_batch_size=3)
+        np.testing.assert_allclose(res.scores[i], ref.f1, atol=1e-5, err_msg=str(row))
+    assert len(calls) == len(res)                          # compute_similarity: one run per call

@@ -1,0 +1,192 @@
+"""Pairs of texts as padded chunks of their selected token vectors: the one scoring layout
+behind :func:`~jaxmetrics.similarity.compute_similarity` and
+:func:`~jaxmetrics.similarity.correlation_sweep`.
+
+Both start from the encoding engine's ragged token vectors (:func:`jaxmetrics.models.encode`,
+``token_vectors [K, S, D]`` with ``offsets``) of the distinct texts, and score pair ``k`` =
+(candidate text ``ci[k]``, reference text ``ri[k]``) as follows:
+
+1. :func:`select_tokens` — which tokens take part (``special_tokens``: drop [CLS]/[SEP], keep
+   only a leading [CLS], or keep all);
+2. :meth:`PairLayout.means` — the centering mean of each pair's text on one side, token weighted
+   over the selected tokens, from per-text float64 sums (:meth:`PairLayout.sums`): one row per
+   pair for ``sentence | corpus | batch`` (``None`` for ``none | dimension``, which share nothing
+   between texts);
+3. pairs scored longest first in chunks of ``pair_chunk`` (:attr:`PairLayout.chunks`), each
+   gathered front-packed and padded only to its own bucketed length (:meth:`PairLayout.gather`);
+4. :func:`center_chunk` (subtract the mean, or the per-token scalar mean for ``dimension``, then
+   L2-normalise) and :func:`score_chunk` (BERTScore's greedy matching or a metric of
+   :mod:`~jaxmetrics.similarity.kernels`) inside one jitted program per chunk shape.
+
+Because the sweep runs these same steps with the centering given as data (means and a
+``dimension`` flag), each of its settings equals a separate ``compute_similarity`` call.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import jax.numpy as jnp
+import numpy as np
+
+from jaxmetrics._ops import l2_normalize
+from jaxmetrics.similarity.greedy import batch_bertscore
+from jaxmetrics.similarity.kernels import PRF, batch_similarity
+
+__all__ = ["SPECIAL_TOKENS", "PairLayout", "center_chunk", "pad_rows", "score_chunk", "select_tokens"]
+
+SPECIAL_TOKENS = ("drop", "cls", "keep")
+
+
+def select_tokens(real: np.ndarray, special: np.ndarray, special_tokens: str, ci: np.ndarray,
+                  ri: np.ndarray) -> np.ndarray:
+    """bool ``[texts, T]``: the tokens a similarity scores.
+
+    Real tokens (``real``), without special tokens (``"drop"``), without all but a leading [CLS]
+    (``"cls"``), or all of them (``"keep"``). Raises ``ValueError`` naming the first candidate
+    (rows ``ci``) or reference (rows ``ri``) left with no token.
+    """
+    if special_tokens == "drop":
+        take = real & ~special
+    elif special_tokens == "cls":
+        take = real & ~(special & (np.arange(real.shape[1]) > 0))
+    else:
+        take = real
+    empty = np.flatnonzero(~take[np.concatenate([ci, ri])].any(axis=1))
+    if empty.size:
+        k = int(empty[0])
+        side, idx = ("candidates", k) if k < len(ci) else ("references", k - len(ci))
+        raise ValueError(f"{side}: text {idx} has no tokens left after dropping special tokens")
+    return take
+
+
+def pad_rows(a: np.ndarray, rows: int) -> np.ndarray:
+    """``a`` with zero (False) rows appended up to ``rows``."""
+    return np.pad(a, [(0, rows - a.shape[0])] + [(0, 0)] * (a.ndim - 1))
+
+
+class PairLayout:
+    """How ``N`` pairs of encoded texts are scored in chunks (see the module docstring).
+
+    Args:
+      offsets: int ``[texts + 1]`` row offsets of each text's tokens in the ragged vectors.
+      real: bool ``[texts, T]`` real tokens (the engine's ``tokens_mask``).
+      take: bool ``[texts, T]`` the tokens that take part (:func:`select_tokens`).
+      ci, ri: int ``[N]`` the candidate and reference text of each pair.
+      pair_chunk: pairs per chunk.
+
+    Attributes:
+      count: int ``[texts]`` selected tokens per text.
+      rows: rows of every chunk (``min(N, pair_chunk)``; a short last chunk gets filler rows).
+      chunks: ``(pairs, length)`` per chunk: the pair indices (longest pairs first) and the
+        chunk's padded length (a bucket of :func:`jaxmetrics.models.bucket_length`, capped at
+        the longest text).
+    """
+
+    def __init__(self, offsets: np.ndarray, real: np.ndarray, take: np.ndarray, ci: np.ndarray,
+                 ri: np.ndarray, pair_chunk: int):
+        from jaxmetrics.models import bucket_length
+
+        self.offsets, self.real, self.take, self.ci, self.ri = offsets, real, take, ci, ri
+        self.count = take.sum(axis=1)
+        # positions of each text's selected tokens, first (a stable argsort keeps their order)
+        self.pos = np.argsort(~take, axis=1, kind="stable").astype(np.int64)
+        width = int(self.count.max())
+        n = len(ci)
+        # Pairs are scored longest first, so each chunk is padded only to its own longest text.
+        # Centering means are fixed per pair, so the order does not change any score.
+        order = np.argsort(-np.maximum(self.count[ci], self.count[ri]), kind="stable")
+        self.rows = min(n, pair_chunk)
+        self.chunks = []
+        for s in range(0, n, pair_chunk):
+            p = order[s:s + pair_chunk]
+            length = bucket_length(int(max(self.count[ci[p]].max(), self.count[ri[p]].max())), width)
+            self.chunks.append((p, length))
+
+    def side(self, side: str) -> np.ndarray:
+        """The text of each pair on ``side`` (``"c"``: candidates, ``"r"``: references)."""
+        return self.ci if side == "c" else self.ri
+
+    def sums(self, flat: np.ndarray) -> np.ndarray:
+        """float64 ``[texts, D]``: the sum of each text's selected token vectors, from the
+        unpadded ``flat [S, D]``: all real tokens summed per text, minus the few unselected ones."""
+        offsets, real, take = self.offsets, self.real, self.take
+        sums = np.add.reduceat(flat, offsets[:-1], axis=0, dtype=np.float64)
+        drop = (real & ~take)[real]                   # per row of `flat` (text-major, in order)
+        if drop.any():
+            text = np.repeat(np.arange(len(offsets) - 1), np.diff(offsets))[drop]
+            rows = flat[drop].astype(np.float64)
+            first = np.flatnonzero(np.r_[True, text[1:] != text[:-1]])
+            sums[text[first]] -= np.add.reduceat(rows, first, axis=0)
+        return sums
+
+    def means(self, sums: np.ndarray | None, side: str, centering: str, batch_size: int) -> np.ndarray | None:
+        """float32 ``[N, D]``: the centering mean of each pair's text on ``side``, token weighted
+        over the selected tokens as :func:`~jaxmetrics.similarity.center_embeddings` computes it
+        (``batch``: ``batch_size`` consecutive pairs); ``None`` for ``none`` / ``dimension``."""
+        if centering not in ("sentence", "corpus", "batch"):
+            return None
+        idx = self.side(side)
+        s, c = sums[idx], self.count[idx].astype(np.float64)
+        if centering == "corpus":
+            s = np.broadcast_to(s.sum(0), s.shape)
+            c = np.full(c.shape, c.sum())
+        elif centering == "batch":
+            group = np.arange(len(idx)) // batch_size
+            starts = np.arange(0, len(idx), batch_size)
+            s = np.add.reduceat(s, starts, axis=0)[group]
+            c = np.add.reduceat(c, starts)[group]
+        return (s / np.maximum(c, 1.0)[:, None]).astype(np.float32)
+
+    def gather(self, flat: np.ndarray, side: str, pairs: np.ndarray, length: int, weights=None):
+        """The selected token vectors of ``pairs``' texts on ``side``, front-packed and padded to
+        ``[rows, length, D]``, with their mask (filler rows see one zero token) and weights
+        (``None`` without ``weights [texts, T]``; filler rows weigh 1)."""
+        u = self.side(side)[pairs]
+        rows = self.rows
+        valid = pad_rows(np.arange(length) < self.count[u][:, None], rows)
+        at = pad_rows(self.offsets[u][:, None] + self.pos[u, :length], rows)
+        e = flat[np.where(valid, at, 0)]               # one gather: [rows, length, D]
+        e[~valid] = 0.0
+        m = valid.copy()
+        m[len(u):, 0] = True
+        w = None
+        if weights is not None:
+            w = np.where(valid[:len(u)], np.take_along_axis(weights[u], self.pos[u, :length], axis=1), 0.0)
+            w = np.pad(w.astype(np.float32), [(0, rows - len(u)), (0, 0)], constant_values=1.0)
+        return e, m, w
+
+
+def center_chunk(embeddings, embeddings_mask, mean=None, dimension: Any = False):
+    """Centred, L2-normalised token vectors of one chunk (traceable).
+
+    ``v = w - mean`` with ``mean [B, D]`` one row per text (``None``: nothing subtracted), and
+    with ``dimension`` (a bool, or a traced bool scalar) also the scalar mean of each vector's D
+    coordinates; then ``v / ||v||`` on ``embeddings_mask``, 0 elsewhere. With ``mean=None`` and
+    ``dimension`` this is :func:`~jaxmetrics.similarity.center_embeddings` ``"none"`` /
+    ``"dimension"``; with a mean of :meth:`PairLayout.means`, its ``sentence | corpus | batch``.
+    """
+    e, m = embeddings, embeddings_mask
+    v = e if mean is None else e - mean[:, None, :]
+    if dimension is True:
+        v = v - jnp.mean(e, axis=-1, keepdims=True)
+    elif dimension is not False:
+        v = v - jnp.where(dimension, jnp.mean(e, axis=-1, keepdims=True), 0.0)
+    return l2_normalize(jnp.where(m[..., None], v, 0.0), m)
+
+
+def score_chunk(candidates, references, candidates_mask, references_mask, *, metric: str,
+                temperature=1.0, num_iterations: int = 1, candidates_weights=None, references_weights=None,
+                compat: bool = False, candidates_pad_zero=None, references_pad_zero=None, baseline=None) -> PRF:
+    """P, R, F ``[B]`` of a chunk of centred unit token vectors (traceable): BERTScore's greedy
+    matching (:func:`~jaxmetrics.similarity.batch_bertscore`) for ``metric="bertscore"``, else
+    :func:`~jaxmetrics.similarity.batch_similarity` (no further normalisation of the tokens)."""
+    if metric == "bertscore":
+        return batch_bertscore(candidates=candidates, references=references, candidates_mask=candidates_mask,
+                               references_mask=references_mask, candidates_weights=candidates_weights,
+                               references_weights=references_weights, compat=compat,
+                               candidates_pad_zero=candidates_pad_zero, references_pad_zero=references_pad_zero,
+                               baseline=baseline)
+    return batch_similarity(candidates=candidates, references=references, candidates_mask=candidates_mask,
+                            references_mask=references_mask, metric=metric, temperature=temperature,
+                            num_iterations=num_iterations, candidates_weights=candidates_weights,
+                            references_weights=references_weights, normalize_tokens=False)
