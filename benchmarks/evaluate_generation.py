@@ -57,7 +57,7 @@ def _data(n: int, prompt_len: int, gen_len: int):
 
     lm = load_model(demo_model_dir())
     cfg = DemoConfig(n_prompts=n, prompt_len=prompt_len, gen_len=gen_len)
-    windows = heldout_passages(lm.tokenizer, cfg, np.random.default_rng(0)).windows
+    windows = heldout_passages(lm.tokenizer, cfg).windows
     return lm, windows[:, :prompt_len], windows[:, prompt_len:]
 
 

@@ -36,7 +36,7 @@ def demo_texts(n_prompts: int, cache: Path) -> dict[str, list[str]]:
 
     cfg = replace(demo.SIZES["small"], n_prompts=n_prompts)
     lm = load_model(demo_model_dir())
-    windows = demo.heldout_passages(lm.tokenizer, cfg, np.random.default_rng(cfg.seed)).windows
+    windows = demo.heldout_passages(lm.tokenizer, cfg).windows
     ids = {"human": list(windows)}
     for i, dec in enumerate(demo.DECODINGS):
         ids[dec] = demo._generate(lm, windows[:, :cfg.prompt_len], cfg, dec, cfg.seed + 1 + i)

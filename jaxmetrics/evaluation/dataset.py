@@ -19,16 +19,15 @@ from __future__ import annotations
 import csv
 import json
 import os
-from dataclasses import dataclass
 from typing import Any, Sequence
 
 from jaxmetrics._validation import check_input_file
+from jaxmetrics.results import Result, static_field
 
 __all__ = ["PromptDataset", "load_prompt_dataset"]
 
 
-@dataclass(frozen=True)
-class PromptDataset:
+class PromptDataset(Result):
     """Prompts and human continuations as texts (``references`` may be ``None`` per the split
     protocol, where the prompt is cut from the human text by tokens later).
 
@@ -41,8 +40,8 @@ class PromptDataset:
 
     prompts: list[str] | None
     references: list[str]
-    split: bool
-    source: str
+    split: bool = static_field()
+    source: str = static_field()
 
     def __len__(self) -> int:
         return len(self.references)

@@ -9,7 +9,9 @@ share their cached generations.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from jaxmetrics.results import Result, static_field
 
 __all__ = ["Decoding", "parse_decoding"]
 
@@ -24,8 +26,7 @@ _PARAMS = {
 _ALIASES = {"sample": "sample", "pure": "sample", "ancestral": "sample", "greedy": "greedy"}
 
 
-@dataclass(frozen=True)
-class Decoding:
+class Decoding(Result):
     """One decoding setting.
 
     Attributes:
@@ -34,9 +35,9 @@ class Decoding:
       stochastic: False for greedy decoding (one run whatever the number of seeds).
     """
 
-    name: str
-    kwargs: dict = field(default_factory=dict, hash=False, compare=False)
-    stochastic: bool = True
+    name: str = static_field()
+    kwargs: dict = field(default_factory=dict)
+    stochastic: bool = static_field(default=True)
 
 
 def _fmt(v) -> str:

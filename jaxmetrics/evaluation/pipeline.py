@@ -99,8 +99,7 @@ def _setup(*, model, dataset, featurizer, decodings, seeds, max_new_tokens, prom
            kmeans_num_redo, kmeans_max_iter, self_bleu_samples, eos_token_id, cache_dir, mesh, notes) -> _Setup:
     """Resolve the models, read the dataset, compare the cache's manifest and derive the cache
     keys and the config; every problem is a ``ValueError`` raised before any generation."""
-    from jaxmetrics._cli_util import resolve_pooling
-    from jaxmetrics.models import resolve_model
+    from jaxmetrics.models import resolve_model, resolve_pooling
 
     lm = resolve_model(model, causal=True, purpose="generate continuations (evaluate_generation)")
     enc = resolve_model(featurizer)
