@@ -26,21 +26,23 @@ token lists by :func:`encode_sequences`; texts are split into words by :func:`te
   (``mcdiv.py``: :func:`read_mcdiv_csv`) and plots (``plot.py``:
   :func:`plot_metric_vs_parameter`).
 """
-from jaxmetrics.diversity.ngrams import (
+from jaxmetrics.diversity.encoding import (
     EncodedSequences,
     EncodedSets,
-    NGramIds,
-    NGramStats,
-    check_orders,
-    averaged_distinct_n,
-    distinct_n,
     encode_sequences,
     encode_sets,
+    tevet_tokenize,
+)
+from jaxmetrics.diversity.ngrams import (
+    NGramIds,
+    NGramStats,
+    averaged_distinct_n,
+    check_orders,
+    distinct_n,
     ngram_cosine_matrix,
     ngram_count_stats,
     ngram_entropy,
     ngram_ids,
-    tevet_tokenize,
 )
 from jaxmetrics.diversity.selfbleu import SelfBLEUStats, bleu_from_stats, self_bleu, self_bleu_scores, self_bleu_stats
 from jaxmetrics.diversity.stats import (

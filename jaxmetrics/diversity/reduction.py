@@ -25,13 +25,8 @@ import numpy as np
 
 from jaxmetrics._ops import accumulator_dtype
 from jaxmetrics._validation import check_int, check_mask
-from jaxmetrics.diversity.ngrams import (
-    ROW_MULTIPLE,
-    check_orders,
-    encode_sets,
-    ngram_cosine_matrix,
-    ngram_count_stats,
-)
+from jaxmetrics.diversity.encoding import ROW_MULTIPLE, encode_sets
+from jaxmetrics.diversity.ngrams import check_orders, ngram_cosine_matrix, ngram_count_stats
 from jaxmetrics.diversity.selfbleu import bleu_from_stats, self_bleu_stats
 
 __all__ = [

@@ -32,7 +32,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxmetrics._validation import check_int
-from jaxmetrics.diversity.ngrams import ROW_MULTIPLE, encode_sequences, ngram_ids
+from jaxmetrics.diversity.encoding import ROW_MULTIPLE, encode_sequences
+from jaxmetrics.diversity.ngrams import ngram_ids
 from jaxmetrics.results import Result
 
 __all__ = ["SelfBLEUStats", "self_bleu_stats", "bleu_from_stats", "self_bleu_scores", "self_bleu"]

@@ -19,7 +19,7 @@ import numpy as np
 from jaxmetrics._validation import check_texts
 from jaxmetrics.diversity import reduction as _red
 from jaxmetrics.diversity.neural import SetEmbeddings, embed_response_sets, token_set_diversity
-from jaxmetrics.diversity.ngrams import encode_sets
+from jaxmetrics.diversity.encoding import encode_sets
 from jaxmetrics.results import Result, static_field
 
 __all__ = ["SetMetric", "SetMetricValues", "resolve_set_metric", "set_metric_names",

@@ -18,7 +18,7 @@ import numpy as np
 
 from jaxmetrics._ops import accumulator_dtype
 from jaxmetrics._validation import check_int, check_positive
-from jaxmetrics.diversity.ngrams import ROW_MULTIPLE, encode_sequences
+from jaxmetrics.diversity.encoding import ROW_MULTIPLE, encode_sequences
 from jaxmetrics.results import Result
 
 __all__ = ["ZipfStats", "zipf_stats", "zipf_coefficient", "repetition_flags", "repetition_fraction",

@@ -324,7 +324,7 @@ def test_eight_simulated_devices_match_one():
     code = textwrap.dedent("""
         import json, numpy as np, jax, jax.numpy as jnp
         from jaxmetrics.sharding import shard
-        from jaxmetrics.diversity.ngrams import encode_sets, encode_sequences
+        from jaxmetrics.diversity.encoding import encode_sets, encode_sequences
         from jaxmetrics.diversity.reduction import _cosine_div_kernel, _set_count_stats
         from jaxmetrics.diversity.selfbleu import self_bleu_stats
         assert len(jax.devices()) == 8
@@ -346,7 +346,7 @@ def test_eight_simulated_devices_match_one():
     assert res.returncode == 0, res.stderr[-2000:]
     got = json.loads(res.stdout.strip().splitlines()[-1])
 
-    from jaxmetrics.diversity.ngrams import encode_sequences, encode_sets
+    from jaxmetrics.diversity.encoding import encode_sequences, encode_sets
     from jaxmetrics.diversity.reduction import _cosine_div_kernel, _set_count_stats
     from jaxmetrics.diversity.selfbleu import self_bleu_stats
     rng = np.random.default_rng(0)
