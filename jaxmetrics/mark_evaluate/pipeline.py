@@ -4,9 +4,10 @@ Two granularities, as in the paper:
 
 * sentence mode (default): one mean-pooled embedding per text
   (:func:`jaxmetrics.models.sentence_embeddings`);
-* token mode (``token_level=True``): every non-special token vector of each of the last
-  ``num_layers`` (5) hidden layers is a separate sample, so a text of T word pieces gives
-  5 T points (the MoverScore-style set-up the paper uses for MT and summarization).
+* token mode (``token_level=True``): every non-special token vector of each of the ``layers``
+  (default the last 5 hidden layers, all from one forward pass of the encoding engine) is a
+  separate sample, so a text of T word pieces gives 5 T points (the MoverScore-style set-up the
+  paper uses for MT and summarization).
 """
 from __future__ import annotations
 
@@ -51,20 +52,21 @@ class MarkEvaluateResult(Result):
 
 
 def embed_texts(texts: Sequence[str], *, model: Any, token_level: bool = False,
-                num_layers: int = 5, max_length: int = 256, batch_size: int = 32,
+                layers: Sequence[int] = (-5, -4, -3, -2, -1), max_length: int = 256, batch_size: int = 32,
                 progress: bool = False, name: str = "texts") -> np.ndarray:
     """Embedding samples of a list of texts for Mark-Evaluate.
 
     Sentence mode: ``[N, D]`` mean-pooled last-layer states. Token mode: the rows
-    ``h^(l)_{i,t}`` for every text i, every real non-special token t and each of the last
-    ``num_layers`` layers l, stacked to ``[sum_l sum_i T_i, D]``.
+    ``h^(l)_{i,t}`` for every text i, every real non-special token t and each layer l of
+    ``layers`` (in that order), stacked to ``[sum_l sum_i T_i, D]``; all layers come from one
+    forward pass (:func:`jaxmetrics.models.encode`).
 
     Args:
       texts: ``N`` non-empty strings.
       model: a loaded model (:func:`jaxmetrics.models.load_model`), a hub id or a local
         checkpoint directory.
       token_level: token mode instead of sentence mode.
-      num_layers: layers used in token mode (the last ones).
+      layers: ``hidden_states`` indices used in token mode (default: the last five layers).
       max_length: truncation length in tokens.
       batch_size: texts per forward pass.
       progress: show a progress bar.
@@ -81,23 +83,18 @@ def embed_texts(texts: Sequence[str], *, model: Any, token_level: bool = False,
       >>> embed_texts(["a cat", "a dog"], model=p, token_level=True).shape   # 2 words x 2 texts x 5
       (20, 384)
     """
-    from jaxmetrics.models import resolve_model, sentence_embeddings, token_embeddings
+    from jaxmetrics.models import encode, resolve_layers, resolve_model, sentence_embeddings
 
     texts = check_texts(texts, name)
-    num_layers = check_int(num_layers, "num_layers", minimum=1)
     lm = resolve_model(model)
     if not token_level:
         return np.asarray(sentence_embeddings(texts, model=lm, max_length=max_length,
                                               batch_size=batch_size, progress=progress))
-    if num_layers > lm.num_layers:
-        raise ValueError(f"num_layers: the model has only {lm.num_layers} layers, got {num_layers}")
-    rows = []
-    for layer in range(-num_layers, 0):
-        t = token_embeddings(texts, model=lm, layer=layer, max_length=max_length,
-                             batch_size=batch_size, progress=progress)
-        keep = np.asarray(t.embeddings_mask) & ~np.asarray(t.special_mask)
-        rows.append(np.asarray(t.embeddings)[keep])
-    return np.concatenate(rows, axis=0)
+    layers = resolve_layers(lm, layers)
+    e = encode(texts, model=lm, layers=layers, tokens=True, max_length=max_length, batch_size=batch_size,
+               progress=progress, desc="token embeddings")
+    content = ~e.special_mask[e.tokens_mask]          # [sum of lengths]: non-special tokens
+    return np.concatenate([e.token_vectors[k][content] for k in range(len(layers))], axis=0)
 
 
 def compute_mark_evaluate(*, references: Sequence[str], candidates: Sequence[str], model: Any,

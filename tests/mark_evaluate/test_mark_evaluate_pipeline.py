@@ -52,11 +52,16 @@ def test_sentence_mode_matches_kernel_on_embeddings(lm):
     assert (same.impar_precision, same.impar_recall, same.fid) == (None, None, None)
 
 
-def test_token_mode_uses_every_token_of_last_five_layers(lm):
-    from jaxmetrics.models import token_embeddings
+def test_token_mode_uses_every_token_of_last_five_layers(lm, monkeypatch):
+    from jaxmetrics.models import encoding, token_embeddings
 
     texts = REFS[:3]
+    calls = []
+    real = encoding.run_encoder
+    monkeypatch.setattr(encoding, "run_encoder", lambda *a, **k: calls.append(k["layers"]) or real(*a, **k))
     x = embed_texts(texts, model=lm, token_level=True)
+    assert calls == [(2, 3, 4, 5, 6)]                  # the last five of 6 layers, one forward pass
+    monkeypatch.undo()
     rows = []
     for layer in (-5, -4, -3, -2, -1):
         t = token_embeddings(texts, model=lm, layer=layer, progress=False)
@@ -98,10 +103,10 @@ def test_pipeline_bad_input(lm):
         compute_mark_evaluate(references=REFS, candidates=CANDS, model=3)
     with pytest.raises(ValueError, match="^occasions:"):
         compute_mark_evaluate(references=REFS, candidates=CANDS, model=lm, occasions="bogus")
-    with pytest.raises(ValueError, match="^num_layers:"):
-        embed_texts(REFS, model=lm, token_level=True, num_layers=0)
-    with pytest.raises(ValueError, match="^num_layers:"):
-        embed_texts(REFS, model=lm, token_level=True, num_layers=lm.num_layers + 1)
+    with pytest.raises(ValueError, match="^layers: empty"):
+        embed_texts(REFS, model=lm, token_level=True, layers=())
+    with pytest.raises(ValueError, match="^layers: must be in"):
+        embed_texts(REFS, model=lm, token_level=True, layers=(lm.num_layers + 1,))
 
 
 def test_sentence_mode_scores_exactly_the_models_sentence_embeddings(lm, monkeypatch):
