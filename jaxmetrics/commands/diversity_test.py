@@ -29,7 +29,7 @@ def register(subparsers) -> None:
     p.add_argument("--plot", default=None, help="save a metric-vs-parameter plot (PNG)")
     p.add_argument("--json", default=None,
                    help="also write the report as JSON: {rows: [{metric, spearman, pearson, oca, "
-                        "error}], test, n_sets}")
+                        "error}], test, num_sets}")
     add_progress_options(p)
     p.set_defaults(func=run)
 

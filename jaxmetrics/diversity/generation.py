@@ -34,7 +34,7 @@ class SelfDecodingTestResult(Result):
       >>> import jax
       >>> gen = unigram_generator(vocab_size=30, length=8, n_responses=4)
       >>> self_decoding_test(gen, ["c"] * 6, [0.5, 2.0, 8.0], ["distinct-1"], key=jax.random.key(0))
-      SelfDecodingTestResult(report=DiversityTestReport(rows=tuple[1], test='dec', n_sets=18), params=f64[18], values=SetMetricValues(names=('distinct-1',), values=f64[1,18]), response_sets=tuple[18])
+      SelfDecodingTestResult(report=DiversityTestReport(rows=tuple[1], test='dec', num_sets=18), params=f64[18], values=SetMetricValues(names=('distinct-1',), values=f64[1,18]), response_sets=tuple[18])
     """
 
     report: DiversityTestReport

@@ -51,12 +51,12 @@ class DiversityTestReport(Result):
     Attributes:
       rows: one :class:`DiversityTestRow` per metric, in the order asked for.
       test: ``"dec"`` (decTest: Spearman, Pearson) or ``"con"`` (conTest: adds OCA).
-      n_sets: the number of response sets ``S``.
+      num_sets: the number of response sets ``S``.
 
     Examples:
       >>> report = DiversityTestReport((DiversityTestRow("m", 1.0, 0.5),), "dec", 4)
       >>> report
-      DiversityTestReport(rows=tuple[1], test='dec', n_sets=4)
+      DiversityTestReport(rows=tuple[1], test='dec', num_sets=4)
       >>> report["m"]
       DiversityTestRow(metric='m', spearman=1, pearson=0.5, oca=None, error=None)
       >>> print(report.format_table())
@@ -67,7 +67,7 @@ class DiversityTestReport(Result):
 
     rows: tuple
     test: str = static_field()
-    n_sets: int = static_field()
+    num_sets: int = static_field()
 
     def __getitem__(self, metric: str) -> DiversityTestRow:
         for r in self.rows:
@@ -82,7 +82,7 @@ class DiversityTestReport(Result):
         lines = ["| metric | test | sets | " + " | ".join(cols) + " |",
                  "|" + "---|" * (3 + len(cols))]
         for r in self.rows:
-            lines.append(f"| {r.metric} | {self.test} | {self.n_sets} | "
+            lines.append(f"| {r.metric} | {self.test} | {self.num_sets} | "
                          + " | ".join(f(getattr(r, c)) for c in cols) + " |")
         return "\n".join(lines)
 
@@ -135,4 +135,4 @@ def run_diversity_test(response_sets: Sequence[Sequence[str]] | None, params: An
                 rows.append(DiversityTestRow(metric=name, spearman=r.spearman, pearson=r.pearson))
         except ValueError as e:
             rows.append(DiversityTestRow(metric=name, error=str(e)))
-    return DiversityTestReport(rows=tuple(rows), test=test, n_sets=int(len(p)))
+    return DiversityTestReport(rows=tuple(rows), test=test, num_sets=int(len(p)))

@@ -228,26 +228,26 @@ def self_bleu_scores(generations: Sequence, n: int = 4, *, weights=None,
     return _bleu_numpy(st.numerators, st.denominators, st.hyp_len, st.ref_len, w)
 
 
-def _sample_indices(num: int, n_samples: int, seed: int) -> np.ndarray:
-    """The ``n_samples`` distinct hypothesis indices of :func:`self_bleu` for ``seed``."""
+def _sample_indices(num: int, num_samples: int, seed: int) -> np.ndarray:
+    """The ``num_samples`` distinct hypothesis indices of :func:`self_bleu` for ``seed``."""
     key = jax.random.key(seed)
-    return np.asarray(jax.random.choice(key, num, shape=(n_samples,), replace=False))
+    return np.asarray(jax.random.choice(key, num, shape=(num_samples,), replace=False))
 
 
-def self_bleu(generations: Sequence, n: int = 4, *, n_samples: int | None = None,
+def self_bleu(generations: Sequence, n: int = 4, *, num_samples: int | None = None,
               seed: int = 1234, weights=None, tokenizer: Callable | None = None) -> float:
     """Self-BLEU-n: mean BLEU of (sampled) generations against all other generations.
 
     ``mean_{i ∈ H} BLEU(g_i; {g_j : j != i})`` (see :func:`self_bleu_scores`). ``H`` is all
-    hypotheses, or with ``n_samples`` the distinct indices
-    ``jax.random.choice(jax.random.key(seed), B, shape=(n_samples,), replace=False)`` (the
+    hypotheses, or with ``num_samples`` the distinct indices
+    ``jax.random.choice(jax.random.key(seed), B, shape=(num_samples,), replace=False)`` (the
     MAUVE experiments average over 500 sampled hypotheses); references are always all other
     generations. Higher = less diverse.
 
     Args:
       generations: ``B >= 2`` texts or token sequences.
       n: n-gram order (uniform weights over 1..n).
-      n_samples: number of hypotheses to average over (``<= B``), or None for all.
+      num_samples: number of hypotheses to average over (``<= B``), or None for all.
       seed: integer seed of the ``jax.random`` key the sample is drawn with.
       weights: optional explicit weights ``[N]`` (orders ``1..N``) instead of uniform.
       tokenizer: ``str -> list`` used for texts.
@@ -260,8 +260,8 @@ def self_bleu(generations: Sequence, n: int = 4, *, n_samples: int | None = None
       0.4714
     """
     scores = self_bleu_scores(generations, n, weights=weights, tokenizer=tokenizer)
-    if n_samples is not None:
-        check_int(n_samples, "n_samples", minimum=1, maximum=len(scores))
+    if num_samples is not None:
+        check_int(num_samples, "num_samples", minimum=1, maximum=len(scores))
         check_int(seed, "seed")
-        scores = scores[_sample_indices(len(scores), n_samples, seed)]
+        scores = scores[_sample_indices(len(scores), num_samples, seed)]
     return float(np.mean(scores))

@@ -45,7 +45,7 @@ def _text_scores(full_ids, stat_ids, cont_ids, lm, *, self_bleu_samples, batch_s
     clock["perplexity"] += t1 - t0
     seqs = [np.asarray(x, np.int32) for x in stat_ids if x.size]
     out["distinct_4"] = float(distinct_n(seqs, 4))
-    out["self_bleu_4"] = float(self_bleu(seqs, 4, n_samples=min(self_bleu_samples, len(seqs)), seed=1234))
+    out["self_bleu_4"] = float(self_bleu(seqs, 4, num_samples=min(self_bleu_samples, len(seqs)), seed=1234))
     out["zipf"] = float(zipf_coefficient(seqs))
     out["rep"] = 100.0 * float(repetition_fraction(seqs))
     out["mean_length"] = float(np.mean([x.size for x in cont_ids]))

@@ -218,8 +218,8 @@ def test_self_bleu_texts_and_sampling():
     # the documented sample: distinct indices drawn from jax.random.key(seed)
     idx = np.asarray(jax.random.choice(jax.random.key(7), 5, shape=(3,), replace=False))
     assert len(set(idx.tolist())) == 3
-    assert self_bleu(texts, 4, n_samples=3, seed=7) == pytest.approx(ref[idx].mean(), abs=1e-9)
-    assert self_bleu(texts, 4, n_samples=5, seed=7) == pytest.approx(ref.mean(), abs=1e-9)
+    assert self_bleu(texts, 4, num_samples=3, seed=7) == pytest.approx(ref[idx].mean(), abs=1e-9)
+    assert self_bleu(texts, 4, num_samples=5, seed=7) == pytest.approx(ref.mean(), abs=1e-9)
     assert self_bleu(texts, 4) == pytest.approx(ref.mean(), abs=1e-9)
 
 
@@ -329,10 +329,10 @@ def test_bad_input_messages():
         averaged_distinct_n(["a b"], 3, 2)
     with pytest.raises(ValueError, match="^generations"):
         self_bleu_scores(["only one"])
-    with pytest.raises(ValueError, match="^n_samples"):
-        self_bleu(["a b", "b c"], n_samples=3)
+    with pytest.raises(ValueError, match="^num_samples"):
+        self_bleu(["a b", "b c"], num_samples=3)
     with pytest.raises(TypeError, match="^seed"):
-        self_bleu(["a b", "b c", "c d"], n_samples=2, seed=1.5)
+        self_bleu(["a b", "b c", "c d"], num_samples=2, seed=1.5)
     with pytest.raises(ValueError, match="^weights"):
         self_bleu_scores(["a b", "b c"], weights=[0.5, -1])
     with pytest.raises(ValueError, match="^response_sets"):

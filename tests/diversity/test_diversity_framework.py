@@ -158,7 +158,7 @@ def test_run_diversity_test_report_and_constant_metric():
     sets = ORDERED_SETS * 2
     labels = [0, 0, 1, 1] * 2
     report = run_diversity_test(sets, labels, "distinct,entropy-9")  # no 9-grams: constant 0
-    assert report.test == "con" and report.n_sets == 8
+    assert report.test == "con" and report.num_sets == 8
     good, const = report.rows
     expect = content_test(compute_set_metrics(sets, ["distinct"])["distinct"], labels)
     assert (good.spearman, good.pearson, good.oca) == (expect.spearman, expect.pearson, expect.oca)
@@ -223,7 +223,7 @@ def test_self_decoding_test_with_toy_generator():
     data = self_decoding_test(gen, ["ctx"] * 6, temps, ["distinct", "cosine", "self-bleu"],
                               key=jax.random.key(0))
     assert len(data.response_sets) == 30 and data.params.tolist() == sorted(temps * 6)
-    assert data.report.test == "dec" and data.report.n_sets == 30
+    assert data.report.test == "dec" and data.report.num_sets == 30
     for r in data.report.rows:
         assert r.spearman > 0.8, r
     np.testing.assert_array_equal(data.values["distinct"], compute_set_metrics(data.response_sets,
@@ -258,7 +258,7 @@ def test_cli_decoding_test_with_plot(tmp_path, capsys):
     assert rc == 0 and "| distinct | dec | 12 |" in out and png.stat().st_size > 0
     report = json.loads(js.read_text())
     rows = report["rows"]
-    assert report["test"] == "dec" and report["n_sets"] == 12
+    assert report["test"] == "dec" and report["num_sets"] == 12
     expect = run_diversity_test(sets, temps, ["distinct", "cosine"])
     assert isinstance(expect, DiversityTestReport)
     assert [r["metric"] for r in rows] == ["distinct", "cosine"]

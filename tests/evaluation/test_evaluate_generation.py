@@ -150,7 +150,7 @@ def test_every_column_equals_the_direct_call(first, lm):
         ev = text_perplexities(texts, model=lm, add_start_token=True)
         np.testing.assert_allclose(run["ppl_evaluate_per_text"], ev.perplexities, rtol=1e-6)
         assert run["distinct_4"] == distinct_n(full, 4)
-        assert run["self_bleu_4"] == pytest.approx(self_bleu(full, 4, n_samples=10, seed=1234), rel=1e-12)
+        assert run["self_bleu_4"] == pytest.approx(self_bleu(full, 4, num_samples=10, seed=1234), rel=1e-12)
         assert run["zipf"] == pytest.approx(zipf_coefficient(full), rel=1e-12)
         assert run["rep"] == pytest.approx(100 * repetition_fraction(full), rel=1e-12)
         assert run["mean_length"] == pytest.approx(np.mean([f.size - p.size for f, p in zip(full, prompts)]))
