@@ -131,7 +131,7 @@ def project_features(features: Any, *, key: jax.Array, explained_var: float = 0.
       >>> from jaxmetrics.mauve.engine import project_features
       >>> pca, z = project_features(np.random.default_rng(0).normal(size=(50, 8)), key=jax.random.key(0))
       >>> z.shape, pca.num_components
-      ((50, 7), 7)
+      ((50, 8), 7)
     """
     V.check_key(key)
     x = jnp.asarray(V.check_features(features, "features"))
