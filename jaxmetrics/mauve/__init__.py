@@ -3,14 +3,17 @@
 P is the human text (the references), Q the model text (the candidates); MAUVE keeps the
 paper's ``p`` / ``q`` names in its kernels and states.
 
-Layers: :mod:`.histograms` (pure kernels: divergence curve, area, frontier integral,
-smoothing), :mod:`.pca` and :mod:`.clustering` (quantization kernels; :func:`kmeans` is the
-library's one k-means), :mod:`.quantizers` (the ``Quantizer`` interface and registry), :mod:`.compute`
-(mauve-text-compatible pipeline), :mod:`.soft` (differentiable MAUVE), :mod:`.state`
-(:class:`MauveState`, feature buffers), :mod:`.plot` (divergence-curve figures),
-:mod:`.loss_recipe` (:func:`fit_to_mauve`, MAUVE as a training loss),
-:mod:`.drmm` and :mod:`.lattice` (learned quantizers), :mod:`.sweeps` (MAUVE along sample size,
-text length, k, c and quantizer; rank agreement and paired seed comparisons).
+Layers: :mod:`.engine` (the stages every MAUVE goes through: project, quantize, count, score),
+:mod:`.histograms` (pure kernels: divergence curve, area, frontier integral, smoothing),
+:mod:`.pca` and :mod:`.clustering` (quantization kernels; :func:`kmeans` is the library's one
+k-means), :mod:`.quantizers` (the ``Quantizer`` interface and registry), :mod:`.inputs` (features
+from text or tokens), :mod:`.compute` (mauve-text-compatible pipeline), :mod:`.codebook` (one
+codebook for several pairs), :mod:`.soft` (differentiable MAUVE), :mod:`.state`
+(:class:`MauveState`, feature buffers), :mod:`.plot` (every MAUVE figure), :mod:`.loss_recipe`
+(:func:`fit_to_mauve`, MAUVE as a training loss), :mod:`.drmm` and :mod:`.lattice` (learned
+quantizers), :mod:`.sweeps` with :mod:`.sweep_stages` and :mod:`.sweep_results` (MAUVE along
+sample size, text length, k, c and quantizer) and :mod:`.sweep_stats` (rank agreement and paired
+seed comparisons).
 
 ``DRMMQuantizer``, ``LatticeQuantizer`` (Flax NNX and optax), ``fit_to_mauve`` (optax) and ``MauveState`` are
 imported on first access, so ``import jaxmetrics.mauve`` stays light; ``plot_divergence_curves``
