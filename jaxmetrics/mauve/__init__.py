@@ -47,7 +47,10 @@ from jaxmetrics.mauve.quantizers import (
     soft_bin_counts,
 )
 from jaxmetrics.mauve.engine import (
+    LabelledRows,
     MauveScores,
+    ProblemCounts,
+    ProjectedFeatures,
     apply_projection,
     fit_labels,
     kmeans_labels,
@@ -103,7 +106,10 @@ __all__ = [
     "DRMMQuantizer",
     "LatticeQuantizer",
     # the engine's stages
+    "LabelledRows",
     "MauveScores",
+    "ProblemCounts",
+    "ProjectedFeatures",
     "apply_projection",
     "fit_labels",
     "kmeans_labels",

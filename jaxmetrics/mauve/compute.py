@@ -312,9 +312,9 @@ def compute_mauve(
             from jaxmetrics.sharding import place_rows
 
             rows = place_rows(stacked, mesh, name="p_features")
-        fitted, labels = fit_labels(quant, rows, key=jax.random.key(seed))
-        nb = int(fitted.num_bins)
-        q_counts, p_counts = split_counts(labels, (q.shape[0], p.shape[0]), nb)
+        fit = fit_labels(quant, rows, key=jax.random.key(seed))
+        nb = int(fit.fitted.num_bins)
+        q_counts, p_counts = split_counts(fit.labels, (q.shape[0], p.shape[0]), nb)
         t2 = time.perf_counter()
         out = _output(mauve_scores(p_counts, q_counts, scaling=float(mauve_scaling_factor),
                                    num_points=divergence_curve_discretization_size, scoring=scoring),
@@ -395,16 +395,16 @@ def compute_mauve_seeds(
     if isinstance(quant, KMeansQuantizer):  # one projection, the k-means of every seed in one call
         if quant.num_bins > stacked.shape[0]:
             raise ValueError(f"num_buckets: {quant.num_bins} bins for only {stacked.shape[0]} points")
-        _, z = project_features(stacked, key=jax.random.key(seeds[0]), explained_var=quant.explained_var,
-                                pca_max_data=quant.pca_max_data, normalize=quant.normalize)
+        z = project_features(stacked, key=jax.random.key(seeds[0]), explained_var=quant.explained_var,
+                             pca_max_data=quant.pca_max_data, normalize=quant.normalize).z
         keys = jnp.stack([jax.random.fold_in(jax.random.key(s), KMEANS_SALT) for s in seeds])
         labels = kmeans_labels(z, keys, num_clusters=quant.num_bins, num_redo=quant.num_redo, max_iter=quant.max_iter,
                                max_points_per_centroid=quant.max_points_per_centroid)
         nb = quant.num_bins
     else:
         per_seed = [fit_labels(quant, stacked, key=jax.random.key(s)) for s in seeds]
-        labels = jnp.stack([lab for _, lab in per_seed])
-        nb = int(per_seed[-1][0].num_bins)
+        labels = jnp.stack([r.labels for r in per_seed])
+        nb = int(per_seed[-1].fitted.num_bins)
     counts = split_counts(labels, (q.shape[0], p.shape[0]), nb)  # [S, 2, k]
     q_counts, p_counts = counts[:, 0], counts[:, 1]
     sc = mauve_scores(p_counts, q_counts, scaling=float(mauve_scaling_factor),

@@ -25,8 +25,8 @@ Example (the whole pipeline by hand; ``compute_mauve(p_features=p, q_features=q)
     >>> from jaxmetrics.mauve.engine import fit_labels, mauve_scores, split_counts
     >>> rng = np.random.default_rng(0)
     >>> p, q = rng.normal(size=(100, 8)), rng.normal(size=(80, 8)) + 0.5
-    >>> fitted, labels = fit_labels(KMeansQuantizer(8), np.concatenate([q, p]), key=jax.random.key(25))
-    >>> q_counts, p_counts = split_counts(labels, (80, 100), 8)
+    >>> rows = fit_labels(KMeansQuantizer(8), np.concatenate([q, p]), key=jax.random.key(25))
+    >>> q_counts, p_counts = split_counts(rows.labels, (80, 100), rows.fitted.num_bins)
     >>> s = mauve_scores(p_counts, q_counts)
     >>> s  # doctest: +ELLIPSIS
     MauveScores(p_hist=f64[8], q_hist=f64[8], divergence_curve=f64[27,2], mauve=..., mauve_star=..., frontier_integral_star=...)
@@ -49,6 +49,9 @@ from jaxmetrics.results import Result
 
 __all__ = [
     "MauveScores",
+    "ProjectedFeatures",
+    "LabelledRows",
+    "ProblemCounts",
     "project_features",
     "apply_projection",
     "fit_labels",
@@ -84,6 +87,42 @@ class MauveScores(Result):
     frontier_integral_star: np.ndarray
 
 
+class ProjectedFeatures(Result):
+    """Output of :func:`project_features`.
+
+    Attributes:
+      pca: the fitted :class:`~jaxmetrics.mauve.pca.PCAProjection`.
+      z: ``[N, m_pad]`` float32 projected rows.
+    """
+
+    pca: PCAProjection
+    z: jax.Array
+
+
+class LabelledRows(Result):
+    """Output of :func:`fit_labels`.
+
+    Attributes:
+      fitted: the fitted quantizer (``num_bins``, ``assign``, ``soft_assign``).
+      labels: ``[N]`` int bin of every row it was fitted on.
+    """
+
+    fitted: Any
+    labels: jax.Array
+
+
+class ProblemCounts(Result):
+    """Output of :func:`masked_kmeans_counts`.
+
+    Attributes:
+      p_counts: ``[B, K]`` int32 bin counts of P's rows of each problem.
+      q_counts: ``[B, K]`` int32 bin counts of Q's rows.
+    """
+
+    p_counts: jax.Array
+    q_counts: jax.Array
+
+
 # --------------------------------------------------------------------------- 1. project
 
 
@@ -103,8 +142,8 @@ def apply_projection(features: Any, pca: PCAProjection, *, normalize: bool = Tru
       >>> import jax, numpy as np
       >>> from jaxmetrics.mauve.engine import apply_projection, project_features
       >>> x = np.random.default_rng(0).normal(size=(30, 6))
-      >>> pca, z = project_features(x, key=jax.random.key(0))
-      >>> bool(np.allclose(apply_projection(x, pca), z))
+      >>> proj = project_features(x, key=jax.random.key(0))
+      >>> bool(np.allclose(apply_projection(x, proj.pca), proj.z))
       True
     """
     d = int(pca.mean.shape[0])
@@ -118,8 +157,8 @@ def apply_projection(features: Any, pca: PCAProjection, *, normalize: bool = Tru
 
 
 def project_features(features: Any, *, key: jax.Array, explained_var: float = 0.9, pca_max_data: int = -1,
-                     normalize: bool = True) -> tuple[PCAProjection, jax.Array]:
-    """Fit the projection stage on ``features [N, d]`` and project them: ``(pca, z [N, m_pad])``.
+                     normalize: bool = True) -> ProjectedFeatures:
+    """Fit the projection stage on ``features [N, d]`` and project them: ``pca`` and ``z [N, m_pad]``.
 
     Rows are L2-normalised (``normalize``), a PCA keeping ``explained_var`` of the variance is
     fitted (on ``pca_max_data`` rows drawn with ``fold_in(key, 5)``, or all rows for -1) and
@@ -129,8 +168,8 @@ def project_features(features: Any, *, key: jax.Array, explained_var: float = 0.
     Examples:
       >>> import jax, numpy as np
       >>> from jaxmetrics.mauve.engine import project_features
-      >>> pca, z = project_features(np.random.default_rng(0).normal(size=(50, 8)), key=jax.random.key(0))
-      >>> z.shape, pca.num_components
+      >>> proj = project_features(np.random.default_rng(0).normal(size=(50, 8)), key=jax.random.key(0))
+      >>> proj.z.shape, proj.pca.num_components
       ((50, 8), 7)
     """
     V.check_key(key)
@@ -139,14 +178,14 @@ def project_features(features: Any, *, key: jax.Array, explained_var: float = 0.
         x = jax.device_put(x, features.sharding)
     xn = l2_normalize(x) if normalize else x
     pca = fit_pca(xn, key=jax.random.fold_in(key, PCA_SALT), explained_var=explained_var, max_data=pca_max_data)
-    return pca, _project(xn, pca.mean, pca.components).astype(jnp.float32)
+    return ProjectedFeatures(pca=pca, z=_project(xn, pca.mean, pca.components).astype(jnp.float32))
 
 
 # --------------------------------------------------------------------------- 2. quantize
 
 
-def fit_labels(quantizer: Any, features: Any, *, key: jax.Array) -> tuple[Any, jax.Array]:
-    """Fit ``quantizer`` on ``features [N, d]`` with ``key``; return ``(fitted, labels [N])``.
+def fit_labels(quantizer: Any, features: Any, *, key: jax.Array) -> LabelledRows:
+    """Fit ``quantizer`` on ``features [N, d]`` with ``key``: the ``fitted`` quantizer and ``labels [N]``.
 
     The labels are the fitted quantizer's ``train_labels`` when it kept them for these rows
     (k-means labels its training rows with its final centroids), else ``fitted.assign(features)``.
@@ -155,16 +194,15 @@ def fit_labels(quantizer: Any, features: Any, *, key: jax.Array) -> tuple[Any, j
       >>> import jax, numpy as np
       >>> from jaxmetrics.mauve import KMeansQuantizer
       >>> from jaxmetrics.mauve.engine import fit_labels
-      >>> fitted, labels = fit_labels(KMeansQuantizer(4), np.random.default_rng(0).normal(size=(40, 6)),
-      ...                             key=jax.random.key(0))
-      >>> labels.shape, fitted.num_bins
+      >>> out = fit_labels(KMeansQuantizer(4), np.random.default_rng(0).normal(size=(40, 6)), key=jax.random.key(0))
+      >>> out.labels.shape, out.fitted.num_bins
       ((40,), 4)
     """
     fitted = quantizer.fit(features, key=key)
     tl = getattr(fitted, "train_labels", None)
     if tl is not None and tl.shape[0] == features.shape[0]:
-        return fitted, tl
-    return fitted, jnp.asarray(fitted.assign(features))
+        return LabelledRows(fitted=fitted, labels=tl)
+    return LabelledRows(fitted=fitted, labels=jnp.asarray(fitted.assign(features)))
 
 
 @functools.partial(jax.jit, static_argnames=("num_clusters", "num_redo", "max_points_per_centroid"))
@@ -187,8 +225,8 @@ def kmeans_labels(z: jax.Array, keys: jax.Array, *, num_clusters: int, num_redo:
 
 @functools.partial(jax.jit, static_argnames=("num_clusters", "num_redo", "max_points_per_centroid"))
 def masked_kmeans_counts(z, problem_z, rows, rows_mask, rows_is_q, keys, num_active, max_iter, *, num_clusters,
-                         num_redo, max_points_per_centroid=256):
-    """Bin counts of P and Q ``([B, K], [B, K])`` int32 of ``B`` k-means problems in one vmapped call.
+                         num_redo, max_points_per_centroid=256) -> ProblemCounts:
+    """Bin counts of P and Q (``[B, K]`` int32 each) of ``B`` k-means problems in one vmapped call.
 
     ``z [Z, R, m]`` holds the projected rows of ``Z`` feature stacks; problem ``b`` clusters rows
     ``rows[b] [W]`` (valid where ``rows_mask[b]``; ``rows_is_q[b]`` marks Q's rows) of
@@ -201,9 +239,9 @@ def masked_kmeans_counts(z, problem_z, rows, rows_mask, rows_is_q, keys, num_act
       >>> from jaxmetrics.mauve.engine import masked_kmeans_counts
       >>> z = jnp.asarray(np.random.default_rng(0).normal(size=(1, 20, 3)), jnp.float32)
       >>> rows = jnp.tile(jnp.arange(20), (2, 1))
-      >>> pc, qc = masked_kmeans_counts(z, jnp.zeros(2, int), rows, rows < 16, rows < 8,
+      >>> c = masked_kmeans_counts(z, jnp.zeros(2, int), rows, rows < 16, rows < 8,
       ...     jax.random.split(jax.random.key(0), 2), jnp.array([2, 3]), 50, num_clusters=3, num_redo=2)
-      >>> pc.sum(axis=1).tolist(), qc.sum(axis=1).tolist(), int(pc[0, 2] + qc[0, 2])
+      >>> c.p_counts.sum(axis=1).tolist(), c.q_counts.sum(axis=1).tolist(), int(c.p_counts[0, 2] + c.q_counts[0, 2])
       ([8, 8], [8, 8], 0)
     """
 
@@ -215,7 +253,8 @@ def masked_kmeans_counts(z, problem_z, rows, rows_mask, rows_is_q, keys, num_act
         q = jnp.sum(onehot * (rm & isq)[:, None].astype(jnp.int32), axis=0)
         return p, q
 
-    return jax.vmap(one)(problem_z, rows, rows_mask, rows_is_q, keys, num_active)
+    p, q = jax.vmap(one)(problem_z, rows, rows_mask, rows_is_q, keys, num_active)
+    return ProblemCounts(p_counts=p, q_counts=q)
 
 
 # --------------------------------------------------------------------------- 3. count

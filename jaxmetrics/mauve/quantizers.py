@@ -149,11 +149,11 @@ class KMeansQuantizer:
         n = np.shape(features)[0] if np.ndim(features) == 2 else None
         if n is not None and self.num_bins > n:
             raise ValueError(f"num_buckets: {self.num_bins} bins for only {n} points")
-        pca, z = project_features(features, key=key, explained_var=self.explained_var,
-                                  pca_max_data=self.pca_max_data, normalize=self.normalize)
-        res = kmeans(z, jax.random.fold_in(key, KMEANS_SALT), num_clusters=self.num_bins, num_redo=self.num_redo,
+        proj = project_features(features, key=key, explained_var=self.explained_var,
+                                pca_max_data=self.pca_max_data, normalize=self.normalize)
+        res = kmeans(proj.z, jax.random.fold_in(key, KMEANS_SALT), num_clusters=self.num_bins, num_redo=self.num_redo,
                      max_iter=self.max_iter, max_points_per_centroid=self.max_points_per_centroid)
-        return FittedKMeansQuantizer(pca=pca, centroids=res.centroids, train_labels=res.labels,
+        return FittedKMeansQuantizer(pca=proj.pca, centroids=res.centroids, train_labels=res.labels,
                                      normalize=self.normalize)
 
 
@@ -181,16 +181,16 @@ def register_quantizer(name: str, factory: Callable[..., Quantizer]) -> None:
     QUANTIZERS[name] = factory
 
 
-def available_quantizers() -> tuple[str, ...]:
+def available_quantizers() -> list[str]:
     """Names :func:`get_quantizer` accepts: the registered ones and those whose module registers
     them on first use (``'drmm'``, ``'lattice'``), sorted; nothing is imported.
 
     Examples:
       >>> from jaxmetrics.mauve.quantizers import available_quantizers
       >>> available_quantizers()
-      ('drmm', 'kmeans', 'lattice')
+      ['drmm', 'kmeans', 'lattice']
     """
-    return tuple(sorted(set(QUANTIZERS) | set(_LAZY_MODULES)))
+    return sorted(set(QUANTIZERS) | set(_LAZY_MODULES))
 
 
 def get_quantizer(quantizer: str | Quantizer, num_bins: int, **kwargs: Any) -> Quantizer:

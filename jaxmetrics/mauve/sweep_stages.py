@@ -73,8 +73,8 @@ class _Stacks:
             stacked = np.concatenate([q, p], axis=0)
             per_seed = 0 < pca_max_data < stacked.shape[0]
             for s in (seeds if per_seed else seeds[:1]):
-                _, z = project_features(stacked, key=jax.random.key(s), explained_var=explained_var,
-                                        pca_max_data=pca_max_data)
+                z = project_features(stacked, key=jax.random.key(s), explained_var=explained_var,
+                                     pca_max_data=pca_max_data).z
                 zs.append(np.asarray(z))
                 self.n_q.append(q.shape[0])
                 self.n_p.append(p.shape[0])
@@ -123,12 +123,12 @@ class _Problems:
         pcs, qcs = [], []
         for lo in range(0, b, chunk):  # one call unless batch_size splits the problems
             sl = slice(lo, lo + chunk)
-            pc, qc = masked_kmeans_counts(z, jnp.asarray(stack[sl]), jnp.asarray(rows[sl]), jnp.asarray(mask[sl]),
-                                   jnp.asarray(is_q[sl]), keys[sl], jnp.asarray(ks[sl]),
-                                   jnp.asarray(max_iter, jnp.int32), num_clusters=max(self.k), num_redo=num_redo,
-                                   max_points_per_centroid=256)
-            pcs.append(np.asarray(pc))
-            qcs.append(np.asarray(qc))
+            c = masked_kmeans_counts(z, jnp.asarray(stack[sl]), jnp.asarray(rows[sl]), jnp.asarray(mask[sl]),
+                                     jnp.asarray(is_q[sl]), keys[sl], jnp.asarray(ks[sl]),
+                                     jnp.asarray(max_iter, jnp.int32), num_clusters=max(self.k), num_redo=num_redo,
+                                     max_points_per_centroid=256)
+            pcs.append(np.asarray(c.p_counts))
+            qcs.append(np.asarray(c.q_counts))
         return np.concatenate(pcs)[:real], np.concatenate(qcs)[:real]
 
 

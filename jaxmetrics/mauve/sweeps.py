@@ -211,9 +211,9 @@ def mauve_sweep(
                 stacked = np.concatenate([q, p], axis=0)
                 pc, qc = [], []
                 for s in seeds:
-                    fitted, lab = fit_labels(quant, stacked, key=jax.random.key(s))
-                    nb = int(fitted.num_bins)
-                    qc_s, pc_s = split_counts(lab, (q.shape[0], p.shape[0]), nb)
+                    fit = fit_labels(quant, stacked, key=jax.random.key(s))
+                    nb = int(fit.fitted.num_bins)
+                    qc_s, pc_s = split_counts(fit.labels, (q.shape[0], p.shape[0]), nb)
                     qc.append(qc_s)
                     pc.append(pc_s)
             for a, b in zip(pc, qc):

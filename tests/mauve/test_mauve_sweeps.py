@@ -42,7 +42,7 @@ def synth():
 
 def _projected(p, q, seed):
     """The rows the sweep clusters: [Q; P] L2-normalised and PCA-projected (the engine's stage)."""
-    _, z = project_features(np.concatenate([q, p]), key=jax.random.key(seed))
+    z = project_features(np.concatenate([q, p]), key=jax.random.key(seed)).z
     return np.asarray(z)
 
 
