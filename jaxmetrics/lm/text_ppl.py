@@ -203,8 +203,8 @@ def text_perplexities(texts: Sequence[str], *, model: Any, batch_size: int = 16,
     outs = []
     # the encoding engine's planner (padded length buckets), longest first; dispatch all, then collect
     for batch in plan_batches(lengths, batch_size=rows, max_length=cap):
-        ids, mask, _ = layout_batch(batch, seqs, lm.pad_token_id)
-        outs.append((batch.items, run(state, jnp.asarray(ids), jnp.asarray(mask))))
+        arr = layout_batch(batch, seqs, lm.pad_token_id)
+        outs.append((batch.items, run(state, jnp.asarray(arr.input_ids), jnp.asarray(arr.attention_mask))))
     for idx, (s, c) in outs:
         nll[idx] = np.asarray(s, np.float64)[: len(idx)]
         count[idx] = np.asarray(c, np.int64)[: len(idx)]

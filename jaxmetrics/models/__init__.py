@@ -10,10 +10,10 @@ directory) and resolves it with :func:`resolve_model`.
 """
 from jaxmetrics.models._base import ModelOutput
 from jaxmetrics.models.batching import (
-    PACK_LENGTH, PACK_ROWS, Batch, bucket_length, layout_batch, pack_rows, pad_batch, plan_batches,
+    PACK_LENGTH, PACK_ROWS, Batch, BatchArrays, bucket_length, layout_batch, pack_rows, plan_batches,
 )
 from jaxmetrics.models.encoding import (
-    Encoding, check_batch_size, check_max_length, concat_encodings, encode, run_encoder, tokenize,
+    Encoding, Tokenized, check_batch_size, check_max_length, concat_encodings, encode, run_encoder, tokenize,
 )
 from jaxmetrics.models.featurizers import TokenEmbeddings, featurize, featurize_tokens, sentence_embeddings, token_embeddings
 from jaxmetrics.models.pooling import DEFAULT_MAX_LENGTH, POOLINGS, resolve_layers, resolve_pooling
@@ -26,6 +26,7 @@ __all__ = [
     "ARCHITECTURES",
     "Architecture",
     "Batch",
+    "BatchArrays",
     "CausalLM",
     "DEFAULT_MAX_LENGTH",
     "Encoding",
@@ -35,6 +36,7 @@ __all__ = [
     "PACK_ROWS",
     "POOLINGS",
     "TokenEmbeddings",
+    "Tokenized",
     "bucket_length",
     "check_batch_size",
     "check_max_length",
@@ -46,7 +48,6 @@ __all__ = [
     "layout_batch",
     "load_model",
     "pack_rows",
-    "pad_batch",
     "plan_batches",
     "read_texts",
     "register_architecture",

@@ -24,11 +24,11 @@ Examples:
 """
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import numpy as np
 
-__all__ = ["PACK_LENGTH", "PACK_ROWS", "Batch", "bucket_length", "layout_batch", "pack_rows", "pad_batch",
+from jaxmetrics.results import Result, static_field
+
+__all__ = ["PACK_LENGTH", "PACK_ROWS", "Batch", "BatchArrays", "bucket_length", "layout_batch", "pack_rows",
            "plan_batches"]
 
 _MIN_BUCKET = 8
@@ -42,7 +42,7 @@ PACK_LENGTH = 64
 PACK_ROWS = 32
 
 
-class Batch(NamedTuple):
+class Batch(Result):
     """One forward pass of a plan (:func:`plan_batches`).
 
     Attributes:
@@ -54,11 +54,28 @@ class Batch(NamedTuple):
       rows: packed only: the items of each row, left to right (``None`` when padded).
     """
 
-    kind: str
     items: np.ndarray
-    length: int
-    num_rows: int
-    rows: tuple | None = None
+    kind: str = static_field()
+    length: int = static_field()
+    num_rows: int = static_field()
+    rows: tuple | None = static_field(default=None)
+
+
+class BatchArrays(Result):
+    """The arrays of one planned pass (:func:`layout_batch`).
+
+    Attributes:
+      input_ids: int32 ``[rows, T]`` (the pad id at padding).
+      attention_mask: bool ``[rows, T]`` of a padded pass (filler rows see one token), else ``None``.
+      segment_ids: int32 ``[rows, T]`` of a packed pass (``k >= 1`` on the row's k-th text, 0 on
+        padding), else ``None``.
+      spans: packed only: each item's ``(row, start, length)`` in ``Batch.items`` order.
+    """
+
+    input_ids: np.ndarray
+    attention_mask: np.ndarray | None = None
+    segment_ids: np.ndarray | None = None
+    spans: tuple | None = static_field(default=None)
 
 
 def bucket_length(n: int, max_length: int) -> int:
@@ -133,7 +150,8 @@ def plan_batches(lengths, *, batch_size: int, max_length: int, packable=None, de
         order = padded[np.argsort(-lengths[padded], kind="stable")]
         for s in range(0, len(order), rows):
             idx = order[s:s + rows]
-            jobs.append(Batch("padded", idx, bucket_length(int(lengths[idx].max()), max_length), rows))
+            jobs.append(Batch(idx, kind="padded", length=bucket_length(int(lengths[idx].max()), max_length),
+                              num_rows=rows))
     if packed.any():
         short = np.flatnonzero(packed)
         short = short[np.argsort(-lengths[short], kind="stable")]
@@ -142,11 +160,11 @@ def plan_batches(lengths, *, batch_size: int, max_length: int, packable=None, de
         for s in range(0, len(row_items), rows):
             chunk = tuple(tuple(r) for r in row_items[s:s + rows])
             items = np.array([i for r in chunk for i in r], np.int64)
-            jobs.append(Batch("packed", items, PACK_LENGTH, rows, chunk))
+            jobs.append(Batch(items, kind="packed", length=PACK_LENGTH, num_rows=rows, rows=chunk))
     return jobs
 
 
-def pad_batch(seqs: list[np.ndarray], rows: int, length: int, pad_id: int) -> tuple[np.ndarray, np.ndarray]:
+def _pad_batch(seqs: list[np.ndarray], rows: int, length: int, pad_id: int):
     """``(input_ids, attention_mask)`` ``[rows, length]`` of right-padded sequences; filler rows
     (past ``len(seqs)``) see one token, so nothing is fully masked."""
     ids = np.full((rows, length), pad_id, np.int32)
@@ -159,16 +177,22 @@ def pad_batch(seqs: list[np.ndarray], rows: int, length: int, pad_id: int) -> tu
     return ids, mask
 
 
-def layout_batch(batch: Batch, ids: list[np.ndarray], pad_id: int):
-    """Arrays of one planned pass: ``(input_ids [rows, T], second [rows, T], where)``.
+def layout_batch(batch: Batch, ids: list[np.ndarray], pad_id: int) -> BatchArrays:
+    """The arrays of one planned pass over the token-id sequences ``ids``.
 
-    Padded: ``second`` is the bool attention mask and ``where`` is ``None``. Packed: ``second``
-    is int32 segment ids (``k >= 1`` on the row's k-th text, 0 on padding) and ``where`` lists
-    each item's ``(row, start, length)`` in ``batch.items`` order.
+    Padded: right-padded ``input_ids`` and the bool ``attention_mask`` (filler rows see one
+    token, so nothing is fully masked). Packed: the rows' ``input_ids``, int32 ``segment_ids``
+    and each item's ``(row, start, length)`` span.
+
+    Examples:
+      >>> b = plan_batches(np.array([3, 1]), batch_size=2, max_length=16)[0]
+      >>> a = layout_batch(b, [np.array([7, 8, 9]), np.array([5])], pad_id=0)
+      >>> a.input_ids.tolist(), a.attention_mask.sum(1).tolist()
+      ([[7, 8, 9, 0, 0, 0, 0, 0], [5, 0, 0, 0, 0, 0, 0, 0]], [3, 1])
     """
     if batch.kind == "padded":
-        b_ids, mask = pad_batch([ids[i] for i in batch.items], batch.num_rows, batch.length, pad_id)
-        return b_ids, mask, None
+        b_ids, mask = _pad_batch([ids[i] for i in batch.items], batch.num_rows, batch.length, pad_id)
+        return BatchArrays(b_ids, attention_mask=mask)
     b_ids = np.full((batch.num_rows, PACK_LENGTH), pad_id, np.int32)
     seg = np.zeros((batch.num_rows, PACK_LENGTH), np.int32)
     where = []
@@ -180,4 +204,4 @@ def layout_batch(batch: Batch, ids: list[np.ndarray], pad_id: int):
             seg[r, pos:pos + n] = k
             where.append((r, pos, n))
             pos += n
-    return b_ids, seg, where
+    return BatchArrays(b_ids, segment_ids=seg, spans=tuple(where))

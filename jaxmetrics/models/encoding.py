@@ -37,7 +37,21 @@ from jaxmetrics.models.pooling import DEFAULT_MAX_LENGTH, resolve_layers, resolv
 from jaxmetrics.models.protocol import resolve_model
 from jaxmetrics.results import Result, static_field
 
-__all__ = ["Encoding", "check_batch_size", "check_max_length", "concat_encodings", "encode", "run_encoder", "tokenize"]
+__all__ = ["Encoding", "Tokenized", "check_batch_size", "check_max_length", "concat_encodings", "encode", "run_encoder", "tokenize"]
+
+
+class Tokenized(Result):
+    """Token ids of ``N`` texts (:func:`tokenize`).
+
+    Attributes:
+      ids: ``N`` int32 arrays, each text's ids (truncated).
+      special: ``N`` bool arrays, true on the tokenizer's special tokens.
+      num_truncated: texts that were longer than ``max_length``.
+    """
+
+    ids: list
+    special: list
+    num_truncated: int = static_field(default=0)
 
 
 class Encoding(Result):
@@ -135,12 +149,12 @@ def check_batch_size(batch_size: Any, name: str = "batch_size") -> int:
     return int(batch_size)
 
 
-def tokenize(texts: list[str], model: Any, *, max_length: int, name: str = "texts"):
+def tokenize(texts: list[str], model: Any, *, max_length: int, name: str = "texts") -> Tokenized:
     """Tokenize like mauve-text: ``tokenizer(text, truncation=True, max_length=max_length)``.
 
     The tokenizer's own special tokens are kept and truncation keeps the first tokens. Warns with
-    the number of texts that were truncated. Returns ``(ids, special, num_truncated)``: lists of
-    int32 / bool numpy arrays, one per text, and the count. A text with no token raises
+    the number of texts that were truncated. Returns a :class:`Tokenized` (int32 ids and bool
+    special-token masks, one array per text, and the count). A text with no token raises
     ``ValueError`` naming ``name``.
     """
     tok = model.tokenizer
@@ -160,7 +174,7 @@ def tokenize(texts: list[str], model: Any, *, max_length: int, name: str = "text
     empty = [i for i, x in enumerate(ids) if len(x) == 0]
     if empty:
         raise ValueError(f"{name}: {len(empty)} text(s) tokenize to no tokens (indices {empty[:10]})")
-    return ids, special, n_trunc
+    return Tokenized(ids, special, num_truncated=int(n_trunc))
 
 
 # ----------------------------------------------------------------------------- the forward pass
@@ -241,7 +255,9 @@ def run_encoder(ids: list[np.ndarray], model: Any, *, layers: tuple, pooling: st
     bar = tqdm(total=len(ids), desc=desc, unit="text", disable=not progress or len(jobs) < 2, leave=False)
 
     def dispatch(batch):
-        b_ids, second, where = batching.layout_batch(batch, ids, model.pad_token_id)
+        arr = batching.layout_batch(batch, ids, model.pad_token_id)
+        b_ids, where = arr.input_ids, arr.spans
+        second = arr.attention_mask if where is None else arr.segment_ids
         f = pad_fn if where is None else pack_fn
         out = f(*shard((b_ids, second), mesh)) if mesh is not None else f(b_ids, second)
         return batch, out, where
@@ -378,7 +394,8 @@ def encode(texts: Sequence[str] | None = None, *, model: Any, token_ids: Sequenc
         todo = [i for i in range(n) if i not in found]
     if texts is not None:
         sub = [texts[i] for i in todo]
-        ids_sub, special_sub, n_trunc = tokenize(sub, lm, max_length=max_length) if sub else ([], [], 0)
+        tok = tokenize(sub, lm, max_length=max_length) if sub else Tokenized([], [])
+        ids_sub, special_sub, n_trunc = tok.ids, tok.special, tok.num_truncated
         if cache is None:
             ids, special = ids_sub, special_sub
         else:  # only the texts missing from the cache are tokenized and run

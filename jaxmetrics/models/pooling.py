@@ -28,7 +28,7 @@ Examples:
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -61,7 +61,7 @@ def resolve_pooling(model: Any, pooling: str | None, name: str = "pooling") -> s
     raise ValueError(f"{name}: expected one of {', '.join(sorted(POOLINGS))} or 'auto', got {pooling!r}")
 
 
-def resolve_layers(model: Any, layers: Any, name: str = "layers") -> tuple[int, ...]:
+def resolve_layers(model: Any, layers: Any, name: str = "layers") -> Sequence[int]:
     """``layers`` (one ``hidden_states`` index or a sequence of them) as a tuple of
     non-negative indices in ``[0, model.num_layers]``, in the order given.
 
