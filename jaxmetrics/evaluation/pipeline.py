@@ -65,7 +65,7 @@ from jaxmetrics.evaluation.generation import (_check_decodings, _check_seeds, _p
 from jaxmetrics.evaluation.report import HUMAN, GenerationReport, write_report
 from jaxmetrics.evaluation.scores import score_runs, summarize_runs
 from jaxmetrics.evaluation.store import RunStore, pack_ids, stable_hash
-from jaxmetrics.evaluation.vectors import _features, _similarity, _token_embeddings, _Tokens
+from jaxmetrics.evaluation.vectors import _encode, _similarity, _Vectors
 
 __all__ = ["evaluate_generation"]
 
@@ -100,6 +100,7 @@ def _setup(*, model, dataset, featurizer, decodings, seeds, max_new_tokens, prom
     """Resolve the models, read the dataset, compare the cache's manifest and derive the cache
     keys and the config; every problem is a ``ValueError`` raised before any generation."""
     from jaxmetrics.models import resolve_model, resolve_pooling
+    from jaxmetrics.similarity import default_layer
 
     lm = resolve_model(model, causal=True, purpose="generate continuations (evaluate_generation)")
     enc = resolve_model(featurizer)
@@ -139,7 +140,8 @@ def _setup(*, model, dataset, featurizer, decodings, seeds, max_new_tokens, prom
                                       "include_prompt": include_prompt})
     sim_key = "similarity-" + stable_hash({"fp": None if sim is None else sim.fingerprint, "len": similarity_max_length,
                                            "flen": featurize_max_length, "T": twmd_temperature,
-                                           "include_prompt": include_prompt})
+                                           "include_prompt": include_prompt, "scorer": "score_encoded",
+                                           "layer": None if sim is None else default_layer(sim.num_layers)})
     config = {"model": lm.name, "featurizer": enc.name, "pooling": pooling, "dataset": source,
               "n_prompts": len(prompts), "max_new_tokens": max_new_tokens, "prompt_tokens": prompt_tokens,
               "decodings": [d.name for d in decodings], "seeds": list(seeds), "mauve_seeds": mauve_seeds,
@@ -180,29 +182,39 @@ def _decode_texts(st: _Setup, conts: dict[tuple, list[np.ndarray]], include_prom
 def _encode_runs(st: _Setup, texts: dict[Any, list[str]], *, featurize_max_length, similarity_max_length,
                  twmd_temperature, feature_batch_size, mesh, progress, clock, notes) -> tuple[dict, dict]:
     """Features of every run (and of the human texts) and, with a similarity model, the per-pair
-    BERTScore / TWMD F1 of every run, cached in the run store.
+    BERTScore / TWMD F1 of every run, cached in the run store; every pass goes through the
+    encoding engine.
 
     When the similarity model is the featurizer with mean pooling and the same length, one
-    encoder pass gives both: the features are the mean of the same token states.
+    encoder pass gives both: the features are the engine's mean pooling of the same pass whose
+    token vectors are scored (both layers, if they differ, from that one pass).
 
     Returns:
       ``(features, similarities)``: ``{'human' or (setting, seed): [N, D]}`` and
       ``{(setting, seed): [2, N]}``.
     """
+    from jaxmetrics.models import resolve_layers
+    from jaxmetrics.similarity import default_layer
+
     enc, sim, pooling, store = st.enc, st.sim, st.pooling, st.store
     shared = (sim is not None and sim.fingerprint == enc.fingerprint and pooling == "mean"
               and similarity_max_length == featurize_max_length)
     sim_len = featurize_max_length if shared else similarity_max_length
+    last = resolve_layers(enc, -1)
+    sim_layers = None if sim is None else resolve_layers(sim, default_layer(sim.num_layers))
+    if shared:   # the scored layer first (the similarity scores the first encoded layer)
+        sim_layers = tuple(sim_layers) + tuple(k for k in last if k not in sim_layers)
     feats: dict[Any, np.ndarray] = {}
     sims: dict[Any, np.ndarray] = {}
     truncated: dict[int, int] = {}
-    human_tok: list[_Tokens] = []
+    human_tok: list[_Vectors] = []
+    kw = dict(batch_size=feature_batch_size, mesh=mesh, progress=progress, truncated=truncated)
 
-    def encode(key) -> _Tokens:
+    def tokens(key) -> _Vectors:
         if key == HUMAN and human_tok:
             return human_tok[0]
-        tok = _token_embeddings(texts[key], sim, max_length=sim_len, batch_size=feature_batch_size, mesh=mesh,
-                                progress=progress, truncated=truncated)
+        tok = _encode(texts[key], sim, layers=sim_layers, pooling="mean" if shared else None, tokens=True,
+                      max_length=sim_len, **kw)
         if key == HUMAN:
             human_tok.append(tok)
         return tok
@@ -214,21 +226,15 @@ def _encode_runs(st: _Setup, texts: dict[Any, list[str]], *, featurize_max_lengt
         tok = None
         if f is None:
             if shared:
-                tok = encode(key)
-                f = tok.mean_pooled()
+                tok = tokens(key)
+                f = tok.features(sim_layers.index(last[0]), normalize=True)
             else:
-                ts = texts[key]
-                valid = [i for i, t in enumerate(ts) if t.strip()]
-                f = np.full((len(ts), enc.hidden_size), np.nan, np.float32)
-                if valid:
-                    f[valid] = _features([ts[i] for i in valid], enc, pooling=pooling,
-                                         max_length=featurize_max_length, batch_size=feature_batch_size, mesh=mesh,
-                                         progress=progress, truncated=truncated)
+                f = _encode(texts[key], enc, layers=last, pooling=pooling, tokens=False,
+                            max_length=featurize_max_length, **kw).features(0, normalize=pooling == "mean")
             store.save_array(rk, st.feature_key, f)
         if need_sim:
             t1 = time.perf_counter()
-            sv = _similarity(tok if tok is not None else encode(key), encode(HUMAN), temperature=twmd_temperature,
-                             mesh=mesh)
+            sv = _similarity(tok if tok is not None else tokens(key), tokens(HUMAN), temperature=twmd_temperature)
             store.save_array(rk, st.similarity_key, sv)
             clock["similarity"] += time.perf_counter() - t1
         feats[key] = f
@@ -238,6 +244,7 @@ def _encode_runs(st: _Setup, texts: dict[Any, list[str]], *, featurize_max_lengt
         notes.append(f"features: {k} text(s) longer than {L} encoder tokens were cut to their first {L} tokens "
                      "(featurize_max_length / similarity_max_length)")
     return feats, sims
+
 
 def evaluate_generation(
     *,
@@ -324,8 +331,8 @@ def evaluate_generation(
       cache_dir: directory of the resumable cache (``None``: nothing is kept between calls).
       out_dir: write ``report.md``, ``report.json``, ``report.csv``, ``divergence_curves.png``
         and ``lengths.png`` there.
-      mesh: optional :class:`jax.sharding.Mesh`: generation, featurization, perplexities and the
-        similarity kernels split their rows over its devices; the report equals the one-device one.
+      mesh: optional :class:`jax.sharding.Mesh`: generation, the encoder passes and perplexities
+        split their rows over its devices; the report equals the one-device one.
       progress: stage messages and progress bars (stderr) with ETA.
       row_labels: display names of the rows in the Markdown table and plots.
 

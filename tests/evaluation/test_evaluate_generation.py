@@ -339,3 +339,37 @@ def test_one_and_eight_devices_give_the_same_report():
         for k, v in one[r].items():
             if isinstance(v, float):
                 assert eight[r][k] == pytest.approx(v, rel=1e-5, abs=1e-6), (r, k)
+
+
+def test_similarity_columns_equal_compute_similarity_on_the_same_pairs(lm, minilm, monkeypatch, tmp_path):
+    """The report's BERTScore / TWMD come from the same engine and scorer as compute_similarity:
+    per pair and in the row means, on real text (the demo model's continuations, MiniLM)."""
+    from jaxmetrics.evaluation import pipeline, vectors
+    from jaxmetrics.similarity import compute_similarity
+
+    seen, scored = {}, []
+    real_encode_runs, real_similarity = pipeline._encode_runs, vectors._similarity
+
+    def encode_runs(st, texts, **kw):
+        seen.update(texts)
+        return real_encode_runs(st, texts, **kw)
+
+    def similarity(*a, **kw):
+        scored.append(real_similarity(*a, **kw))
+        return scored[-1]
+
+    monkeypatch.setattr(pipeline, "_encode_runs", encode_runs)
+    monkeypatch.setattr(pipeline, "_similarity", similarity)
+    rep = evaluate_generation(model=lm, featurizer=minilm, dataset=_records(16), decodings=["greedy"], seeds=[0],
+                              max_new_tokens=12, mauve_seeds=1, mark_evaluate=False, self_bleu_samples=4,
+                              out_dir=tmp_path, progress=False)
+    human, cands = seen["human"], seen[("greedy", 0)]
+    kw = dict(references=human, candidates=cands, model=minilm, max_length=256)   # MiniLM's own length
+    bs = compute_similarity(metric="bertscore", centering="none", **kw)
+    tw = compute_similarity(metric="twmd", centering="batch", temperature=0.1, **kw)
+    (per_pair,) = scored
+    np.testing.assert_allclose(per_pair[0], bs.f1, atol=1e-6)
+    np.testing.assert_allclose(per_pair[1], tw.f1, atol=1e-6)
+    row = rep.rows["greedy"]
+    assert row["bertscore_f1"] == pytest.approx(float(np.mean(bs.f1)), abs=1e-6)
+    assert row["twmd_f1"] == pytest.approx(float(np.mean(tw.f1)), abs=1e-6)
