@@ -30,7 +30,7 @@ setting agrees within the run-to-run spread.
 Usage (idle machine, OpenBLAS variables unset as in ``make bench``)::
 
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE .venv/bin/python benchmarks/evaluate_generation.py
-    ... --n-prompts 100 --seeds 1      # a quick look
+    ... --num-prompts 100 --seeds 1      # a quick look
 """
 from __future__ import annotations
 
@@ -56,7 +56,7 @@ def _data(n: int, prompt_len: int, gen_len: int):
     from jaxmetrics.data import demo_model_dir
 
     lm = load_model(demo_model_dir())
-    cfg = DemoConfig(n_prompts=n, prompt_len=prompt_len, gen_len=gen_len)
+    cfg = DemoConfig(num_prompts=n, prompt_len=prompt_len, gen_len=gen_len)
     windows = heldout_passages(lm.tokenizer, cfg).windows
     return lm, windows[:, :prompt_len], windows[:, prompt_len:]
 
@@ -185,7 +185,7 @@ def ours(lm, prompts, refs, seeds, mauve_seeds, batch):
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--n-prompts", type=int, default=500)
+    ap.add_argument("--num-prompts", type=int, default=500)
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument("--mauve-seeds", type=int, default=5)
     ap.add_argument("--batch", type=int, default=128)
@@ -194,7 +194,7 @@ def main() -> None:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     from jaxmetrics.data import demo_model_dir
 
-    lm, prompts, refs = _data(args.n_prompts, 10, 118)
+    lm, prompts, refs = _data(args.num_prompts, 10, 118)
     seeds = list(range(1, args.seeds + 1))
     cold_rep, cold = ours(lm, prompts, refs, seeds, args.mauve_seeds, args.batch)
     rep, warm = ours(lm, prompts, refs, seeds, args.mauve_seeds, args.batch)
@@ -206,7 +206,7 @@ def main() -> None:
     our_greedy = rep.generations["greedy"][0]
     same = sum(np.array_equal(a, b) for a, b in zip(our_greedy, ref_greedy))
     lines = [f"# evaluate_generation vs PyTorch generate + mauve-text + nltk", "",
-             f"{args.n_prompts} prompts x 118 new tokens; settings {', '.join(SETTINGS)}; {args.seeds} seeds per sampled "
+             f"{args.num_prompts} prompts x 118 new tokens; settings {', '.join(SETTINGS)}; {args.seeds} seeds per sampled "
              f"setting (greedy once); {args.mauve_seeds} k-means seeds per run; bundled demo GPT-2 as generator and "
              f"featurizer; {os.cpu_count()} CPU cores.", "",
              "| stage | reference (s) | jaxmetrics warm (s) |", "|---|---|---|"]
@@ -233,7 +233,7 @@ def main() -> None:
     lines += ["", "Sampled rows differ in their random numbers (PyTorch vs JAX generators), so their values agree "
               "only within the run-to-run spread; greedy and human rows are the same texts on both sides.",
               "", "Command: `env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE .venv/bin/python benchmarks/evaluate_generation.py`"
-              + ("" if args.n_prompts == 500 else f" --n-prompts {args.n_prompts}")
+              + ("" if args.num_prompts == 500 else f" --num-prompts {args.num_prompts}")
               + ("" if args.seeds == 3 else f" --seeds {args.seeds}")]
     save_table("\n".join(lines) + "\n", args.out)
 

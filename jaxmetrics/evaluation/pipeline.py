@@ -143,7 +143,7 @@ def _setup(*, model, dataset, featurizer, decodings, seeds, max_new_tokens, prom
                                            "include_prompt": include_prompt, "scorer": "score_encoded",
                                            "layer": None if sim is None else default_layer(sim.num_layers)})
     config = {"model": lm.name, "featurizer": enc.name, "pooling": pooling, "dataset": source,
-              "n_prompts": len(prompts), "max_new_tokens": max_new_tokens, "prompt_tokens": prompt_tokens,
+              "num_prompts": len(prompts), "max_new_tokens": max_new_tokens, "prompt_tokens": prompt_tokens,
               "decodings": [d.name for d in decodings], "seeds": list(seeds), "mauve_seeds": mauve_seeds,
               "mauve_seed": mauve_seed, "mauve_scoring": mauve_scoring, "num_buckets": num_buckets,
               "kmeans_num_redo": kmeans_num_redo, "kmeans_max_iter": kmeans_max_iter,

@@ -124,7 +124,7 @@ def _csv_cell(v):
 
 
 def _default_caption(config: dict) -> list[str]:
-    return [f"{config.get('n_prompts')} prompts; up to {config.get('max_new_tokens')} new tokens; "
+    return [f"{config.get('num_prompts')} prompts; up to {config.get('max_new_tokens')} new tokens; "
             f"sampling seeds {config.get('seeds')}; MAUVE over {config.get('mauve_seeds')} k-means seeds per run "
             f"({config.get('mauve_scoring')} scoring), ± = s.d. over sampling runs (greedy: over k-means seeds); "
             f"features: {config.get('featurizer')} ({config.get('pooling')} pooling)."]
