@@ -296,21 +296,12 @@ def hard_mauve(
     return mauve_from_histograms(ph, qh, scaling=scaling, num_points=num_points)
 
 
-def mauve_loss(
-    p_features: Any,
-    q_features: Any,
-    quantizer: Any,
-    *,
-    temperature: Any,
-    pseudocount: Any = 0.5,
-    scaling: Any = 5.0,
-    num_points: int = 25,
-    p_mask: Any = None,
-    q_mask: Any = None,
-) -> jax.Array:
+def mauve_loss(p_features: Any, q_features: Any, quantizer: Any, *, temperature: Any, pseudocount: Any = 0.5,
+               **soft_mauve_options: Any) -> jax.Array:
     """Training loss ``1 - soft MAUVE(P, Q)`` (a scalar in [0, 1); minimize it).
 
-    Same arguments as :func:`soft_mauve`, but smoothed by default (``pseudocount=0.5``,
+    :func:`soft_mauve` itself (``scaling``, ``num_points``, ``p_mask``, ``q_mask`` are passed on
+    as ``soft_mauve_options``), but smoothed by default (``pseudocount=0.5``,
     Krichevsky-Trofimov) so that bins one side has not reached still pass a gradient.
     Typical use: ``P`` the target (e.g. human-text) features, ``Q = generator(params)``; take
     ``jax.grad`` with respect to the generator's parameters and step with optax.
@@ -326,15 +317,5 @@ def mauve_loss(
       >>> bool(loss(q) < l0)
       True
     """
-    r = soft_mauve(
-        p_features,
-        q_features,
-        quantizer,
-        temperature=temperature,
-        pseudocount=pseudocount,
-        scaling=scaling,
-        num_points=num_points,
-        p_mask=p_mask,
-        q_mask=q_mask,
-    )
-    return 1.0 - r.mauve
+    return 1.0 - soft_mauve(p_features, q_features, quantizer, temperature=temperature, pseudocount=pseudocount,
+                            **soft_mauve_options).mauve

