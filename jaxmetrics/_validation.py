@@ -151,10 +151,8 @@ def check_open_unit(value: Any, name: str) -> float:
       >>> check_open_unit(0.9, "explained_var")
       0.9
     """
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name}: expected a real number in (0, 1), got {type(value).__name__}")
-    v = float(value)
-    if not (0.0 < v < 1.0):
+    v = check_positive(value, name)
+    if v >= 1.0:
         raise ValueError(f"{name}: must lie strictly between 0 and 1, got {value!r}")
     return v
 

@@ -208,6 +208,12 @@ def build_module(factory: Callable[[], nnx.Module], params: dict[tuple, Any], *,
     return nnx.merge(graphdef, nnx.from_flat_state(new))
 
 
+def build_pretrained(cls, config, params: dict[tuple, Any], *, dtype=jnp.float32) -> nnx.Module:
+    """``cls(config, dtype=dtype, rngs=...)`` built abstractly and filled from converted
+    ``params`` (:func:`build_module`): how every architecture's ``from_pretrained`` ends."""
+    return build_module(lambda: cls(config, dtype=dtype, rngs=nnx.Rngs(0)), params, dtype=dtype, name="checkpoint")
+
+
 def strip_prefix(state_dict: dict[str, np.ndarray], prefixes: tuple[str, ...]) -> dict[str, np.ndarray]:
     """Drop a task-head prefix (``'transformer.'``, ``'bert.'``...) when every backbone key has it."""
     for pre in prefixes:

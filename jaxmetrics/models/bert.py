@@ -13,7 +13,7 @@ import numpy as np
 from flax import nnx
 
 from jaxmetrics.models._base import (
-    ModelOutput, activation, attention, build_module, inv_sqrt, merge_heads, packed_layout, split_heads,
+    ModelOutput, activation, attention, build_pretrained, inv_sqrt, merge_heads, packed_layout, split_heads,
     strip_prefix, take,
 )
 
@@ -103,8 +103,7 @@ class Bert(nnx.Module):
     def from_pretrained(cls, config, state_dict: dict[str, np.ndarray], *, dtype=jnp.float32):
         """Build from a transformers ``BertConfig``/``RobertaConfig`` and a name -> numpy array state dict."""
         convert = convert_roberta if issubclass(cls, Roberta) else convert_bert
-        return build_module(lambda: cls(config, dtype=dtype, rngs=nnx.Rngs(0)), convert(config, state_dict),
-                            dtype=dtype, name="checkpoint")
+        return build_pretrained(cls, config, convert(config, state_dict), dtype=dtype)
 
 
 class Roberta(Bert):

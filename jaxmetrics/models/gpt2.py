@@ -16,7 +16,7 @@ import numpy as np
 from flax import nnx
 
 from jaxmetrics.models._base import (
-    ModelOutput, activation, attention, build_module, cached_attention_mask, inv_sqrt, merge_heads,
+    ModelOutput, activation, attention, build_pretrained, cached_attention_mask, inv_sqrt, merge_heads,
     packed_layout, split_heads, strip_prefix, take, tied_lm_head, write_cache,
 )
 
@@ -149,9 +149,7 @@ class GPT2(nnx.Module):
     @classmethod
     def from_pretrained(cls, config, state_dict: dict[str, np.ndarray], *, dtype=jnp.float32) -> "GPT2":
         """Build from a transformers ``GPT2Config`` and a name -> numpy array state dict."""
-        params = convert_gpt2(config, state_dict)
-        return build_module(lambda: cls(config, dtype=dtype, rngs=nnx.Rngs(0)), params, dtype=dtype,
-                            name="checkpoint")
+        return build_pretrained(cls, config, convert_gpt2(config, state_dict), dtype=dtype)
 
 
 def convert_gpt2(config, state_dict: dict[str, np.ndarray]) -> dict[tuple, np.ndarray]:

@@ -24,7 +24,7 @@ import numpy as np
 from flax import nnx
 
 from jaxmetrics.models._base import (
-    ModelOutput, activation, attention, build_module, cached_attention_mask, strip_prefix, take, tied_lm_head,
+    ModelOutput, activation, attention, build_pretrained, cached_attention_mask, strip_prefix, take, tied_lm_head,
     write_cache,
 )
 
@@ -315,9 +315,7 @@ class Llama(nnx.Module):
     @classmethod
     def from_pretrained(cls, config, state_dict: dict[str, np.ndarray], *, dtype=jnp.float32) -> "Llama":
         """Build from a transformers Llama/Mistral/Qwen2 config and a name -> numpy array state dict."""
-        params = convert_llama(config, state_dict)
-        return build_module(lambda: cls(config, dtype=dtype, rngs=nnx.Rngs(0)), params, dtype=dtype,
-                            name="checkpoint")
+        return build_pretrained(cls, config, convert_llama(config, state_dict), dtype=dtype)
 
 
 def convert_llama(config, state_dict: dict[str, np.ndarray]) -> dict[tuple, np.ndarray]:

@@ -61,12 +61,12 @@ class LayerSimilarities(Result):
     """Per-layer anisotropy statistics of one centering (:func:`layer_similarities`).
 
     Attributes:
-      baseline: float32 ``[num_layers]``, mean cosine of random token pairs from different
+      baseline: float32 ``[L]`` (one per hidden state), mean cosine of random token pairs from different
         sentences (NaN when fewer than two sentences have tokens).
-      self_similarity: float32 ``[num_layers]``, mean over word types (token ids) of the mean
+      self_similarity: float32 ``[L]``, mean over word types (token ids) of the mean
         cosine between their occurrences in different sentences (NaN when no type occurs in
         two sentences).
-      intra_similarity: float32 ``[num_layers]``, mean over sentences of the mean cosine
+      intra_similarity: float32 ``[L]``, mean over sentences of the mean cosine
         between each token and its sentence's mean vector (NaN when no sentence has two tokens).
       num_word_types: int32 scalar, word types in the self-similarity average.
       num_sentences: int32 scalar, sentences in the intra-sentence average.
@@ -319,10 +319,10 @@ class AnisotropyResult(Result):
       (1, [0.10000000149011612, 0.5])
     """
 
-    baseline: dict
-    self_similarity: dict
-    intra_similarity: dict
-    centerings: tuple = static_field()
+    baseline: dict[str, np.ndarray]
+    self_similarity: dict[str, np.ndarray]
+    intra_similarity: dict[str, np.ndarray]
+    centerings: tuple[str, ...] = static_field()
     model: str = static_field()
     num_texts: int = static_field()
     num_tokens: int = static_field()

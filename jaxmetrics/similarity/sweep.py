@@ -73,8 +73,8 @@ class CorrelationRow(Result):
 
     weighted_pearson: float
     weighted_spearman: float
-    pearson: Any
-    spearman: Any
+    pearson: np.ndarray
+    spearman: np.ndarray
     metric: str = static_field()
     layer: int = static_field()
     centering: str = static_field()
@@ -107,18 +107,18 @@ class CorrelationSweep(Result):
       score: which score was correlated: ``'f1'``, ``'precision'`` or ``'recall'`` (static).
     """
 
-    pearson: Any
-    spearman: Any
-    weighted_pearson: Any
-    weighted_spearman: Any
-    scores: Any
-    metric: tuple = static_field()
-    layer: tuple = static_field()
-    centering: tuple = static_field()
-    num_iterations: tuple = static_field()
-    temperature: tuple = static_field()
-    group_names: tuple = static_field()
-    group_sizes: tuple = static_field()
+    pearson: np.ndarray
+    spearman: np.ndarray
+    weighted_pearson: np.ndarray
+    weighted_spearman: np.ndarray
+    scores: np.ndarray
+    metric: tuple[str, ...] = static_field()
+    layer: tuple[int, ...] = static_field()
+    centering: tuple[str, ...] = static_field()
+    num_iterations: tuple[int | None, ...] = static_field()
+    temperature: tuple[float | None, ...] = static_field()
+    group_names: tuple[Any, ...] = static_field()
+    group_sizes: tuple[int, ...] = static_field()
     score: str = static_field(default="f1")
 
     def __len__(self) -> int:
