@@ -151,10 +151,7 @@ def check_open_unit(value: Any, name: str) -> float:
       >>> check_open_unit(0.9, "explained_var")
       0.9
     """
-    v = check_positive(value, name)
-    if v >= 1.0:
-        raise ValueError(f"{name}: must lie strictly between 0 and 1, got {value!r}")
-    return v
+    return _check_unit(value, name, include_one=False)
 
 
 def check_probability(value: Any, name: str) -> float:
@@ -164,9 +161,14 @@ def check_probability(value: Any, name: str) -> float:
       >>> check_probability(1.0, "top_p")
       1.0
     """
+    return _check_unit(value, name, include_one=True)
+
+
+def _check_unit(value: Any, name: str, *, include_one: bool) -> float:
     v = check_positive(value, name)
-    if v > 1.0:
-        raise ValueError(f"{name}: must lie in (0, 1], got {value!r}")
+    if v > 1.0 or (v == 1.0 and not include_one):
+        interval = "in (0, 1]" if include_one else "strictly between 0 and 1"
+        raise ValueError(f"{name}: must lie {interval}, got {value!r}")
     return v
 
 

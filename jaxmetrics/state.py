@@ -37,7 +37,7 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
-from jaxmetrics._ops import accumulator_dtype as _acc_dtype
+from jaxmetrics._ops import accumulator_dtype
 from jaxmetrics._ops import is_concrete
 
 __all__ = ["FeatureBuffer", "GaussianMoments", "PairBuffer", "SumState", "merge_all", "merge_stacked"]
@@ -145,12 +145,12 @@ class GaussianMoments(struct.PyTreeNode):
 
     @classmethod
     def empty(cls, dim: int, dtype=None) -> "GaussianMoments":
-        dt = _acc_dtype() if dtype is None else dtype
+        dt = accumulator_dtype() if dtype is None else dtype
         return cls(jnp.zeros((), dt), jnp.zeros((dim,), dt), jnp.zeros((dim, dim), dt))
 
     @classmethod
     def from_features(cls, x, dtype=None) -> "GaussianMoments":
-        dt = _acc_dtype() if dtype is None else dtype
+        dt = accumulator_dtype() if dtype is None else dtype
         x = jnp.asarray(x, dt)
         mu = jnp.mean(x, axis=0)
         xc = x - mu

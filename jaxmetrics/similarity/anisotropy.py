@@ -68,18 +68,18 @@ class LayerSimilarities(Result):
         two sentences).
       intra_similarity: float32 ``[L]``, mean over sentences of the mean cosine
         between each token and its sentence's mean vector (NaN when no sentence has two tokens).
+      centering: the centering method (static).
       num_word_types: int32 scalar, word types in the self-similarity average.
       num_sentences: int32 scalar, sentences in the intra-sentence average.
-      centering: the centering method (static).
       num_pairs: random pairs behind ``baseline`` (static).
     """
 
     baseline: jax.Array
     self_similarity: jax.Array
     intra_similarity: jax.Array
+    centering: str = static_field()
     num_word_types: jax.Array
     num_sentences: jax.Array
-    centering: str = static_field()
     num_pairs: int = static_field()
 
 
@@ -246,7 +246,7 @@ def layer_similarities(hidden_states: jax.Array, hidden_states_mask: jax.Array, 
       >>> ids = jnp.array([[5, 6], [5, 7]])                # type 5 occurs in both sentences
       >>> r = layer_similarities(h, m, ids, key=jax.random.key(0), num_pairs=64)
       >>> r
-      LayerSimilarities(baseline=f32[1], self_similarity=f32[1], intra_similarity=f32[1], num_word_types=1, num_sentences=2, centering='none', num_pairs=64)
+      LayerSimilarities(baseline=f32[1], self_similarity=f32[1], intra_similarity=f32[1], centering='none', num_word_types=1, num_sentences=2, num_pairs=64)
       >>> round(float(r.self_similarity[0]), 4), round(float(r.intra_similarity[0]), 4)
       (1.0, 0.8143)
     """
@@ -254,7 +254,9 @@ def layer_similarities(hidden_states: jax.Array, hidden_states_mask: jax.Array, 
                                           center_batch_size, num_pairs)
     prepared = _prepare(m, ids, key, num_pairs)
     out = _statistics(h, m, prepared, centering, center_batch_size)
-    return LayerSimilarities(*out, centering=centering, num_pairs=num_pairs)
+    base, self_sim, intra, types, sentences = out
+    return LayerSimilarities(base, self_sim, intra, centering=centering, num_word_types=types, num_sentences=sentences,
+                             num_pairs=num_pairs)
 
 
 def _check_kernel_inputs(hidden_states, hidden_states_mask, token_ids, key, centering, center_batch_size,

@@ -60,9 +60,9 @@ class CorrelationRow(Result):
 
     Attributes:
       metric: the similarity metric (static).
+      num_iterations: its Sinkhorn iterations (``twmd`` only, else ``None``; static).
       layer: ``hidden_states`` index (static).
       centering: centering method (static).
-      num_iterations: Sinkhorn iterations (``twmd`` only, else ``None``; static).
       temperature: T (tempered metrics only, else ``None``; static).
       weighted_pearson: size-weighted mean of the per-group Pearson r (float).
       weighted_spearman: size-weighted mean of the per-group Spearman rho (float).
@@ -76,9 +76,9 @@ class CorrelationRow(Result):
     pearson: np.ndarray
     spearman: np.ndarray
     metric: str = static_field()
+    num_iterations: int | None = static_field()
     layer: int = static_field()
     centering: str = static_field()
-    num_iterations: int | None = static_field()
     temperature: float | None = static_field()
     group_names: tuple = static_field()
 
