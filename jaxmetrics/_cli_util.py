@@ -12,10 +12,9 @@ import os
 import tempfile
 from typing import Iterable
 
-from jaxmetrics._validation import check_input_file  # the library's check, used by every command
 
-__all__ = ["add_pooling_option", "add_progress_options", "check_input_file", "check_output_file",
-           "check_outputs", "check_plot_file", "pooled_features", "progress_enabled", "resolve_pooling"]
+__all__ = ["add_pooling_option", "add_progress_options", "check_output_file", "check_outputs", "check_plot_file",
+           "pooled_features", "progress_enabled"]
 
 
 def add_progress_options(parser: argparse.ArgumentParser) -> None:
@@ -28,14 +27,19 @@ def progress_enabled(args: argparse.Namespace) -> bool:
     return not getattr(args, "quiet", False)
 
 
-POOLING_HELP = ("how a text becomes one vector: 'mean' (masked mean of the token vectors, the "
-                "sentence-transformers convention), 'last' (the last real token's vector, mauve-text's "
-                "convention for GPT-2), or 'auto' (default): mean for encoders (BERT, RoBERTa, MiniLM), "
-                "last token for decoders (GPT-2, Llama)")
+#: ``--pooling``'s values: ``auto`` and the names of :data:`jaxmetrics.models.POOLINGS` (spelled out here
+#: so that building the parser imports no model code; a test checks they agree).
+POOLING_CHOICES = ("auto", "cls", "last", "mean")
+
+POOLING_HELP = ("how a text becomes one vector (the library's pooling table): 'mean' (masked mean of the "
+                "token vectors, special tokens included: the sentence-transformers convention), 'last' (the "
+                "last real token's vector, mauve-text's convention for GPT-2), 'cls' (the first token's "
+                "vector), or 'auto' (default): mean for encoders (BERT, RoBERTa, MiniLM), last token for "
+                "decoders (GPT-2, Llama)")
 
 
 def add_pooling_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--pooling", choices=("auto", "last", "mean"), default="auto", help=POOLING_HELP)
+    parser.add_argument("--pooling", choices=POOLING_CHOICES, default="auto", help=POOLING_HELP)
 
 
 def check_output_file(path: str, option: str) -> str:
@@ -90,16 +94,9 @@ def check_outputs(args: argparse.Namespace, options: Iterable[tuple[str, str]]) 
             (check_plot_file if option == "--plot" else check_output_file)(value, option)
 
 
-def resolve_pooling(lm, pooling: str) -> str:
-    """``'auto'`` -> ``'last'`` for a decoder (causal LM), ``'mean'`` for an encoder."""
-    if pooling == "auto":
-        return "last" if getattr(lm, "is_causal", False) else "mean"
-    return pooling
+def pooled_features(texts, lm, pooling: str, *, layer: int = -1, **kw):
+    """Features ``[N, D]`` of ``texts``: one call of the encoding engine with ``pooling``
+    (``'auto'`` or a name of :data:`jaxmetrics.models.POOLINGS`) at ``layer``."""
+    from jaxmetrics.models import encode
 
-
-def pooled_features(texts, lm, pooling: str, **kw):
-    """Features ``[N, D]`` of ``texts`` with ``pooling`` (``'auto'``, ``'last'`` or ``'mean'``)."""
-    from jaxmetrics import models
-
-    fn = models.featurize if resolve_pooling(lm, pooling) == "last" else models.sentence_embeddings
-    return fn(texts, model=lm, **kw)
+    return encode(texts, model=lm, layers=layer, pooling=pooling, desc="featurize", **kw).pooled[0]

@@ -191,8 +191,7 @@ def test_ctrl_c_exits_130_quietly(tmp_path, texts, monkeypatch, capsys):
     a, _ = texts
     monkeypatch.setattr(MO, "load_model", lambda *a, **kw: _FakeEncoder())
     monkeypatch.setattr(MO, "resolve_model", lambda m, **kw: m)
-    monkeypatch.setattr(MO, "featurize", _interrupt)
-    monkeypatch.setattr(MO, "sentence_embeddings", _interrupt)
+    monkeypatch.setattr(MO, "encode", _interrupt)     # the CLI featurizes through the encoding engine
     out = str(tmp_path / "o.npy")
     cache = tmp_path / "cache"
     rc = _run(["featurize", a, "--model", "m", "--out", out, "--cache-dir", str(cache)])
@@ -301,4 +300,4 @@ def test_help_documents_pooling(capsys):
         with pytest.raises(SystemExit):
             main([cmd, "--help"])
         out = " ".join(capsys.readouterr().out.split())
-        assert "--pooling {auto,last,mean}" in out and "mean" in out and "last token" in out, out
+        assert "--pooling {auto,cls,last,mean}" in out and "mean" in out and "last token" in out, out

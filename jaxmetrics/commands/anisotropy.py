@@ -6,7 +6,8 @@ import argparse
 import json
 import sys
 
-from jaxmetrics._cli_util import add_progress_options, check_input_file, check_outputs, progress_enabled
+from jaxmetrics._cli_util import add_progress_options, check_outputs, progress_enabled
+from jaxmetrics._validation import check_input_file
 
 _CENTERINGS = ("none", "dimension", "sentence", "corpus", "batch")
 

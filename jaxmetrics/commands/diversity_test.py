@@ -4,7 +4,8 @@ from __future__ import annotations
 import argparse
 import json
 
-from jaxmetrics._cli_util import add_progress_options, check_input_file, check_outputs, progress_enabled
+from jaxmetrics._cli_util import add_progress_options, check_outputs, progress_enabled
+from jaxmetrics._validation import check_input_file
 
 
 def register(subparsers) -> None:

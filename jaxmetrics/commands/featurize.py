@@ -4,8 +4,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from jaxmetrics._cli_util import (add_pooling_option, add_progress_options, check_input_file, check_output_file,
-                                  pooled_features, progress_enabled, resolve_pooling)
+from jaxmetrics._cli_util import (add_pooling_option, add_progress_options, check_output_file, pooled_features,
+                                  progress_enabled)
+from jaxmetrics._validation import check_input_file
 
 
 def register(subparsers) -> None:
@@ -33,6 +34,8 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from jaxmetrics.models import resolve_pooling
+
     import numpy as np
 
     from jaxmetrics import models

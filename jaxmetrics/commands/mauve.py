@@ -8,8 +8,9 @@ import json
 import os
 import sys
 
-from jaxmetrics._cli_util import (add_pooling_option, add_progress_options, check_input_file, check_outputs,
-                                  pooled_features, progress_enabled, resolve_pooling)
+from jaxmetrics._cli_util import (add_pooling_option, add_progress_options, check_outputs, pooled_features,
+                                  progress_enabled)
+from jaxmetrics._validation import check_input_file
 
 _FEATURE_SUFFIX = ".npy"
 
@@ -92,7 +93,7 @@ def _inputs(args: argparse.Namespace, features: bool) -> dict:
                     q_features=np.load(args.candidates, allow_pickle=False))
     try:
         models = importlib.import_module("jaxmetrics.models")
-        read_texts, load_model = models.read_texts, models.load_model
+        read_texts, load_model, resolve_pooling = models.read_texts, models.load_model, models.resolve_pooling
     except (ImportError, AttributeError) as e:
         raise ValueError(f"--model: featurizing text files needs jaxmetrics.models ({e})") from e
     p_text = nonempty_texts(args.references, "references", read_texts)

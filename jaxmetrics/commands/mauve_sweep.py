@@ -7,8 +7,9 @@ import json
 import os
 import sys
 
-from jaxmetrics._cli_util import (add_pooling_option, add_progress_options, check_input_file, check_outputs,
-                                  pooled_features, progress_enabled, resolve_pooling)
+from jaxmetrics._cli_util import (add_pooling_option, add_progress_options, check_outputs, pooled_features,
+                                  progress_enabled)
+from jaxmetrics._validation import check_input_file
 
 _FEATURE_SUFFIX = ".npy"
 _OVER = ("n", "length", "k", "c", "quantizer")
@@ -145,6 +146,8 @@ def _log(args, msg: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from jaxmetrics.models import resolve_pooling
+
     import numpy as np
 
     from jaxmetrics.mauve import mauve_length_sweep, mauve_sweep, paired_mauve_difference, rank_agreement

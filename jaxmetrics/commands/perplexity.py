@@ -5,7 +5,8 @@ import argparse
 import json
 import sys
 
-from jaxmetrics._cli_util import add_progress_options, check_input_file, check_output_file, progress_enabled
+from jaxmetrics._cli_util import add_progress_options, check_output_file, progress_enabled
+from jaxmetrics._validation import check_input_file
 
 
 def register(subparsers) -> None:

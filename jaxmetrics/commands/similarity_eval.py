@@ -11,7 +11,8 @@ import argparse
 import json
 import re
 
-from jaxmetrics._cli_util import add_progress_options, check_input_file, check_outputs, progress_enabled
+from jaxmetrics._cli_util import add_progress_options, check_outputs, progress_enabled
+from jaxmetrics._validation import check_input_file
 
 # Kept here (not imported from jaxmetrics.similarity) so that building the parser stays cheap.
 _METRICS = ("bertscore", "cosine", "cka", "wmd", "rwmd", "twmd", "trwmd", "trwmd_lse")

@@ -5,6 +5,8 @@ import json
 import sys
 import types
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
@@ -63,10 +65,11 @@ def test_cli_text_files_use_the_model(npy_files, tmp_path, monkeypatch, capsys):
     class Decoder:
         is_causal = True
 
-    def fake_featurize(texts, *, model, max_length, batch_size, cache_dir, progress):
+    def fake_encode(texts, *, model, layers, pooling, max_length, batch_size, cache_dir, progress, desc):
         seen.setdefault("texts", []).append(list(texts))
-        seen.update(model=model, max_length=max_length, cache_dir=cache_dir, progress=progress)
-        return np.arange(len(texts) * 3, dtype=np.float32).reshape(-1, 3)
+        seen.update(model=model, max_length=max_length, cache_dir=cache_dir, progress=progress, pooling=pooling,
+                    layers=layers)
+        return SimpleNamespace(pooled=np.arange(len(texts) * 3, dtype=np.float32).reshape(1, -1, 3))
 
     def fake_compute_mauve(**kw):
         seen.update(kw)
@@ -77,7 +80,7 @@ def test_cli_text_files_use_the_model(npy_files, tmp_path, monkeypatch, capsys):
 
     monkeypatch.setattr(M, "compute_mauve", fake_compute_mauve)
     monkeypatch.setattr(MO, "load_model", lambda name: seen.setdefault("loaded", name) and Decoder())
-    monkeypatch.setattr(MO, "featurize", fake_featurize)
+    monkeypatch.setattr(MO, "encode", fake_encode)          # the CLI featurizes through the encoding engine
     h, m = tmp_path / "human.txt", tmp_path / "model.jsonl"
     h.write_text("a human text\nanother one\n")
     m.write_text('{"text": "a model text"}\n')
@@ -85,6 +88,7 @@ def test_cli_text_files_use_the_model(npy_files, tmp_path, monkeypatch, capsys):
                  "--max-text-length", "64", "--cache-dir", str(tmp_path / "c"), "--quiet"]) == 0
     assert seen["texts"] == [["a human text", "another one"], ["a model text"]]
     assert seen["loaded"] == "tiny-dir" and seen["max_length"] == 64 and seen["progress"] is False
+    assert seen["pooling"] == "auto" and seen["layers"] == -1       # the engine resolves auto: last token
     assert seen["cache_dir"] == str(tmp_path / "c")
     assert seen["p_features"].shape == (2, 3) and seen["q_features"].shape == (1, 3) and "p_text" not in seen
 

@@ -115,3 +115,11 @@ def test_bad_input_names_the_argument(minilm):
         encode(["a b"], token_ids=[[1]], model=minilm, pooling="mean")
     with pytest.raises(ValueError, match="^texts:"):
         encode([], model=minilm, pooling="mean")
+
+
+def test_cli_pooling_option_is_the_pooling_table():
+    """--pooling offers 'auto' and exactly the engine's named poolings (spelled out in the CLI layer
+    so that building the parser imports no model code)."""
+    from jaxmetrics._cli_util import POOLING_CHOICES
+
+    assert POOLING_CHOICES == ("auto", *sorted(POOLINGS))
