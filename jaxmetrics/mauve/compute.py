@@ -46,6 +46,7 @@ __all__ = [
     "compute_mauve",
     "compute_mauve_seeds",
     "auto_num_buckets",
+    "resolve_num_buckets",
 ]
 
 
@@ -128,7 +129,15 @@ def auto_num_buckets(*sizes: int) -> int:
     return max(2, int(round(min(sizes) / 10)))
 
 
-def _resolve_num_buckets(num_buckets: Any, sizes: Sequence[int]) -> int:
+def resolve_num_buckets(num_buckets: Any, sizes: Sequence[int]) -> int:
+    """The number of k-means buckets for sets of ``sizes`` rows: ``'auto'`` is
+    :func:`auto_num_buckets`, an integer is checked (``1 <= k <=`` all rows); warns, naming
+    ``num_buckets``, when a side has fewer than 2 rows per bucket.
+
+    Examples:
+      >>> resolve_num_buckets("auto", (1000, 5000)), resolve_num_buckets(20, (100, 100))
+      (100, 20)
+    """
     if isinstance(num_buckets, str):
         if num_buckets != "auto":
             raise ValueError(f"num_buckets: expected 'auto' or an integer, got {num_buckets!r}")
@@ -183,7 +192,7 @@ def _prepare(p_features, q_features, p_tokens, q_tokens, p_text, q_text, *, num_
     p, q = get_features(p_features, q_features, p_tokens, q_tokens, p_text, q_text, model=model,
                         featurize_model_name=featurize_model_name, max_length=max_text_length,
                         batch_size=batch_size, verbose=verbose)
-    k = _resolve_num_buckets(num_buckets, (p.shape[0], q.shape[0]))
+    k = resolve_num_buckets(num_buckets, (p.shape[0], q.shape[0]))
     quant = _make_quantizer(quantizer, k, explained_var=kmeans_explained_var, num_redo=kmeans_num_redo,
                             max_iter=kmeans_max_iter, pca_max_data=pca_max_data)
     return p, q, quant, scoring

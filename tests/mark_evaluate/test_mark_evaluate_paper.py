@@ -203,10 +203,10 @@ def test_disjoint_halves_converge_large():
 
 def test_mauve_too_few_points_per_bucket_warns():
     """MAUVE histograms with fewer than 2 points per bucket on a side warn (num_buckets named)."""
-    from jaxmetrics.mauve.compute import _resolve_num_buckets
+    from jaxmetrics.mauve.compute import resolve_num_buckets
 
     with pytest.warns(UserWarning, match=r"^num_buckets: 50 buckets but one side has only 60 points"):
-        assert _resolve_num_buckets(50, (60, 500)) == 50
+        assert resolve_num_buckets(50, (60, 500)) == 50
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        _resolve_num_buckets("auto", (1000, 5000))
+        resolve_num_buckets("auto", (1000, 5000))
