@@ -57,6 +57,7 @@ HEAVY_FIRST = (
     "test_doctests.py",              # (270)
     "test_demo.py",                  # (180)
     "test_mark_evaluate.py",         # (125)
+    "test_encoding.py",              # (110)
     "test_readme.py",                # (100)
     "test_similarity_kernels.py",    # (100)
     "test_sharding.py",              # (90)
