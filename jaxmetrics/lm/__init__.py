@@ -3,7 +3,8 @@ generation perplexity, decoding-transform scores (ε-PPL, sparsemax score, JS) a
 
 Modules: :mod:`~jaxmetrics.lm.kernels` (per-token kernels), :mod:`~jaxmetrics.lm.state`
 (perplexity / LM-score states and the statistics functions returning them),
-:mod:`~jaxmetrics.lm.windows` (the sliding-window pipeline and generation perplexity),
+:mod:`~jaxmetrics.lm.windows` (the sliding-window pipeline), :mod:`~jaxmetrics.lm.generation_ppl`
+(generation perplexity),
 :mod:`~jaxmetrics.lm.text_ppl` (per-text perplexity in Hugging Face ``evaluate``'s convention),
 :mod:`~jaxmetrics.lm.scores` (decoding scores of reference text), :mod:`~jaxmetrics.lm.sampling`
 (KV-cache generation). Every function that needs a model takes ``model=``.
@@ -15,10 +16,8 @@ from jaxmetrics.lm.text_ppl import TextPerplexities, text_perplexities
 from jaxmetrics.lm.state import (
     LMScores, LMScoreState, PerplexityState, lm_score_stats, lm_scores, perplexity_stats,
 )
-from jaxmetrics.lm.windows import (
-    GenerationPerplexity, PerplexityResult, WindowLayout, WindowScores, generation_perplexity, perplexity,
-    score_windows, window_layout,
-)
+from jaxmetrics.lm.generation_ppl import GenerationPerplexity, generation_perplexity
+from jaxmetrics.lm.windows import PerplexityResult, WindowLayout, WindowScores, perplexity, score_windows, window_layout
 
 __all__ = [
     "DecodingScores",
