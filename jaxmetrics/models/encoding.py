@@ -179,31 +179,32 @@ def tokenize(texts: list[str], model: Any, *, max_length: int, name: str = "text
 
 # ----------------------------------------------------------------------------- the forward pass
 
-def _hidden(model, ids, second, layers: tuple, last: int, packed: bool):
-    """float32 ``[B, K, T, D]``: hidden states of ``layers`` from one forward pass."""
+def _hidden(model, ids, second, layers: tuple, last: int, packed: bool) -> tuple:
+    """K float32 ``[B, T, D]``: hidden states of ``layers`` from one forward pass (a tuple, not a
+    stacked array: stacking would copy every layer inside the program)."""
     kw = {"output_hidden_states": any(k != last for k in layers)}
     if getattr(model, "is_causal", False):
         kw["return_logits"] = False
     out = model(ids, None, segment_ids=second, **kw) if packed else model(ids, second, **kw)
-    hs = [out.last_hidden_state if k == last else out.hidden_states[k] for k in layers]
-    return jnp.stack(hs, axis=1).astype(jnp.float32)
+    return tuple((out.last_hidden_state if k == last else out.hidden_states[k]).astype(jnp.float32) for k in layers)
 
 
 def _pool(h, mask, pooling: str):
-    """``h [B, K, T, D]``, ``mask [B, T]`` -> ``[B, K, D]`` by the named pooling."""
+    """``h [B, T, D]``, ``mask [B, T]`` -> ``[B, D]`` by the named pooling."""
     if pooling == "mean":
-        m = mask.astype(h.dtype)[:, None, :, None]
-        return (h * m).sum(axis=2) / jnp.maximum(m.sum(axis=2), 1e-9)
+        m = mask.astype(h.dtype)[..., None]
+        return (h * m).sum(axis=1) / jnp.maximum(m.sum(axis=1), 1e-9)
     if pooling == "last":
         pos = jnp.maximum(mask.sum(axis=1) - 1, 0)
-        return jnp.take_along_axis(h, pos[:, None, None, None], axis=2)[:, :, 0]
-    return h[:, :, 0]                                                  # cls
+        return jnp.take_along_axis(h, pos[:, None, None], axis=1)[:, 0]
+    return h[:, 0]                                                     # cls
 
 
 def _padded_fn(layers: tuple, last: int, pooling: str | None, tokens: bool):
     def fn(model, ids, mask):
-        h = _hidden(model, ids, mask, layers, last, packed=False)
-        return (None if pooling is None else _pool(h, mask, pooling)), (h if tokens else None)
+        hs = _hidden(model, ids, mask, layers, last, packed=False)
+        pooled = None if pooling is None else jnp.stack([_pool(h, mask, pooling) for h in hs], axis=1)
+        return pooled, (hs if tokens else None)
     return fn
 
 
@@ -214,10 +215,10 @@ def _packed_fn(layers: tuple, last: int):
 
 
 def _pool_segment(h: np.ndarray, pooling: str) -> np.ndarray:
-    """``h [K, n, D]`` (one text's tokens) -> ``[K, D]`` (host side, packed rows)."""
+    """``h [n, D]`` (one text's tokens of one layer) -> ``[D]`` (host side, packed rows)."""
     if pooling == "mean":
-        return h.mean(axis=1)
-    return h[:, -1] if pooling == "last" else h[:, 0]
+        return h.mean(axis=0)
+    return h[-1] if pooling == "last" else h[0]
 
 
 def run_encoder(ids: list[np.ndarray], model: Any, *, layers: tuple, pooling: str | None, tokens: bool,
@@ -229,8 +230,8 @@ def run_encoder(ids: list[np.ndarray], model: Any, *, layers: tuple, pooling: st
     :class:`~jaxmetrics.models.LoadedModel`; ``layers``: non-negative ``hidden_states`` indices
     (:func:`~jaxmetrics.models.resolve_layers`). For every planned pass,
     ``on_batch(items, pooled, hidden)`` receives the item indices (filler rows cut), their pooled
-    vectors ``[n, K, D]`` (``None`` without pooling) and, with ``tokens``, a list of each item's
-    token vectors ``[K, len_i, D]`` (else ``None``).
+    vectors ``[n, K, D]`` (``None`` without pooling) and, with ``tokens``, for each item the list
+    of its K layers' token vectors ``[len_i, D]`` (else ``None``).
 
     With a ``mesh`` every batch is padded to a multiple of its devices and its rows are split over
     them (XLA partitions the forward pass; rows are independent, so results equal the one-device
@@ -263,19 +264,23 @@ def run_encoder(ids: list[np.ndarray], model: Any, *, layers: tuple, pooling: st
         return batch, out, where
 
     def fetch(x):
-        return None if x is None else np.asarray(to_host(x) if mesh is not None else jax.device_get(x))
+        if x is None:
+            return None
+        if isinstance(x, tuple):
+            return [fetch(v) for v in x]
+        return np.asarray(to_host(x) if mesh is not None else jax.device_get(x))
 
     def collect(batch, out, where):
         n = len(batch.items)
         if where is None:
-            pooled, hidden = (fetch(x) for x in out)
+            pooled, hs = (fetch(x) for x in out)
             pooled = None if pooled is None else pooled[:n]
-            if hidden is not None:
-                hidden = [hidden[r, :, :len(ids[i])] for r, i in enumerate(batch.items)]
+            hidden = None if hs is None else [[h[r, :len(ids[i])] for h in hs] for r, i in enumerate(batch.items)]
         else:
-            h = fetch(out)
-            segs = [h[r, :, s:s + k] for r, s, k in where]
-            pooled = None if pooling is None else np.stack([_pool_segment(x, pooling) for x in segs])
+            hs = fetch(out)
+            segs = [[h[r, s:s + k] for h in hs] for r, s, k in where]
+            pooled = None if pooling is None else np.asarray(
+                [[_pool_segment(x, pooling) for x in item] for item in segs], np.float32)
             hidden = segs if tokens else None
         on_batch(batch.items, pooled, hidden)
         bar.update(n)
@@ -414,6 +419,7 @@ def encode(texts: Sequence[str] | None = None, *, model: Any, token_ids: Sequenc
         special_mask[i, :len(x)] = s
         token_ids_arr[i, :len(x)] = x
     flat = np.empty((k, int(offsets[-1]), d), np.float32) if tokens else None
+    flat_layers = [] if flat is None else [flat[j] for j in range(k)]
 
     run_ids = [ids[i] for i in todo]
 
@@ -424,8 +430,9 @@ def encode(texts: Sequence[str] | None = None, *, model: Any, token_ids: Sequenc
             if cache is not None:
                 cache.put([keys[t] for t in targets], rows_pooled.reshape(len(targets), -1))
         if rows_hidden is not None:
-            for t, h in zip(targets, rows_hidden):
-                flat[:, offsets[t]:offsets[t + 1]] = h
+            for t, layers_h in zip(targets, rows_hidden):
+                for dst, h in zip(flat_layers, layers_h):
+                    dst[offsets[t]:offsets[t + 1]] = h
 
     if run_ids:
         run_encoder(run_ids, lm, layers=layers, pooling=pooling, tokens=tokens, batch_size=batch_size,
