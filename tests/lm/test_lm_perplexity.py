@@ -7,6 +7,7 @@ import torch
 
 from jaxmetrics.testing import hf_doc_perplexity_loop
 
+from jaxmetrics.lm import generation_perplexity
 from jaxmetrics.lm import windows as P
 from jaxmetrics.models import load_model
 from jaxmetrics.testing import tiny_checkpoint
@@ -131,10 +132,10 @@ def test_generation_perplexity_mauve_convention(gpt2):
             loss = float(ref(torch.tensor(g)[None], labels=torch.tensor(g)[None]).loss)
         nll += loss * (g.size - 1)
         n_all += g.size
-    val = P.generation_perplexity(gens_eos, model=lm, max_length=None, remove_ids=[eos])
+    val = generation_perplexity(gens_eos, model=lm, max_length=None, remove_ids=[eos])
     assert val.perplexity == pytest.approx(np.exp(nll / n_all), rel=1e-5)
     assert val.denominator == n_all and val.num_predicted == n_all - 3 and val.nll == pytest.approx(nll, rel=1e-5)
-    ex = P.generation_perplexity(gens, model=lm, max_length=None, convention="exact")
+    ex = generation_perplexity(gens, model=lm, max_length=None, convention="exact")
     assert ex.perplexity == pytest.approx(np.exp(nll / (n_all - 3)), rel=1e-5)
 
 
