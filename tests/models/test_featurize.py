@@ -23,16 +23,6 @@ TEXTS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def gpt2_dir(tiny_checkpoint_dir):
-    return tiny_checkpoint_dir("gpt2")
-
-
-@pytest.fixture(scope="module")
-def gpt2(gpt2_dir):
-    return load_model(gpt2_dir)
-
-
 def _mauve_reference(model_dir, texts, max_length, batch_size=3):
     """mauve-text's own featurization code path (tokenizer.encode + featurize_tokens_from_model)."""
     from mauve.utils import featurize_tokens_from_model

@@ -21,16 +21,6 @@ from jaxmetrics.models.cache import text_hash  # noqa: E402
 TEXTS = [f"text number {i}: " + "the quick brown fox " * (1 + i % 5) for i in range(20)]
 
 
-@pytest.fixture(scope="module")
-def gpt2_dir(tiny_checkpoint_dir):
-    return tiny_checkpoint_dir("gpt2")
-
-
-@pytest.fixture(scope="module")
-def gpt2(gpt2_dir):
-    return load_model(gpt2_dir)
-
-
 def _chunks(cache_root: Path):
     """{text hash: row} of every complete chunk under cache_root (and the chunk count)."""
     rows, n = {}, 0
