@@ -13,8 +13,20 @@ import tempfile
 from typing import Iterable
 
 
-__all__ = ["add_pooling_option", "add_progress_options", "check_output_file", "check_outputs", "check_plot_file",
+__all__ = ["DefaultsHelpFormatter", "add_pooling_option", "add_progress_options", "check_output_file", "check_outputs", "check_plot_file",
            "pooled_features", "progress_enabled"]
+
+
+class DefaultsHelpFormatter(argparse.HelpFormatter):
+    """``--help`` with every option's default: appended as ``(default: X)`` unless the help
+    already says what the default is. Flags (``store_true``) are off unless given."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if ("default" in text or not action.option_strings or action.required
+                or action.default in (None, False, argparse.SUPPRESS) or isinstance(action.default, bool)):
+            return text
+        return f"{text} (default: %(default)s)" if text else "(default: %(default)s)"
 
 
 def add_progress_options(parser: argparse.ArgumentParser) -> None:

@@ -11,7 +11,6 @@ and ``twmd``, whose vectors come from the models package
 from __future__ import annotations
 
 import re
-import sys
 from typing import Any, Sequence
 
 import numpy as np
@@ -200,8 +199,9 @@ def compute_set_metrics(response_sets: Sequence[Sequence[str]], metrics: Sequenc
     rows = []
     bar = None
     if progress and len(resolved) > 1:
-        from tqdm.auto import tqdm
-        bar = tqdm(total=len(resolved), desc="diversity metrics", unit="metric", file=sys.stderr)
+        from jaxmetrics.progress import progress_bar
+
+        bar = progress_bar(len(resolved), desc="diversity metrics", unit="metric")
     try:
         for m in resolved:
             if bar is not None:

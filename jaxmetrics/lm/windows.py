@@ -450,13 +450,11 @@ def perplexity(token_ids, *, model, max_length: int | None = None, stride: int |
 
     run, state = _scorer(lm)
     t0 = time.perf_counter()
-    it = plan
-    if progress:
-        from tqdm.auto import tqdm
+    from jaxmetrics.progress import progress_bar
 
-        it = tqdm(plan, desc="perplexity", unit="batch")
+    bar = progress_bar(len(plan), desc="perplexity", unit="batch", enabled=progress)
     outs = []
-    for sel, k in it:
+    for sel, k in plan:
         bi, bm, bt, bf = batch_arrays(sel)
         if mesh is not None:
             from jaxmetrics.sharding import shard
@@ -466,6 +464,8 @@ def perplexity(token_ids, *, model, max_length: int | None = None, stride: int |
                               jnp.asarray(bt, bool), jnp.asarray(bf, jnp.int32), k=int(k))))
         if progress:
             jax.block_until_ready(outs[-1][1])
+        bar.update(1)
+    bar.close()
     win_nll = np.zeros(W, np.float64)
     win_cnt = np.zeros(W, np.int64)
     if mesh is not None:  # a mesh over several processes: gather each batch's sums on every process

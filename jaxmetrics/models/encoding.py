@@ -238,7 +238,7 @@ def run_encoder(ids: list[np.ndarray], model: Any, *, layers: tuple, pooling: st
     ones to float rounding). One batch is in flight: the next one is laid out and dispatched
     before the previous one's result is fetched, so host work overlaps the forward pass.
     """
-    from tqdm.auto import tqdm
+    from jaxmetrics.progress import progress_bar
 
     lengths = np.array([len(x) for x in ids])
     n_dev = 1
@@ -253,7 +253,7 @@ def run_encoder(ids: list[np.ndarray], model: Any, *, layers: tuple, pooling: st
     pack_fn = None
     if any(b.kind == "packed" for b in jobs):
         pack_fn = model.reduction(("encode-packed", layers), _packed_fn(layers, last), mask_dtype=jnp.int32)
-    bar = tqdm(total=len(ids), desc=desc, unit="text", disable=not progress or len(jobs) < 2, leave=False)
+    bar = progress_bar(len(ids), desc=desc, unit="text", enabled=progress and len(jobs) >= 2)
 
     def dispatch(batch):
         arr = batching.layout_batch(batch, ids, model.pad_token_id)

@@ -280,7 +280,8 @@ def load_model(model: str | os.PathLike, *, dtype=jnp.float32) -> LoadedModel:
     arch = get_architecture(model_type)
     files = _weight_files(d)
 
-    from transformers import AutoConfig, AutoTokenizer
+    transformers = _import_transformers()
+    AutoConfig, AutoTokenizer = transformers.AutoConfig, transformers.AutoTokenizer
 
     config = AutoConfig.from_pretrained(str(d), trust_remote_code=False)
     try:
@@ -294,3 +295,27 @@ def load_model(model: str | os.PathLike, *, dtype=jnp.float32) -> LoadedModel:
     return LoadedModel(model=module, tokenizer=tokenizer, config=config, kind=arch.kind,
                        is_causal=bool(getattr(cls, "is_causal", False)), name=os.fspath(model),
                        path=str(d), fingerprint=_fingerprint(d, files), dtype=dtype)
+
+
+def _import_transformers():
+    """``transformers``, imported without its "PyTorch was not found" notice.
+
+    jaxmetrics uses transformers only for tokenizers, configurations and checkpoint files, never
+    its PyTorch models, so in an install without PyTorch that notice (an *advisory* warning,
+    printed at import on every command, ``--quiet`` included) is noise. It is silenced for the
+    import only: the environment is restored, and transformers' other warnings are untouched.
+    """
+    import sys
+
+    if "transformers" not in sys.modules:
+        key = "TRANSFORMERS_NO_ADVISORY_WARNINGS"
+        before = os.environ.get(key)
+        os.environ[key] = "1"
+        try:
+            import transformers  # noqa: F401
+        finally:
+            if before is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = before
+    return sys.modules["transformers"]

@@ -1,0 +1,116 @@
+"""What every command shares: ``--version``, each option's default in ``--help``, warnings as one
+``jaxmetrics: warning:`` line, progress as plain periodic lines when stderr is not a terminal,
+and no "PyTorch was not found" notice from transformers (jaxmetrics never uses its PyTorch models).
+"""
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import warnings
+
+import pytest
+
+import jaxmetrics
+from jaxmetrics import cli, progress
+
+
+def test_version(capsys):
+    with pytest.raises(SystemExit) as e:
+        cli.main(["--version"])
+    assert e.value.code == 0
+    assert capsys.readouterr().out.strip() == f"jaxmetrics {jaxmetrics.__version__}"
+
+
+def _options():
+    parser = cli.build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    for name, p in sub.choices.items():
+        for a in p._actions:
+            if a.option_strings and not isinstance(a, (argparse._HelpAction, argparse._VersionAction)):
+                yield name, p, a
+
+
+def test_help_appends_a_default_it_does_not_already_state():
+    from jaxmetrics._cli_util import DefaultsHelpFormatter
+
+    p = argparse.ArgumentParser(prog="x", formatter_class=DefaultsHelpFormatter)
+    p.add_argument("--k", type=int, default=3, help="neighbours")
+    p.add_argument("--layer", type=int, default=-1, help="layer (default: the last)")
+    p.add_argument("--out", default=None, help="write here")
+    p.add_argument("--flag", action="store_true", help="a switch")
+    out = " ".join(p.format_help().split())
+    assert "neighbours (default: 3)" in out
+    assert "layer (default: the last) " in out and out.count("default") == 2
+
+
+def test_a_warning_is_one_line_once(monkeypatch, capsys):
+    def func(args):
+        for _ in range(3):
+            warnings.warn("something\n  odd", UserWarning)
+        return 0
+
+    before = warnings.showwarning
+    parser = cli.build_parser()
+    monkeypatch.setattr(cli, "build_parser", lambda: parser)
+    args = parser.parse_args(["perplexity", "--model", "m", "x.txt"])
+    monkeypatch.setattr(parser, "parse_args", lambda argv=None: argparse.Namespace(**{**vars(args), "func": func}))
+    assert cli.main([]) == 0
+    err = capsys.readouterr().err
+    assert err == "jaxmetrics: warning: something odd\n"
+    assert warnings.showwarning is before  # restored: a library user's warnings are untouched
+
+
+def test_progress_is_plain_lines_when_stderr_is_a_file(monkeypatch, capsys):
+    monkeypatch.setattr(progress, "LOG_INTERVAL", 0.0)
+    bar = progress.progress_bar(4, desc="featurize", unit="text")
+    for _ in range(4):
+        bar.update(1)
+    bar.close()
+    err = capsys.readouterr().err
+    lines = err.splitlines()
+    assert "\r" not in err and len(lines) == 5
+    assert lines[0].startswith("jaxmetrics: featurize: 1/4 texts (25%,")
+    assert lines[-1].startswith("jaxmetrics: featurize: 4/4 texts (100%,")
+
+
+def test_progress_is_rate_limited_and_silent_when_disabled(capsys):
+    bar = progress.progress_bar(1000, desc="featurize", unit="text")
+    for _ in range(1000):
+        bar.update(1)
+    bar.close()
+    assert len(capsys.readouterr().err.splitlines()) == 1   # the closing line only
+    with progress.progress_bar(5, desc="x", enabled=False) as quiet:
+        quiet.update(5)
+    assert capsys.readouterr().err == ""
+
+
+def test_progress_is_a_bar_on_a_terminal(monkeypatch):
+    class Tty:
+        def isatty(self):
+            return True
+
+        def write(self, s):
+            pass
+
+        def flush(self):
+            pass
+
+    monkeypatch.setattr(sys, "stderr", Tty())
+    bar = progress.progress_bar(3, desc="featurize", unit="text")
+    assert type(bar).__module__.startswith("tqdm")
+    bar.close()
+
+
+def test_no_pytorch_notice_where_pytorch_is_missing(tmp_path):
+    """In a process where torch cannot be imported (as in an install without the test extra),
+    loading a model through jaxmetrics prints nothing from transformers."""
+    code = ("import sys; sys.modules['torch'] = None\n"
+            "from jaxmetrics.cli import main\n"
+            "from jaxmetrics.data import demo_model_dir\n"
+            "open(sys.argv[1], 'w').write('To be, or not to be, that is the question.\\n')\n"
+            "sys.exit(main(['perplexity', '--model', str(demo_model_dir()), '--quiet', sys.argv[1]]))\n")
+    proc = subprocess.run([sys.executable, "-c", code, str(tmp_path / "c.txt")], capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "PyTorch" not in proc.stderr and "perplexity" in proc.stdout
