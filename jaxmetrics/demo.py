@@ -301,7 +301,7 @@ def run_demo(cfg: DemoConfig = SIZES["full"], out_dir: str | os.PathLike = "demo
     out_dir.mkdir(parents=True, exist_ok=True)
     if featurizer is None:
         featurizer = demo_encoder_dir()  # before any work: a missing encoder names its install command
-    print("[demo] loading the demo GPT-2 and the MiniLM encoder", flush=True)
+    print("[demo] loading the demo GPT-2 and the MiniLM encoder", file=sys.stderr, flush=True)
     lm = load_model(model or demo_model_dir())
     encoder = load_model(featurizer)
 
@@ -320,7 +320,7 @@ def run_demo(cfg: DemoConfig = SIZES["full"], out_dir: str | os.PathLike = "demo
     write_report(rep, out_dir, labels=labels, curves_title="Shakespeare (P) vs demo GPT-2 (Q)")
     rows = {"human": rep.rows["human"], **{r: rep.rows[setting[r]] for r in DECODINGS}}
 
-    print("[demo] sliding-window perplexity of the held-out text", flush=True)
+    print("[demo] sliding-window perplexity of the held-out text", file=sys.stderr, flush=True)
     scored = passages.stream if cfg.ppl_max_tokens is None else passages.stream[:cfg.ppl_max_tokens]
     sw = perplexity(scored, model=lm, max_length=cfg.ppl_max_length, stride=cfg.ppl_stride, batch_size=32,
                     progress=True)
@@ -341,7 +341,7 @@ def run_demo(cfg: DemoConfig = SIZES["full"], out_dir: str | os.PathLike = "demo
     (out_dir / "results.json").write_text(json.dumps(result.to_dict(), indent=2) + "\n")
     (out_dir / "results.md").write_text(md + "\n")
     print(f"\nsaved {out_dir}/results.json, results.md, divergence_curves.png (and report.*, lengths.png)  "
-          f"({seconds:.0f}s)")
+          f"({seconds:.0f}s)", file=sys.stderr)
     return result
 
 
