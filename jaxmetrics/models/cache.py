@@ -12,11 +12,67 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import tempfile
 import uuid
 import warnings
 from pathlib import Path
 
 import numpy as np
+
+__all__ = ["FeatureCache", "check_writable_dir", "text_hash"]
+
+
+def check_writable_dir(path: str | os.PathLike, name: str) -> Path:
+    """Check that the folder ``path`` exists or can be created, and that files can be written in
+    it, without creating anything (a probe file is removed at once).
+
+    The checks of a cache folder or an output folder before any work: ``path`` is a directory,
+    or does not exist and its nearest existing ancestor is a writable directory.
+
+    Args:
+      path: the folder.
+      name: the argument or option named in errors (``'cache_dir'``, ``'--cache-dir'``).
+
+    Returns:
+      ``path`` as a :class:`~pathlib.Path` (``~`` expanded).
+
+    Raises:
+      TypeError: ``path`` is not a path.
+      ValueError: naming ``name``: ``path`` is empty, is a file, lies under a file, or its folder
+        is not writable.
+
+    Examples:
+      >>> import tempfile, os
+      >>> d = tempfile.mkdtemp()
+      >>> check_writable_dir(os.path.join(d, "new", "cache"), "cache_dir").name
+      'cache'
+      >>> open(os.path.join(d, "f"), "w").close()
+      >>> check_writable_dir(os.path.join(d, "f", "cache"), "cache_dir")
+      Traceback (most recent call last):
+      ...
+      ValueError: cache_dir: cannot create '...f/cache': '...f' is a file, not a directory
+    """
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"{name}: expected a folder path, got {type(path).__name__}")
+    if not os.fspath(path):
+        raise ValueError(f"{name}: empty folder name")
+    p = Path(path).expanduser()
+    if p.exists():
+        if not p.is_dir():
+            raise ValueError(f"{name}: {str(path)!r} exists and is not a directory")
+        probe = p
+    else:
+        probe = next((a for a in p.absolute().parents if a.exists()), None)
+        if probe is not None and not probe.is_dir():
+            raise ValueError(f"{name}: cannot create {str(path)!r}: {str(probe)!r} is a file, not a directory")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=probe, prefix=".jaxmetrics-write-check-")
+    except OSError as e:
+        raise ValueError(f"{name}: cannot write in {str(path)!r}: {str(probe)!r} is not writable "
+                         f"({e.strerror})") from None
+    os.close(fd)
+    os.unlink(tmp)
+    return p
 
 
 def text_hash(text: str) -> str:
@@ -43,7 +99,7 @@ class FeatureCache:
         if not isinstance(cache_dir, (str, os.PathLike)):
             raise TypeError(f"cache_dir: expected a path, got {type(cache_dir).__name__}")
         safe = re.sub(r"[^A-Za-z0-9_.=-]+", "_", key)
-        self.dir = Path(cache_dir).expanduser() / safe
+        self.dir = check_writable_dir(cache_dir, "cache_dir") / safe
         self.dir.mkdir(parents=True, exist_ok=True)
         self.hits = 0
         self.computed = 0
