@@ -1,7 +1,9 @@
 """Prompt preparation and generation runs of :func:`~jaxmetrics.evaluation.evaluate_generation`.
 
-* ``_prepare_ids`` — the dataset as prompt and human-continuation token ids (the split
-  protocol cuts prompts from the human texts by tokens);
+* ``_read_dataset`` / ``_check_num_rows`` — the dataset read and its size checked before any
+  model is loaded; ``_prepare_ids`` — prompt and human-continuation token ids (the split
+  protocol cuts prompts from the human texts by tokens); ``_resolve_max_new_tokens`` — the
+  generation length (by default what the model's positions leave, at most 128);
 * ``_check_decodings`` / ``_check_seeds`` / ``_resolve_eos`` — the generation settings;
 * :func:`generate_runs` — one generation per (setting, seed), cached in the run store as it is
   produced; ``_generate_run`` is one run (row ``i`` of seed ``s`` samples with
@@ -17,9 +19,9 @@ import numpy as np
 
 from jaxmetrics.evaluation.dataset import PromptDataset, load_prompt_dataset
 from jaxmetrics.evaluation.decodings import Decoding, parse_decoding
-from jaxmetrics.evaluation.store import RunStore, pack_ids, unpack_ids
+from jaxmetrics.evaluation.store import RunStore, _has_keys, pack_ids, unpack_ids
 
-__all__ = ["generate_runs"]
+__all__ = ["DEFAULT_MAX_NEW_TOKENS", "generate_runs"]
 
 
 def _is_id_rows(col) -> bool:
@@ -32,31 +34,74 @@ def _tokenize(texts: list[str], lm) -> list[np.ndarray]:
     return [np.asarray(e, np.int32) for e in enc]
 
 
-def _prepare_ids(dataset: Any, lm, *, prompt_field, reference_field, prompt_tokens, max_new_tokens, notes):
-    """``(prompt_ids, reference_ids, source)``: lists of 1-D int32 arrays, references cut to
-    ``max_new_tokens``; prompts truncated to their last ``prompt_tokens`` tokens (the split
-    protocol: the first ``prompt_tokens`` tokens of each human text)."""
+#: Generated tokens per prompt when ``max_new_tokens=None`` and the model's positions allow it.
+DEFAULT_MAX_NEW_TOKENS = 128
+
+
+def _read_dataset(dataset: Any, *, prompt_field, reference_field):
+    """The dataset as read before any model is loaded: ``(prompt_ids, continuation_ids)`` lists of
+    1-D int32 arrays for the token-id form, else a :class:`PromptDataset` of texts."""
     if (isinstance(dataset, (tuple, list)) and len(dataset) == 2 and all(isinstance(c, (list, tuple)) for c in dataset)
             and _is_id_rows(dataset[0])):
         prompts = [np.asarray(p, np.int32).reshape(-1) for p in dataset[0]]
         refs = [np.asarray(r, np.int32).reshape(-1) for r in dataset[1]]
         if len(prompts) != len(refs):
             raise ValueError(f"dataset: {len(prompts)} prompts but {len(refs)} continuations")
-        source, split = "token ids", False
+        return prompts, refs
+    return load_prompt_dataset(dataset, prompt_field=prompt_field, reference_field=reference_field)
+
+
+def _min_rows(*, mark_evaluate: bool, num_buckets) -> tuple[int, str]:
+    """The fewest prompts a report is computed from, and why (``evaluate_generation``):
+
+    * 2: Self-BLEU scores each text against the others, and MAUVE quantizes into at least 2
+      k-means buckets;
+    * 4 with ``mark_evaluate``: ME-Petersen's k = 3 needs k + 1 samples in each set;
+    * ``ceil(num_buckets / 2)`` for an explicit ``num_buckets`` (a point per bucket over the human
+      and the model texts together).
+    """
+    from jaxmetrics.evaluation.scores import ME_K
+
+    need, why = 2, "Self-BLEU compares each text with the others and MAUVE quantizes into at least 2 buckets"
+    if mark_evaluate:
+        need, why = ME_K + 1, f"ME-Petersen's k = {ME_K} needs k + 1 texts per set"
+    if not isinstance(num_buckets, str) and -(-int(num_buckets) // 2) > need:
+        need, why = -(-int(num_buckets) // 2), f"num_buckets={num_buckets} needs a point per bucket over both sets"
+    return need, why
+
+
+def _check_num_rows(n: int, source: str, *, mark_evaluate: bool, num_buckets, after: str = "") -> None:
+    need, why = _min_rows(mark_evaluate=mark_evaluate, num_buckets=num_buckets)
+    if n < need:
+        raise ValueError(f"dataset: {source} has {n} prompt(s){after}; the report needs at least {need} ({why})")
+
+
+def _check_split(prompt_tokens) -> None:
+    """The split protocol (``prompt_field=None``) cuts prompts by ``prompt_tokens``: it is required."""
+    if prompt_tokens is None:
+        raise ValueError("prompt_tokens: with prompt_field=None the prompt is the first prompt_tokens "
+                         "tokens of each human text; give prompt_tokens (the MAUVE paper: 35)")
+
+
+def _prepare_ids(data, lm, *, prompt_tokens, notes):
+    """``(prompt_ids, reference_ids, source)`` of the dataset read by :func:`_read_dataset`: lists
+    of 1-D int32 arrays; prompts keep their last ``prompt_tokens`` tokens (the split protocol: the
+    first ``prompt_tokens`` tokens of each human text). The references are not cut yet
+    (:func:`_resolve_max_new_tokens` decides their length)."""
+    if isinstance(data, tuple):
+        (prompts, refs), source, split = data, "token ids", False
     else:
-        ds: PromptDataset = load_prompt_dataset(dataset, prompt_field=prompt_field, reference_field=reference_field)
+        ds: PromptDataset = data
         source, split = ds.source, ds.split
         if split:
-            if prompt_tokens is None:
-                raise ValueError("prompt_tokens: with prompt_field=None the prompt is the first prompt_tokens "
-                                 "tokens of each human text; give prompt_tokens (the MAUVE paper: 35)")
+            _check_split(prompt_tokens)
             full = _tokenize(ds.references, lm)
             keep = [i for i, t in enumerate(full) if len(t) > prompt_tokens]
             if len(keep) < len(full):
                 msg = (f"{len(full) - len(keep)} of {len(full)} human texts have at most prompt_tokens="
                        f"{prompt_tokens} tokens and were dropped")
                 notes.append(msg)
-                warnings.warn(f"dataset: {msg}", stacklevel=3)
+                warnings.warn(f"dataset: {msg}", stacklevel=4)
             if not keep:
                 raise ValueError(f"dataset: no human text in {source} is longer than prompt_tokens={prompt_tokens}")
             prompts = [full[i][:prompt_tokens] for i in keep]
@@ -74,8 +119,26 @@ def _prepare_ids(dataset: Any, lm, *, prompt_field, reference_field, prompt_toke
                 raise ValueError(f"dataset: token ids of row {i % len(prompts) + 1} lie outside [0, {vocab})")
     if prompt_tokens is not None and not split:
         prompts = [p[-prompt_tokens:] for p in prompts]
-    refs = [r[:max_new_tokens] for r in refs]
     return prompts, refs, source
+
+
+def _resolve_max_new_tokens(lm, prompts: list[np.ndarray], max_new_tokens: int | None) -> int:
+    """``max_new_tokens``, or for ``None`` ``min(128, positions − longest prompt)``; refuses a
+    prompt plus ``max_new_tokens`` that does not fit the model's positions, naming both options."""
+    n_pos = getattr(lm.config, "n_positions", None) or getattr(lm.config, "max_position_embeddings", None)
+    P = max(p.size for p in prompts)
+    if max_new_tokens is None:
+        if n_pos is None:
+            return DEFAULT_MAX_NEW_TOKENS
+        if P >= n_pos:
+            raise ValueError(f"prompt_tokens: the longest prompt ({P} tokens) leaves no room for new tokens in the "
+                             f"model's {n_pos} positions; set prompt_tokens below {n_pos}")
+        return min(DEFAULT_MAX_NEW_TOKENS, n_pos - P)
+    if n_pos is not None and P + max_new_tokens > n_pos:
+        raise ValueError(f"max_new_tokens: the longest prompt ({P} tokens) + {max_new_tokens} exceeds the model's "
+                         f"{n_pos} positions; lower max_new_tokens (at most {max(n_pos - P, 0)}; None picks "
+                         f"min(128, positions - longest prompt)) or set prompt_tokens")
+    return max_new_tokens
 
 
 def _check_seeds(seeds) -> tuple[int, ...]:
@@ -172,18 +235,27 @@ def generate_runs(store: RunStore, lm: Any, prompts: list[np.ndarray], plan: lis
       ``{(setting name, seed): [N] 1-D int32 continuation ids}`` (EOS removed).
     """
     P = max(p.size for p in prompts)
-    todo = [(d, s) for d, s in plan if store.load_arrays(run_key[(d.name, s)], "generation") is None]
-    _stage(progress, f"generating {len(prompts)} prompts x {max_new_tokens} tokens: {len(todo)} of {len(plan)} "
+    n = len(prompts)
+
+    def check(got: dict) -> None:
+        _has_keys(got, ("ids", "offsets", "finished"))
+        off = got["offsets"]
+        if off.shape != (n + 1,) or off[0] != 0 or off[-1] != got["ids"].size or (np.diff(off) < 0).any():
+            raise ValueError(f"offsets do not split {got['ids'].size} ids into the {n} rows of the dataset")
+
+    cached = {(d.name, s): store.load_arrays(run_key[(d.name, s)], "generation", check=check) for d, s in plan}
+    todo = [(d, s) for d, s in plan if cached[(d.name, s)] is None]
+    _stage(progress, f"generating {n} prompts x {max_new_tokens} tokens: {len(todo)} of {len(plan)} "
                      f"runs to do ({len(plan) - len(todo)} cached)")
     conts: dict[tuple, list[np.ndarray]] = {}
     for d, s in plan:
         rk = run_key[(d.name, s)]
-        got = store.load_arrays(rk, "generation")
+        got = cached[(d.name, s)]
         if got is None:
             c, fin = _generate_run(lm, prompts, d, s, max_new_tokens=max_new_tokens, eos_token_id=eos_token_id,
                                    batch_size=batch_size, prompt_length=P, mesh=mesh, progress=progress,
                                    desc=f"generate {d.name} seed {s}")
-            store.save_arrays(rk, "generation", {**pack_ids(c), "finished": fin})
-            got = store.load_arrays(rk, "generation")
+            got = {**pack_ids(c), "finished": fin}
+            store.save_arrays(rk, "generation", got)
         conts[(d.name, s)] = unpack_ids(got["ids"], got["offsets"])
     return conts

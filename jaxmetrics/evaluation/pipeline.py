@@ -54,18 +54,19 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
 
 from jaxmetrics.evaluation.decodings import Decoding
-from jaxmetrics.evaluation.generation import (_check_decodings, _check_seeds, _prepare_ids, _resolve_eos, _stage,
-                                              generate_runs)
+from jaxmetrics.evaluation.generation import (_check_decodings, _check_num_rows, _check_seeds, _check_split,
+                                              _prepare_ids, _read_dataset, _resolve_eos, _resolve_max_new_tokens,
+                                              _stage, generate_runs)
 from jaxmetrics.evaluation.report import HUMAN, GenerationReport, write_report
-from jaxmetrics.evaluation.scores import score_runs, summarize_runs
-from jaxmetrics.evaluation.store import RunStore, pack_ids, stable_hash
+from jaxmetrics.evaluation.scores import kmeans_seeds, score_runs, summarize_runs
+from jaxmetrics.evaluation.store import RunStore, _has_keys, _rows, pack_ids, stable_hash
 from jaxmetrics.evaluation.vectors import _encode, _similarity, _Vectors
+from jaxmetrics.models.cache import check_writable_dir
 
 __all__ = ["evaluate_generation"]
 
@@ -80,6 +81,7 @@ class _Setup:
     pooling: str
     eos: int | None
     bos: bool
+    max_new_tokens: int
     prompts: list[np.ndarray]
     refs: list[np.ndarray]
     decodings: list[Decoding]
@@ -93,12 +95,13 @@ class _Setup:
     score_key: str
 
 
-def _setup(*, model, dataset, featurizer, decodings, seeds, max_new_tokens, prompt_tokens, prompt_field,
-           reference_field, include_prompt, pooling, featurize_max_length, similarity_model, similarity_max_length,
-           twmd_temperature, mark_evaluate, hf_perplexity, mauve_seeds, mauve_seed, mauve_scoring, num_buckets,
-           kmeans_num_redo, kmeans_max_iter, self_bleu_samples, eos_token_id, cache_dir, mesh, notes) -> _Setup:
-    """Resolve the models, read the dataset, compare the cache's manifest and derive the cache
-    keys and the config; every problem is a ``ValueError`` raised before any generation."""
+def _setup(*, model, data, featurizer, decodings, seeds, max_new_tokens, prompt_tokens, include_prompt, pooling,
+           featurize_max_length, similarity_model, similarity_max_length, twmd_temperature, mark_evaluate,
+           hf_perplexity, first_kmeans_seeds, mauve_scoring, num_buckets, kmeans_num_redo, kmeans_max_iter,
+           self_bleu_samples, eos_token_id, cache_dir, mesh, notes) -> _Setup:
+    """Resolve the models, tokenize the dataset (``data``: :func:`_read_dataset`'s), fix
+    ``max_new_tokens``, compare the cache's manifest and derive the cache keys and the config;
+    every problem is a ``ValueError`` raised before any generation."""
     from jaxmetrics.models import resolve_model, resolve_pooling
     from jaxmetrics.similarity import default_layer
 
@@ -113,18 +116,17 @@ def _setup(*, model, dataset, featurizer, decodings, seeds, max_new_tokens, prom
         sim = None if similarity_model is None else resolve_model(similarity_model)
     eos = _resolve_eos(lm, eos_token_id)
     bos = getattr(lm.tokenizer, "bos_token_id", None) is not None
-    prompts, refs, source = _prepare_ids(dataset, lm, prompt_field=prompt_field, reference_field=reference_field,
-                                         prompt_tokens=prompt_tokens, max_new_tokens=max_new_tokens, notes=notes)
-    n_pos = getattr(lm.config, "n_positions", None) or getattr(lm.config, "max_position_embeddings", None)
-    P = max(p.size for p in prompts)
-    if n_pos is not None and P + max_new_tokens > n_pos:
-        raise ValueError(f"max_new_tokens: the longest prompt ({P} tokens) + {max_new_tokens} exceeds the model's "
-                         f"{n_pos} positions; lower max_new_tokens or set prompt_tokens")
+    prompts, refs, source = _prepare_ids(data, lm, prompt_tokens=prompt_tokens, notes=notes)
+    _check_num_rows(len(prompts), source, mark_evaluate=mark_evaluate, num_buckets=num_buckets,
+                    after=" longer than prompt_tokens")
+    max_new_tokens = _resolve_max_new_tokens(lm, prompts, max_new_tokens)
+    refs = [r[:max_new_tokens] for r in refs]   # human continuations as long as the generations
 
     store = RunStore(cache_dir)
-    manifest = store.load_json((), "manifest") if cache_dir is not None else None
+    manifest = (store.load_json((), "manifest", check=lambda m: _has_keys(m, ("hidden_size",)))
+                if cache_dir is not None else None)
     feat_info = {"featurizer": enc.name, "fingerprint": enc.fingerprint, "hidden_size": int(enc.hidden_size)}
-    if manifest is not None and int(manifest.get("hidden_size", enc.hidden_size)) != int(enc.hidden_size):
+    if manifest is not None and int(manifest["hidden_size"]) != int(enc.hidden_size):
         raise ValueError(f"featurizer: hidden size {enc.hidden_size} of {enc.name!r} differs from the "
                          f"{manifest['hidden_size']} of the features cached in {str(cache_dir)!r} (featurizer "
                          f"{manifest.get('featurizer')!r}); use another cache_dir for another featurizer")
@@ -144,8 +146,9 @@ def _setup(*, model, dataset, featurizer, decodings, seeds, max_new_tokens, prom
                                            "layer": None if sim is None else default_layer(sim.num_layers)})
     config = {"model": lm.name, "featurizer": enc.name, "pooling": pooling, "dataset": source,
               "num_prompts": len(prompts), "max_new_tokens": max_new_tokens, "prompt_tokens": prompt_tokens,
-              "decodings": [d.name for d in decodings], "seeds": list(seeds), "mauve_seeds": mauve_seeds,
-              "mauve_seed": mauve_seed, "mauve_scoring": mauve_scoring, "num_buckets": num_buckets,
+              "decodings": [d.name for d in decodings], "seeds": list(seeds), "mauve_seeds": len(first_kmeans_seeds),
+              "mauve_seed": first_kmeans_seeds[0], "kmeans_seeds": list(first_kmeans_seeds),
+              "mauve_scoring": mauve_scoring, "num_buckets": num_buckets,
               "kmeans_num_redo": kmeans_num_redo, "kmeans_max_iter": kmeans_max_iter,
               "include_prompt": include_prompt, "similarity_model": None if sim is None else sim.name,
               "twmd_temperature": twmd_temperature, "self_bleu_samples": self_bleu_samples, "eos_token_id": eos,
@@ -157,14 +160,21 @@ def _setup(*, model, dataset, featurizer, decodings, seeds, max_new_tokens, prom
         "pooling", "mauve_seeds", "mauve_seed", "mauve_scoring", "num_buckets", "kmeans_num_redo", "kmeans_max_iter",
         "include_prompt", "twmd_temperature", "self_bleu_samples", "featurize_max_length", "similarity_max_length",
         "mark_evaluate", "hf_perplexity")} | {"featurizer": enc.fingerprint,
-                                               "sim": None if sim is None else sim.fingerprint})
+                                               "sim": None if sim is None else sim.fingerprint} | (
+        {} if _contiguous(first_kmeans_seeds) else {"kmeans_seeds": list(first_kmeans_seeds)}))
 
     plan = [(d, s) for d in decodings for s in (seeds if d.stochastic else seeds[:1])]
-    return _Setup(lm=lm, enc=enc, sim=sim, pooling=pooling, eos=eos, bos=bos, prompts=prompts, refs=refs,
+    return _Setup(lm=lm, enc=enc, sim=sim, pooling=pooling, eos=eos, bos=bos, max_new_tokens=max_new_tokens,
+                  prompts=prompts, refs=refs,
                   decodings=decodings, plan=plan,
                   run_key={(d.name, s): (protocol, d.name, f"seed{s}") for d, s in plan},
                   human_run=(protocol, HUMAN), store=store, config=config, feature_key=fkey, similarity_key=sim_key,
                   score_key=skey)
+
+
+def _contiguous(seeds: tuple[int, ...]) -> bool:
+    """k-means seeds ``a, a + 1, ..., a + m - 1``: the cache keys of a count ``mauve_seeds=m``."""
+    return seeds == tuple(range(seeds[0], seeds[0] + len(seeds)))
 
 
 def _decode_texts(st: _Setup, conts: dict[tuple, list[np.ndarray]], include_prompt: bool) -> dict[Any, list[str]]:
@@ -220,8 +230,10 @@ def _encode_runs(st: _Setup, texts: dict[Any, list[str]], *, featurize_max_lengt
         return tok
 
     for key, rk in [(HUMAN, st.human_run)] + [((d.name, s), st.run_key[(d.name, s)]) for d, s in st.plan]:
-        f = store.load_array(rk, st.feature_key)
-        sv = None if sim is None or key == HUMAN else store.load_array(rk, st.similarity_key)
+        n = len(texts[key])
+        f = store.load_array(rk, st.feature_key, check=lambda a: _rows(a, n))
+        sv = None if sim is None or key == HUMAN else store.load_array(rk, st.similarity_key,
+                                                                      check=lambda a: _rows(a, n, axis=1))
         need_sim = sim is not None and key != HUMAN and sv is None
         tok = None
         if f is None:
@@ -253,7 +265,7 @@ def evaluate_generation(
     featurizer: Any,
     decodings: Sequence[str] = ("greedy", "sample", "top_p=0.9"),
     seeds: Sequence[int] = (0, 1, 2),
-    max_new_tokens: int = 128,
+    max_new_tokens: int | None = None,
     prompt_tokens: int | None = None,
     prompt_field: str | None = "prompt",
     reference_field: str = "continuation",
@@ -265,8 +277,8 @@ def evaluate_generation(
     twmd_temperature: float = 0.1,
     mark_evaluate: bool = True,
     hf_perplexity: bool = False,
-    mauve_seeds: int = 5,
-    mauve_seed: int = 25,
+    mauve_seeds: int | Sequence[int] = 5,
+    mauve_seed: int | None = None,
     mauve_scoring: str = "mauve-text",
     num_buckets: int | str = "auto",
     kmeans_num_redo: int = 5,
@@ -283,8 +295,10 @@ def evaluate_generation(
 ) -> GenerationReport:
     """Generate with every decoding setting and seed, featurize, score, and report.
 
-    See the module docstring for the columns. Every argument is checked (and the dataset read,
-    the models loaded, the cache's manifest compared) before the first generation.
+    See the module docstring for the columns. Every argument is checked, the dataset read and
+    its size checked, and ``cache_dir`` / ``out_dir`` checked before any model is loaded; the
+    prompt lengths against the model's positions and the cache's manifest before the first
+    generation.
 
     Args:
       model: the causal LM that generates (a :class:`~jaxmetrics.models.LoadedModel`, hub id or
@@ -292,14 +306,20 @@ def evaluate_generation(
         the text statistics, and it scores Gen. PPL.
       dataset: prompts and human continuations (:func:`~jaxmetrics.evaluation.load_prompt_dataset`:
         a JSONL / CSV path, a pair of text files, a list of dicts, a pair of lists of strings),
-        or a pair of lists of token-id arrays ``(prompt_ids, continuation_ids)``.
+        or a pair of lists of token-id arrays ``(prompt_ids, continuation_ids)``. It is read
+        before any model is loaded and needs at least 2 rows (Self-BLEU compares each text with
+        the others; MAUVE quantizes into at least 2 buckets), 4 with ``mark_evaluate`` (ME-Petersen's
+        k = 3 needs k + 1 texts per set), ``ceil(num_buckets / 2)`` with an integer ``num_buckets``.
       featurizer: the model whose features MAUVE quantizes (a GPT-2 as in mauve-text, or an
         encoder such as all-MiniLM-L6-v2).
       decodings: decoding names (:func:`~jaxmetrics.evaluation.parse_decoding`): ``greedy``,
         ``sample``, ``top_p=0.9``, ``top_k=40``, ``temperature=0.9``, ``typical_p=0.95``,
         ``entmax=1.2`` or comma-joined combinations.
       seeds: sampling seeds; each stochastic setting runs once per seed (greedy once).
-      max_new_tokens: tokens generated per prompt (human continuations are cut to as many).
+      max_new_tokens: tokens generated per prompt (human continuations are cut to as many);
+        ``None``: ``min(128, positions − longest prompt)``, what the model's positions leave
+        after the longest prompt, at most 128. A value that does not fit is refused before
+        anything is generated, naming ``max_new_tokens`` and ``prompt_tokens``.
       prompt_tokens: prompts keep their last ``prompt_tokens`` tokens; with
         ``prompt_field=None`` the prompt is the first ``prompt_tokens`` tokens of each human
         text (the MAUVE paper: 35).
@@ -319,8 +339,11 @@ def evaluate_generation(
       mark_evaluate: add the ME-Petersen column (k = 3).
       hf_perplexity: add the ``ppl_evaluate`` column (Hugging Face ``evaluate``'s per-text
         perplexity, to compare with numbers computed with it; one more forward pass per run).
-      mauve_seeds, mauve_seed: k-means seeds per run: run ``j`` uses
-        ``mauve_seed + mauve_seeds * j + i`` for ``i < mauve_seeds``.
+      mauve_seeds, mauve_seed: k-means seeds of a setting's first run: a count ``m`` (seeds
+        ``mauve_seed, ..., mauve_seed + m - 1``; ``mauve_seed`` defaults to 25) or an explicit
+        list (``mauve_seed`` then stays ``None``). Run ``j`` shifts them by ``j`` times their span
+        (``max - min + 1``), so runs never share a k-means seed: the default ``5`` is the seeds
+        25..29 for the first run, 30..34 for the second (:func:`~jaxmetrics.evaluation.scores.kmeans_seeds`).
       mauve_scoring: ``'mauve-text'`` (default) or ``'paper'`` (the NeurIPS 2021 code's angular
         grid and unsymmetrised area; see :func:`~jaxmetrics.mauve.compute_mauve`).
       num_buckets, kmeans_num_redo, kmeans_max_iter: as in :func:`~jaxmetrics.mauve.compute_mauve`.
@@ -328,9 +351,12 @@ def evaluate_generation(
       eos_token_id: stop token (``'default'``: the model config's; ``None``: never stop).
       batch_size: prompts per generation batch (and texts per scoring batch).
       feature_batch_size: texts per featurizer batch.
-      cache_dir: directory of the resumable cache (``None``: nothing is kept between calls).
-      out_dir: write ``report.md``, ``report.json``, ``report.csv``, ``divergence_curves.png``
-        and ``lengths.png`` there.
+      cache_dir: directory of the resumable cache (``None``: nothing is kept between calls); it
+        must exist or be creatable, and be writable (checked before any model is loaded). A
+        damaged file in it is named in a warning and recomputed.
+      out_dir: write ``report.md``, ``report.json``, ``report.csv``, ``generations.jsonl`` (every
+        generated text with its prompt, setting and seed), ``divergence_curves.png`` and
+        ``lengths.png`` there (checked like ``cache_dir``).
       mesh: optional :class:`jax.sharding.Mesh`: generation, the encoder passes and perplexities
         split their rows over its devices; the report equals the one-device one.
       progress: stage messages and progress bars (stderr) with ETA.
@@ -356,11 +382,19 @@ def evaluate_generation(
     # ---- every check before the first generation
     decs = _check_decodings(decodings)
     seeds = _check_seeds(seeds)
-    max_new_tokens = V.check_int(max_new_tokens, "max_new_tokens", minimum=1)
+    if max_new_tokens is not None:
+        max_new_tokens = V.check_int(max_new_tokens, "max_new_tokens", minimum=1)
     if prompt_tokens is not None:
         prompt_tokens = V.check_int(prompt_tokens, "prompt_tokens", minimum=1)
-    mauve_seeds = V.check_int(mauve_seeds, "mauve_seeds", minimum=1)
-    mauve_seed = V.check_int(mauve_seed, "mauve_seed", minimum=0)
+    first_kmeans_seeds = kmeans_seeds(mauve_seeds, mauve_seed)
+    for name, value in (("featurize_max_length", featurize_max_length),
+                        ("similarity_max_length", similarity_max_length)):
+        if value is not None:
+            V.check_int(value, name, minimum=1)
+    if num_buckets != "auto":
+        V.check_int(num_buckets, "num_buckets", minimum=1)
+    V.check_int(kmeans_num_redo, "kmeans_num_redo", minimum=1)
+    V.check_int(kmeans_max_iter, "kmeans_max_iter", minimum=1)
     V.check_choice(mauve_scoring, "mauve_scoring", ("mauve-text", "paper"))
     V.check_choice(pooling, "pooling", ("auto", "last", "mean"))
     batch_size = V.check_int(batch_size, "batch_size", minimum=1)
@@ -368,18 +402,25 @@ def evaluate_generation(
     self_bleu_samples = V.check_int(self_bleu_samples, "self_bleu_samples", minimum=1)
     V.check_positive(twmd_temperature, "twmd_temperature")
     if out_dir is not None:
-        out_dir = Path(out_dir)
-        if out_dir.exists() and not out_dir.is_dir():
-            raise ValueError(f"out_dir: {str(out_dir)!r} exists and is not a directory")
-    st = _setup(model=model, dataset=dataset, featurizer=featurizer, decodings=decs, seeds=seeds,
-                max_new_tokens=max_new_tokens, prompt_tokens=prompt_tokens, prompt_field=prompt_field,
-                reference_field=reference_field, include_prompt=include_prompt, pooling=pooling,
-                featurize_max_length=featurize_max_length, similarity_model=similarity_model,
+        out_dir = check_writable_dir(out_dir, "out_dir")
+    if cache_dir is not None:
+        check_writable_dir(cache_dir, "cache_dir")
+    # the dataset is read and its size checked before any model is loaded
+    data = _read_dataset(dataset, prompt_field=prompt_field, reference_field=reference_field)
+    if not isinstance(data, tuple) and data.split:
+        _check_split(prompt_tokens)
+    _check_num_rows(len(data[0]) if isinstance(data, tuple) else len(data),
+                    "token ids" if isinstance(data, tuple) else data.source, mark_evaluate=mark_evaluate,
+                    num_buckets=num_buckets)
+    st = _setup(model=model, data=data, featurizer=featurizer, decodings=decs, seeds=seeds,
+                max_new_tokens=max_new_tokens, prompt_tokens=prompt_tokens, include_prompt=include_prompt,
+                pooling=pooling, featurize_max_length=featurize_max_length, similarity_model=similarity_model,
                 similarity_max_length=similarity_max_length, twmd_temperature=twmd_temperature,
-                mark_evaluate=mark_evaluate, hf_perplexity=hf_perplexity, mauve_seeds=mauve_seeds,
-                mauve_seed=mauve_seed, mauve_scoring=mauve_scoring, num_buckets=num_buckets,
-                kmeans_num_redo=kmeans_num_redo, kmeans_max_iter=kmeans_max_iter, self_bleu_samples=self_bleu_samples,
-                eos_token_id=eos_token_id, cache_dir=cache_dir, mesh=mesh, notes=notes)
+                mark_evaluate=mark_evaluate, hf_perplexity=hf_perplexity, first_kmeans_seeds=first_kmeans_seeds,
+                mauve_scoring=mauve_scoring, num_buckets=num_buckets, kmeans_num_redo=kmeans_num_redo,
+                kmeans_max_iter=kmeans_max_iter, self_bleu_samples=self_bleu_samples, eos_token_id=eos_token_id,
+                cache_dir=cache_dir, mesh=mesh, notes=notes)
+    max_new_tokens = st.max_new_tokens
     seconds = {"generate": 0.0, "featurize": 0.0, "quantize": 0.0, "perplexity": 0.0, "text_statistics": 0.0,
                "similarity": 0.0, "score": 0.0}
 
@@ -405,7 +446,7 @@ def evaluate_generation(
     human_scores, run_scores = score_runs(
         st.store, st.score_key, human_run=st.human_run, run_key=st.run_key, plan=st.plan, prompts=st.prompts,
         refs=st.refs, conts=conts, include_prompt=include_prompt, feats=feats, sims=sims, lm=st.lm,
-        mauve_seeds=mauve_seeds, mauve_seed=mauve_seed,
+        first_kmeans_seeds=first_kmeans_seeds,
         mauve_options=dict(num_buckets=num_buckets, kmeans_num_redo=kmeans_num_redo, kmeans_max_iter=kmeans_max_iter,
                            scoring=mauve_scoring),
         mark_evaluate=mark_evaluate, self_bleu_samples=self_bleu_samples, batch_size=batch_size, mesh=mesh,
@@ -414,11 +455,14 @@ def evaluate_generation(
     rows, runs, curves, lengths = summarize_runs(decs, st.plan, human_scores, run_scores, conts, st.refs, notes)
     seconds["total"] = time.perf_counter() - t_total
 
+    generations = {d.name: [conts[(d.name, s)] for dd, s in st.plan if dd.name == d.name] for d in decs}
+    decode = st.lm.tokenizer.batch_decode
     report = GenerationReport(
         rows=rows, runs={k: [{kk: vv for kk, vv in r.items() if kk != "curve"} for r in v] for k, v in runs.items()},
         config=st.config, notes=notes, seconds={k: round(v, 2) for k, v in seconds.items()}, files=None,
-        curves=curves, lengths=lengths,
-        generations={d.name: [conts[(d.name, s)] for dd, s in st.plan if dd.name == d.name] for d in decs})
+        curves=curves, lengths=lengths, generations=generations,
+        prompts=decode([list(map(int, p)) for p in st.prompts]),
+        texts={k: [decode([list(map(int, c)) for c in run]) for run in v] for k, v in generations.items()})
     if out_dir is not None:
         report = report.replace(files=write_report(report, out_dir, labels=row_labels))
     return report

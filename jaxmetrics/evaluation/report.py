@@ -4,8 +4,9 @@ Markdown / CSV formatter of its table (also the demo's table) and the writer of 
 * :class:`GenerationReport` — rows per decoding setting, per-run values, config, notes;
 * :func:`format_markdown` — the table in any column layout (default: every column some row
   has, in :data:`COLUMNS` order; the demo passes the MAUVE paper's Table 2 layout) and a caption;
-* :func:`write_report` — ``report.md`` / ``.json`` / ``.csv`` and the plots of
-  :mod:`jaxmetrics.evaluation.plot`; returns :class:`ReportFiles`.
+* :func:`write_report` — ``report.md`` / ``.json`` / ``.csv``, the generated texts
+  (``generations.jsonl``) and the plots of :mod:`jaxmetrics.evaluation.plot`; returns
+  :class:`ReportFiles`.
 """
 from __future__ import annotations
 
@@ -52,6 +53,9 @@ class ReportFiles(Result):
       csv: ``report.csv`` (every column, ``_std`` columns after their value).
       divergence_curves: ``divergence_curves.png``.
       lengths: ``lengths.png``.
+      generations: ``generations.jsonl``: one JSON object a line, ``{"row", "prompt", "setting",
+        "seed", "text"}`` for every generated continuation (``seed`` is ``null`` for a
+        deterministic setting such as greedy); ``None`` for a report without its texts.
     """
 
     markdown: str
@@ -59,6 +63,7 @@ class ReportFiles(Result):
     csv: str
     divergence_curves: str
     lengths: str
+    generations: str | None = None
 
 
 class GenerationReport(Result):
@@ -69,8 +74,8 @@ class GenerationReport(Result):
         the order given. Columns as in :mod:`jaxmetrics.evaluation`, plus ``<column>_std``
         (sample s.d. over runs) and ``<column>_runs`` (per-run values) where a setting has
         several runs. A row holds only the columns its options computed (the table's ``—``).
-      runs: ``{setting: [per-run dict]}`` with each run's seed, values and per-text
-        ``ppl_evaluate_per_text``.
+      runs: ``{setting: [per-run dict]}`` with each run's sampling seed (``None`` for a
+        deterministic setting such as greedy), values and per-text ``ppl_evaluate_per_text``.
       config: the settings of the call (JSON-able).
       notes: what was dropped or skipped, in words.
       seconds: wall time per stage (``generate``, ``featurize``, ``score``, ``total``).
@@ -79,6 +84,9 @@ class GenerationReport(Result):
       lengths: ``{row: [N] int}`` continuation lengths in tokens (first run).
       generations: ``{setting: [per run: N continuation id arrays]}`` (EOS removed; runs in seed
         order); not written to the JSON (the cache keeps them).
+      prompts: the ``N`` prompts as text (decoded prompt ids); not in the JSON.
+      texts: ``{setting: [per run: N continuation texts]}`` (``generations`` decoded); not in the
+        JSON: :func:`write_report` writes them with ``prompts`` to ``generations.jsonl``.
     """
 
     rows: dict
@@ -90,12 +98,16 @@ class GenerationReport(Result):
     curves: dict = None
     lengths: dict = None
     generations: dict = None
+    prompts: list = None
+    texts: dict = None
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON of ``report.json``: every field but ``generations`` (curves and lengths as
-        lists; ``files`` as ``{kind: path}``, ``{}`` before :func:`write_report`)."""
+        """The JSON of ``report.json``: every field but ``generations``, ``prompts`` and ``texts``
+        (curves and lengths as lists; ``files`` as ``{kind: path}``, ``{}`` before
+        :func:`write_report`)."""
         out = super().to_dict()
-        del out["generations"]
+        for k in ("generations", "prompts", "texts"):
+            del out[k]
         out["files"] = out["files"] or {}
         for k in ("seconds", "curves", "lengths"):
             out[k] = out[k] or {}
@@ -123,10 +135,27 @@ def _csv_cell(v):
     return "" if v is None else repr(float(v))
 
 
+def _seeds_caption(config: dict) -> str:
+    """Which settings the sampling seeds apply to: the sampled ones only (greedy has no seed)."""
+    from jaxmetrics.evaluation.decodings import parse_decoding
+
+    names = list(config.get("decodings") or [])
+    sampled = [n for n in names if parse_decoding(n).stochastic]
+    fixed = [n for n in names if n not in sampled]
+    parts = []
+    if sampled:
+        parts.append(f"sampling seeds {config.get('seeds')} ({', '.join(sampled)})")
+    if fixed:
+        parts.append(f"{', '.join(fixed)}: one deterministic run, no seed")
+    return "; ".join(parts)
+
+
 def _default_caption(config: dict) -> list[str]:
+    seeds = _seeds_caption(config)
     return [f"{config.get('num_prompts')} prompts; up to {config.get('max_new_tokens')} new tokens; "
-            f"sampling seeds {config.get('seeds')}; MAUVE over {config.get('mauve_seeds')} k-means seeds per run "
-            f"({config.get('mauve_scoring')} scoring), ± = s.d. over sampling runs (greedy: over k-means seeds); "
+            + (seeds + "; " if seeds else "")
+            + f"MAUVE over {config.get('mauve_seeds')} k-means seeds per run "
+            f"({config.get('mauve_scoring')} scoring), ± = s.d. over sampling runs (one run: over k-means seeds); "
             f"features: {config.get('featurizer')} ({config.get('pooling')} pooling)."]
 
 
@@ -193,8 +222,8 @@ def format_markdown(rows: dict[str, dict], config: dict, notes: Sequence[str] = 
 
 def write_report(report: GenerationReport, out_dir: str | os.PathLike, labels: dict[str, str] | None = None, *,
                  curves_title: str | None = None) -> ReportFiles:
-    """Write ``report.md``, ``report.json``, ``report.csv``, ``divergence_curves.png`` and
-    ``lengths.png`` under ``out_dir`` (created).
+    """Write ``report.md``, ``report.json``, ``report.csv``, ``generations.jsonl`` (when the report
+    has its texts), ``divergence_curves.png`` and ``lengths.png`` under ``out_dir`` (created).
 
     Args:
       report: a :class:`GenerationReport`.
@@ -210,10 +239,35 @@ def write_report(report: GenerationReport, out_dir: str | os.PathLike, labels: d
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     files = ReportFiles(markdown=str(out / "report.md"), json=str(out / "report.json"), csv=str(out / "report.csv"),
-                        divergence_curves=str(out / "divergence_curves.png"), lengths=str(out / "lengths.png"))
+                        divergence_curves=str(out / "divergence_curves.png"), lengths=str(out / "lengths.png"),
+                        generations=None if report.texts is None else str(out / "generations.jsonl"))
     Path(files.markdown).write_text(report.to_markdown(labels) + "\n")
     Path(files.csv).write_text(report.to_csv())
+    if files.generations is not None:
+        Path(files.generations).write_text("".join(json.dumps(r, ensure_ascii=False) + "\n"
+                                                   for r in _generation_records(report)), encoding="utf-8")
     plot_report_curves(report, files.divergence_curves, labels, title=curves_title)
     plot_report_lengths(report, files.lengths, labels)
     Path(files.json).write_text(json.dumps(report.replace(files=files).to_dict(), indent=1) + "\n")
     return files
+
+
+def _generation_records(report: GenerationReport) -> list[dict[str, Any]]:
+    """The lines of ``generations.jsonl``: ``{"row", "prompt", "setting", "seed", "text"}`` for
+    every continuation of every run, in setting, run and row order; ``seed`` is the run's sampling
+    seed, ``None`` for a deterministic setting (greedy). ``[]`` for a report without its texts.
+
+    Examples:
+      >>> rep = GenerationReport(rows={}, runs={"greedy": [{"seed": None}]}, config={},
+      ...                        prompts=["ROMEO:"], texts={"greedy": [[" But soft"]]})
+      >>> _generation_records(rep)
+      [{'row': 0, 'prompt': 'ROMEO:', 'setting': 'greedy', 'seed': None, 'text': ' But soft'}]
+    """
+    if report.texts is None:
+        return []
+    out = []
+    for setting, runs in report.texts.items():
+        for run, texts in zip(report.runs[setting], runs):
+            out.extend({"row": i, "prompt": report.prompts[i], "setting": setting, "seed": run.get("seed"),
+                        "text": t} for i, t in enumerate(texts))
+    return out

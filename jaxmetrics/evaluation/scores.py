@@ -2,6 +2,7 @@
 
 * ``_text_scores`` — Gen. PPL (and ``ppl_evaluate``), Distinct-4, Self-BLEU-4, Zipf, REP and
   mean length of one run's token ids (or of the human texts);
+* :func:`kmeans_seeds` / :func:`run_seeds` — the k-means seeds of each run;
 * :func:`score_runs` — those plus MAUVE / FI over ``mauve_seeds`` k-means seeds, ME-Petersen
   and the mean BERTScore / TWMD F1 of every run, cached in the run store;
 * :func:`summarize_runs` — one report row per setting: the mean over its runs with their sample
@@ -16,12 +17,56 @@ import numpy as np
 
 from jaxmetrics.evaluation.decodings import Decoding
 from jaxmetrics.evaluation.report import COLUMNS, HUMAN
-from jaxmetrics.evaluation.store import RunStore
+from jaxmetrics.evaluation.store import RunStore, _has_keys
 from jaxmetrics.numerics import mean_std
 
-__all__ = ["score_runs", "summarize_runs"]
+__all__ = ["ME_K", "kmeans_seeds", "run_seeds", "score_runs", "summarize_runs"]
 
 _TEXT_STATS = ("gen_ppl", "ppl_evaluate", "zipf", "rep", "distinct_4", "self_bleu_4", "mean_length")
+
+#: k of the report's ME-Petersen column.
+ME_K = 3
+
+def kmeans_seeds(mauve_seeds: Any, mauve_seed: int | None = None) -> tuple[int, ...]:
+    """The k-means seeds of a setting's first run, from ``evaluate_generation``'s arguments.
+
+    ``mauve_seeds`` is a count ``m`` (seeds ``mauve_seed, ..., mauve_seed + m - 1``,
+    ``mauve_seed`` 25 by default) or an explicit list of distinct non-negative seeds
+    (``mauve_seed`` must then be ``None``). Run ``j`` of a setting shifts them by ``j`` times their
+    span (``max - min + 1``), so runs never share a k-means seed: with the default ``25..29``, run
+    ``j`` uses ``25 + 5j, ..., 29 + 5j``.
+
+    Examples:
+      >>> kmeans_seeds(5), kmeans_seeds(2, 10), kmeans_seeds([25, 26, 27, 28, 29])
+      ((25, 26, 27, 28, 29), (10, 11), (25, 26, 27, 28, 29))
+      >>> run_seeds((25, 26), 1), run_seeds((0, 7), 2)
+      ((27, 28), (16, 23))
+    """
+    from jaxmetrics import _validation as V
+
+    if isinstance(mauve_seeds, (int, np.integer)) and not isinstance(mauve_seeds, bool):
+        m = V.check_int(mauve_seeds, "mauve_seeds", minimum=1)
+        first = 25 if mauve_seed is None else V.check_int(mauve_seed, "mauve_seed", minimum=0)
+        return tuple(range(first, first + m))
+    if mauve_seed is not None:
+        raise ValueError("mauve_seed: give the first k-means seed only with a count mauve_seeds=m; "
+                         f"mauve_seeds={mauve_seeds!r} lists the seeds")
+    try:
+        seeds = tuple(mauve_seeds)
+    except TypeError:
+        raise TypeError(f"mauve_seeds: expected a count or a list of seeds, got {type(mauve_seeds).__name__}") from None
+    if not seeds:
+        raise ValueError("mauve_seeds: at least one k-means seed is needed")
+    seeds = tuple(V.check_int(x, "mauve_seeds", minimum=0) for x in seeds)
+    if len(set(seeds)) != len(seeds):
+        raise ValueError(f"mauve_seeds: repeated seeds {list(seeds)}")
+    return seeds
+
+
+def run_seeds(first: tuple[int, ...], nth: int) -> tuple[int, ...]:
+    """The k-means seeds of run ``nth`` of a setting (see :func:`kmeans_seeds`)."""
+    span = max(first) - min(first) + 1
+    return tuple(s + span * nth for s in first)
 
 
 def _text_scores(full_ids, stat_ids, cont_ids, lm, *, self_bleu_samples, batch_size, mesh, bos, hf, clock) -> dict:
@@ -61,13 +106,13 @@ def _with_prompts(prompts: list[np.ndarray], conts: list[np.ndarray]) -> list[np
 def score_runs(store: RunStore, score_key: str, *, human_run: tuple, run_key: dict[tuple, tuple],
                plan: list[tuple[Decoding, int]], prompts: list[np.ndarray], refs: list[np.ndarray],
                conts: dict[tuple, list[np.ndarray]], include_prompt: bool, feats: dict[Any, np.ndarray],
-               sims: dict[Any, np.ndarray], lm: Any, mauve_seeds: int, mauve_seed: int, mauve_options: dict,
+               sims: dict[Any, np.ndarray], lm: Any, first_kmeans_seeds: tuple[int, ...], mauve_options: dict,
                mark_evaluate: bool, self_bleu_samples: int, batch_size: int, mesh: Any, bos: bool, hf: bool,
                clock: dict[str, float], progress: bool) -> tuple[dict, dict[tuple, dict]]:
     """Scores of the human texts and of every run of ``plan``, loaded from ``store`` under
     ``score_key`` when cached, else computed and saved at once.
 
-    Run ``j`` of a setting uses the k-means seeds ``mauve_seed + mauve_seeds * j + i``. Rows
+    Run ``j`` of a setting uses the k-means seeds ``run_seeds(first_kmeans_seeds, j)``. Rows
     whose features are NaN (empty texts) are left out of MAUVE and ME-Petersen and counted in
     ``empty_texts``. Stage times are added to ``clock`` (``quantize``, ``perplexity``,
     ``text_statistics``).
@@ -86,7 +131,10 @@ def score_runs(store: RunStore, score_key: str, *, human_run: tuple, run_key: di
         return _text_scores(_with_prompts(prompts, cs), stat_ids(cs), cs, lm, self_bleu_samples=self_bleu_samples,
                             batch_size=batch_size, mesh=mesh, bos=bos, hf=hf, clock=clock)
 
-    human_scores = store.load_json(human_run, score_key)
+    def check(keys):
+        return lambda sc: _has_keys(sc, keys)
+
+    human_scores = store.load_json(human_run, score_key, check=check(("gen_ppl",)))
     if human_scores is None:
         human_scores = text_scores(refs)
         store.save_json(human_run, score_key, human_scores)
@@ -97,7 +145,7 @@ def score_runs(store: RunStore, score_key: str, *, human_run: tuple, run_key: di
     try:
         for d, s in plan:
             key, rk = (d.name, s), run_key[(d.name, s)]
-            sc = store.load_json(rk, score_key)
+            sc = store.load_json(rk, score_key, check=check(("seed", "gen_ppl", "mauve", "curve")))
             if sc is None:
                 sc = {"seed": s}
                 sc.update(text_scores(conts[key]))
@@ -106,7 +154,7 @@ def score_runs(store: RunStore, score_key: str, *, human_run: tuple, run_key: di
                 if (~q_ok).any():
                     sc["empty_texts"] = int((~q_ok).sum())
                 nth = [ss for dd, ss in plan if dd.name == d.name].index(s)  # run index within its setting
-                kseeds = tuple(mauve_seed + mauve_seeds * nth + i for i in range(mauve_seeds))
+                kseeds = run_seeds(first_kmeans_seeds, nth)
                 t1 = time.perf_counter()
                 res = compute_mauve_seeds(p_features=p_feat[p_ok], q_features=q[q_ok], seeds=kseeds, **mauve_options)
                 sc.update(mauve=float(res.mauve_mean), mauve_seeds_std=float(res.mauve_std),
@@ -118,7 +166,7 @@ def score_runs(store: RunStore, score_key: str, *, human_run: tuple, run_key: di
                 if mark_evaluate:
                     from jaxmetrics.mark_evaluate import me_petersen
 
-                    sc["me_petersen"] = float(me_petersen(references=p_feat[p_ok], candidates=q[q_ok], k=3))
+                    sc["me_petersen"] = float(me_petersen(references=p_feat[p_ok], candidates=q[q_ok], k=ME_K))
                 clock["quantize"] += time.perf_counter() - t1
                 if key in sims:
                     sc["bertscore_f1"], sc["twmd_f1"] = (float(v) for v in sims[key].mean(axis=1))
@@ -144,8 +192,10 @@ def summarize_runs(decodings: list[Decoding], plan: list[tuple[Decoding, int]], 
     runs: dict[str, list[dict]] = {HUMAN: [dict(human_scores)]}
     curves, lengths = {}, {HUMAN: np.array([r.size for r in refs])}
     for d in decodings:
-        rs = [run_scores[(d.name, s)] for dd, s in plan if dd.name == d.name]
-        runs[d.name] = rs
+        seeds = [s for dd, s in plan if dd.name == d.name]
+        rs = [run_scores[(d.name, s)] for s in seeds]
+        # a deterministic setting (greedy) has no sampling seed: its one run shows seed None
+        runs[d.name] = rs if d.stochastic else [{**r, "seed": None} for r in rs]
         row: dict[str, Any] = {}
         keys = [k for k, _, _ in COLUMNS if k != "gen_ppl_gap" and k in rs[0]]
         for k in keys:
@@ -167,5 +217,5 @@ def summarize_runs(decodings: list[Decoding], plan: list[tuple[Decoding, int]], 
                          "ME-Petersen (BERTScore / TWMD count them as 0)")
         rows[d.name] = row
         curves[d.name] = np.asarray(rs[0]["curve"])
-        lengths[d.name] = np.array([c.size for c in conts[(d.name, rs[0]["seed"])]])
+        lengths[d.name] = np.array([c.size for c in conts[(d.name, seeds[0])]])
     return rows, runs, curves, lengths
