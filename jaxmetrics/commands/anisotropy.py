@@ -22,21 +22,24 @@ def register(subparsers) -> None:
                     "the same token id in different texts (self-similarity) and of each token with "
                     "its text's mean vector (intra-sentence similarity), for each centering "
                     "(Ethayarajh 2019; Chen et al. 2020). Padding and special tokens are excluded. "
-                    "Prints a table; --json and --plot write the numbers and the figure.",
+                    "Prints a table; --json and --plot write the numbers and the figure. Every option and "
+                    "output is checked before the model is loaded.",
     )
     p.add_argument("texts", help="texts, one sentence per line (or .jsonl with 'text')")
     p.add_argument("--model", required=True, help="encoder or decoder: local HF directory or hub id")
     p.add_argument("--centering", nargs="+", default=list(_CENTERINGS), choices=_CENTERINGS,
                    metavar="NAME", help=f"centerings to compare (default all: {' '.join(_CENTERINGS)})")
-    p.add_argument("--num-pairs", type=int, default=10_000, help="random token pairs of the baseline")
-    p.add_argument("--seed", type=int, default=0, help="seed of the random pairs")
-    p.add_argument("--center-batch-size", type=int, default=32, help="texts per centering batch ('batch')")
+    p.add_argument("--num-pairs", type=int, default=10_000, help="random token pairs of the baseline (default: 10000)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the random pairs (default: 0)")
+    p.add_argument("--center-batch-size", type=int, default=32, help="texts per centering batch ('batch') (default: 32)")
     p.add_argument("--max-length", type=int, default=None,
                    help="truncation in tokens (default 512, or the model's positions when fewer)")
-    p.add_argument("--batch-size", type=int, default=16, help="texts per forward pass")
-    p.add_argument("--drop-empty", action="store_true", help="drop empty lines instead of failing")
-    p.add_argument("--json", default=None, help="write the result (every curve and setting) as JSON here")
-    p.add_argument("--plot", default=None, help="save the per-layer figure here (.png, .pdf, .svg, ...)")
+    p.add_argument("--batch-size", type=int, default=16, help="texts per forward pass (default: 16)")
+    p.add_argument("--drop-empty", action="store_true", help="drop empty lines instead of failing (default: fail)")
+    p.add_argument("--json", default=None, metavar="PATH",
+                   help="write the result (every curve and setting) as JSON here (default: none)")
+    p.add_argument("--plot", default=None, metavar="PATH",
+                   help="save the per-layer figure here (.png, .pdf, .svg, ...) (default: none)")
     add_progress_options(p)
     p.set_defaults(func=run)
 

@@ -14,7 +14,8 @@ def register(subparsers) -> None:
         help="correlate diversity metrics with a diversity parameter (decTest / conTest)",
         description="Score every response set of a McDiv-format CSV (sample_id, context, "
                     "resp_0..resp_{n-1}, label_value, label_name) with each metric and report "
-                    "Spearman / Pearson correlation with label_value (and OCA for binary labels).",
+                    "Spearman / Pearson correlation with label_value (and OCA for binary labels). The CSV, "
+                    "the metric names and the outputs are checked before any model is loaded.",
     )
     p.add_argument("csv", help="McDiv-format CSV file")
     p.add_argument("--metrics", default="distinct,cosine",
@@ -23,14 +24,15 @@ def register(subparsers) -> None:
                         "(default: distinct,cosine)")
     p.add_argument("--model", default=None,
                    help="encoder (local HF directory or hub id) for neural metrics; default: the "
-                        "all-MiniLM-L6-v2 package if installed")
+                        "all-MiniLM-L6-v2 package if installed, else none")
     p.add_argument("--test", choices=("auto", "dec", "con"), default="auto",
                    help="dec = correlation with a decoding parameter, con = binary content "
-                        "labels (adds OCA); auto picks con for 0/1 labels")
-    p.add_argument("--plot", default=None, help="save a metric-vs-parameter plot (PNG)")
-    p.add_argument("--json", default=None,
+                        "labels (adds OCA); auto picks con for 0/1 labels (default: auto)")
+    p.add_argument("--plot", default=None, metavar="PATH",
+                   help="save a metric-vs-parameter plot (.png, .pdf, .svg, ...) (default: none)")
+    p.add_argument("--json", default=None, metavar="PATH",
                    help="also write the report as JSON: {rows: [{metric, spearman, pearson, oca, "
-                        "error}], test, num_sets}")
+                        "error}], test, num_sets} (default: none)")
     add_progress_options(p)
     p.set_defaults(func=run)
 

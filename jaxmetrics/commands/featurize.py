@@ -16,19 +16,24 @@ def register(subparsers) -> None:
         description="Featurize texts (one per line, or .jsonl with a 'text' field) with a Hugging Face "
                     "checkpoint (safetensors) and save the [N, D] float32 features as .npy. Encoders are "
                     "mean-pooled over the tokens, decoders take the last token (the MAUVE convention); "
-                    "--pooling chooses.",
+                    "--pooling chooses. Every option, --out and --cache-dir are checked before the model "
+                    "is loaded.",
     )
     p.add_argument("texts", help="text file (one text per line) or .jsonl with a 'text' field")
     p.add_argument("--model", required=True, help="hub id or local checkpoint directory")
-    p.add_argument("--out", required=True, help="output .npy file")
+    p.add_argument("--out", required=True, metavar="FILE.npy",
+                   help="output file; must end in .npy (written at exactly this path; any other suffix is "
+                        "refused before the work)")
     p.add_argument("--max-length", type=int, default=None,
                    help="truncate texts to this many tokens (default: 1024 for last-token pooling, 256 for "
                         "mean pooling, or the model's positions if fewer)")
-    p.add_argument("--batch-size", type=int, default=8)
-    p.add_argument("--layer", type=int, default=-1, help="hidden_states index (default: last layer)")
+    p.add_argument("--batch-size", type=int, default=8, help="texts per forward pass (default: 8)")
+    p.add_argument("--layer", type=int, default=-1, help="hidden_states index (default: -1, the last layer)")
     add_pooling_option(p)
-    p.add_argument("--cache-dir", default=None, help="feature cache directory (resumable)")
-    p.add_argument("--drop-empty", action="store_true", help="drop empty lines instead of failing")
+    p.add_argument("--cache-dir", default=None,
+                   help="resumable feature cache; must exist or be creatable, and be writable; a damaged chunk "
+                        "is named in a warning and recomputed (default: no cache)")
+    p.add_argument("--drop-empty", action="store_true", help="drop empty lines instead of failing (default: fail)")
     add_progress_options(p)
     p.set_defaults(func=run)
 
@@ -39,10 +44,19 @@ def run(args: argparse.Namespace) -> int:
     import numpy as np
 
     from jaxmetrics import models
-    from jaxmetrics._validation import check_texts
+    from jaxmetrics._validation import check_int, check_texts
+    from jaxmetrics.models.cache import check_writable_dir
 
     check_input_file(args.texts, "texts")
     check_output_file(args.out, "--out")
+    if not args.out.lower().endswith(".npy"):
+        raise ValueError(f"--out: {args.out!r} does not end in .npy; featurize writes a NumPy .npy array "
+                         "(name the file FILE.npy)")
+    if args.cache_dir is not None:
+        check_writable_dir(args.cache_dir, "--cache-dir")
+    check_int(args.batch_size, "--batch-size", minimum=1)
+    if args.max_length is not None:
+        check_int(args.max_length, "--max-length", minimum=1)
     texts = models.read_texts(args.texts, name="texts")
     if args.drop_empty:
         n0 = len(texts)
@@ -53,7 +67,8 @@ def run(args: argparse.Namespace) -> int:
     lm = models.load_model(args.model)
     feats = pooled_features(texts, lm, args.pooling, max_length=args.max_length, batch_size=args.batch_size,
                             cache_dir=args.cache_dir, progress=progress_enabled(args), layer=args.layer)
-    np.save(args.out, feats)
+    with open(args.out, "wb") as f:   # exactly the path given (np.save on a name would add .npy to it)
+        np.save(f, feats)
     print(f"wrote {feats.shape[0]} x {feats.shape[1]} features ({resolve_pooling(lm, args.pooling)} pooling) "
           f"to {args.out}", file=sys.stderr)
     return 0

@@ -15,33 +15,44 @@ def register(subparsers) -> None:
         help="Mark-Evaluate (Petersen, Schnabel, CAPTURE) with IMPAR and FID baselines",
         description="Score candidate texts against reference texts with the Mark-Evaluate population "
                     "estimators on encoder embeddings (sentence mode, or token mode with --token-level). "
-                    "Files hold one text per line, or .jsonl with a 'text' field. Prints the result as JSON.",
+                    "Files hold one text per line, or .jsonl with a 'text' field. Prints the result as JSON. "
+                    "Every option is checked before the model is loaded; in sentence mode that includes --k "
+                    "against the number of texts of each file.",
     )
     p.add_argument("--references", required=True, metavar="FILE", help="reference texts file")
     p.add_argument("--candidates", required=True, metavar="FILE", help="candidate (generated) texts file")
     p.add_argument("--model", required=True, help="encoder: hub id or local checkpoint directory")
-    p.add_argument("--k", type=int, default=3, help="k of the k-NN hyperspheres (default 3)")
+    p.add_argument("--k", type=int, default=3,
+                   help="k of the k-NN hyperspheres: 1 <= k < the number of samples of each set (the k-th "
+                        "neighbour, self excluded, must exist): in sentence mode each file needs at least k + 1 "
+                        "texts; in token mode the samples are the token vectors, counted after encoding "
+                        "(default: 3)")
     p.add_argument("--token-level", action="store_true",
-                   help="every token vector of the last 5 layers is a sample (default: sentence embeddings)")
+                   help="every token vector of the last 5 layers is a sample (default: one sentence embedding "
+                        "per text)")
     p.add_argument("--occasions", choices=["samples", "visits"], default="samples",
                    help="ME-CAPTURE set-up: one occasion per sample (the paper; default) or the two "
-                        "Petersen visits")
+                        "Petersen visits (default: samples)")
     p.add_argument("--literal", action="store_true",
-                   help="the estimators as printed in the paper instead of the corrected default")
-    p.add_argument("--max-length", type=int, default=256)
-    p.add_argument("--batch-size", type=int, default=32)
-    p.add_argument("--no-baselines", action="store_true", help="skip IMPAR and FID")
-    p.add_argument("--drop-empty", action="store_true", help="drop empty lines instead of failing")
+                   help="the estimators as printed in the paper (default: the corrected estimators)")
+    p.add_argument("--max-length", type=int, default=256, help="encoder truncation in tokens (default: 256)")
+    p.add_argument("--batch-size", type=int, default=32, help="texts per forward pass (default: 32)")
+    p.add_argument("--no-baselines", action="store_true", help="skip IMPAR and FID (default: compute them)")
+    p.add_argument("--drop-empty", action="store_true", help="drop empty lines instead of failing (default: fail)")
     add_progress_options(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from jaxmetrics._validation import check_int, check_texts
     from jaxmetrics.mark_evaluate.pipeline import compute_mark_evaluate
     from jaxmetrics.models import read_texts
 
     for name in ("references", "candidates"):
         check_input_file(getattr(args, name), name)
+    check_int(args.k, "--k", minimum=1)
+    check_int(args.max_length, "--max-length", minimum=1)
+    check_int(args.batch_size, "--batch-size", minimum=1)
     texts = {}
     for name in ("references", "candidates"):
         t = read_texts(getattr(args, name), name=name)
@@ -50,7 +61,13 @@ def run(args: argparse.Namespace) -> int:
             t = [x for x in t if x.strip()]
             if len(t) < n0:
                 print(f"jaxmetrics mark-evaluate: dropped {n0 - len(t)} empty {name} line(s)", file=sys.stderr)
-        texts[name] = t
+        texts[name] = check_texts(t, name)
+    if not args.token_level:   # one sample per text: the k-th neighbour must exist in each set
+        for name, t in texts.items():
+            if args.k >= len(t):
+                raise ValueError(f"--k: {args.k} needs more than k texts in each set (the k-th neighbour, self "
+                                 f"excluded); {name} {getattr(args, name)!r} has {len(t)}: give at least "
+                                 f"{args.k + 1} texts or a smaller --k")
     out = compute_mark_evaluate(references=texts["references"], candidates=texts["candidates"],
                                 model=args.model, k=args.k, token_level=args.token_level,
                                 occasions=args.occasions, literal=args.literal, baselines=not args.no_baselines,

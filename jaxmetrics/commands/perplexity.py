@@ -16,23 +16,27 @@ def register(subparsers) -> None:
         description="Tokenize a text file with the model's tokenizer and compute its strided "
                     "sliding-window perplexity (every token after the first scored once, with the "
                     "longest context the window allows). Prints perplexity, total NLL, token count "
-                    "and throughput.",
+                    "and throughput. Every option and --json are checked before the model is loaded.",
     )
     p.add_argument("corpus", help="UTF-8 text file")
     p.add_argument("--model", required=True, help="causal LM: local HF checkpoint directory or hub id")
     p.add_argument("--stride", type=int, default=None,
-                   help="step between windows (default: the window size, i.e. non-overlapping windows; "
-                        "smaller strides give every scored token more context)")
+                   help="step between windows, 1 <= stride <= --max-length; smaller strides give every scored "
+                        "token more context (default: the window size, i.e. non-overlapping windows)")
     p.add_argument("--max-length", type=int, default=None,
-                   help="window size (default: the model's context, e.g. 1024 for GPT-2)")
-    p.add_argument("--batch-size", type=int, default=8, help="windows per forward pass (default 8)")
+                   help="window size in tokens, at least 2 and at most the model's context (default: the model's "
+                        "context, e.g. 1024 for GPT-2)")
+    p.add_argument("--batch-size", type=int, default=8, help="windows per forward pass (default: 8)")
     p.add_argument("--per-line", action="store_true",
-                   help="treat each non-empty line as a separate document (default: the whole file is one stream)")
+                   help="treat each non-empty line as a separate document (default: the whole file is one "
+                        "stream)")
     p.add_argument("--convention", choices=("exact", "document"), default="exact",
-                   help="'exact' (default) or 'document' (reproduce the Hugging Face doc's loop and count)")
+                   help="'exact' or 'document' (reproduce the Hugging Face doc's loop and count) (default: exact)")
     p.add_argument("--reduction", choices=("corpus", "sequence"), default="corpus",
-                   help="corpus (token-weighted, default) or sequence (mean of per-document perplexities)")
-    p.add_argument("--json", default=None, help="also write the result as JSON to this file")
+                   help="corpus (token-weighted) or sequence (mean of per-document perplexities) "
+                        "(default: corpus)")
+    p.add_argument("--json", default=None, metavar="PATH",
+                   help="also write the result as JSON to this file (default: none)")
     add_progress_options(p)
     p.set_defaults(func=run)
 
@@ -45,9 +49,18 @@ def run(args: argparse.Namespace) -> int:
     from jaxmetrics.lm import perplexity
     from jaxmetrics.models import load_model
 
+    from jaxmetrics._validation import check_int
+
     check_input_file(args.corpus, "corpus")
     if args.json:
         check_output_file(args.json, "--json")
+    check_int(args.batch_size, "--batch-size", minimum=1)
+    if args.max_length is not None:
+        check_int(args.max_length, "--max-length", minimum=2)
+    if args.stride is not None:
+        check_int(args.stride, "--stride", minimum=1)
+        if args.max_length is not None and args.stride > args.max_length:
+            raise ValueError(f"--stride: must be <= --max-length ({args.max_length}), got {args.stride}")
     with open(args.corpus, encoding="utf-8") as f:
         text = f.read()
     docs_text = [ln for ln in text.splitlines() if ln.strip()] if args.per_line else [text]

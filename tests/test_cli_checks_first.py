@@ -1,0 +1,121 @@
+"""featurize, mark-evaluate, perplexity, anisotropy, diversity-test and evaluate-generation: every
+option is range-checked before a model is loaded (a loader that fails the test stands in for
+every model), errors name the option, featurize writes exactly the ``.npy`` path it is given, and
+every option's help states its default."""
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+import pytest
+
+from jaxmetrics.cli import build_parser, main
+
+COMMANDS = ("featurize", "mark-evaluate", "perplexity", "anisotropy", "diversity-test", "evaluate-generation")
+
+
+class _Loaded(AssertionError):
+    pass
+
+
+@pytest.fixture
+def no_model(monkeypatch):
+    """Loading a model, or running a pipeline that would, fails the test."""
+    import jaxmetrics.mark_evaluate.pipeline as MEP
+    import jaxmetrics.models as MO
+    import jaxmetrics.models.loader as LO
+
+    def loaded(*a, **k):
+        raise _Loaded("a model was loaded before the arguments were checked")
+
+    for mod, name in ((MO, "load_model"), (MO, "resolve_model"), (LO, "load_model"),
+                      (MEP, "compute_mark_evaluate")):
+        monkeypatch.setattr(mod, name, loaded)
+
+
+@pytest.fixture
+def texts(tmp_path):
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    a.write_text("a human text\nanother one\nand a third\n")
+    b.write_text("a model text\nand a second\nthird\nfourth\n")
+    return str(a), str(b)
+
+
+def _fails(argv, capsys, *parts):
+    rc = main(argv)
+    err = capsys.readouterr().err
+    assert rc == 2, (argv, err)
+    for part in parts:
+        assert part in err, (argv, part, err)
+    return err
+
+
+def test_featurize_refuses_a_suffix_other_than_npy_before_loading(tmp_path, texts, no_model, capsys):
+    a, _ = texts
+    for name in ("y.txt", "y"):
+        out = tmp_path / name
+        _fails(["featurize", a, "--model", "m", "--out", str(out)], capsys, "--out: ", "does not end in .npy")
+        assert not out.exists() and not (tmp_path / (name + ".npy")).exists()
+
+
+def test_featurize_writes_exactly_the_path_given(tmp_path, texts):
+    from jaxmetrics.data import demo_model_dir
+
+    a, _ = texts
+    out = tmp_path / "feats.NPY"
+    assert main(["featurize", a, "--model", str(demo_model_dir()), "--out", str(out), "--quiet"]) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.txt", "b.txt", "feats.NPY"]
+    assert np.load(out).shape == (3, 128)
+
+
+def test_cache_folders_are_checked_before_loading(tmp_path, texts, no_model, capsys):
+    a, b = texts
+    blocker = tmp_path / "file.txt"
+    blocker.write_text("x")
+    _fails(["featurize", a, "--model", "m", "--out", str(tmp_path / "f.npy"), "--cache-dir", str(blocker)],
+           capsys, "--cache-dir: ", "exists and is not a directory")
+    _fails(["featurize", a, "--model", "m", "--out", str(tmp_path / "f.npy"), "--cache-dir", str(blocker / "c")],
+           capsys, "--cache-dir: ", "is a file, not a directory")
+    _fails(["evaluate-generation", a, b, "--model", "m", "--featurizer", "m", "--out", str(tmp_path / "o"),
+            "--cache-dir", str(blocker / "c")], capsys, "--cache-dir: ", "is a file, not a directory")
+    _fails(["evaluate-generation", a, b, "--model", "m", "--featurizer", "m", "--out", str(blocker / "o")],
+           capsys, "--out: ", "is a file, not a directory")
+    assert not (tmp_path / "f.npy").exists() and not (tmp_path / "o").exists()
+
+
+def test_mark_evaluate_checks_k_against_the_set_sizes_before_loading(texts, no_model, capsys):
+    a, b = texts   # 3 references, 4 candidates
+    base = ["mark-evaluate", "--references", a, "--candidates", b, "--model", "m"]
+    _fails(base + ["--k", "3"], capsys, "--k: 3 needs more than k texts in each set",
+           f"references {a!r} has 3: give at least 4 texts or a smaller --k")
+    _fails(base, capsys, "--k: 3 needs more than k texts")          # the default k = 3
+    _fails(base + ["--k", "0"], capsys, "--k: must be >= 1")
+    _fails(base + ["--k", "2", "--max-length", "0"], capsys, "--max-length: must be >= 1")
+    _fails(base + ["--k", "2", "--batch-size", "0"], capsys, "--batch-size: must be >= 1")
+
+
+def test_featurize_and_perplexity_sizes_are_checked_before_loading(tmp_path, texts, no_model, capsys):
+    a, _ = texts
+    feat = ["featurize", a, "--model", "m", "--out", str(tmp_path / "f.npy")]
+    _fails(feat + ["--batch-size", "0"], capsys, "--batch-size: must be >= 1")
+    _fails(feat + ["--max-length", "0"], capsys, "--max-length: must be >= 1")
+    ppl = ["perplexity", a, "--model", "m"]
+    _fails(ppl + ["--stride", "8", "--max-length", "4"], capsys, "--stride: must be <= --max-length (4), got 8")
+    _fails(ppl + ["--stride", "0"], capsys, "--stride: must be >= 1")
+    _fails(ppl + ["--max-length", "1"], capsys, "--max-length: must be >= 2")
+    _fails(ppl + ["--batch-size", "0"], capsys, "--batch-size: must be >= 1")
+
+
+def _subparsers() -> dict[str, argparse.ArgumentParser]:
+    parser = build_parser()
+    (sub,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    return sub.choices
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_option_states_its_default(command):
+    p = _subparsers()[command]
+    missing = [a.option_strings[-1] for a in p._actions
+               if a.option_strings and not a.required and not isinstance(a, argparse._HelpAction)
+               and "default" not in (a.help or "")]
+    assert not missing, f"{command}: options whose help does not state the default: {missing}"
