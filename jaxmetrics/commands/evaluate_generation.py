@@ -15,7 +15,7 @@ _OPTIONS = {"max_new_tokens": "--max-new-tokens", "prompt_tokens": "--prompt-tok
             "mauve_scoring": "--mauve-scoring", "self_bleu_samples": "--self-bleu-samples",
             "batch_size": "--batch-size", "cache_dir": "--cache-dir", "out_dir": "--out",
             "similarity_model": "--similarity-model", "seeds": "--seeds", "decodings": "--decodings",
-            "model": "--model", "featurizer": "--featurizer"}
+            "model": "--model", "featurizer": "--featurizer", "pooling": "--pooling"}
 _NAME = re.compile(r"(?<![\w/.-])(" + "|".join(sorted(_OPTIONS, key=len, reverse=True)) + r")(?![\w/-]|\.\w)")
 
 

@@ -67,6 +67,7 @@ from jaxmetrics.evaluation.scores import kmeans_seeds, score_runs, summarize_run
 from jaxmetrics.evaluation.store import RunStore, _has_keys, _rows, pack_ids, stable_hash
 from jaxmetrics.evaluation.vectors import _encode, _similarity, _Vectors
 from jaxmetrics.models.cache import check_writable_dir
+from jaxmetrics.models.pooling import POOLINGS
 
 __all__ = ["evaluate_generation"]
 
@@ -328,7 +329,8 @@ def evaluate_generation(
         prompt + continuation (as the demo and the MAUVE experiments' full texts) or the
         continuation only.
       pooling: ``'auto'`` (last token for a causal featurizer, as mauve-text; L2-normalised
-        mean for an encoder, as sentence-transformers), ``'last'`` or ``'mean'``.
+        mean for an encoder, as sentence-transformers), or a name of
+        :data:`~jaxmetrics.models.POOLINGS`: ``'last'``, ``'mean'`` (L2-normalised) or ``'cls'``.
       featurize_max_length: featurizer truncation (``None``: 1024 capped by its positions).
       similarity_model: encoder for BERTScore / TWMD F1; ``'auto'`` = the featurizer when it is
         an encoder (else the columns are skipped); ``None`` skips them.
@@ -396,7 +398,7 @@ def evaluate_generation(
     V.check_int(kmeans_num_redo, "kmeans_num_redo", minimum=1)
     V.check_int(kmeans_max_iter, "kmeans_max_iter", minimum=1)
     V.check_choice(mauve_scoring, "mauve_scoring", ("mauve-text", "paper"))
-    V.check_choice(pooling, "pooling", ("auto", "last", "mean"))
+    V.check_choice(pooling, "pooling", ("auto", *POOLINGS))
     batch_size = V.check_int(batch_size, "batch_size", minimum=1)
     feature_batch_size = V.check_int(feature_batch_size, "feature_batch_size", minimum=1)
     self_bleu_samples = V.check_int(self_bleu_samples, "self_bleu_samples", minimum=1)

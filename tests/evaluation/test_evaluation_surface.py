@@ -102,6 +102,7 @@ def test_cli_checks_everything_before_any_model(tmp_path, no_model, capsys):
         ([p, r, "--max-length", "0"], "--max-length: ", ">= 1"),
         ([p, r, "--max-new-tokens", "0"], "--max-new-tokens: ", ">= 1"),
         ([p, r, "--seeds", "1", "1"], "--seeds: ", "repeated seeds"),
+        ([p, r, "--mauve-seeds", "-1"], "--mauve-seeds: ", ">= 0"),
     ]
     for extra, head, text in cases:
         rc = main(base[:1] + extra + base[1:] + ["--out", str(tmp_path / "o")] * ("--out" not in extra))
@@ -116,6 +117,13 @@ def test_old_option_names_are_gone(tmp_path, capsys):
         with pytest.raises(SystemExit) as e:
             main(["evaluate-generation", p, r, "--model", "m", "--featurizer", "m"] + old)
         assert e.value.code == 2 and "unrecognized arguments" in capsys.readouterr().err
+
+
+def test_every_pooling_of_the_command_line_is_accepted(lm, tmp_path):
+    """--pooling offers the pooling table's names; cls (the first token's vector) runs too."""
+    rep = evaluate_generation(model=lm, featurizer=lm, dataset=_records(4), pooling="cls",
+                              **dict(SMALL, decodings=["greedy"], mauve_seeds=1, max_new_tokens=4))
+    assert rep.config["pooling"] == "cls" and np.isfinite(rep.rows["greedy"]["mauve"])
 
 
 # ----------------------------------------------------------------------------- generation length
