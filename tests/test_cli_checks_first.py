@@ -106,6 +106,14 @@ def test_featurize_and_perplexity_sizes_are_checked_before_loading(tmp_path, tex
     _fails(ppl + ["--batch-size", "0"], capsys, "--batch-size: must be >= 1")
 
 
+def test_perplexity_window_longer_than_the_context_names_the_option(tmp_path, texts, capsys):
+    from jaxmetrics.data import demo_model_dir
+
+    a, _ = texts
+    _fails(["perplexity", a, "--model", str(demo_model_dir()), "--max-length", "200", "--quiet"], capsys,
+           "--max-length: 200 exceeds the model's context size 128")
+
+
 def _subparsers() -> dict[str, argparse.ArgumentParser]:
     parser = build_parser()
     (sub,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]

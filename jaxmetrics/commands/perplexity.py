@@ -75,8 +75,14 @@ def run(args: argparse.Namespace) -> int:
     enc = lm.tokenizer(docs_text, add_special_tokens=False, verbose=False)["input_ids"]
     docs = [np.asarray(e, dtype=np.int64) for e in enc]
     t_tok = time.perf_counter() - t0
-    res = perplexity(docs, model=lm, max_length=args.max_length, stride=args.stride, batch_size=args.batch_size,
-                     reduction=args.reduction, convention=args.convention, progress=progress_enabled(args))
+    try:
+        res = perplexity(docs, model=lm, max_length=args.max_length, stride=args.stride, batch_size=args.batch_size,
+                         reduction=args.reduction, convention=args.convention, progress=progress_enabled(args))
+    except ValueError as e:   # a window that the model's context cannot hold: name the options
+        head, sep, rest = str(e).partition(": ")
+        if head in ("max_length", "stride"):
+            raise ValueError(f"--{head.replace('_', '-')}{sep}{rest.replace('max_length', '--max-length')}") from None
+        raise
     print(f"model        {args.model} ({lm.kind})")
     print(f"corpus       {args.corpus}: {len(docs)} document(s), {sum(d.size for d in docs)} tokens")
     print(f"window       max_length={res.max_length} stride={res.stride} convention={res.convention} "
