@@ -31,7 +31,8 @@ def register(subparsers) -> None:
                    metavar="NAME", help=f"centerings to compare (default all: {' '.join(_CENTERINGS)})")
     p.add_argument("--num-pairs", type=int, default=10_000, help="random token pairs of the baseline (default: 10000)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random pairs (default: 0)")
-    p.add_argument("--center-batch-size", type=int, default=32, help="texts per centering batch ('batch') (default: 32)")
+    p.add_argument("--center-batch-size", type=int, default=32,
+                   help="texts per centering batch ('batch') (default: 32)")
     p.add_argument("--max-length", type=int, default=None,
                    help="truncation in tokens (default 512, or the model's positions when fewer)")
     p.add_argument("--batch-size", type=int, default=16, help="texts per forward pass (default: 16)")

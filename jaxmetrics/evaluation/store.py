@@ -103,7 +103,8 @@ class RunStore:
       ...     s.load_array(("p", "greedy", "seed0"), "features-x", check=lambda a: _rows(a, 3)) is None
       True
       >>> print(caught[0].message)
-      cache_dir: ignoring damaged cache file .../p/greedy/seed0/features-x.npy (ValueError: shape (2, 3), expected 2 dimensions and 3 along axis 0); it is recomputed
+      cache_dir: ignoring damaged cache file .../p/greedy/seed0/features-x.npy (ValueError: shape (2, 3),
+      expected 2 dimensions and 3 along axis 0); it is recomputed
     """
 
     def __init__(self, root: str | os.PathLike | None):
