@@ -32,7 +32,8 @@ from jaxmetrics._ops import l2_normalize
 from jaxmetrics.similarity.greedy import batch_bertscore
 from jaxmetrics.similarity.kernels import PRF, batch_similarity
 
-__all__ = ["SPECIAL_TOKENS", "PairLayout", "center_chunk", "pad_rows", "score_chunk", "select_tokens"]
+__all__ = ["SPECIAL_TOKENS", "PairLayout", "center_chunk", "centering_batches", "pad_rows", "score_chunk",
+           "select_tokens"]
 
 SPECIAL_TOKENS = ("drop", "cls", "keep")
 
@@ -57,6 +58,36 @@ def select_tokens(real: np.ndarray, special: np.ndarray, special_tokens: str, ci
         side, idx = ("candidates", k) if k < len(ci) else ("references", k - len(ci))
         raise ValueError(f"{side}: text {idx} has no tokens left after dropping special tokens")
     return take
+
+
+def centering_batches(n: int, batch_size: int | None, groups: np.ndarray | None = None) -> np.ndarray:
+    """int ``[n]``: the centering batch of each of ``n`` pairs.
+
+    A batch is ``batch_size`` consecutive pairs of one group: the pairs of each group are taken
+    in input order and cut into batches of ``batch_size`` (the last one of a group may be
+    shorter), so no batch crosses a group boundary and a group's batches are the ones it would
+    get on its own (the authors centre each STS sub-set separately). ``groups``: int ``[n]``
+    group ids (``None``: one group); ``batch_size=None``: one batch per group (corpus centering
+    per group). Batch ids are numbered in order of first appearance.
+
+    Examples:
+      >>> centering_batches(5, 2).tolist()
+      [0, 0, 1, 1, 2]
+      >>> centering_batches(7, 2, np.array([0, 0, 0, 1, 1, 1, 1])).tolist()
+      [0, 0, 1, 2, 2, 3, 3]
+    """
+    g = np.zeros(n, np.int64) if groups is None else np.asarray(groups, np.int64)
+    order = np.argsort(g, kind="stable")
+    sg = g[order]
+    starts = np.flatnonzero(np.r_[True, sg[1:] != sg[:-1]]) if n else np.zeros(0, np.int64)
+    rank = np.empty(n, np.int64)
+    rank[order] = np.arange(n) - np.repeat(starts, np.diff(np.r_[starts, n]))
+    within = np.zeros(n, np.int64) if batch_size is None else rank // int(batch_size)
+    key = g * (n + 1) + within
+    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    renumber = np.empty(first.size, np.int64)
+    renumber[np.argsort(first, kind="stable")] = np.arange(first.size)
+    return renumber[inverse.reshape(-1)]
 
 
 def pad_rows(a: np.ndarray, rows: int) -> np.ndarray:
@@ -119,22 +150,23 @@ class PairLayout:
             sums[text[first]] -= np.add.reduceat(rows, first, axis=0)
         return sums
 
-    def means(self, sums: np.ndarray | None, side: str, centering: str, batch_size: int) -> np.ndarray | None:
+    def means(self, sums: np.ndarray | None, side: str, centering: str, batch_size: int,
+              groups: np.ndarray | None = None) -> np.ndarray | None:
         """float32 ``[N, D]``: the centering mean of each pair's text on ``side``, token weighted
         over the selected tokens as :func:`~jaxmetrics.similarity.center_embeddings` computes it
-        (``batch``: ``batch_size`` consecutive pairs); ``None`` for ``none`` / ``dimension``."""
+        (``batch``: the pair's batch of :func:`centering_batches`, ``batch_size`` consecutive
+        pairs of its group; ``corpus``: all pairs of its group); ``None`` for ``none`` /
+        ``dimension``. ``groups``: int ``[N]`` group ids (``None``: one group)."""
         if centering not in ("sentence", "corpus", "batch"):
             return None
         idx = self.side(side)
         s, c = sums[idx], self.count[idx].astype(np.float64)
-        if centering == "corpus":
-            s = np.broadcast_to(s.sum(0), s.shape)
-            c = np.full(c.shape, c.sum())
-        elif centering == "batch":
-            group = np.arange(len(idx)) // batch_size
-            starts = np.arange(0, len(idx), batch_size)
-            s = np.add.reduceat(s, starts, axis=0)[group]
-            c = np.add.reduceat(c, starts)[group]
+        if centering != "sentence":
+            batch = centering_batches(len(idx), batch_size if centering == "batch" else None, groups)
+            order = np.argsort(batch, kind="stable")      # each batch's pairs, in input order
+            bounds = np.flatnonzero(np.r_[True, np.diff(batch[order]) != 0])
+            s = np.add.reduceat(s[order], bounds, axis=0)[batch]
+            c = np.add.reduceat(c[order], bounds)[batch]
         return (s / np.maximum(c, 1.0)[:, None]).astype(np.float32)
 
     def gather(self, flat: np.ndarray, side: str, pairs: np.ndarray, length: int, weights=None):
