@@ -41,8 +41,8 @@ from jaxmetrics.similarity.greedy import (batch_bertscore, bertscore_pair, berts
                                           rescale_with_baseline)
 from jaxmetrics.similarity.kernels import (METRICS, PRF, batch_similarity, emd_plan, pair_similarity,
                                            similarity_loss, similarity_scores)
-from jaxmetrics.similarity.pipeline import (SimilarityResult, compute_similarity, default_layer,
-                                            default_temperature, score_encoded)
+from jaxmetrics.similarity.pipeline import (SimilarityResult, compute_similarity, default_centering,
+                                            default_layer, default_temperature, score_encoded)
 from jaxmetrics.similarity.grouped import GroupedCorrelation, grouped_correlation
 from jaxmetrics.similarity.scored_pairs import ScoredPairs, read_scored_pairs
 from jaxmetrics.similarity.sinkhorn import sinkhorn_plan
@@ -51,9 +51,9 @@ from jaxmetrics.similarity.sweep import CorrelationRow, CorrelationSweep, correl
 
 __all__ = ["CENTERING_METHODS", "METRICS", "PRF", "SimilarityResult", "SimilarityState",
            "batch_bertscore", "batch_similarity", "bertscore", "bertscore_pair", "bertscore_scores",
-           "center_embeddings", "compute_similarity", "default_layer", "default_temperature",
-           "emd_plan", "idf_table", "pair_similarity", "rescale_with_baseline", "score_encoded",
-           "similarity_loss", "similarity_scores", "sinkhorn_plan"]
+           "center_embeddings", "compute_similarity", "default_centering", "default_layer",
+           "default_temperature", "emd_plan", "idf_table", "pair_similarity", "rescale_with_baseline",
+           "score_encoded", "similarity_loss", "similarity_scores", "sinkhorn_plan"]
 __all__ += ["CorrelationRow", "CorrelationSweep", "GroupedCorrelation", "ScoredPairs", "correlation_sweep",
             "grouped_correlation", "read_scored_pairs"]
 __all__ += ["ANISOTROPY_STATISTICS", "AnisotropyResult", "LayerSimilarities", "compute_anisotropy",

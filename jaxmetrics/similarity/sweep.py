@@ -16,9 +16,12 @@ centerings (given as data: per-pair means and a ``dimension`` flag) and all temp
 Changing temperatures, layers or centerings (same counts) does not recompile.
 
 Conventions: ``sentence1`` is the reference and ``sentence2`` the candidate (P is averaged over
-the candidate's tokens, as in :mod:`jaxmetrics.similarity.kernels`). Pairs are centred in file
-order (batches of ``center_batch_size`` consecutive pairs); the authors' STS script sorts pairs by
-length first, so batch-centred numbers depend on the order of the file.
+the candidate's tokens, as in :mod:`jaxmetrics.similarity.kernels`). Centering statistics never
+cross a group: batches are ``center_batch_size`` consecutive pairs (in file order) of one group,
+restarting at every group as in the authors' per-sub-dataset runs, so a group's scores are those
+it gets alone; the authors' STS script sorts pairs by length first, so batch-centred numbers
+depend on the order of the file. Without ``centering=`` each metric gets its own default
+(:func:`~jaxmetrics.similarity.default_centering`: none for BERTScore, batch for the others).
 """
 from __future__ import annotations
 
@@ -38,7 +41,7 @@ from jaxmetrics.similarity.centering import CENTERING_METHODS
 from jaxmetrics.similarity.chunks import SPECIAL_TOKENS, PairLayout, center_chunk, pad_rows, score_chunk, select_tokens
 from jaxmetrics.similarity.grouped import check_group_sizes, group_ids, grouped_correlation
 from jaxmetrics.similarity.kernels import METRICS, TEMPERED
-from jaxmetrics.similarity.pipeline import default_layer, default_temperature
+from jaxmetrics.similarity.pipeline import default_centering, default_layer, default_temperature
 from jaxmetrics.similarity.scored_pairs import ScoredPairs
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -229,19 +232,24 @@ def _check_grid(*, metric, temperatures, num_iterations, centering, score):
         raise ValueError("metric: no metric given")
     for m in metrics:
         check_choice(m, "metric", SWEEP_METRICS)
-    cents = _as_tuple(centering, "centering")
-    if not cents:
-        raise ValueError("centering: no centering method given")
-    for c in cents:
-        check_choice(c, "centering", CENTERING_METHODS)
+    if centering is None:  # each metric's own default
+        per_metric = {m: (default_centering(m),) for m in metrics}
+        cents = tuple(dict.fromkeys(c for m in metrics for c in per_metric[m]))
+    else:
+        cents = _as_tuple(centering, "centering")
+        if not cents:
+            raise ValueError("centering: no centering method given")
+        for c in cents:
+            check_choice(c, "centering", CENTERING_METHODS)
+        per_metric = {m: cents for m in metrics}
     iters = tuple(check_int(m, "num_iterations", minimum=1) for m in _as_tuple(num_iterations, "num_iterations"))
     if not iters:
         raise ValueError("num_iterations: no iteration count given")
     temps = tuple(check_positive(t, "temperatures") for t in _as_tuple(temperatures, "temperatures"))
     if not temps:  # the paper's defaults of every requested centering
-        temps = tuple(sorted({default_temperature(m, c) for m in metrics if m in TEMPERED for c in cents}))
+        temps = tuple(sorted({default_temperature(m, c) for m in metrics if m in TEMPERED for c in per_metric[m]}))
     check_choice(score, "score", SCORE_FIELDS)
-    return metrics, temps, iters, cents
+    return metrics, temps, iters, cents, per_metric
 
 
 def _resolve_pairs(pairs, references, candidates, human, groups):
@@ -295,14 +303,14 @@ def correlation_sweep(*, references: Sequence[str] | None = None, candidates: Se
                       human: Any = None, groups: Any = None, pairs: ScoredPairs | None = None, model: Any,
                       metric: str | Sequence[str] = "twmd", temperatures: Any = None,
                       num_iterations: int | Sequence[int] = 1, layers: int | Sequence[int] | None = None,
-                      centering: str | Sequence[str] = "batch", score: str = "f1",
+                      centering: str | Sequence[str] | None = None, score: str = "f1",
                       center_batch_size: int = 32, special_tokens: str = "drop", max_length: int | None = None,
                       batch_size: int = 64, pair_chunk: int = 128, progress: bool = False) -> CorrelationSweep:
     """Correlation with human scores of a similarity metric over a grid of settings.
 
     For every setting ``metric × layer × centering × num_iterations × temperature`` the
     per-pair scores are those of :func:`~jaxmetrics.similarity.compute_similarity` with that
-    setting (the same token layout and chunk program, see :mod:`~jaxmetrics.similarity.chunks`),
+    setting and the same ``groups`` (the same token layout and chunk program, see :mod:`~jaxmetrics.similarity.chunks`),
     and their correlation with ``human`` follows :func:`~jaxmetrics.similarity.grouped_correlation` (per group,
     size-weighted mean). Work is shared: the encoding engine runs once over the distinct texts
     and returns all ``layers`` from one forward pass per batch; one jitted program per chunk
@@ -318,7 +326,8 @@ def correlation_sweep(*, references: Sequence[str] | None = None, candidates: Se
       references: ``N`` reference texts (STS ``sentence1``); or pass ``pairs=``.
       candidates: ``N`` candidate texts (``sentence2``).
       human: ``[N]`` finite human scores.
-      groups: optional ``[N]`` group labels or integer ids (>= 2 pairs per group).
+      groups: optional ``[N]`` group labels or integer ids (>= 2 pairs per group); centering
+        batches restart at every group (``compute_similarity(groups=...)``).
       pairs: a :class:`ScoredPairs` (e.g. from :func:`~jaxmetrics.similarity.read_scored_pairs`) instead of the four
         arguments above.
       model: a loaded encoder, hub id or local directory (:func:`jaxmetrics.models.resolve_model`).
@@ -327,7 +336,9 @@ def correlation_sweep(*, references: Sequence[str] | None = None, candidates: Se
         :func:`~jaxmetrics.similarity.default_temperature`).
       num_iterations: Sinkhorn iteration count(s) for ``twmd``.
       layers: ``hidden_states`` indices (``None``: :func:`~jaxmetrics.similarity.default_layer`).
-      centering: method(s) among ``none, dimension, sentence, corpus, batch``.
+      centering: method(s) among ``none, dimension, sentence, corpus, batch`` (every metric gets
+        each); ``None``: each metric's default (:func:`~jaxmetrics.similarity.default_centering`:
+        ``none`` for ``bertscore``, ``batch`` for the others, as the paper recommends).
       score: the per-pair score correlated: ``'f1'`` (default), ``'precision'`` or ``'recall'``.
       center_batch_size, special_tokens, batch_size: as in
         :func:`~jaxmetrics.similarity.compute_similarity`.
@@ -359,7 +370,7 @@ def correlation_sweep(*, references: Sequence[str] | None = None, candidates: Se
 
     refs, cands, h, ids, names = _resolve_pairs(pairs, references, candidates, human, groups)
     check_group_sizes(ids, names)
-    metrics, temps, iters, cents = _check_grid(metric=metric, temperatures=temperatures,
+    metrics, temps, iters, cents, per_metric = _check_grid(metric=metric, temperatures=temperatures,
                                                num_iterations=num_iterations, centering=centering, score=score)
     check_choice(special_tokens, "special_tokens", SPECIAL_TOKENS)
     center_batch_size = check_int(center_batch_size, "center_batch_size", minimum=1)
@@ -401,7 +412,7 @@ def correlation_sweep(*, references: Sequence[str] | None = None, candidates: Se
             sums = layout.sums(flat) if set(cents) & {"sentence", "corpus", "batch"} else None
             means = {}
             for side in ("c", "r"):
-                rows = [layout.means(sums, side, c, center_batch_size) for c in cents]
+                rows = [layout.means(sums, side, c, center_batch_size, ids) for c in cents]
                 means[side] = np.stack([np.zeros((n, flat.shape[-1]), np.float32) if r is None else r
                                         for r in rows])
             for p, length in layout.chunks:
@@ -423,6 +434,8 @@ def correlation_sweep(*, references: Sequence[str] | None = None, candidates: Se
     scores = []
     for m, t, it in plan:
         for j, (k, c) in enumerate(combos):
+            if c not in per_metric[m]:
+                continue
             for a, iters_m in enumerate(it):
                 for b, temp in enumerate(t):
                     cols["metric"].append(m)
