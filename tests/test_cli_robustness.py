@@ -96,7 +96,7 @@ def _commands(tmp_path, texts):
         (["mauve", "--references", a, "--candidates", b, "--model", "m"], "--plot", ".png"),
         (["mauve", "--references", str(feats), "--candidates", str(feats)], "--json", ".json"),
         (["perplexity", a, "--model", "m"], "--json", ".json"),
-        (["similarity", "--references", a, "--candidates", b, "--model", "m"], "--output", ".tsv"),
+        (["similarity", "--references", a, "--candidates", b, "--model", "m"], "--csv", ".csv"),
         (["similarity", "--references", a, "--candidates", b, "--model", "m"], "--json", ".json"),
         (["diversity-test", data], "--plot", ".png"),
         (["diversity-test", data], "--json", ".json"),

@@ -33,7 +33,7 @@ def register(subparsers) -> None:
         description="Correlate a token-embedding similarity with human scores (Pearson and Spearman per "
                     "group, and their size-weighted mean) for every setting of a grid of temperatures, "
                     "Sinkhorn iterations, layers and centerings, in one sweep over cached embeddings "
-                    "(Chen et al. 2020's STS protocol).",
+                    "(Chen et al. 2020's STS protocol: centering batches restart at every group).",
         epilog="example: jaxmetrics similarity-eval pairs.tsv --model M --grid T=0.02,0.05,0.1 "
                "--iterations 1,5 --layers 4-6 --centering none,batch --csv out.csv",
     )
@@ -52,21 +52,24 @@ def register(subparsers) -> None:
     p.add_argument("--layers", default=None,
                    help="hidden_states indices: '4-6', '4,6,8' or '-1' (default 10 base / 19 large / last)")
     p.add_argument("--centering", default=None,
-                   help=f"centering method(s), comma-separated, among {', '.join(_CENTERINGS)} (default batch)")
+                   help=f"centering method(s), comma-separated, among {', '.join(_CENTERINGS)} (default: each "
+                        f"metric's own, none for bertscore and batch for the others, as the paper recommends)")
     p.add_argument("--score", default="f1", choices=("f1", "precision", "recall"),
-                   help="which per-pair score is correlated")
+                   help="which per-pair score is correlated (default f1)")
     p.add_argument("--rank-by", default="weighted_pearson", choices=("weighted_pearson", "weighted_spearman"),
-                   help="how the best setting is chosen")
-    p.add_argument("--center-batch-size", type=int, default=32, help="pairs per centering batch")
-    p.add_argument("--special-tokens", default="drop", choices=("drop", "cls", "keep"))
-    p.add_argument("--batch-size", type=int, default=64, help="texts per forward pass")
+                   help="how the best setting is chosen (default weighted_pearson)")
+    p.add_argument("--center-batch-size", type=int, default=32,
+                   help="pairs per centering batch, restarting at every group (default 32)")
+    p.add_argument("--special-tokens", default="drop", choices=("drop", "cls", "keep"),
+                   help="special tokens in the matching (default drop)")
+    p.add_argument("--batch-size", type=int, default=64, help="texts per forward pass (default 64)")
     p.add_argument("--max-length", type=int, default=None,
                    help="truncation in tokens (default 512, or the model's positions when fewer)")
-    p.add_argument("--pair-chunk", type=int, default=128, help="pairs per compiled kernel call")
-    p.add_argument("--json", default=None, help="write the rows and the best setting as JSON here")
-    p.add_argument("--csv", default=None, help="write one CSV row per setting here")
+    p.add_argument("--pair-chunk", type=int, default=128, help="pairs per compiled kernel call (default 128)")
+    p.add_argument("--json", default=None, help="write the rows and the best setting as JSON here (default: none)")
+    p.add_argument("--csv", default=None, help="write one CSV row per setting here (default: none)")
     p.add_argument("--plot", default=None,
-                   help="plot the weighted correlation against T to this file (.png, .pdf, ...)")
+                   help="plot the weighted correlation against T to this file (.png, .pdf, ...; default: none)")
     add_progress_options(p)
     p.set_defaults(func=run)
 
@@ -143,7 +146,7 @@ def _grid(args: argparse.Namespace) -> dict:
         out["num_iterations"] = _ints(*axes["iterations"], minimum=1)
     if "layers" in axes:
         out["layers"] = _ints(*axes["layers"])
-    out["centering"] = _names(*axes["centering"], _CENTERINGS) if "centering" in axes else ["batch"]
+    out["centering"] = _names(*axes["centering"], _CENTERINGS) if "centering" in axes else None
     out["metric"] = _names(*axes["metric"], _METRICS) if "metric" in axes else ["twmd"]
     return out
 

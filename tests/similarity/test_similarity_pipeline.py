@@ -146,16 +146,16 @@ def test_pipeline_bad_input(minilm):
 def test_cli_writes_scores_and_mean(minilm_dir, tmp_path, capsys):
     from jaxmetrics.cli import main
 
-    c, r, o = tmp_path / "c.txt", tmp_path / "r.txt", tmp_path / "out.tsv"
+    c, r, o = tmp_path / "c.txt", tmp_path / "r.txt", tmp_path / "out.csv"
     c.write_text("\n".join(CANDS[:3]) + "\n")
     r.write_text("\n".join(REFS[:3]) + "\n")
     j = tmp_path / "out.json"
     rc = main(["similarity", "--references", str(r), "--candidates", str(c), "--metric", "twmd",
-               "--num-iterations", "2", "--model", minilm_dir, "--output", str(o), "--json", str(j)])
+               "--num-iterations", "2", "--model", minilm_dir, "--csv", str(o), "--json", str(j)])
     assert rc == 0
     lines = o.read_text().strip().split("\n")
-    assert lines[0] == "index\tprecision\trecall\tf1" and len(lines) == 4
-    f1 = np.array([float(x.split("\t")[3]) for x in lines[1:]])
+    assert lines[0] == "index,precision,recall,f1" and len(lines) == 4
+    f1 = np.array([float(x.split(",")[3]) for x in lines[1:]])
     printed = capsys.readouterr().out
     assert f"F1={f1.mean():.6f}"[:-1] in printed  # corpus mean of the per-pair values
     import json
