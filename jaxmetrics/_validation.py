@@ -2,8 +2,14 @@
 
 Each check raises ``ValueError`` (or ``TypeError``) whose message starts with the argument's
 name, so a user sees at once which input was wrong. Checks run on the host, at the public
-boundary, before anything is traced or compiled; under ``jax.jit`` (traced inputs) only the
-shape checks run.
+boundary, before anything is traced or compiled.
+
+Shape and dtype checks always run. Value checks (NaN/inf, ranges, a mask that selects nothing)
+run only on concrete values: host data, and ``jax.Array`` s that are not tracers -- also a
+concrete array closed over by a function under ``jax.jit`` / ``jax.grad`` / ``jax.vmap``, which
+is checked once per trace with :func:`concrete_value` (evaluated at trace time, never staged into
+the compiled program). A tracer gets the shape checks only: its values do not exist yet, and
+asking for them would raise ``ConcretizationTypeError``.
 """
 from __future__ import annotations
 
@@ -28,7 +34,39 @@ __all__ = [
     "check_positive",
     "check_probability",
     "check_texts",
+    "concrete_value",
 ]
+
+
+def concrete_value(fn: Any, *args: Any) -> Any:
+    """``fn(*args)`` evaluated now, on concrete inputs, also while a function is being traced.
+
+    Returns ``None`` when a leaf of ``args`` is a tracer (its value is unknown at trace time).
+    Otherwise ``fn`` runs under :func:`jax.ensure_compile_time_eval`, so ``jnp`` operations on a
+    concrete ``jax.Array`` that a jitted function closed over give concrete results (not
+    tracers) and add nothing to the compiled program; the result comes to the host with
+    ``jax.device_get`` (an explicit transfer, once per trace: a cached jit call runs no check).
+    Only the arguments' own values count: ``x[:1]`` computed inside the traced function is a
+    tracer again.
+
+    Examples:
+      >>> import jax, jax.numpy as jnp
+      >>> x = jnp.array([1.0, jnp.nan])
+      >>> int(concrete_value(lambda a: jnp.sum(~jnp.isfinite(a)), x))
+      1
+      >>> count_nan = lambda a: jnp.sum(jnp.isnan(a))
+      >>> def step(y):  # x is closed over (concrete), y is traced
+      ...     print(concrete_value(count_nan, x), concrete_value(count_nan, y))
+      ...     return y
+      >>> _ = jax.jit(step)(jnp.ones(2))
+      1 None
+    """
+    if not is_concrete(*args):
+        return None
+    with jax.ensure_compile_time_eval():
+        out = fn(*args)
+    # An explicit copy (allowed under jax.transfer_guard("disallow")); normally one scalar.
+    return jax.tree.map(np.asarray, jax.device_get(out))
 
 
 def check_features(x: Any, name: str, *, dim: int | None = None, min_rows: int = 1) -> Any:
@@ -71,15 +109,17 @@ def check_features(x: Any, name: str, *, dim: int | None = None, min_rows: int =
         raise ValueError(f"{name}: features have dimension 0 (shape {tuple(arr.shape)})")
     if dim is not None and arr.shape[1] != dim:
         raise ValueError(f"{name}: feature dimension {arr.shape[1]} does not match the other set's {dim}")
-    if not np.issubdtype(dt, np.floating):
-        arr = arr.astype(jnp.float32) if isinstance(arr, jax.Array) else arr.astype(np.float32)
-    if not traced:
+    if not traced and np.issubdtype(dt, np.floating):
+        # A concrete jax.Array (also one closed over inside jit) is counted on its devices,
+        # eagerly (one scalar comes back); host data with numpy.
         if isinstance(arr, jax.Array):
-            bad = int(jnp.size(arr) - jnp.count_nonzero(jnp.isfinite(arr)))
+            bad = int(concrete_value(lambda a: jnp.sum(~jnp.isfinite(a)), arr))
         else:
             bad = int(arr.size - np.count_nonzero(np.isfinite(arr)))
         if bad:
             raise ValueError(f"{name}: contains {bad} NaN or infinite value(s)")
+    if not np.issubdtype(dt, np.floating):
+        arr = arr.astype(jnp.float32) if isinstance(arr, jax.Array) else arr.astype(np.float32)
     return arr
 
 
@@ -99,10 +139,11 @@ def check_mask(mask: Any, shape: tuple[int, ...], name: str, *, nonempty: bool =
     m = mask if isinstance(mask, jax.Array) else np.asarray(mask)
     if tuple(m.shape) != tuple(shape):
         raise ValueError(f"{name}: expected shape {list(shape)}, got {list(m.shape)}")
-    m = m.astype(bool)
-    if nonempty and is_concrete(m) and not bool(np.any(np.asarray(m))):
-        raise ValueError(f"{name}: masks out every row (the set would be empty)")
-    return m
+    if nonempty and is_concrete(m):
+        selected = concrete_value(jnp.any, m) if isinstance(m, jax.Array) else np.any(m)
+        if not bool(selected):
+            raise ValueError(f"{name}: masks out every row (the set would be empty)")
+    return m.astype(bool)
 
 
 def check_positive(value: Any, name: str, *, allow_zero: bool = False) -> float:

@@ -111,7 +111,9 @@ def spans_processes(x: Any) -> bool:
         >>> spans_processes(jnp.ones(3)), spans_processes(np.ones(3))
         (False, False)
     """
-    return isinstance(x, jax.Array) and not x.is_fully_addressable and not x.is_fully_replicated
+    if not isinstance(x, jax.Array) or isinstance(x, jax.core.Tracer):
+        return False  # host data, or a tracer (under jit): no shards to read
+    return not x.is_fully_addressable and not x.is_fully_replicated
 
 
 def host_readable(*xs: Any) -> bool:

@@ -39,6 +39,7 @@ from flax import struct
 
 from jaxmetrics._ops import accumulator_dtype
 from jaxmetrics._ops import is_concrete
+from jaxmetrics._validation import concrete_value
 
 __all__ = ["FeatureBuffer", "GaussianMoments", "PairBuffer", "SumState", "merge_all", "merge_stacked"]
 
@@ -106,8 +107,12 @@ class FeatureBuffer(struct.PyTreeNode):
         mask = jnp.ones(x.shape[0], bool) if x_mask is None else jnp.asarray(x_mask, bool)
         if mask.shape != (x.shape[0],):
             raise ValueError(f"x_mask: expected shape [{x.shape[0]}], got {mask.shape}")
-        if is_concrete(self.count, mask):
-            need = int(self.count) + int(jnp.sum(mask))
+        # Counted only on concrete values (also arrays a jitted function closed over); a
+        # traced count or mask is unknown until run time, so the check is skipped.
+        added = x.shape[0] if x_mask is None else concrete_value(lambda m: jnp.sum(jnp.asarray(m, bool)), x_mask)
+        have = concrete_value(jnp.asarray, self.count)
+        if added is not None and have is not None:
+            need = int(have) + int(added)
             if need > self.capacity:
                 raise ValueError(
                     f"x: buffer capacity {self.capacity} exceeded ({need} rows); create the state "

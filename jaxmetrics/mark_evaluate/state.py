@@ -19,8 +19,8 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
-from jaxmetrics._ops import index_dtype, is_concrete
-from jaxmetrics._validation import check_features, check_int, check_mask
+from jaxmetrics._ops import index_dtype
+from jaxmetrics._validation import check_features, check_int, check_mask, concrete_value
 from jaxmetrics.mark_evaluate.baselines import PRDCurve, PrecisionRecall
 from jaxmetrics.mark_evaluate.scores import MarkEvaluateScores
 from jaxmetrics.state import GaussianMoments, PairBuffer
@@ -95,9 +95,9 @@ class IMPARState(struct.PyTreeNode):
             raise TypeError(f"other: cannot merge {type(other).__name__} into IMPARState")
         if other.references.shape != self.references.shape:
             raise ValueError("other: states were built on different reference sets")
-        if is_concrete(self.radii_sq, other.radii_sq) and not (
-                bool(jnp.all(self.radii_sq == other.radii_sq))
-                and bool(jnp.all(self.references == other.references))):
+        same = concrete_value(lambda a, b, c, d: jnp.all(a == b) & jnp.all(c == d), self.radii_sq,
+                              other.radii_sq, self.references, other.references)
+        if same is not None and not bool(same):
             raise ValueError("other: states were built on different reference sets")
         return self.replace(inside=self.inside + other.inside, count=self.count + other.count)
 
