@@ -288,11 +288,12 @@ def test_featurize_and_mauve_pool_encoders_by_mean(tmp_path, bert_dir, capsys, m
                      "--max-text-length", "64", "--num-buckets", "2", "--quiet"] + extra) == 0
         np.testing.assert_allclose(seen["p_features"], want, atol=1e-5)
     capsys.readouterr()
-    # the Python pipeline: compute_mauve(p_text=..., model=encoder) pools by mean too
-    got = real(p_text=ref, q_text=cand, model=lm, num_buckets=2, max_text_length=64, batch_size=8)
+    # the Python pipeline: compute_mauve(p_text=..., model=encoder) pools by mean with pooling='auto'
+    # (the command line's default); its own default is mauve-text's last token (tests/mauve/test_mauve_pooling.py)
+    got = real(p_text=ref, q_text=cand, model=lm, num_buckets=2, max_text_length=64, batch_size=8, pooling="auto")
     q_mean = sentence_embeddings(cand, model=lm, max_length=64, batch_size=8, progress=False)
     want = real(p_features=mean, q_features=q_mean, num_buckets=2)
-    assert got.mauve == pytest.approx(want.mauve, abs=1e-6)
+    assert got.mauve == pytest.approx(want.mauve, abs=1e-6) and got.pooling == "mean"
 
 
 def test_help_documents_pooling(capsys):

@@ -55,7 +55,7 @@ def fit_quantizer(
         arrays.append(V.check_features(f, f"feature_sets[{i}]", dim=arrays[0].shape[1] if arrays else None))
     _check_common(kmeans_explained_var=kmeans_explained_var, kmeans_num_redo=kmeans_num_redo,
                   kmeans_max_iter=kmeans_max_iter, pca_max_data=pca_max_data, num_points=1, scaling=1.0)
-    k = resolve_num_buckets(num_buckets, [a.shape[0] for a in arrays])
+    k = resolve_num_buckets(num_buckets, [a.shape[0] for a in arrays], [f"feature_sets[{i}]" for i in range(len(arrays))])
     quant = _make_quantizer(quantizer, k, explained_var=kmeans_explained_var, num_redo=kmeans_num_redo,
                             max_iter=kmeans_max_iter, pca_max_data=pca_max_data)
     return quant.fit(np.concatenate(arrays, axis=0), key=jax.random.key(V.check_int(seed, "seed")))

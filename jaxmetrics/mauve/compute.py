@@ -17,7 +17,6 @@ several pairs by quantizing them all with one codebook.
 from __future__ import annotations
 
 import time
-import warnings
 from typing import Any, Sequence
 
 import jax
@@ -35,8 +34,9 @@ from jaxmetrics.mauve.engine import (
     split_counts,
 )
 from jaxmetrics.mauve.histograms import _check_scoring
-from jaxmetrics.mauve.inputs import device_context, get_features
+from jaxmetrics.mauve.inputs import check_pooling, device_context, get_features
 from jaxmetrics.mauve.quantizers import FittedQuantizer, KMeansQuantizer, Quantizer, get_quantizer
+from jaxmetrics.mauve.sizes import auto_num_buckets, resolve_num_buckets
 from jaxmetrics.numerics import mean_std
 from jaxmetrics.results import Result, static_field
 
@@ -66,6 +66,8 @@ class MauveOutput(Result):
       p_counts: ``[k]`` int bin counts of P (not in mauve-text).
       q_counts: ``[k]`` int bin counts of Q (not in mauve-text).
       num_buckets: ``k`` (static).
+      pooling: how text or token ids became features (static): ``'last'`` (mauve-text's final
+        hidden state at the last token), ``'mean'`` or ``'cls'``; ``None`` when features were given.
     """
 
     mauve: float
@@ -78,6 +80,7 @@ class MauveOutput(Result):
     p_counts: np.ndarray
     q_counts: np.ndarray
     num_buckets: int = static_field()
+    pooling: str | None = static_field(default=None)
 
 
 class MauveSeedsOutput(Result):
@@ -99,6 +102,7 @@ class MauveSeedsOutput(Result):
       divergence_curve: ``[S, m + 2, 2]`` float64.
       num_buckets: ``k`` (static).
       seeds: the ``S`` seeds, in order (static).
+      pooling: as in :class:`MauveOutput` (static).
     """
 
     mauve_mean: float
@@ -116,43 +120,7 @@ class MauveSeedsOutput(Result):
     divergence_curve: np.ndarray
     num_buckets: int = static_field()
     seeds: tuple[int, ...] = static_field()
-
-
-def auto_num_buckets(*sizes: int) -> int:
-    """mauve-text's ``'auto'`` rule: ``max(2, round(min(sizes) / 10))`` (Python rounding).
-
-    Examples:
-      >>> from jaxmetrics.mauve.compute import auto_num_buckets
-      >>> auto_num_buckets(1000, 5000), auto_num_buckets(15, 15), auto_num_buckets(25, 30)
-      (100, 2, 2)
-    """
-    return max(2, int(round(min(sizes) / 10)))
-
-
-def resolve_num_buckets(num_buckets: Any, sizes: Sequence[int]) -> int:
-    """The number of k-means buckets for sets of ``sizes`` rows: ``'auto'`` is
-    :func:`auto_num_buckets`, an integer is checked (``1 <= k <=`` all rows); warns, naming
-    ``num_buckets``, when a side has fewer than 2 rows per bucket.
-
-    Examples:
-      >>> resolve_num_buckets("auto", (1000, 5000)), resolve_num_buckets(20, (100, 100))
-      (100, 20)
-    """
-    if isinstance(num_buckets, str):
-        if num_buckets != "auto":
-            raise ValueError(f"num_buckets: expected 'auto' or an integer, got {num_buckets!r}")
-        k = auto_num_buckets(*sizes)
-    else:
-        k = V.check_int(num_buckets, "num_buckets", minimum=1)
-    total = int(sum(sizes))
-    if k > total:
-        raise ValueError(f"num_buckets: {k} buckets for only {total} points")
-    smallest = min(int(n) for n in sizes)
-    if smallest < 2 * k:
-        warnings.warn(f"num_buckets: {k} buckets but one side has only {smallest} points (fewer "
-                      f"than 2 per bucket); the histograms are too sparse for MAUVE to mean much",
-                      UserWarning, stacklevel=3)
-    return k
+    pooling: str | None = static_field(default=None)
 
 
 def _check_common(*, kmeans_explained_var, kmeans_num_redo, kmeans_max_iter, pca_max_data, num_points, scaling):
@@ -173,29 +141,34 @@ def _make_quantizer(quantizer: Any, k: int, *, explained_var, num_redo, max_iter
     return get_quantizer(quantizer, k)
 
 
-def _output(scores: MauveScores, p_counts, q_counts, k: int) -> MauveOutput:
+def _output(scores: MauveScores, p_counts, q_counts, k: int, pooling: str | None = None) -> MauveOutput:
     return MauveOutput(mauve=float(scores.mauve), frontier_integral=float(scores.frontier_integral),
                        mauve_star=float(scores.mauve_star), frontier_integral_star=float(scores.frontier_integral_star),
                        p_hist=scores.p_hist, q_hist=scores.q_hist, divergence_curve=scores.divergence_curve,
-                       p_counts=np.asarray(p_counts), q_counts=np.asarray(q_counts), num_buckets=int(k))
+                       p_counts=np.asarray(p_counts), q_counts=np.asarray(q_counts), num_buckets=int(k),
+                       pooling=pooling)
 
 
 def _prepare(p_features, q_features, p_tokens, q_tokens, p_text, q_text, *, num_buckets, pca_max_data,
              kmeans_explained_var, kmeans_num_redo, kmeans_max_iter, featurize_model_name, max_text_length,
              divergence_curve_discretization_size, mauve_scaling_factor, batch_size, model, quantizer, scoring,
-             verbose=False):
-    """Checks, features and quantizer of compute_mauve / compute_mauve_seeds: ``(p, q, quantizer, scoring)``."""
+             pooling, verbose=False):
+    """Checks, features and quantizer of compute_mauve / compute_mauve_seeds: ``(inputs, quantizer, scoring)``."""
     _check_common(kmeans_explained_var=kmeans_explained_var, kmeans_num_redo=kmeans_num_redo,
                   kmeans_max_iter=kmeans_max_iter, pca_max_data=pca_max_data,
                   num_points=divergence_curve_discretization_size, scaling=mauve_scaling_factor)
     scoring = _check_scoring(scoring)
-    p, q = get_features(p_features, q_features, p_tokens, q_tokens, p_text, q_text, model=model,
-                        featurize_model_name=featurize_model_name, max_length=max_text_length,
-                        batch_size=batch_size, verbose=verbose)
-    k = resolve_num_buckets(num_buckets, (p.shape[0], q.shape[0]))
+    check_pooling(pooling)
+    if isinstance(num_buckets, str) and num_buckets != "auto":
+        raise ValueError(f"num_buckets: expected 'auto' or an integer, got {num_buckets!r}")
+    inputs = get_features(p_features, q_features, p_tokens, q_tokens, p_text, q_text, model=model,
+                          featurize_model_name=featurize_model_name, max_length=max_text_length,
+                          batch_size=batch_size, verbose=verbose, pooling=pooling, num_buckets=num_buckets)
+    k = resolve_num_buckets(num_buckets, (inputs.p_features.shape[0], inputs.q_features.shape[0]),
+                            (inputs.p_source, inputs.q_source))
     quant = _make_quantizer(quantizer, k, explained_var=kmeans_explained_var, num_redo=kmeans_num_redo,
                             max_iter=kmeans_max_iter, pca_max_data=pca_max_data)
-    return p, q, quant, scoring
+    return inputs, quant, scoring
 
 
 # --------------------------------------------------------------------------- public API
@@ -227,6 +200,7 @@ def compute_mauve(
     quantizer: str | Quantizer = "kmeans",
     mesh: Any = None,
     scoring: str = "mauve-text",
+    pooling: str = "last",
 ) -> MauveOutput:
     """MAUVE between P (human text) and Q (model text), with mauve-text 0.4.0's API.
 
@@ -250,12 +224,15 @@ def compute_mauve(
         :func:`jaxmetrics.models.featurize_tokens`. As in mauve-text, ``max_text_length`` does
         not apply to tokens: every sequence is used whole, except that sequences longer than the
         model's position embeddings are cut to them, with a warning (mauve-text would fail).
-      p_text, q_text: lists of strings, featurized by :func:`jaxmetrics.models.featurize` (the
-        last token's hidden state, mauve-text's convention) for a decoder, or by
-        :func:`jaxmetrics.models.sentence_embeddings` (mean pooling) for an encoder, whose last
-        token is ``[SEP]``; truncated to ``max_text_length`` tokens; empty strings are dropped
-        with a warning.
-      num_buckets: ``'auto'`` or the number of clusters ``k``.
+      p_text, q_text: lists of strings, featurized by the encoding engine
+        (:func:`jaxmetrics.models.encode`) with ``pooling`` -- by default mauve-text's feature,
+        the final hidden state at the last token, for every model (an encoder's last token is
+        ``[SEP]`` / ``</s>``, as in mauve-text, which accepts ``bert`` models); truncated to
+        ``max_text_length`` tokens; empty strings are dropped with a warning.
+      num_buckets: ``'auto'`` or the number of clusters ``k`` (at least 2, and at most the
+        number of points of each side; see :mod:`jaxmetrics.mauve.sizes`: below that a
+        ``ValueError`` names the side, and a ``UserWarning`` says when the smaller side has fewer
+        than 7.5 points per bucket).
       pca_max_data: -1 fits the PCA on all rows, otherwise on this many random rows.
       kmeans_explained_var: PCA keeps the first components reaching this fraction of the variance.
       kmeans_num_redo: k-means restarts (the best objective is kept); run in parallel.
@@ -290,11 +267,18 @@ def compute_mauve(
         unsymmetrised ``sklearn.metrics.auc``), to compare with numbers published with that code.
         It applies to ``mauve`` and ``mauve_star`` (and the curve); the frontier integrals do not
         depend on it. See :func:`~jaxmetrics.mauve.mauve_from_histograms`.
+      pooling: keyword-only; how text and token ids become one vector each (the pooling table of
+        :mod:`jaxmetrics.models.pooling`): ``'last'`` (default: mauve-text's final hidden state
+        at the last token, for every model), ``'mean'`` (masked mean over the tokens, the
+        sentence-transformers convention for encoders such as all-MiniLM-L6-v2), ``'cls'``, or
+        ``'auto'`` (last for a decoder, mean for an encoder: the command line's default). The
+        result records the pooling used (``None`` for given features). The choice changes the
+        number: see ``docs/mauve.md``.
 
     Returns:
       :class:`MauveOutput` with mauve-text's fields ``mauve, frontier_integral, mauve_star,
-      frontier_integral_star, p_hist [k], q_hist [k], divergence_curve [m + 2, 2], num_buckets``
-      and the bin counts ``p_counts``, ``q_counts``.
+      frontier_integral_star, p_hist [k], q_hist [k], divergence_curve [m + 2, 2], num_buckets``,
+      the bin counts ``p_counts``, ``q_counts`` and the ``pooling`` used.
 
     Examples:
       >>> from jaxmetrics.mauve.compute import compute_mauve
@@ -302,18 +286,19 @@ def compute_mauve(
       >>> rng = np.random.default_rng(0)
       >>> p = rng.normal(size=(200, 16)).astype("float32")
       >>> compute_mauve(p_features=p, q_features=p)
-      MauveOutput(mauve=1, frontier_integral=0, mauve_star=1, frontier_integral_star=0, p_hist=f64[20], q_hist=f64[20], divergence_curve=f64[27,2], p_counts=i32[20], q_counts=i32[20], num_buckets=20)
+      MauveOutput(mauve=1, frontier_integral=0, mauve_star=1, frontier_integral_star=0, p_hist=f64[20], q_hist=f64[20], divergence_curve=f64[27,2], p_counts=i32[20], q_counts=i32[20], num_buckets=20, pooling=None)
     """
     V.check_int(seed, "seed")
     with device_context(device_id):
         t0 = time.perf_counter()
-        p, q, quant, scoring = _prepare(
+        inputs, quant, scoring = _prepare(
             p_features, q_features, p_tokens, q_tokens, p_text, q_text, num_buckets=num_buckets,
             pca_max_data=pca_max_data, kmeans_explained_var=kmeans_explained_var, kmeans_num_redo=kmeans_num_redo,
             kmeans_max_iter=kmeans_max_iter, featurize_model_name=featurize_model_name,
             max_text_length=max_text_length, divergence_curve_discretization_size=divergence_curve_discretization_size,
             mauve_scaling_factor=mauve_scaling_factor, batch_size=batch_size, model=model, quantizer=quantizer,
-            scoring=scoring, verbose=verbose)
+            scoring=scoring, pooling=pooling, verbose=verbose)
+        p, q = inputs.p_features, inputs.q_features
         stacked = np.concatenate([q, p], axis=0)
         t1 = time.perf_counter()
         rows = stacked
@@ -327,7 +312,7 @@ def compute_mauve(
         t2 = time.perf_counter()
         out = _output(mauve_scores(p_counts, q_counts, scaling=float(mauve_scaling_factor),
                                    num_points=divergence_curve_discretization_size, scoring=scoring),
-                      p_counts, q_counts, nb)
+                      p_counts, q_counts, nb, inputs.pooling)
         if verbose:
             print(f"features {t1 - t0:.2f} s, quantization {t2 - t1:.2f} s, "
                   f"histogram stage {time.perf_counter() - t2:.2f} s; k = {nb}, mauve = {out.mauve:.4f}")
@@ -356,6 +341,7 @@ def compute_mauve_seeds(
     model: Any = None,
     quantizer: str | Quantizer = "kmeans",
     scoring: str = "mauve-text",
+    pooling: str = "last",
 ) -> MauveSeedsOutput:
     """MAUVE over several k-means seeds: mean, sample standard deviation and per-seed values.
 
@@ -370,7 +356,8 @@ def compute_mauve_seeds(
     Args:
       p_features, q_features: as in :func:`compute_mauve`.
       seeds: the integer seeds (keys ``jax.random.key(s)``).
-      p_tokens, q_tokens, p_text, q_text, model, quantizer, scoring, ...: as in :func:`compute_mauve`.
+      p_tokens, q_tokens, p_text, q_text, model, quantizer, scoring, pooling, ...: as in
+        :func:`compute_mauve` (``pooling`` defaults to ``'last'``, mauve-text's feature).
 
     Returns:
       :class:`MauveSeedsOutput`: ``mauve_mean``, ``mauve_std`` (``ddof=1``) and the same for
@@ -384,7 +371,7 @@ def compute_mauve_seeds(
       >>> p, q = rng.normal(size=(150, 8)), rng.normal(size=(150, 8)) + 1.0
       >>> out = compute_mauve_seeds(p, q, seeds=(1, 2, 3))
       >>> out  # doctest: +ELLIPSIS
-      MauveSeedsOutput(mauve_mean=..., mauve_std=..., ..., divergence_curve=f64[3,27,2], num_buckets=15, seeds=(1, 2, 3))
+      MauveSeedsOutput(mauve_mean=..., mauve_std=..., ..., divergence_curve=f64[3,27,2], num_buckets=15, seeds=(1, 2, 3), pooling=None)
       >>> out.mauve.shape, 0 < out.mauve_mean < 1, out.mauve_std >= 0
       ((3,), True, True)
     """
@@ -393,13 +380,14 @@ def compute_mauve_seeds(
     seeds = tuple(V.check_int(s, "seeds") for s in seeds)
     if not seeds:
         raise ValueError("seeds: at least one seed is needed")
-    p, q, quant, scoring = _prepare(
+    inputs, quant, scoring = _prepare(
         p_features, q_features, p_tokens, q_tokens, p_text, q_text, num_buckets=num_buckets,
         pca_max_data=pca_max_data, kmeans_explained_var=kmeans_explained_var, kmeans_num_redo=kmeans_num_redo,
         kmeans_max_iter=kmeans_max_iter, featurize_model_name=featurize_model_name, max_text_length=max_text_length,
         divergence_curve_discretization_size=divergence_curve_discretization_size,
         mauve_scaling_factor=mauve_scaling_factor, batch_size=batch_size, model=model, quantizer=quantizer,
-        scoring=scoring)
+        scoring=scoring, pooling=pooling)
+    p, q = inputs.p_features, inputs.q_features
     stacked = np.concatenate([q, p], axis=0)
     if isinstance(quant, KMeansQuantizer):  # one projection, the k-means of every seed in one call
         if quant.num_bins > stacked.shape[0]:
@@ -425,4 +413,5 @@ def compute_mauve_seeds(
                             frontier_integral_mean=fi_mean, frontier_integral_std=fi_std, mauve=sc.mauve,
                             frontier_integral=sc.frontier_integral, mauve_star=sc.mauve_star,
                             frontier_integral_star=sc.frontier_integral_star, p_hist=sc.p_hist, q_hist=sc.q_hist,
-                            divergence_curve=sc.divergence_curve, num_buckets=int(nb), seeds=seeds)
+                            divergence_curve=sc.divergence_curve, num_buckets=int(nb), seeds=seeds,
+                            pooling=inputs.pooling)

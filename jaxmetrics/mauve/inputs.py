@@ -1,10 +1,11 @@
 """Inputs of the MAUVE pipeline: features given, or computed from token ids or text.
 
 mauve-text's precedence per side (features, else tokens, else text) and its featurizer
-conventions (a decoder's last token; an encoder is mean-pooled), on :mod:`jaxmetrics.models`,
-which is imported only when text or tokens have to be featurized; and the device choice
-(``device_id``). Used by :func:`~jaxmetrics.mauve.compute_mauve` and
-:func:`~jaxmetrics.mauve.compute_mauve_seeds`.
+convention -- the final layer's hidden state at the last token, for every model, which is
+``pooling='last'`` of the encoding engine (:func:`jaxmetrics.models.encode`); another named
+pooling (``'mean'``, ``'cls'``, ``'auto'``) is one argument away. :mod:`jaxmetrics.models` is imported
+only when text or tokens have to be featurized. Also the device choice (``device_id``). Used by
+:func:`~jaxmetrics.mauve.compute_mauve` and :func:`~jaxmetrics.mauve.compute_mauve_seeds`.
 """
 from __future__ import annotations
 
@@ -17,15 +18,52 @@ import jax
 import numpy as np
 
 from jaxmetrics import _validation as V
+from jaxmetrics.mauve.sizes import _warn_at_caller, resolve_num_buckets
+from jaxmetrics.results import Result, static_field
 
-__all__ = ["get_features", "device_context"]
+__all__ = ["MauveInputs", "POOLING_CHOICES", "check_pooling", "get_features", "device_context"]
+
+#: The ``pooling=`` values of the MAUVE pipelines: the names of :data:`jaxmetrics.models.POOLINGS`
+#: and ``'auto'`` (spelled out here so that checking them imports no model code).
+POOLING_CHOICES = ("last", "mean", "cls", "auto")
+
+
+def check_pooling(pooling: Any, name: str = "pooling") -> str:
+    """``pooling`` if it is one of :data:`POOLING_CHOICES`, else ``ValueError`` naming ``name``.
+
+    Examples:
+      >>> check_pooling("mean")
+      'mean'
+    """
+    if not isinstance(pooling, str) or pooling not in POOLING_CHOICES:
+        raise ValueError(f"{name}: expected one of {', '.join(POOLING_CHOICES)}, got {pooling!r}")
+    return pooling
+
+
+class MauveInputs(Result):
+    """Output of :func:`get_features`.
+
+    Attributes:
+      p_features: ``[n_p, d]`` features of P (human text).
+      q_features: ``[n_q, d]`` features of Q (model text).
+      p_source: the argument P came from (``'p_features'``, ``'p_tokens'`` or ``'p_text'``).
+      q_source: the argument Q came from.
+      pooling: the named pooling that featurized text or tokens (``'last'``, ``'mean'``, ``'cls'``),
+        or ``None`` when both sides were given as features.
+    """
+
+    p_features: np.ndarray
+    q_features: np.ndarray
+    p_source: str = static_field(default="p_features")
+    q_source: str = static_field(default="q_features")
+    pooling: str | None = static_field(default=None)
 
 
 def _featurizers(name: str) -> Any:
     """``jaxmetrics.models`` (imported lazily: the model layer is only needed for text / tokens)."""
     try:
         models = importlib.import_module("jaxmetrics.models")
-        for attr in ("resolve_model", "featurize", "featurize_tokens"):
+        for attr in ("resolve_model", "resolve_pooling", "encode"):
             if not hasattr(models, attr):
                 raise ImportError(f"jaxmetrics.models has no {attr}")
     except ImportError as e:
@@ -59,82 +97,104 @@ def _token_lists(tokens: Any, name: str) -> list[np.ndarray]:
     return seqs
 
 
-def _features_from_tokens(tokens: Any, name: str, models: Any, lm: Any, batch_size: int) -> np.ndarray:
-    seqs = _token_lists(tokens, name)
+def _features_from_tokens(tokens: Any, name: str, models: Any, lm: Any, batch_size: int, pooling: str) -> np.ndarray:
+    seqs = tokens  # checked by get_features (_token_lists)
     longest = max(a.shape[0] for a in seqs)
     limit = getattr(lm, "max_positions", None)
     if limit is not None and longest > limit:
         n_long = sum(a.shape[0] > limit for a in seqs)
-        warnings.warn(f"{name}: {n_long} sequence(s) longer than the model's {limit} positions are "
-                      f"truncated to their first {limit} tokens", stacklevel=4)
+        _warn_at_caller(f"{name}: {n_long} sequence(s) longer than the model's {limit} positions are "
+                        f"truncated to their first {limit} tokens")
         longest = limit
     try:
-        feats = models.featurize_tokens(seqs, model=lm, max_length=longest, batch_size=batch_size)
+        feats = models.encode(token_ids=seqs, model=lm, layers=-1, pooling=pooling, max_length=longest,
+                              batch_size=batch_size, desc="featurize").pooled[0]
     except (ValueError, TypeError) as e:
         raise type(e)(f"{name}: {e}") from e
     return np.asarray(feats)
 
 
-def _features_from_text(texts: Any, name: str, models: Any, lm: Any, max_length: int, batch_size: int) -> np.ndarray:
-    raw = list(texts) if not isinstance(texts, str) and texts is not None else texts
-    kept = V.check_texts(raw, name, drop_empty=True)
-    dropped = len(raw) - len(kept)
-    if dropped:
-        warnings.warn(f"{name}: dropped {dropped} empty string(s)", stacklevel=4)
-    # encoders are mean-pooled, decoders keep mauve-text's last token (as `jaxmetrics mauve --pooling auto`)
-    pool = models.featurize if getattr(lm, "is_causal", True) else models.sentence_embeddings
+def _features_from_text(texts: Any, name: str, models: Any, lm: Any, max_length: int, batch_size: int,
+                        pooling: str) -> np.ndarray:
+    kept = texts  # checked, empty strings dropped, by get_features
     limit = getattr(lm, "max_positions", None)
     if limit is not None and max_length > limit:  # mauve-text's 1024 on a shorter model: cap silently
         max_length = int(limit)
-    return np.asarray(pool(kept, model=lm, max_length=max_length, batch_size=batch_size))
+    return np.asarray(models.encode(kept, model=lm, layers=-1, pooling=pooling, max_length=max_length,
+                                    batch_size=batch_size, desc="featurize").pooled[0])
 
 
 def get_features(
     p_features: Any, q_features: Any, p_tokens: Any, q_tokens: Any, p_text: Any, q_text: Any, *, model: Any,
-    featurize_model_name: str, max_length: int, batch_size: int, verbose: bool,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Features ``(p [n_p, d], q [n_q, d])``: per side the given features win over token ids,
+    featurize_model_name: str, max_length: int, batch_size: int, verbose: bool, pooling: str = "last",
+    num_buckets: Any = None,
+) -> MauveInputs:
+    """Features ``p [n_p, d]`` and ``q [n_q, d]``: per side the given features win over token ids,
     which win over text (mauve-text's order); the arguments are those of
     :func:`~jaxmetrics.mauve.compute_mauve`. The featurizer is ``model`` (else
-    ``featurize_model_name``), resolved by :func:`jaxmetrics.models.resolve_model`.
+    ``featurize_model_name``), resolved by :func:`jaxmetrics.models.resolve_model`; text and
+    tokens become the final layer's hidden states pooled by ``pooling`` (default ``'last'``,
+    mauve-text's convention for every model; ``'auto'``: last for a decoder, mean for an
+    encoder). With ``num_buckets``, MAUVE's minimum sizes
+    (:func:`~jaxmetrics.mauve.sizes.check_sample_sizes`) are checked on the number of rows each
+    side will have *before* any model is loaded.
 
     Examples:
       >>> import numpy as np
       >>> from jaxmetrics.mauve.inputs import get_features
       >>> x = np.zeros((3, 4), np.float32)
-      >>> [a.shape for a in get_features(x, x, None, None, None, None, model=None,
-      ...     featurize_model_name="gpt2", max_length=8, batch_size=1, verbose=False)]
-      [(3, 4), (3, 4)]
+      >>> out = get_features(x, x, None, None, None, None, model=None,
+      ...     featurize_model_name="gpt2", max_length=8, batch_size=1, verbose=False)
+      >>> out.p_features.shape, out.q_source, out.pooling
+      ((3, 4), 'q_features', None)
     """
-    sides = {}
+    check_pooling(pooling)
+    sides, sizes, sources = {}, [], []
     for side, feats, toks, text in (("p", p_features, p_tokens, p_text), ("q", q_features, q_tokens, q_text)):
-        if feats is None and toks is None and text is None:
+        if feats is not None:
+            feats = V.check_features(feats, f"{side}_features")
+            src, n = f"{side}_features", feats.shape[0]
+        elif toks is not None:
+            toks = _token_lists(toks, f"{side}_tokens")
+            src, n = f"{side}_tokens", len(toks)
+        elif text is not None:
+            raw = list(text) if not isinstance(text, str) else text
+            kept = V.check_texts(raw, f"{side}_text", drop_empty=True)
+            if len(kept) < len(raw):
+                _warn_at_caller(f"{side}_text: dropped {len(raw) - len(kept)} empty string(s)")
+            text = kept
+            src, n = f"{side}_text", len(kept)
+        else:
             raise ValueError(f"{side}_features: supply {side}_features, {side}_tokens or {side}_text")
         sides[side] = (feats, toks, text)
-    need = [(side, "tokens" if toks is not None else "text")
-            for side, (feats, toks, _) in sides.items() if feats is None]
+        sizes.append(n)
+        sources.append(src)
+    if num_buckets is not None:  # MAUVE's minimum sizes, before any model is loaded
+        resolve_num_buckets(num_buckets, sizes, sources, warn=False)
+    need = [src for src, (feats, _, _) in zip(sources, sides.values()) if feats is None]
     models = lm = None
+    used = None
     if need:
-        first = f"{need[0][0]}_{need[0][1]}"
-        if any(kind == "text" for _, kind in need):
+        if any(src.endswith("_text") for src in need):
             V.check_int(max_length, "max_text_length", minimum=1)
         V.check_int(batch_size, "batch_size", minimum=1)
-        models = _featurizers(first)
+        models = _featurizers(need[0])
         which = model if model is not None else featurize_model_name
         if verbose:
             print(f"loading featurizer {which if isinstance(which, str) else getattr(which, 'name', 'model')}")
         lm = models.resolve_model(which)
+        used = models.resolve_pooling(lm, pooling)
     out = []
     for side in ("p", "q"):
         feats, toks, text = sides[side]
         if feats is None and toks is not None:
-            feats = _features_from_tokens(toks, f"{side}_tokens", models, lm, batch_size)
+            feats = _features_from_tokens(toks, f"{side}_tokens", models, lm, batch_size, used)
         elif feats is None:
-            feats = _features_from_text(text, f"{side}_text", models, lm, max_length, batch_size)
+            feats = _features_from_text(text, f"{side}_text", models, lm, max_length, batch_size, used)
         out.append(feats)
     p = V.check_features(out[0], "p_features")
     q = V.check_features(out[1], "q_features", dim=p.shape[1])
-    return p, q
+    return MauveInputs(p_features=p, q_features=q, p_source=sources[0], q_source=sources[1], pooling=used)
 
 
 def device_context(device_id: int):

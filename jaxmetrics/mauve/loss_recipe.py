@@ -36,7 +36,8 @@ import numpy as np
 import optax
 
 from jaxmetrics import _validation as V
-from jaxmetrics.mauve.compute import resolve_num_buckets, compute_mauve
+from jaxmetrics.mauve.compute import compute_mauve
+from jaxmetrics.mauve.sizes import resolve_num_buckets
 from jaxmetrics.mauve.engine import apply_projection
 from jaxmetrics.mauve.quantizers import KMeansQuantizer
 from jaxmetrics.mauve.soft import CentroidQuantizer, hard_mauve, mauve_loss
@@ -207,9 +208,7 @@ def fit_to_mauve(
         return np.asarray(V.check_features(q, "generator(params)", dim=p.shape[1]), np.float32)
 
     q = q_of(params)
-    k = resolve_num_buckets(num_buckets, (p.shape[0], q.shape[0]))
-    if k < 2:
-        raise ValueError(f"num_buckets: needs at least 2 buckets, got {k}")
+    k = resolve_num_buckets(num_buckets, (p.shape[0], q.shape[0]), ("p_features", "generator(params)"))
     quantizer = KMeansQuantizer(k, explained_var=kmeans_explained_var, num_redo=kmeans_num_redo,
                                 max_iter=kmeans_max_iter)
     step = _make_step(gen, optimizer, float(pseudocount))

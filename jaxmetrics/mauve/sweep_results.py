@@ -79,6 +79,8 @@ class MauveSweepResult(Result):
       values: the ``V`` setting values, in order (static).
       systems: the ``M`` system names, in order (static).
       seeds: the ``S`` seeds (static).
+      pooling: length sweep: the named pooling that featurized the texts (static; ``None`` for
+        sweeps of given features).
     """
 
     mauve: np.ndarray
@@ -97,6 +99,7 @@ class MauveSweepResult(Result):
     values: tuple = static_field(default=())
     systems: tuple = static_field(default=())
     seeds: tuple = static_field(default=())
+    pooling: str | None = static_field(default=None)
 
     def rows(self) -> list[MauveSweepRow]:
         """One :class:`MauveSweepRow` per (setting value, system), settings outer; ``row.to_dict()``

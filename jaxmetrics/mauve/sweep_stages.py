@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxmetrics import _validation as V
-from jaxmetrics.mauve.compute import auto_num_buckets
+from jaxmetrics.mauve.sizes import _warn_at_caller, auto_num_buckets, check_sample_sizes, few_points_message
 from jaxmetrics.mauve.engine import KMEANS_SALT, masked_kmeans_counts, mauve_scores, project_features
 from jaxmetrics.mauve.sweep_results import MauveSweepResult
 from jaxmetrics.numerics import mean_std
@@ -46,16 +46,29 @@ def _check_systems(references: Any, candidates: Any) -> tuple[np.ndarray, dict[s
     return np.asarray(p, np.float32), {k: np.asarray(v, np.float32) for k, v in systems.items()}
 
 
-def _resolve_k(num_buckets: Any, n_p: int, n_q: int) -> int:
+def _resolve_k(num_buckets: Any, n_p: int, n_q: int, system: str = "candidates", thin: list | None = None,
+               where: str = "") -> int:
+    """k for ``n_p`` / ``n_q`` rows; MAUVE's minimum sizes raise (:func:`check_sample_sizes`), and a
+    few-points message (:func:`few_points_message`) is appended to ``thin`` (one warning per sweep)."""
     if isinstance(num_buckets, str):
         if num_buckets != "auto":
             raise ValueError(f"num_buckets: expected 'auto' or an integer, got {num_buckets!r}")
         k = auto_num_buckets(n_p, n_q)
     else:
         k = V.check_int(num_buckets, "num_buckets", minimum=2)
-    if k > n_p + n_q:
-        raise ValueError(f"num_buckets: {k} buckets for only {n_p + n_q} points")
+    check_sample_sizes((n_p, n_q), k, (f"references{where}", f"candidates[{system!r}]{where}"),
+                       blame_buckets=not isinstance(num_buckets, str))
+    msg = few_points_message(min(n_p, n_q), k, name=f"num_buckets{where} ({system!r})")
+    if msg and thin is not None:
+        thin.append(msg)
     return k
+
+
+def _warn_thin(thin: list) -> None:
+    """One warning for all the sweep's problems with few points per bucket."""
+    if thin:
+        more = f" (and {len(thin) - 1} more setting(s) and system(s))" if len(thin) > 1 else ""
+        _warn_at_caller(thin[0].replace("; use more", f"{more}; use more", 1))
 
 
 class _Stacks:

@@ -52,6 +52,7 @@ import numpy as np
 from jaxmetrics import _validation as V
 from jaxmetrics.mauve.compute import _check_common
 from jaxmetrics.mauve.engine import fit_labels, split_counts
+from jaxmetrics.mauve.inputs import check_pooling
 from jaxmetrics.mauve.quantizers import get_quantizer
 from jaxmetrics.mauve.sweep_results import MauveSweepResult
 from jaxmetrics.mauve.sweep_stages import (
@@ -63,6 +64,7 @@ from jaxmetrics.mauve.sweep_stages import (
     _Problems,
     _resolve_k,
     _result,
+    _warn_thin,
     _scores,
     _Stacks,
     _subset,
@@ -159,6 +161,10 @@ def mauve_sweep(
         V.check_int(batch_size, "batch_size", minimum=1)
     if quantizer_options is not None and not isinstance(quantizer_options, Mapping):
         raise TypeError("quantizer_options: expected a mapping {quantizer name: keyword arguments}")
+    for v in (values if over in ("n", "k") else (None,)):  # MAUVE's minimum sizes, before any work
+        for m, q in systems.items():
+            n_p, n_q = (v, v) if over == "n" else (p.shape[0], q.shape[0])
+            _resolve_k(v if over == "k" else num_buckets, n_p, n_q, m, where=f" at {over}={v}" if v else "")
     names = list(systems)
     stacks = _Stacks([(p, systems[m]) for m in names], seeds, explained_var=kmeans_explained_var,
                      pca_max_data=pca_max_data)
@@ -166,6 +172,7 @@ def mauve_sweep(
     num_points = divergence_curve_discretization_size
     c_fixed = (float(mauve_scaling_factor),)
 
+    thin: list = []
     if over in ("n", "k", "c"):
         probs, n_ref, n_cand = _Problems(), [], []
         settings = values if over != "c" else (None,)
@@ -174,13 +181,15 @@ def mauve_sweep(
                 n_p, n_q = p.shape[0], systems[m].shape[0]
                 if over == "n":
                     n_p = n_q = v
-                k = _resolve_k(v if over == "k" else num_buckets, n_p, n_q)
+                k = _resolve_k(v if over == "k" else num_buckets, n_p, n_q, m, thin,
+                               f" at {over}={v}" if over != "c" else "")
                 for s in seeds:
                     q_rows = _subset(s, 13, systems[m].shape[0], n_q) if over == "n" else np.arange(n_q)
                     p_rows = _subset(s, 11, p.shape[0], n_p) if over == "n" else np.arange(n_p)
                     probs.add(stacks.index[(i, s)], q_rows, p_rows, k, s)
                 n_ref.append(n_p)
                 n_cand.append(n_q)
+        _warn_thin(thin)
         pc, qc = probs.counts(stacks, **common)
         scaling = values if over == "c" else c_fixed
         m_, fi, ms = _scores(pc, qc, probs.k, scaling, num_points)
@@ -199,7 +208,7 @@ def mauve_sweep(
         labels.append(label)
         for i, m in enumerate(names):
             q = systems[m]
-            k = _resolve_k(num_buckets, p.shape[0], q.shape[0])
+            k = _resolve_k(num_buckets, p.shape[0], q.shape[0], m, thin if not labels[:-1] else None)
             if isinstance(v, str) and v == "kmeans" and not opts.get("kmeans"):
                 probs = _Problems()
                 for s in seeds:
@@ -221,6 +230,7 @@ def mauve_sweep(
                 qcs.append(np.asarray(b))
                 kact.append(nb)
             ks.append(nb)
+    _warn_thin(thin)
     width = max(kact)
     pad = lambda c: np.pad(c, (0, width - c.shape[0]))
     m_, fi, ms = _scores(np.stack([pad(c) for c in pcs]), np.stack([pad(c) for c in qcs]), kact, c_fixed, num_points)
@@ -269,7 +279,9 @@ def mauve_length_sweep(
         (:func:`jaxmetrics.models.resolve_model`).
       lengths: maximum lengths in tokens (each at most the model's positions).
       seeds: integer seeds; keys ``jax.random.key(s)``.
-      pooling: ``'auto'`` (mean for encoders, last token for decoders), ``'last'`` or ``'mean'``.
+      pooling: ``'auto'`` (mean for encoders, last token for decoders), ``'last'``, ``'mean'`` or
+        ``'cls'`` (the pooling table of :mod:`jaxmetrics.models.pooling`); the result records the
+        one used.
       batch_size: texts per forward pass.
       num_buckets, mauve_scaling_factor, kmeans_explained_var, kmeans_num_redo, kmeans_max_iter,
       divergence_curve_discretization_size: as in :func:`mauve_sweep`.
@@ -287,7 +299,7 @@ def mauve_length_sweep(
       >>> res.mauve.shape, bool(res.references_length_mean[0] <= 8)
       ((2, 1, 2), True)
     """
-    from jaxmetrics.models import featurize, resolve_model, sentence_embeddings
+    from jaxmetrics.models import encode, resolve_model, resolve_pooling
 
     refs = V.check_texts(references, "references", drop_empty=True)
     if not isinstance(candidates, Mapping) or not candidates:
@@ -302,26 +314,27 @@ def mauve_length_sweep(
     lengths = tuple(V.check_int(v, "lengths", minimum=1) for v in lengths)
     if len(set(lengths)) != len(lengths):
         raise ValueError(f"lengths: repeated values in {lengths}")
-    if pooling not in ("auto", "last", "mean"):
-        raise ValueError(f"pooling: expected 'auto', 'last' or 'mean', got {pooling!r}")
+    check_pooling(pooling)
     seeds = _check_seeds(seeds)
     V.check_int(batch_size, "batch_size", minimum=1)
     _check_common(kmeans_explained_var=kmeans_explained_var, kmeans_num_redo=kmeans_num_redo,
                   kmeans_max_iter=kmeans_max_iter, pca_max_data=-1,
                   num_points=divergence_curve_discretization_size, scaling=mauve_scaling_factor)
+    for m, texts in cands.items():  # MAUVE's minimum sizes, before the model is loaded
+        _resolve_k(num_buckets, len(refs), len(texts), m)
     lm = resolve_model(model)
     limit = getattr(lm, "max_positions", None)
     if limit is not None and max(lengths) > limit:
         raise ValueError(f"lengths: {max(lengths)} exceeds the model's {limit} positions")
-    kind = pooling if pooling != "auto" else ("last" if getattr(lm, "is_causal", False) else "mean")
-    pool = featurize if kind == "last" else sentence_embeddings
+    kind = resolve_pooling(lm, pooling)
     names = list(cands)
     raw = {"references": _token_lengths(refs, lm)} | {m: _token_lengths(t, lm) for m, t in cands.items()}
 
     def feats(texts, length):
         with warnings.catch_warnings():  # truncation is the point of the sweep
             warnings.filterwarnings("ignore", message=r".*longer than max_length")
-            return np.asarray(pool(texts, model=lm, max_length=length, batch_size=batch_size, progress=progress))
+            return np.asarray(encode(texts, model=lm, layers=-1, pooling=kind, max_length=length, batch_size=batch_size,
+                                     progress=progress, desc="featurize").pooled[0])
 
     pairs = []
     for length in lengths:
@@ -329,13 +342,15 @@ def mauve_length_sweep(
         for m in names:
             pairs.append((p, feats(cands[m], length)))
     stacks = _Stacks(pairs, seeds, explained_var=kmeans_explained_var, pca_max_data=-1)
-    probs, n_ref, n_cand = _Problems(), [], []
+    probs, n_ref, n_cand, thin = _Problems(), [], [], []
     for j, (p, q) in enumerate(pairs):
-        k = _resolve_k(num_buckets, p.shape[0], q.shape[0])
+        k = _resolve_k(num_buckets, p.shape[0], q.shape[0], names[j % len(names)], thin,
+                       f" at length={lengths[j // len(names)]}")
         for s in seeds:
             probs.add(stacks.index[(j, s)], np.arange(q.shape[0]), np.arange(p.shape[0]), k, s)
         n_ref.append(p.shape[0])
         n_cand.append(q.shape[0])
+    _warn_thin(thin)
     pc, qc = probs.counts(stacks, num_redo=kmeans_num_redo, max_iter=kmeans_max_iter)
     m_, fi, ms = _scores(pc, qc, probs.k, (float(mauve_scaling_factor),), divergence_curve_discretization_size)
     ks = np.asarray(probs.k).reshape(len(lengths), len(names), len(seeds))[:, :, 0]
@@ -351,4 +366,4 @@ def mauve_length_sweep(
         references_length_mean=np.asarray([a for a, _ in ref_stats]),
         references_length_quantiles=np.asarray([b for _, b in ref_stats]),
         candidates_length_mean=np.asarray([[a for a, _ in row] for row in cand_stats]),
-        candidates_length_quantiles=np.asarray([[b for _, b in row] for row in cand_stats]))
+        candidates_length_quantiles=np.asarray([[b for _, b in row] for row in cand_stats]), pooling=kind)

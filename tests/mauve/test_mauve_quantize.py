@@ -294,18 +294,24 @@ def _fake_models(calls):
         calls["model"] = model
         return model if isinstance(model, FakeModel) else FakeModel(model)
 
-    def featurize(texts, *, model, max_length, batch_size):
-        calls.setdefault("texts", []).append(list(texts))
-        calls["max_length"] = max_length
-        return np.stack([np.random.default_rng(len(t)).normal(size=8) for t in texts]).astype(np.float32)
+    def resolve_pooling(model, pooling):
+        calls["pooling"] = pooling
+        return "last" if pooling == "auto" else pooling
 
-    def featurize_tokens(token_ids, *, model, max_length, batch_size):
-        calls.setdefault("tokens", []).append([np.asarray(t).tolist() for t in token_ids])
-        calls.setdefault("token_max_length", []).append(max_length)
-        return np.stack([np.random.default_rng(int(np.sum(t)) + len(t)).normal(size=8)
-                         for t in token_ids]).astype(np.float32)
+    def encode(texts=None, *, model, token_ids=None, layers, pooling, max_length, batch_size, desc):
+        assert layers == -1
+        calls["resolved_pooling"] = pooling
+        if token_ids is not None:
+            calls.setdefault("tokens", []).append([np.asarray(t).tolist() for t in token_ids])
+            calls.setdefault("token_max_length", []).append(max_length)
+            rows = [np.random.default_rng(int(np.sum(t)) + len(t)).normal(size=8) for t in token_ids]
+        else:
+            calls.setdefault("texts", []).append(list(texts))
+            calls["max_length"] = max_length
+            rows = [np.random.default_rng(len(t)).normal(size=8) for t in texts]
+        return types.SimpleNamespace(pooled=np.stack(rows).astype(np.float32)[None])
 
-    fake.resolve_model, fake.featurize, fake.featurize_tokens = resolve_model, featurize, featurize_tokens
+    fake.resolve_model, fake.resolve_pooling, fake.encode = resolve_model, resolve_pooling, encode
     fake.FakeModel = FakeModel
     return fake
 
@@ -321,6 +327,7 @@ def test_text_path_uses_featurizer_and_drops_empty(monkeypatch):
     assert any("p_text: dropped 2 empty" in str(w.message) for w in rec)
     assert calls["model"] == "tiny" and len(calls["texts"][0]) == 30 and calls["max_length"] == 7
     assert 0 < out.mauve <= 1 and out.num_buckets == 3
+    assert calls["pooling"] == "last" and out.pooling == "last"  # mauve-text's feature by default
 
 
 def test_model_argument_wins_over_featurize_model_name(monkeypatch):
@@ -370,9 +377,9 @@ def test_text_path_without_featurizer(monkeypatch):
     fake = types.ModuleType("jaxmetrics.models")  # no featurize / resolve_model
     monkeypatch.setitem(sys.modules, "jaxmetrics.models", fake)
     with pytest.raises(ImportError, match="^p_text"):
-        compute_mauve(p_text=["a b"], q_text=["c d"])
+        compute_mauve(p_text=["a b", "e f"], q_text=["c d", "g h"])
     with pytest.raises(ImportError, match="^q_tokens"):
-        compute_mauve(p_features=np.ones((4, 3)), q_tokens=[[1, 2]])
+        compute_mauve(p_features=np.ones((4, 3)), q_tokens=[[1, 2], [3]])
 
 
 def test_signature_is_mauve_texts():
@@ -386,7 +393,7 @@ def test_signature_is_mauve_texts():
     assert [p.name for p in params[: len(names)]] == names
     assert all(p.kind == p.POSITIONAL_OR_KEYWORD for p in params[: len(names)])
     assert {p.name: p.kind for p in params[len(names):]} == {n: inspect.Parameter.KEYWORD_ONLY
-                                                             for n in ("model", "quantizer", "mesh", "scoring")}
+                                                             for n in ("model", "quantizer", "mesh", "scoring", "pooling")}
     mt = pytest.importorskip("mauve")
     ref = inspect.signature(mt.compute_mauve).parameters
     ours = inspect.signature(compute_mauve).parameters
