@@ -106,12 +106,21 @@ _AXIS_LABELS = {"n": "sample size n (per side)", "k": "number of clusters k", "c
                 "quantizer": "quantizer", "length": "maximum text length (tokens)"}
 
 
+def _tick(sweep: Any, i: int, value: Any) -> str:
+    """Tick label of setting ``i``: ``'auto'`` of a k sweep shows the k it gave (``auto (k=20)``)."""
+    if sweep.setting == "k" and value == "auto":
+        ks = sorted({int(k) for k in np.asarray(sweep.num_buckets)[i]})
+        return f"auto (k={'/'.join(map(str, ks))})"
+    return str(value)
+
+
 def plot_sweep(sweep: Any, path: str | os.PathLike | None = None, *, title: str | None = None,
                ax: Any = None) -> "Figure":
     """MAUVE (mean ± s.d. over seeds) of a :class:`~jaxmetrics.mauve.MauveSweepResult` against
     its setting, one line per system (``sweep.plot(...)`` calls this).
 
-    A length sweep gets a second panel with the median token length of each side (bars:
+    Quantizer names and a k sweep with ``'auto'`` among its values are drawn on a categorical
+    axis (``'auto'`` labelled with the k it gave). A length sweep gets a second panel with the median token length of each side (bars:
     10-90 % quantiles). matplotlib is imported here; with ``path`` the figure is saved.
 
     Returns:
@@ -133,7 +142,9 @@ def plot_sweep(sweep: Any, path: str | os.PathLike | None = None, *, title: str 
         matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
 
-    categorical = sweep.setting == "quantizer"
+    # a quantizer sweep, or one with a non-numeric value (k = 'auto'), is drawn on a categorical axis
+    categorical = sweep.setting == "quantizer" or not all(
+        isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) for v in sweep.values)
     x = np.arange(len(sweep.values)) if categorical else np.asarray(sweep.values, np.float64)
     length = sweep.references_length_mean is not None and ax is None
     if ax is None:
@@ -147,7 +158,7 @@ def plot_sweep(sweep: Any, path: str | os.PathLike | None = None, *, title: str 
         ax.errorbar(x, sweep.mauve_mean[:, m], yerr=sweep.mauve_std[:, m], marker="o", ms=4, capsize=3,
                     label=system, color=f"C{m}")
     if categorical:
-        ax.set_xticks(x, [str(v) for v in sweep.values])
+        ax.set_xticks(x, [_tick(sweep, i, v) for i, v in enumerate(sweep.values)])
     elif sweep.setting in ("n", "k", "length") and len(x) > 1 and x.max() / max(x.min(), 1) >= 8:
         ax.set_xscale("log")
         ax.minorticks_off()

@@ -313,6 +313,16 @@ def test_rows_csv_json_and_plot(synth, tmp_path):
     assert (tmp_path / "p.png").stat().st_size > 1000 and len(fig.axes[0].lines) >= 2
 
 
+def test_plot_k_sweep_with_auto(synth, tmp_path):
+    """A k sweep with 'auto' among its values plots on a categorical axis, 'auto' labelled with
+    the k it gave (it used to fail converting 'auto' to a float after all the work)."""
+    human, systems = synth
+    res = mauve_sweep(references=human, candidates=systems, over="k", values=(5, 10, "auto"), seeds=SEEDS)
+    fig = res.plot(tmp_path / "auto.png")
+    ticks = [t.get_text() for t in fig.axes[0].get_xticklabels()]
+    assert ticks == ["5", "10", f"auto (k={N // 10})"] and (tmp_path / "auto.png").stat().st_size > 1000
+
+
 # ----------------------------------------------------------------------------- command line
 
 
