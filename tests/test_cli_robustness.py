@@ -285,7 +285,7 @@ def test_featurize_and_mauve_pool_encoders_by_mean(tmp_path, bert_dir, capsys, m
     monkeypatch.setattr(M, "compute_mauve", spy)
     for extra, want in (([], mean), (["--pooling", "last"], last)):
         assert _run(["mauve", "--references", str(a), "--candidates", str(b), "--model", bert_dir,
-                     "--max-text-length", "64", "--num-buckets", "2", "--quiet"] + extra) == 0
+                     "--max-length", "64", "--num-buckets", "2", "--quiet"] + extra) == 0
         np.testing.assert_allclose(seen["p_features"], want, atol=1e-5)
     capsys.readouterr()
     # the Python pipeline: compute_mauve(p_text=..., model=encoder) pools by mean with pooling='auto'

@@ -1,5 +1,9 @@
 """``jaxmetrics mauve``: MAUVE between a references file (human text, P) and a candidates file
-(model text, Q): two text files featurized with ``--model``, or two ``.npy`` feature files."""
+(model text, Q): two text files featurized with ``--model``, or two ``.npy`` feature files.
+
+Every option is parsed and range-checked, both inputs are read and MAUVE's minimum sizes are
+checked before the model is loaded; ``--json`` records the scores, the divergence curves, both
+sample sizes, the seeds and every setting (pooling and model included)."""
 from __future__ import annotations
 
 import argparse
@@ -7,12 +11,101 @@ import importlib
 import json
 import os
 import sys
+import warnings
 
+from jaxmetrics import _validation as V
 from jaxmetrics._cli_util import (add_pooling_option, add_progress_options, check_outputs, pooled_features,
                                   progress_enabled)
 from jaxmetrics._validation import check_input_file
 
 _FEATURE_SUFFIX = ".npy"
+#: mauve-text's seed.
+DEFAULT_SEEDS = (25,)
+#: The truncation length when --max-length is not given: mauve-text's, capped at the model's positions.
+DEFAULT_MAX_LENGTH = 1024
+
+
+def add_mauve_options(p: argparse.ArgumentParser, *, seeds: tuple[int, ...], sweep: bool = False) -> None:
+    """The options ``mauve`` and ``mauve-sweep`` share (featurizer, k-means, seeds), each help with its default."""
+    p.add_argument("--model", default="gpt2-large",
+                   help="featurizer for text files: hub id or local checkpoint directory (default gpt2-large)")
+    add_pooling_option(p)
+    p.add_argument("--max-length", type=int, default=None, metavar="TOKENS",
+                   help=f"featurizer truncation in tokens, first tokens kept (default: {DEFAULT_MAX_LENGTH}, "
+                   "mauve-text's, or the model's positions if fewer)" + (" (not for --over length)" if sweep else ""))
+    p.add_argument("--batch-size", type=int, default=8, help="texts per featurizer forward pass (default 8)")
+    p.add_argument("--cache-dir", default=None, metavar="DIR",
+                   help="feature cache folder: an interrupted run resumes where it stopped (default: none)"
+                   + (" (not for --over length)" if sweep else ""))
+    p.add_argument("--num-buckets", default=None, metavar="K",
+                   help="'auto' (max(2, round(n/10)), mauve-text's) or an integer >= 2 (default auto)"
+                   + (" (not for --over k)" if sweep else ""))
+    p.add_argument("--kmeans-explained-var", type=float, default=0.9,
+                   help="PCA keeps the components explaining this fraction of the variance, in (0, 1) (default 0.9)")
+    p.add_argument("--kmeans-num-redo", type=int, default=5, help="k-means restarts, the best kept (default 5)")
+    p.add_argument("--kmeans-max-iter", type=int, default=500, help="Lloyd iterations per restart at most (default 500)")
+    p.add_argument("--mauve-scaling-factor", type=float, default=None, metavar="C",
+                   help="the constant c > 0 of exp(-c KL) (default 5)" + (" (not for --over c)" if sweep else ""))
+    p.add_argument("--seeds", type=int, nargs="+", default=list(seeds), metavar="S",
+                   help="k-means seeds, an explicit list of integers; mean and s.d. over them when there are "
+                   f"several (default {' '.join(map(str, seeds))}" + (": mauve-text's seed)" if seeds == (25,) else ")"))
+
+
+def option_error(e: Exception, renames: dict[str, str]) -> ValueError:
+    """``e`` with the library argument it names (``num_buckets: ...``) replaced by the option."""
+    msg = str(e)
+    for arg, option in renames.items():
+        if msg.startswith(f"{arg}:") or msg.startswith(f"{arg} "):
+            return ValueError(option + msg[len(arg):])
+    return ValueError(msg)
+
+
+def check_mauve_options(args: argparse.Namespace) -> None:
+    """Parse and range-check the shared options of ``mauve`` / ``mauve-sweep`` (nothing loaded):
+    errors name the option. Sets ``args.num_buckets`` to ``'auto'`` or an ``int``."""
+    if len(set(args.seeds)) != len(args.seeds):
+        raise ValueError(f"--seeds: repeated seeds in {' '.join(map(str, args.seeds))}")
+    nb = "auto" if args.num_buckets is None else args.num_buckets
+    if nb != "auto":
+        try:
+            nb = int(nb)
+        except ValueError:
+            raise ValueError(f"--num-buckets: expected 'auto' or an integer >= 2, got {nb!r}") from None
+        if nb < 2:
+            raise ValueError(f"--num-buckets: MAUVE needs at least 2 buckets (with 1 both histograms are [1] and "
+                             f"MAUVE is 1 whatever the texts), got {nb}")
+    args.num_buckets = nb
+    V.check_open_unit(args.kmeans_explained_var, "--kmeans-explained-var")
+    V.check_int(args.kmeans_num_redo, "--kmeans-num-redo", minimum=1)
+    V.check_int(args.kmeans_max_iter, "--kmeans-max-iter", minimum=1)
+    if args.mauve_scaling_factor is not None:
+        V.check_positive(args.mauve_scaling_factor, "--mauve-scaling-factor")
+    V.check_int(args.batch_size, "--batch-size", minimum=1)
+    if args.max_length is not None:
+        V.check_int(args.max_length, "--max-length", minimum=1)
+    if getattr(args, "pca_max_data", -1) == 0 or getattr(args, "pca_max_data", -1) < -1:
+        raise ValueError(f"--pca-max-data: -1 (all rows) or a positive number of rows, got {args.pca_max_data}")
+    if getattr(args, "divergence_curve_discretization_size", 1) < 1:
+        raise ValueError("--divergence-curve-discretization-size: must be >= 1, got "
+                         f"{args.divergence_curve_discretization_size}")
+    if args.cache_dir is not None:
+        from jaxmetrics.models.cache import check_writable_dir  # a path check; no model code runs
+
+        check_writable_dir(args.cache_dir, "--cache-dir")
+
+
+def check_sizes(args: argparse.Namespace, n_ref: int, n_cand: int, cand_option: str = "--candidates",
+                num_buckets=None, buckets_option: str = "--num-buckets") -> int:
+    """MAUVE's minimum sizes (:mod:`jaxmetrics.mauve.sizes`) for ``n_ref`` / ``n_cand`` rows, before
+    any featurization: the number of buckets (``num_buckets``, else ``--num-buckets``), or a
+    ``ValueError`` naming the option (``buckets_option`` for a number of buckets given)."""
+    from jaxmetrics.mauve.sizes import resolve_num_buckets
+
+    nb = args.num_buckets if num_buckets is None else num_buckets
+    try:
+        return resolve_num_buckets(nb, (n_ref, n_cand), ("--references", cand_option), warn=False)
+    except ValueError as e:
+        raise option_error(e, {"num_buckets": buckets_option}) from None
 
 
 def register(subparsers) -> None:
@@ -22,35 +115,23 @@ def register(subparsers) -> None:
         description="MAUVE (Pillutla et al. 2021) with mauve-text's defaults. P is the references "
         "(human text), Q the candidates (model text). Each file is either a text file (one text per "
         "line, or .jsonl with a 'text' field), featurized with --model, or a .npy array of features "
-        "[n, d]; the extension decides, and both files must be of the same kind. Text is featurized "
-        "with --model: an encoder (BERT, RoBERTa, MiniLM) is mean-pooled over the tokens, a decoder "
-        "(GPT-2, Llama) gives its last token's hidden state, as in mauve-text (--pooling chooses).",
+        "[n, d]; the extension decides, and both files must be of the same kind. --pooling decides "
+        "how a text becomes a vector: by default an encoder (BERT, RoBERTa, MiniLM) is mean-pooled over "
+        "its tokens and a decoder (GPT-2, Llama) gives its last token's hidden state; mauve-text takes "
+        "the last token for every model (--pooling last). The pooling used is printed on stderr and "
+        "written in --json. Every option and both inputs are checked before the model is loaded.",
     )
     p.add_argument("--references", required=True, metavar="FILE",
                    help="human texts (P): .txt / .jsonl, or .npy features [n_p, d]")
     p.add_argument("--candidates", required=True, metavar="FILE",
                    help="model texts (Q): .txt / .jsonl, or .npy features [n_q, d]")
-    p.add_argument("--model", default="gpt2-large",
-                   help="featurizer for text files: hub id or local checkpoint directory (default gpt2-large)")
-    add_pooling_option(p)
-    p.add_argument("--max-text-length", type=int, default=None,
-                   help="truncation length in tokens (default: 1024, or the model's positions if fewer)")
-    p.add_argument("--batch-size", type=int, default=8, help="texts per featurizer forward pass (default 8)")
-    p.add_argument("--cache-dir", default=None,
-                   help="feature cache directory: an interrupted run resumes where it stopped")
-    p.add_argument("--num-buckets", default="auto", help="'auto' (n/10) or an integer")
-    p.add_argument("--pca-max-data", type=int, default=-1, help="rows used to fit the PCA (-1: all)")
-    p.add_argument("--kmeans-explained-var", type=float, default=0.9)
-    p.add_argument("--kmeans-num-redo", type=int, default=5)
-    p.add_argument("--kmeans-max-iter", type=int, default=500)
-    p.add_argument("--mauve-scaling-factor", type=float, default=5.0, help="the constant c (default 5)")
+    add_mauve_options(p, seeds=DEFAULT_SEEDS)
+    p.add_argument("--pca-max-data", type=int, default=-1, help="rows used to fit the PCA, -1 for all (default -1)")
     p.add_argument("--divergence-curve-discretization-size", type=int, default=25,
                    help="interior points of the divergence curve (default 25)")
-    p.add_argument("--seed", type=int, default=25)
-    p.add_argument("--num-seeds", type=int, default=1,
-                   help="average over this many k-means seeds (seed, seed+1, ...); default 1")
-    p.add_argument("--plot", help="write the divergence curve figure here (.png/.pdf)")
-    p.add_argument("--json", dest="json_out", help="write the scores as JSON here")
+    p.add_argument("--plot", metavar="PATH", help="write the divergence curve figure here (.png/.pdf) (default: none)")
+    p.add_argument("--json", dest="json_out", metavar="PATH",
+                   help="write the scores, curves, sample sizes, seeds and settings as JSON here (default: none)")
     add_progress_options(p)
     p.set_defaults(func=run)
 
@@ -84,74 +165,132 @@ def nonempty_texts(path: str, name: str, read_texts, *, command: str = "mauve") 
     return kept
 
 
-def _inputs(args: argparse.Namespace, features: bool) -> dict:
-    """``compute_mauve`` keyword arguments for the two files (p = references, q = candidates)."""
+def load_features(path: str, option: str):
+    """A ``.npy`` feature file as a finite ``[n, d]`` array, or a ``ValueError`` naming ``option``."""
     import numpy as np
 
-    if features:
-        return dict(p_features=np.load(args.references, allow_pickle=False),
-                    q_features=np.load(args.candidates, allow_pickle=False))
+    try:
+        arr = np.load(path, allow_pickle=False)
+    except (ValueError, OSError) as e:
+        raise ValueError(f"{option}: cannot read {path!r} as a .npy array ({e})") from None
+    return V.check_features(arr, option)
+
+
+def models_module(option: str = "--model"):
+    """``jaxmetrics.models``, or a ``ValueError`` naming ``option`` when it cannot be used."""
     try:
         models = importlib.import_module("jaxmetrics.models")
-        read_texts, load_model, resolve_pooling = models.read_texts, models.load_model, models.resolve_pooling
-    except (ImportError, AttributeError) as e:
-        raise ValueError(f"--model: featurizing text files needs jaxmetrics.models ({e})") from e
-    p_text = nonempty_texts(args.references, "references", read_texts)
-    q_text = nonempty_texts(args.candidates, "candidates", read_texts)
-    lm = load_model(args.model)
-    max_length = args.max_text_length
-    if max_length is None:  # mauve-text's 1024, capped silently by the model's positions
-        max_length = 1024 if lm.max_positions is None else min(1024, lm.max_positions)
+        for attr in ("read_texts", "load_model", "resolve_pooling", "encode"):
+            if not hasattr(models, attr):
+                raise ImportError(f"jaxmetrics.models has no {attr}")
+    except ImportError as e:
+        raise ValueError(f"{option}: featurizing text files needs jaxmetrics.models ({e})") from e
+    return models
+
+
+def featurize_with(args: argparse.Namespace, lm, texts: dict, *, command: str) -> tuple[dict, str, int]:
+    """Features of each list of ``texts`` with the loaded ``lm``, ``--pooling``, ``--max-length``
+    (default :data:`DEFAULT_MAX_LENGTH`, capped at the model's positions) and the cache; prints the
+    pooling on stderr. Returns ``(features by key, pooling used, max length used)``."""
+    models = models_module()
+    pooling = models.resolve_pooling(lm, args.pooling, name="--pooling")
+    limit = getattr(lm, "max_positions", None)
+    max_length = args.max_length
+    if max_length is None:
+        max_length = DEFAULT_MAX_LENGTH if limit is None else min(DEFAULT_MAX_LENGTH, int(limit))
+    elif limit is not None and max_length > limit:  # the engine's rule: capped at the positions, with a warning
+        warnings.warn(f"--max-length: {max_length} exceeds the {limit} positions of {args.model}; using {limit}")
+        max_length = int(limit)
+    print(f"jaxmetrics {command}: featurizing with {args.model}: {pooling} pooling"
+          f"{' (--pooling auto)' if args.pooling == 'auto' else ''}, max length {max_length} tokens",
+          file=sys.stderr, flush=True)
     kw = dict(max_length=max_length, batch_size=args.batch_size, cache_dir=args.cache_dir,
               progress=progress_enabled(args))
-    if progress_enabled(args):
-        print(f"jaxmetrics mauve: featurizing with {args.model} ({resolve_pooling(lm, args.pooling)} pooling)",
-              file=sys.stderr)
-    return dict(p_features=pooled_features(p_text, lm, args.pooling, **kw),
-                q_features=pooled_features(q_text, lm, args.pooling, **kw))
+    return {key: pooled_features(t, lm, pooling, **kw) for key, t in texts.items()}, pooling, max_length
+
+
+def settings(args: argparse.Namespace, features: bool, pooling, max_length) -> dict:
+    """Every setting of a MAUVE run, for ``--json``."""
+    out = dict(inputs="features" if features else "text", model=None if features else args.model,
+               pooling=pooling, max_length=max_length, batch_size=None if features else args.batch_size,
+               num_buckets=args.num_buckets, kmeans_explained_var=args.kmeans_explained_var,
+               kmeans_num_redo=args.kmeans_num_redo, kmeans_max_iter=args.kmeans_max_iter,
+               mauve_scaling_factor=5.0 if args.mauve_scaling_factor is None else args.mauve_scaling_factor,
+               seeds=list(args.seeds), quantizer="kmeans", scoring="mauve-text")
+    for name in ("pca_max_data", "divergence_curve_discretization_size"):
+        if hasattr(args, name):
+            out[name] = getattr(args, name)
+    return out
+
+
+def _result(out, seeds: tuple, n_ref: int, n_cand: int, conf: dict) -> dict:
+    """The ``--json`` record of one ``compute_mauve`` (one seed) or ``compute_mauve_seeds`` result."""
+    import numpy as np
+
+    one = len(seeds) == 1
+    per = {f: np.atleast_1d(np.asarray(getattr(out, f), np.float64))
+           for f in ("mauve", "mauve_star", "frontier_integral", "frontier_integral_star")}
+    curves = np.asarray(out.divergence_curve, np.float64).reshape(len(seeds), -1, 2)
+    rec = {}
+    for f, v in per.items():
+        rec[f] = float(v[0]) if one else float(v.mean())
+        rec[f"{f}_std"] = None if one else float(v.std(ddof=1))
+    for f, v in per.items():
+        rec[f"{f}_per_seed"] = [float(x) for x in v]
+    rec.update(seeds=list(seeds), num_buckets=int(out.num_buckets), num_references=int(n_ref),
+               num_candidates=int(n_cand), divergence_curve=curves.tolist(), settings=conf)
+    return rec
 
 
 def run(args: argparse.Namespace) -> int:
+    check_mauve_options(args)
+    features = _check_files(args)
+    if features:
+        p_in = load_features(args.references, "references")
+        q_in = load_features(args.candidates, "candidates")
+        if p_in.shape[1] != q_in.shape[1]:
+            raise ValueError(f"candidates: features of width {q_in.shape[1]}, references {p_in.shape[1]}")
+    else:
+        models = models_module()
+        p_in = nonempty_texts(args.references, "references", models.read_texts)
+        q_in = nonempty_texts(args.candidates, "candidates", models.read_texts)
+    n_ref, n_cand = len(p_in), len(q_in)
+    check_sizes(args, n_ref, n_cand)  # before the model is loaded
+    pooling = max_length = None
+    if features:
+        p, q = p_in, q_in
+    else:
+        lm = models_module().load_model(args.model)
+        feats, pooling, max_length = featurize_with(args, lm, {"p": p_in, "q": q_in}, command="mauve")
+        p, q = feats["p"], feats["q"]
     from jaxmetrics.mauve import compute_mauve, compute_mauve_seeds, plot_divergence_curves
 
-    if args.num_seeds < 1:
-        raise ValueError(f"num_seeds: must be >= 1, got {args.num_seeds}")
-    try:
-        nb = args.num_buckets if args.num_buckets == "auto" else int(args.num_buckets)
-    except ValueError:
-        raise ValueError(f"num_buckets: expected 'auto' or an integer, got {args.num_buckets!r}") from None
-    features = _check_files(args)
-    kw = _inputs(args, features)
-    kw.update(num_buckets=nb, pca_max_data=args.pca_max_data, kmeans_explained_var=args.kmeans_explained_var,
-              kmeans_num_redo=args.kmeans_num_redo, kmeans_max_iter=args.kmeans_max_iter,
+    seeds = tuple(args.seeds)
+    kw = dict(p_features=p, q_features=q, num_buckets=args.num_buckets, pca_max_data=args.pca_max_data,
+              kmeans_explained_var=args.kmeans_explained_var, kmeans_num_redo=args.kmeans_num_redo,
+              kmeans_max_iter=args.kmeans_max_iter,
               divergence_curve_discretization_size=args.divergence_curve_discretization_size,
-              mauve_scaling_factor=args.mauve_scaling_factor)
+              mauve_scaling_factor=5.0 if args.mauve_scaling_factor is None else args.mauve_scaling_factor)
     if progress_enabled(args):
         print("jaxmetrics mauve: quantizing and computing MAUVE", file=sys.stderr)
-    try:
-        if args.num_seeds == 1:
-            out = compute_mauve(**kw, seed=args.seed)
-        else:
-            out = compute_mauve_seeds(**kw, seeds=tuple(range(args.seed, args.seed + args.num_seeds)))
-    except ImportError as e:  # the featurizer (jaxmetrics.models) is unavailable
-        raise ValueError(str(e)) from e
-    if args.num_seeds == 1:
-        result = dict(mauve=out.mauve, frontier_integral=out.frontier_integral, mauve_star=out.mauve_star,
-                      frontier_integral_star=out.frontier_integral_star, num_buckets=out.num_buckets)
-        curves = {"references vs candidates": out.divergence_curve}
-        print(f"MAUVE {out.mauve:.4f}  MAUVE* {out.mauve_star:.4f}  FI {out.frontier_integral:.4f}  "
-              f"FI* {out.frontier_integral_star:.4f}  (k = {out.num_buckets})")
+    out = compute_mauve(**kw, seed=seeds[0]) if len(seeds) == 1 else compute_mauve_seeds(**kw, seeds=seeds)
+    rec = _result(out, seeds, n_ref, n_cand, settings(args, features, pooling, max_length))
+    how = "" if pooling is None else f", {pooling} pooling"
+    if len(seeds) == 1:
+        print(f"MAUVE {rec['mauve']:.4f}  MAUVE* {rec['mauve_star']:.4f}  FI {rec['frontier_integral']:.4f}  "
+              f"FI* {rec['frontier_integral_star']:.4f}  (k = {rec['num_buckets']}, n = {n_ref} / {n_cand}{how})")
     else:
-        result = dict(mauve=out.mauve_mean, mauve_std=out.mauve_std, mauve_star=out.mauve_star_mean,
-                      mauve_star_std=out.mauve_star_std, frontier_integral=out.frontier_integral_mean,
-                      frontier_integral_std=out.frontier_integral_std, num_buckets=out.num_buckets,
-                      seeds=list(out.seeds), mauve_per_seed=[float(v) for v in out.mauve])
-        curves = {f"seed {s}": c for s, c in zip(out.seeds, out.divergence_curve)}
-        print(f"MAUVE {out.mauve_mean:.4f} +- {out.mauve_std:.4f}  MAUVE* {out.mauve_star_mean:.4f} +- "
-              f"{out.mauve_star_std:.4f}  over {len(out.seeds)} seeds (k = {out.num_buckets})")
+        print(f"MAUVE {rec['mauve']:.4f} +- {rec['mauve_std']:.4f}  MAUVE* {rec['mauve_star']:.4f} +- "
+              f"{rec['mauve_star_std']:.4f}  over {len(seeds)} seeds (k = {rec['num_buckets']}, "
+              f"n = {n_ref} / {n_cand}{how})")
     if args.plot:
-        plot_divergence_curves(curves, args.plot)
+        import numpy as np
+
+        plot_divergence_curves({f"seed {s}": np.asarray(c) for s, c in zip(seeds, rec["divergence_curve"])}
+                               if len(seeds) > 1 else {"references vs candidates": np.asarray(rec["divergence_curve"][0])},
+                               args.plot)
     if args.json_out:
         with open(args.json_out, "w", encoding="utf-8") as f:
-            json.dump(result, f, indent=2)
+            json.dump(rec, f, indent=2)
+            f.write("\n")
     return 0

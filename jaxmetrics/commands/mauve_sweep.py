@@ -7,12 +7,15 @@ import json
 import os
 import sys
 
-from jaxmetrics._cli_util import (add_pooling_option, add_progress_options, check_outputs, pooled_features,
-                                  progress_enabled)
+from jaxmetrics._cli_util import add_progress_options, check_outputs, progress_enabled
 from jaxmetrics._validation import check_input_file
+from jaxmetrics.commands.mauve import (add_mauve_options, check_mauve_options, check_sizes, featurize_with,
+                                       load_features, models_module, nonempty_texts, settings)
 
 _FEATURE_SUFFIX = ".npy"
 _OVER = ("n", "length", "k", "c", "quantizer")
+#: The sweep's seeds: mauve-text's 25 and the next four (jaxmetrics.mauve.mauve_sweep's default).
+DEFAULT_SEEDS = (25, 26, 27, 28, 29)
 
 
 def register(subparsers) -> None:
@@ -30,30 +33,18 @@ def register(subparsers) -> None:
     p.add_argument("--references", required=True, metavar="FILE", help="human texts (P), or .npy features")
     p.add_argument("--candidates", required=True, nargs="+", metavar="FILE",
                    help="one file per system (Q); the system is named after the file")
-    p.add_argument("--model", default="gpt2-large",
-                   help="featurizer for text files: hub id or local checkpoint directory (default gpt2-large)")
-    add_pooling_option(p)
     p.add_argument("--over", required=True, choices=_OVER, help="the setting to sweep")
     p.add_argument("--values", nargs="+", default=None, metavar="V",
-                   help="the setting's values: sizes (n), token lengths (length), ints or 'auto' (k), "
-                   "floats (c), quantizer names (quantizer); default: n/8, n/4, n/2, n for n; "
-                   "32 64 128 256 (capped at the model) for length; auto for k; 1 2 5 10 for c; "
-                   "kmeans drmm lattice for quantizer")
-    p.add_argument("--seeds", type=int, default=5, help="number of k-means seeds (default 5)")
-    p.add_argument("--seed", type=int, default=25, help="first seed; seeds are seed, seed+1, ... (default 25)")
-    p.add_argument("--num-buckets", default="auto", help="'auto' (n/10) or an integer (not for --over k)")
-    p.add_argument("--mauve-scaling-factor", type=float, default=5.0, help="the constant c (not for --over c)")
-    p.add_argument("--kmeans-explained-var", type=float, default=0.9)
-    p.add_argument("--kmeans-num-redo", type=int, default=5)
-    p.add_argument("--kmeans-max-iter", type=int, default=500)
-    p.add_argument("--max-text-length", type=int, default=None,
-                   help="truncation length in tokens for --over other than length (default: 1024, or "
-                   "the model's positions if fewer)")
-    p.add_argument("--batch-size", type=int, default=8, help="texts per featurizer forward pass (default 8)")
-    p.add_argument("--cache-dir", default=None, help="feature cache directory (not for --over length)")
-    p.add_argument("--json", dest="json_out", help="write the sweep, its rows and the reports as JSON here")
-    p.add_argument("--csv", dest="csv_out", help="write one line per setting and system as CSV here")
-    p.add_argument("--plot", help="write the MAUVE-vs-setting figure here (.png/.pdf)")
+                   help="the setting's values, space- or comma-separated: sizes per side >= 2 (n), token "
+                   "lengths (length), integers >= 2 or 'auto' (k), positive numbers (c), quantizer names "
+                   "(quantizer); default: n/8, n/4, n/2, n (at least 20) for n; 32 64 128 256 (capped at the "
+                   "model) for length; auto for k; 1 2 5 10 for c; kmeans drmm lattice for quantizer")
+    add_mauve_options(p, seeds=DEFAULT_SEEDS, sweep=True)
+    p.add_argument("--json", dest="json_out", metavar="PATH",
+                   help="write the sweep, its rows, the reports and the settings as JSON here (default: none)")
+    p.add_argument("--csv", dest="csv_out", metavar="PATH",
+                   help="write one line per setting and system as CSV here (default: none)")
+    p.add_argument("--plot", metavar="PATH", help="write the MAUVE-vs-setting figure here (.png/.pdf) (default: none)")
     add_progress_options(p)
     p.set_defaults(func=run)
 
@@ -63,11 +54,17 @@ def _is_features(path: str) -> bool:
 
 
 def _values(over: str, raw: list[str] | None) -> tuple | None:
-    """Parse ``--values`` for the setting (errors name the option)."""
+    """Parse ``--values`` (space- and/or comma-separated) for the setting; errors name the option and
+    say what the axis takes ('auto' only for k)."""
     if raw is None:
         return None
+    items = [x.strip() for v in raw for x in v.split(",")]
+    if any(not x for x in items):
+        raise ValueError(f"--values: empty value in {' '.join(raw)!r}")
+    kind = {"n": "an integer >= 2 (texts per side)", "length": "an integer >= 1 (tokens)",
+            "k": "'auto' or an integer >= 2", "c": "a positive number", "quantizer": "a quantizer name"}[over]
     out = []
-    for v in raw:
+    for v in items:
         try:
             if over in ("n", "length"):
                 x = int(v)
@@ -79,14 +76,13 @@ def _values(over: str, raw: list[str] | None) -> tuple | None:
                     raise ValueError
             elif over == "c":
                 x = float(v)
-                if not x > 0:
+                if not 0 < x < float("inf"):
                     raise ValueError
             else:
                 x = v
         except ValueError:
-            kind = {"n": "an integer >= 2", "length": "an integer >= 1", "k": "'auto' or an integer >= 2",
-                    "c": "a positive number"}[over]
-            raise ValueError(f"--values: {v!r} is not {kind} (--over {over})") from None
+            hint = " ('auto' is a value of --over k only)" if v == "auto" else ""
+            raise ValueError(f"--values: {v!r} is not {kind} (--over {over}){hint}") from None
         out.append(x)
     if over == "quantizer":
         from jaxmetrics.mauve.quantizers import available_quantizers
@@ -95,6 +91,8 @@ def _values(over: str, raw: list[str] | None) -> tuple | None:
         for v in out:
             if v not in known:
                 raise ValueError(f"--values: unknown quantizer {v!r}; known: {', '.join(known)}")
+    elif len(set(out)) != len(out):
+        raise ValueError(f"--values: repeated values in {' '.join(map(str, out))}")
     return tuple(out)
 
 
@@ -110,21 +108,17 @@ def _names(paths: list[str]) -> list[str]:
 
 
 def _check(args: argparse.Namespace) -> tuple[bool, tuple | None]:
-    """Every check that needs no model: options, input files, output paths."""
-    if args.seeds < 1:
-        raise ValueError(f"--seeds: must be >= 1, got {args.seeds}")
-    if args.num_buckets != "auto":
-        try:
-            if int(args.num_buckets) < 2:
-                raise ValueError
-        except ValueError:
-            raise ValueError(f"--num-buckets: expected 'auto' or an integer >= 2, got {args.num_buckets!r}") from None
-    if not args.mauve_scaling_factor > 0:
-        raise ValueError(f"--mauve-scaling-factor: must be > 0, got {args.mauve_scaling_factor}")
-    if args.batch_size < 1:
-        raise ValueError(f"--batch-size: must be >= 1, got {args.batch_size}")
-    if args.max_text_length is not None and args.max_text_length < 1:
-        raise ValueError(f"--max-text-length: must be >= 1, got {args.max_text_length}")
+    """Every check that needs no model and reads no input: options, input files, output paths."""
+    if args.over == "k" and args.num_buckets is not None:
+        raise ValueError("--num-buckets: not used with --over k (the --values are the numbers of buckets)")
+    if args.over == "c" and args.mauve_scaling_factor is not None:
+        raise ValueError("--mauve-scaling-factor: not used with --over c (the --values are the scaling factors)")
+    if args.over == "length":
+        for option, value in (("--max-length", args.max_length), ("--cache-dir", args.cache_dir)):
+            if value is not None:
+                raise ValueError(f"{option}: not used with --over length (the --values are the lengths, and "
+                                 "truncated texts are featurized again)")
+    check_mauve_options(args)
     values = _values(args.over, args.values)
     features = _is_features(args.references)
     for path in args.candidates:
@@ -140,59 +134,72 @@ def _check(args: argparse.Namespace) -> tuple[bool, tuple | None]:
     return features, values
 
 
+def _check_sizes(args: argparse.Namespace, values: tuple | None, n_ref: int, sizes: dict[str, int]) -> None:
+    """Sample sizes against --values and MAUVE's minimum sizes, before any model is loaded."""
+    n_min = min([n_ref] + list(sizes.values()))
+    if args.over == "n" and values is not None:
+        big = [v for v in values if v > n_min]
+        if big:
+            raise ValueError(f"--values: sample size {big[0]} exceeds the smallest set ({n_min} texts or rows)")
+    settings_ = values if args.over in ("n", "k") and values is not None else (None,)
+    for v in settings_:
+        for name, n in sizes.items():
+            if args.over == "n":
+                check_sizes(args, v, v, f"--candidates {name} (n = {v})")
+            else:
+                check_sizes(args, n_ref, n, f"--candidates {name}", num_buckets=v if args.over == "k" else None,
+                            buckets_option="--values" if args.over == "k" else "--num-buckets")
+
+
 def _log(args, msg: str) -> None:
     if progress_enabled(args):
         print(f"jaxmetrics mauve-sweep: {msg}", file=sys.stderr, flush=True)
 
 
 def run(args: argparse.Namespace) -> int:
-    from jaxmetrics.models import resolve_pooling
-
-    import numpy as np
-
-    from jaxmetrics.mauve import mauve_length_sweep, mauve_sweep, paired_mauve_difference, rank_agreement
-
     features, values = _check(args)
     names = _names(args.candidates)
-    seeds = tuple(range(args.seed, args.seed + args.seeds))
-    nb = args.num_buckets if args.num_buckets == "auto" else int(args.num_buckets)
-    kw = dict(seeds=seeds, num_buckets=nb, mauve_scaling_factor=args.mauve_scaling_factor,
-              kmeans_explained_var=args.kmeans_explained_var, kmeans_num_redo=args.kmeans_num_redo,
-              kmeans_max_iter=args.kmeans_max_iter)
+    seeds = tuple(args.seeds)
     if features:
-        refs = np.load(args.references, allow_pickle=False)
-        cands = {m: np.load(path, allow_pickle=False) for m, path in zip(names, args.candidates)}
+        refs = load_features(args.references, "references")
+        cands = {m: load_features(path, "candidates") for m, path in zip(names, args.candidates)}
     else:
-        from jaxmetrics.commands.mauve import nonempty_texts
-        from jaxmetrics.models import load_model, read_texts
-
+        read_texts = models_module().read_texts
         refs = nonempty_texts(args.references, "references", read_texts, command="mauve-sweep")
         cands = {m: nonempty_texts(path, "candidates", read_texts, command="mauve-sweep")
                  for m, path in zip(names, args.candidates)}
+    _check_sizes(args, values, len(refs), {m: len(c) for m, c in cands.items()})
+    from jaxmetrics.mauve import mauve_length_sweep, mauve_sweep, paired_mauve_difference, rank_agreement
+
+    kw = dict(seeds=seeds, num_buckets=args.num_buckets, kmeans_explained_var=args.kmeans_explained_var,
+              kmeans_num_redo=args.kmeans_num_redo, kmeans_max_iter=args.kmeans_max_iter)
+    if args.over != "c":
+        kw["mauve_scaling_factor"] = 5.0 if args.mauve_scaling_factor is None else args.mauve_scaling_factor
+    pooling = max_length = None
+    if not features:
         _log(args, f"loading {args.model}")
-        lm = load_model(args.model)
+        lm = models_module().load_model(args.model)
     if args.over == "length":
         limit = lm.max_positions
         if values is None:
             values = tuple(v for v in (32, 64, 128, 256) if limit is None or v <= limit) or (limit,)
         elif limit is not None and max(values) > limit:
             raise ValueError(f"--values: {max(values)} tokens exceeds the model's {limit} positions")
-        _log(args, f"featurizing {len(values)} truncations with {args.model} "
-             f"({resolve_pooling(lm, args.pooling)} pooling), then k-means")
+        pooling = models_module().resolve_pooling(lm, args.pooling, name="--pooling")
+        print(f"jaxmetrics mauve-sweep: featurizing {len(values)} truncations with {args.model}: {pooling} pooling"
+              f"{' (--pooling auto)' if args.pooling == 'auto' else ''}", file=sys.stderr, flush=True)
         res = mauve_length_sweep(references=refs, candidates=cands, model=lm, lengths=values,
-                                 pooling=args.pooling, batch_size=args.batch_size, progress=progress_enabled(args),
+                                 pooling=pooling, batch_size=args.batch_size, progress=progress_enabled(args),
                                  **kw)
     else:
         if not features:
-            max_length = args.max_text_length
-            if max_length is None:
-                max_length = 1024 if lm.max_positions is None else min(1024, lm.max_positions)
-            fkw = dict(max_length=max_length, batch_size=args.batch_size, cache_dir=args.cache_dir,
-                       progress=progress_enabled(args))
-            _log(args, f"featurizing with {args.model} ({resolve_pooling(lm, args.pooling)} pooling)")
-            refs = pooled_features(refs, lm, args.pooling, **fkw)
-            cands = {m: pooled_features(t, lm, args.pooling, **fkw) for m, t in cands.items()}
+            feats, pooling, max_length = featurize_with(args, lm, {"references": refs} | cands,
+                                                        command="mauve-sweep")
+            refs = feats.pop("references")
+            cands = feats
         _log(args, f"k-means and MAUVE for every {args.over} value, system and seed (one compiled call)")
+        if args.over == "k":
+            kw.pop("num_buckets")
         res = mauve_sweep(references=refs, candidates=cands, over=args.over, values=values, **kw)
 
     rows = res.rows()
@@ -203,7 +210,13 @@ def run(args: argparse.Namespace) -> int:
             tokens = f"   mean tokens: references {r.references_length_mean:.1f}, {r.system} {r.candidates_length_mean:.1f}"
         print(f"{r.setting:>10} {str(r.value):>8} {r.system:>16}  {r.mauve_mean:.4f} ± {r.mauve_std:.4f}"
               f"{'':>19}{r.num_buckets:>4} {r.num_candidates:>6}{tokens}")
-    report = {"sweep": res.to_dict(), "rows": [r.to_dict() for r in rows]}
+    conf = settings(args, features, pooling, max_length)
+    conf.update(over=args.over, values=list(res.values))
+    if args.over == "c":
+        conf["mauve_scaling_factor"] = None
+    if args.over == "k":
+        conf["num_buckets"] = None
+    report = {"sweep": res.to_dict(), "rows": [r.to_dict() for r in rows], "settings": conf}
     if len(names) >= 2:
         ra = rank_agreement(res)
         report["rank_agreement"] = ra.to_dict()

@@ -349,7 +349,7 @@ def test_cli_bad_input_exits_2_before_work(tmp_path, capsys, monkeypatch):
         ["--candidates", str(ref), "--json", str(tmp_path / "no" / "out.json")],
         ["--candidates", str(ref), "--plot", str(tmp_path / "out.xyz")],
         ["--candidates", str(ref), "--over", "n", "--values", "ten"],
-        ["--candidates", str(ref), "--seeds", "0"],
+        ["--candidates", str(ref), "--seeds", "0", "0"],
     ]
     for extra in cases:
         try:  # argparse exits with 2; the command's own checks return 2
@@ -367,7 +367,7 @@ def test_cli_small_run_writes_json_and_csv(tmp_path, synth):
     np.save(tmp_path / "a.npy", systems["close"])
     np.save(tmp_path / "b.npy", systems["far"])
     rc = _main(["mauve-sweep", "--references", str(tmp_path / "h.npy"), "--candidates", str(tmp_path / "a.npy"),
-                str(tmp_path / "b.npy"), "--over", "k", "--values", "5", "10", "--seeds", "2", "--seed", "3",
+                str(tmp_path / "b.npy"), "--over", "k", "--values", "5", "10", "--seeds", "3", "4",
                 "--json", str(tmp_path / "o.json"), "--csv", str(tmp_path / "o.csv"), "--quiet"])
     assert rc == 0
     out = json.loads((tmp_path / "o.json").read_text())
