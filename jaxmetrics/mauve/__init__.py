@@ -7,7 +7,8 @@ Layers: :mod:`.engine` (the stages every MAUVE goes through: project, quantize, 
 :mod:`.histograms` (pure kernels: divergence curve, area, frontier integral, smoothing),
 :mod:`.pca` and :mod:`.clustering` (quantization kernels; :func:`kmeans` is the library's one
 k-means), :mod:`.quantizers` (the ``Quantizer`` interface and registry), :mod:`.inputs` (features
-from text or tokens), :mod:`.compute` (mauve-text-compatible pipeline), :mod:`.codebook` (one
+from text or tokens), :mod:`.sizes` (the number of buckets, MAUVE's minimum sizes and the
+few-points warning), :mod:`.compute` (mauve-text-compatible pipeline), :mod:`.codebook` (one
 codebook for several pairs), :mod:`.soft` (differentiable MAUVE), :mod:`.state`
 (:class:`MauveState`, feature buffers), :mod:`.plot` (every MAUVE figure), :mod:`.loss_recipe`
 (:func:`fit_to_mauve`, MAUVE as a training loss), :mod:`.drmm` and :mod:`.lattice` (learned
