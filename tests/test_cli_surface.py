@@ -114,3 +114,19 @@ def test_no_pytorch_notice_where_pytorch_is_missing(tmp_path):
                           timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "PyTorch" not in proc.stderr and "perplexity" in proc.stdout
+
+
+def test_every_option_has_help_that_states_its_default():
+    """Every option of every command has help text, and the help of an option that is neither a
+    flag nor required states its default (the formatter appends it, or the text says it)."""
+    missing = []
+    for name, p, a in _options():
+        text = p.formatter_class(prog="x")._get_help_string(a) or ""
+        is_flag = a.nargs == 0
+        if not a.help:
+            missing.append(f"{name} {a.option_strings[0]}: no help")
+        elif not (is_flag or a.required or "default" in text):
+            missing.append(f"{name} {a.option_strings[0]}: default not stated")
+    assert not missing, "\n".join(missing)
+
+
