@@ -130,3 +130,37 @@ def test_every_option_has_help_that_states_its_default():
     assert not missing, "\n".join(missing)
 
 
+
+
+def test_results_on_stdout_status_and_warnings_on_stderr(tmp_path, capsys):
+    """featurize writes its array and says so on stderr (stdout stays empty, so it can be piped);
+    mauve prints only its score line on stdout; status, progress and warnings go to stderr as
+    ``jaxmetrics: ...`` lines."""
+    import numpy as np
+
+    from jaxmetrics.testing import tiny_checkpoint
+
+    pytest.importorskip("torch")
+    model = tiny_checkpoint("bert", tmp_path / "bert")
+    texts = tmp_path / "t.txt"
+    texts.write_text("".join(f"a short line of text number {i}\n" for i in range(6)))
+    out = tmp_path / "f.npy"
+    assert cli.main(["featurize", str(texts), "--model", model, "--out", str(out), "--max-length", "16"]) == 0
+    cap = capsys.readouterr()
+    assert cap.out == ""
+    assert "wrote 6 x" in cap.err and str(out) in cap.err
+    assert np.load(out).shape[0] == 6
+    rng = np.random.default_rng(0)
+    p, q = tmp_path / "p.npy", tmp_path / "q.npy"
+    np.save(p, rng.normal(size=(24, 8)).astype(np.float32))
+    np.save(q, rng.normal(size=(24, 8)).astype(np.float32) + 0.5)
+    assert cli.main(["mauve", "--references", str(p), "--candidates", str(q), "--num-buckets", "8"]) == 0
+    cap = capsys.readouterr()
+    assert cap.out.startswith("MAUVE ") and len(cap.out.strip().splitlines()) == 1, cap.out
+    assert "jaxmetrics: warning:" in cap.err  # 3 points per bucket and side: the spread warning
+    assert "Warning" not in cap.err and "warnings.warn" not in cap.err
+    bad = tmp_path / "bad.npy"
+    bad.write_bytes(b"not an array")
+    assert cli.main(["mauve", "--references", str(p), "--candidates", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "candidates: cannot read" in err and "no NumPy .npy header" in err, err

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from jaxmetrics._cli_util import add_progress_options, check_outputs, progress_enabled
 from jaxmetrics._validation import check_input_file
@@ -74,10 +75,10 @@ def run(args: argparse.Namespace) -> int:
     print(report.format_table())
     for r in report.rows:
         if r.error:
-            print(f"note: {r.metric}: {r.error}")
+            print(f"jaxmetrics: note: {r.metric}: {r.error}", file=sys.stderr)
     if args.plot:
         plot_metric_vs_parameter(data.label_values, values, args.plot, label_name=data.label_name)
-        print(f"plot saved to {args.plot}")
+        print(f"jaxmetrics: plot saved to {args.plot}", file=sys.stderr)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(report.to_dict(), f, indent=2)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import sys
 
 from jaxmetrics._cli_util import add_pooling_option, add_progress_options, progress_enabled
 from jaxmetrics._validation import check_input_file
@@ -139,5 +140,5 @@ def run(args: argparse.Namespace) -> int:
         raise type(e)(_with_options(str(e))) from None
     print(rep.to_markdown())
     files = [os.path.basename(p) for p in rep.files.to_dict().values() if p]
-    print(f"\nsaved {', '.join(files)} in {args.out}/ (cache: {args.cache_dir})")
+    print(f"jaxmetrics: saved {', '.join(files)} in {args.out}/ (cache: {args.cache_dir})", file=sys.stderr)
     return 0

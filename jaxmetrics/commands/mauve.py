@@ -170,8 +170,12 @@ def load_features(path: str, option: str):
     import numpy as np
 
     try:
-        arr = np.load(path, allow_pickle=False)
-    except (ValueError, OSError) as e:
+        with open(path, "rb") as fh:
+            if fh.read(6) != b"\x93NUMPY":
+                raise ValueError("no NumPy .npy header: save the features with numpy.save")
+            fh.seek(0)
+            arr = np.load(fh, allow_pickle=False)
+    except (ValueError, OSError, EOFError) as e:
         raise ValueError(f"{option}: cannot read {path!r} as a .npy array ({e})") from None
     return V.check_features(arr, option)
 

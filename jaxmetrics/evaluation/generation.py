@@ -11,6 +11,7 @@
 """
 from __future__ import annotations
 
+import sys
 import time
 import warnings
 from typing import Any
@@ -20,6 +21,7 @@ import numpy as np
 from jaxmetrics.evaluation.dataset import PromptDataset, load_prompt_dataset
 from jaxmetrics.evaluation.decodings import Decoding, parse_decoding
 from jaxmetrics.evaluation.store import RunStore, _has_keys, pack_ids, unpack_ids
+from jaxmetrics.progress import progress_bar
 
 __all__ = ["DEFAULT_MAX_NEW_TOKENS", "generate_runs"]
 
@@ -177,7 +179,6 @@ def _generate_run(lm, prompts: list[np.ndarray], dec: Decoding, seed: int, *, ma
     """
     import jax
     import jax.numpy as jnp
-    from tqdm.auto import tqdm
 
     from jaxmetrics.lm import generate
 
@@ -186,7 +187,7 @@ def _generate_run(lm, prompts: list[np.ndarray], dec: Decoding, seed: int, *, ma
     B = min(batch_size, n)
     conts: list[np.ndarray] = []
     finished: list[bool] = []
-    bar = tqdm(total=n, desc=desc, unit="prompt", disable=not progress, leave=False)
+    bar = progress_bar(n, desc=desc, unit="prompt", enabled=progress)
     try:
         for start in range(0, n, B):
             idx = list(range(start, min(start + B, n)))
@@ -220,7 +221,7 @@ def _resolve_eos(lm, eos_token_id):
 def _stage(progress: bool, msg: str) -> float:
     """Print one stage message (with ``progress``); returns the stage's start time."""
     if progress:
-        print(f"[evaluate-generation] {msg}", flush=True)
+        print(f"jaxmetrics: evaluate-generation: {msg}", file=sys.stderr, flush=True)
     return time.perf_counter()
 
 

@@ -19,6 +19,7 @@ from jaxmetrics.evaluation.decodings import Decoding
 from jaxmetrics.evaluation.report import COLUMNS, HUMAN
 from jaxmetrics.evaluation.store import RunStore, _has_keys
 from jaxmetrics.numerics import mean_std
+from jaxmetrics.progress import progress_bar
 
 __all__ = ["ME_K", "kmeans_seeds", "run_seeds", "score_runs", "summarize_runs"]
 
@@ -120,8 +121,6 @@ def score_runs(store: RunStore, score_key: str, *, human_run: tuple, run_key: di
     Returns:
       ``(human scores, {(setting name, seed): run scores})``.
     """
-    from tqdm.auto import tqdm
-
     from jaxmetrics.mauve import compute_mauve_seeds
 
     def stat_ids(cs):
@@ -141,7 +140,7 @@ def score_runs(store: RunStore, score_key: str, *, human_run: tuple, run_key: di
     p_feat = feats[HUMAN]
     p_ok = ~np.isnan(p_feat).any(axis=1)
     run_scores: dict[tuple, dict] = {}
-    bar = tqdm(total=len(plan), desc="score runs", unit="run", disable=not progress, leave=False)
+    bar = progress_bar(len(plan), desc="score runs", unit="run", enabled=progress)
     try:
         for d, s in plan:
             key, rk = (d.name, s), run_key[(d.name, s)]

@@ -378,7 +378,7 @@ def perplexity(token_ids, *, model, max_length: int | None = None, stride: int |
         most two compiled shapes).
       reduction: ``'corpus'`` (token-weighted) or ``'sequence'`` (mean of per-document PPLs).
       convention: ``'exact'`` or ``'document'``.
-      progress: show a tqdm progress bar over batches.
+      progress: report progress over batches on stderr (:func:`jaxmetrics.progress.progress_bar`).
       mesh: optional :class:`jax.sharding.Mesh` (``jaxmetrics.sharding.make_mesh()``): each batch
         of windows is split over its devices (the batch size is rounded up to a multiple of the
         device count); XLA partitions the forward pass. The mesh may span several processes

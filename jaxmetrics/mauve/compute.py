@@ -16,6 +16,7 @@ several pairs by quantizing them all with one codebook.
 """
 from __future__ import annotations
 
+import sys
 import time
 from typing import Any, Sequence
 
@@ -315,7 +316,7 @@ def compute_mauve(
                       p_counts, q_counts, nb, inputs.pooling)
         if verbose:
             print(f"features {t1 - t0:.2f} s, quantization {t2 - t1:.2f} s, "
-                  f"histogram stage {time.perf_counter() - t2:.2f} s; k = {nb}, mauve = {out.mauve:.4f}")
+                  f"histogram stage {time.perf_counter() - t2:.2f} s; k = {nb}, mauve = {out.mauve:.4f}", file=sys.stderr)
         return out
 
 

@@ -50,6 +50,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+import sys
 from typing import Any
 
 import jax
@@ -368,7 +369,7 @@ class DRMMQuantizer:
             reseeded += int(dead)
             if verbose:
                 print(f"drmm epoch {e + 1}/{epochs}: mean squared residual {losses[-1]:.4f}, "
-                      f"paths changed {int(moved)}, re-seeded {int(dead)}")
+                      f"paths changed {int(moved)}, re-seeded {int(dead)}", file=sys.stderr)
             if int(moved) == 0 and int(dead) == 0:
                 break  # a fixed point of EM: further epochs change nothing
         fitted = FittedDRMMQuantizer(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import sys
 import warnings
 from typing import Any
 
@@ -181,7 +182,7 @@ def get_features(
         models = _featurizers(need[0])
         which = model if model is not None else featurize_model_name
         if verbose:
-            print(f"loading featurizer {which if isinstance(which, str) else getattr(which, 'name', 'model')}")
+            print(f"loading featurizer {which if isinstance(which, str) else getattr(which, 'name', 'model')}", file=sys.stderr)
         lm = models.resolve_model(which)
         used = models.resolve_pooling(lm, pooling)
     out = []

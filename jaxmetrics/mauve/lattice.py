@@ -56,6 +56,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+import sys
 from typing import Any
 
 import jax
@@ -453,7 +454,7 @@ class LatticeQuantizer:
             params, stats, opt_state, loss = epoch(params, stats, opt_state, xs, pos_nn, k)
             losses.append(float(loss))
             if verbose:
-                print(f"lattice epoch {e + 1}/{epochs}: loss {losses[-1]:.4f}")
+                print(f"lattice epoch {e + 1}/{epochs}: loss {losses[-1]:.4f}", file=sys.stderr)
         return FittedLatticeQuantizer(
             graphdef=graphdef,
             params=params,

@@ -44,6 +44,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxmetrics._ops import l2_normalize
+from jaxmetrics.progress import progress_bar
 from jaxmetrics.results import Result, static_field
 from jaxmetrics.similarity.centering import CENTERING_METHODS, center_embeddings
 
@@ -417,8 +418,6 @@ def compute_anisotropy(texts: Sequence[str], *, model: Any, seed: int = 0,
       >>> float(r.baseline["none"][6]) > float(r.baseline["corpus"][6])
       True
     """
-    from tqdm.auto import tqdm
-
     from jaxmetrics._validation import check_int, check_texts
     from jaxmetrics.models import check_batch_size, check_max_length, encode, resolve_model
 
@@ -458,14 +457,14 @@ def compute_anisotropy(texts: Sequence[str], *, model: Any, seed: int = 0,
     prepared = _prepare(m, tid, jax.random.key(seed), num_pairs)
     curves = {s: {} for s in ANISOTROPY_STATISTICS}
     n_types = 0
-    bar = tqdm(centerings, desc="centerings", unit="centering", disable=not progress, leave=False)
-    for c in bar:
-        bar.set_postfix_str(c)
-        base, self_sim, intra, types, _ = _statistics(h, m, prepared, c, center_batch_size)
-        for s, v in zip(ANISOTROPY_STATISTICS, (base, self_sim, intra)):
-            curves[s][c] = np.asarray(v)
-        n_types = int(types)
-    bar.close()
+    with progress_bar(len(centerings), desc="anisotropy", unit="centering", enabled=progress) as bar:
+        for c in centerings:
+            bar.set_postfix_str(c)
+            base, self_sim, intra, types, _ = _statistics(h, m, prepared, c, center_batch_size)
+            for s, v in zip(ANISOTROPY_STATISTICS, (base, self_sim, intra)):
+                curves[s][c] = np.asarray(v)
+            n_types = int(types)
+            bar.update(1)
     return AnisotropyResult(curves["baseline"], curves["self_similarity"], curves["intra_similarity"],
                             centerings=centerings, model=str(lm.name or lm.path or lm.kind),
                             num_texts=n, num_tokens=int(take.sum()), num_word_types=n_types,

@@ -36,6 +36,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxmetrics.progress import progress_bar
 from jaxmetrics.results import Result, static_field
 from jaxmetrics.similarity.centering import CENTERING_METHODS
 from jaxmetrics.similarity.chunks import SPECIAL_TOKENS, PairLayout, center_chunk, pad_rows, score_chunk, select_tokens
@@ -363,8 +364,6 @@ def correlation_sweep(*, references: Sequence[str] | None = None, candidates: Se
       >>> best.weighted_pearson > 0.8
       True
     """
-    from tqdm.auto import tqdm
-
     from jaxmetrics._validation import check_choice, check_int
     from jaxmetrics.models import check_batch_size, check_max_length, encode, resolve_layers, resolve_model
 
@@ -402,8 +401,8 @@ def correlation_sweep(*, references: Sequence[str] | None = None, candidates: Se
     out = {m: np.zeros((len(it), len(combos), len(t), n), np.float32) for m, t, it in plan}
     nc = len(cents)
     dimension = jnp.asarray([c == "dimension" for c in cents])
-    bar = tqdm(total=len(layer_list) * len(layout.chunks) * len(plan), desc="similarity sweep", unit="chunk",
-               disable=not progress, leave=False)
+    bar = progress_bar(len(layer_list) * len(layout.chunks) * len(plan), desc="similarity sweep", unit="chunk",
+                       enabled=progress)
     try:
         # Layer by layer (one compiled program serves every layer): each centering is its
         # per-pair means (zeros for 'none' / 'dimension'), a vmapped axis next to the temperatures.
