@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import argparse
 import os
-import tempfile
 from typing import Iterable
 
+from jaxmetrics._validation import check_folder_writable
 
 __all__ = ["DefaultsHelpFormatter", "add_pooling_option", "add_progress_options", "check_output_file", "check_outputs", "check_plot_file",
            "pooled_features", "progress_enabled"]
@@ -68,13 +68,7 @@ def check_output_file(path: str, option: str) -> str:
         raise ValueError(f"{option}: cannot write {path!r}: directory {parent!r} does not exist")
     if os.path.exists(path) and not os.access(path, os.W_OK):
         raise ValueError(f"{option}: cannot write {path!r}: the file is read-only")
-    try:
-        fd, probe = tempfile.mkstemp(dir=parent, prefix=".jaxmetrics-write-check-")
-    except OSError as e:
-        raise ValueError(f"{option}: cannot write {path!r}: directory {parent!r} is not writable "
-                         f"({e.strerror})") from None
-    os.close(fd)
-    os.unlink(probe)
+    check_folder_writable(parent, f"{option}: cannot write {path!r}: directory {parent!r} is not writable")
     return path
 
 

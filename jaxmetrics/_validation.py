@@ -277,6 +277,20 @@ def check_texts(texts: Any, name: str, *, drop_empty: bool = False) -> list[str]
     return out
 
 
+
+def check_folder_writable(folder: Any, message: str) -> None:
+    """Raise ``ValueError(f"{message} ({reason})")`` unless a file can be created in the existing
+    ``folder`` (a probe file is created there and removed at once: permission bits alone miss
+    read-only mounts and ACLs)."""
+    import tempfile
+
+    try:
+        fd, probe = tempfile.mkstemp(dir=folder, prefix=".jaxmetrics-write-check-")
+    except OSError as e:
+        raise ValueError(f"{message} ({e.strerror})") from None
+    os.close(fd)
+    os.unlink(probe)
+
 def check_input_file(path: str, option: str, *, text: bool = True) -> str:
     """Check that ``path`` is a readable file (and, with ``text``, valid UTF-8).
 

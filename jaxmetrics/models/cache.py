@@ -12,12 +12,13 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import tempfile
 import uuid
 import warnings
 from pathlib import Path
 
 import numpy as np
+
+from jaxmetrics._validation import check_folder_writable
 
 __all__ = ["FeatureCache", "check_writable_dir", "text_hash"]
 
@@ -65,13 +66,7 @@ def check_writable_dir(path: str | os.PathLike, name: str) -> Path:
         probe = next((a for a in p.absolute().parents if a.exists()), None)
         if probe is not None and not probe.is_dir():
             raise ValueError(f"{name}: cannot create {str(path)!r}: {str(probe)!r} is a file, not a directory")
-    try:
-        fd, tmp = tempfile.mkstemp(dir=probe, prefix=".jaxmetrics-write-check-")
-    except OSError as e:
-        raise ValueError(f"{name}: cannot write in {str(path)!r}: {str(probe)!r} is not writable "
-                         f"({e.strerror})") from None
-    os.close(fd)
-    os.unlink(tmp)
+    check_folder_writable(probe, f"{name}: cannot write in {str(path)!r}: {str(probe)!r} is not writable")
     return p
 
 
