@@ -131,7 +131,8 @@ def register(subparsers) -> None:
                    help="interior points of the divergence curve (default 25)")
     p.add_argument("--plot", metavar="PATH", help="write the divergence curve figure here (.png/.pdf) (default: none)")
     p.add_argument("--json", dest="json_out", metavar="PATH",
-                   help="write the scores, curves, sample sizes, seeds and settings as JSON here (default: none)")
+                   help="write the signature, scores, curves, sample sizes, seeds and settings as JSON here "
+                        "(default: none)")
     add_progress_options(p)
     p.set_defaults(func=run)
 
@@ -213,6 +214,18 @@ def featurize_with(args: argparse.Namespace, lm, texts: dict, *, command: str) -
     return {key: pooled_features(t, lm, pooling, **kw) for key, t in texts.items()}, pooling, max_length
 
 
+def featurized_signature(signature: str, lm, pooling, max_length) -> str:
+    """``signature`` of a result computed from features that this command made with ``lm``: the
+    featurizer (with its weights' hash), layer, pooling, max length and dtype added, as
+    ``compute_mauve(p_text=..., model=lm)`` records them; unchanged for given features."""
+    if lm is None:
+        return signature
+    from jaxmetrics.signature import extend_signature
+
+    return extend_signature(signature, model=lm, layer=-1, pooling=pooling, max_length=max_length,
+                            dtype=getattr(lm, "dtype", None))
+
+
 def settings(args: argparse.Namespace, features: bool, pooling, max_length) -> dict:
     """Every setting of a MAUVE run, for ``--json``."""
     out = dict(inputs="features" if features else "text", model=None if features else args.model,
@@ -279,6 +292,7 @@ def run(args: argparse.Namespace) -> int:
         print("jaxmetrics mauve: quantizing and computing MAUVE", file=sys.stderr)
     out = compute_mauve(**kw, seed=seeds[0]) if len(seeds) == 1 else compute_mauve_seeds(**kw, seeds=seeds)
     rec = _result(out, seeds, n_ref, n_cand, settings(args, features, pooling, max_length))
+    rec = {"signature": featurized_signature(out.signature, None if features else lm, pooling, max_length), **rec}
     how = "" if pooling is None else f", {pooling} pooling"
     if len(seeds) == 1:
         print(f"MAUVE {rec['mauve']:.4f}  MAUVE* {rec['mauve_star']:.4f}  FI {rec['frontier_integral']:.4f}  "

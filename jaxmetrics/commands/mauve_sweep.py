@@ -10,7 +10,7 @@ import sys
 from jaxmetrics._cli_util import add_progress_options, check_outputs, progress_enabled
 from jaxmetrics._validation import check_input_file
 from jaxmetrics.commands.mauve import (add_mauve_options, check_mauve_options, check_sizes, featurize_with,
-                                       load_features, models_module, nonempty_texts, settings)
+                                       featurized_signature, load_features, models_module, nonempty_texts, settings)
 
 _FEATURE_SUFFIX = ".npy"
 _OVER = ("n", "length", "k", "c", "quantizer")
@@ -41,7 +41,8 @@ def register(subparsers) -> None:
                    "model) for length; auto for k; 1 2 5 10 for c; kmeans drmm lattice for quantizer")
     add_mauve_options(p, seeds=DEFAULT_SEEDS, sweep=True)
     p.add_argument("--json", dest="json_out", metavar="PATH",
-                   help="write the sweep, its rows, the reports and the settings as JSON here (default: none)")
+                   help="write the signature, the sweep, its rows, the reports and the settings as JSON here "
+                        "(default: none)")
     p.add_argument("--csv", dest="csv_out", metavar="PATH",
                    help="write one line per setting and system as CSV here (default: none)")
     p.add_argument("--plot", metavar="PATH", help="write the MAUVE-vs-setting figure here (.png/.pdf) (default: none)")
@@ -216,7 +217,9 @@ def run(args: argparse.Namespace) -> int:
         conf["mauve_scaling_factor"] = None
     if args.over == "k":
         conf["num_buckets"] = None
-    report = {"sweep": res.to_dict(), "rows": [r.to_dict() for r in rows], "settings": conf}
+    sig = res.signature if args.over == "length" else featurized_signature(res.signature, None if features else lm,
+                                                                            pooling, max_length)
+    report = {"signature": sig, "sweep": res.to_dict(), "rows": [r.to_dict() for r in rows], "settings": conf}
     if len(names) >= 2:
         ra = rank_agreement(res)
         report["rank_agreement"] = ra.to_dict()

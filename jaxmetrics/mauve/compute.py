@@ -69,6 +69,10 @@ class MauveOutput(Result):
       num_buckets: ``k`` (static).
       pooling: how text or token ids became features (static): ``'last'`` (mauve-text's final
         hidden state at the last token), ``'mean'`` or ``'cls'``; ``None`` when features were given.
+      signature: what the numbers depend on (static; :mod:`jaxmetrics.signature`): ``metric:mauve``,
+        the featurizer with its weights' hash when text or tokens were featurized (with its layer,
+        pooling, ``max_length`` and dtype), the seeds, ``num_buckets`` as given, the quantizer and
+        its settings, ``mauve_scaling_factor``, the curve's size and the scoring.
     """
 
     mauve: float
@@ -82,6 +86,7 @@ class MauveOutput(Result):
     q_counts: np.ndarray
     num_buckets: int = static_field()
     pooling: str | None = static_field(default=None)
+    signature: str = static_field(default="", repr=False)
 
 
 class MauveSeedsOutput(Result):
@@ -104,6 +109,8 @@ class MauveSeedsOutput(Result):
       num_buckets: ``k`` (static).
       seeds: the ``S`` seeds, in order (static).
       pooling: as in :class:`MauveOutput` (static).
+      signature: as in :class:`MauveOutput` (static), with every seed: for one seed ``s`` it is
+        the signature of ``compute_mauve(..., seed=s)``.
     """
 
     mauve_mean: float
@@ -122,6 +129,19 @@ class MauveSeedsOutput(Result):
     num_buckets: int = static_field()
     seeds: tuple[int, ...] = static_field()
     pooling: str | None = static_field(default=None)
+    signature: str = static_field(default="", repr=False)
+
+
+def _signature(inputs, quant, *, seeds, num_buckets, scaling, num_points, scoring) -> str:
+    """The signature of a MAUVE result (see :class:`MauveOutput`)."""
+    from jaxmetrics.mauve.quantizers import _quantizer_settings
+    from jaxmetrics.signature import make_signature
+
+    settings = dict(seeds=tuple(seeds), num_buckets=num_buckets, mauve_scaling_factor=float(scaling),
+                    divergence_curve_discretization_size=int(num_points), scoring=scoring, **_quantizer_settings(quant))
+    if inputs.featurizer is not None:
+        settings.update(layer=-1, pooling=inputs.pooling, max_length=inputs.max_length, dtype=inputs.dtype)
+    return make_signature("mauve", model=inputs.featurizer, **settings)
 
 
 def _check_common(*, kmeans_explained_var, kmeans_num_redo, kmeans_max_iter, pca_max_data, num_points, scaling):
@@ -142,12 +162,13 @@ def _make_quantizer(quantizer: Any, k: int, *, explained_var, num_redo, max_iter
     return get_quantizer(quantizer, k)
 
 
-def _output(scores: MauveScores, p_counts, q_counts, k: int, pooling: str | None = None) -> MauveOutput:
+def _output(scores: MauveScores, p_counts, q_counts, k: int, pooling: str | None = None,
+            signature: str = "") -> MauveOutput:
     return MauveOutput(mauve=float(scores.mauve), frontier_integral=float(scores.frontier_integral),
                        mauve_star=float(scores.mauve_star), frontier_integral_star=float(scores.frontier_integral_star),
                        p_hist=scores.p_hist, q_hist=scores.q_hist, divergence_curve=scores.divergence_curve,
                        p_counts=np.asarray(p_counts), q_counts=np.asarray(q_counts), num_buckets=int(k),
-                       pooling=pooling)
+                       pooling=pooling, signature=signature)
 
 
 def _prepare(p_features, q_features, p_tokens, q_tokens, p_text, q_text, *, num_buckets, pca_max_data,
@@ -313,7 +334,9 @@ def compute_mauve(
         t2 = time.perf_counter()
         out = _output(mauve_scores(p_counts, q_counts, scaling=float(mauve_scaling_factor),
                                    num_points=divergence_curve_discretization_size, scoring=scoring),
-                      p_counts, q_counts, nb, inputs.pooling)
+                      p_counts, q_counts, nb, inputs.pooling,
+                      _signature(inputs, quant, seeds=(seed,), num_buckets=num_buckets, scaling=mauve_scaling_factor,
+                                 num_points=divergence_curve_discretization_size, scoring=scoring))
         if verbose:
             print(f"features {t1 - t0:.2f} s, quantization {t2 - t1:.2f} s, "
                   f"histogram stage {time.perf_counter() - t2:.2f} s; k = {nb}, mauve = {out.mauve:.4f}", file=sys.stderr)
@@ -415,4 +438,7 @@ def compute_mauve_seeds(
                             frontier_integral=sc.frontier_integral, mauve_star=sc.mauve_star,
                             frontier_integral_star=sc.frontier_integral_star, p_hist=sc.p_hist, q_hist=sc.q_hist,
                             divergence_curve=sc.divergence_curve, num_buckets=int(nb), seeds=seeds,
-                            pooling=inputs.pooling)
+                            pooling=inputs.pooling,
+                            signature=_signature(inputs, quant, seeds=seeds, num_buckets=num_buckets,
+                                                 scaling=mauve_scaling_factor,
+                                                 num_points=divergence_curve_discretization_size, scoring=scoring))

@@ -51,6 +51,11 @@ class MauveInputs(Result):
       q_source: the argument Q came from.
       pooling: the named pooling that featurized text or tokens (``'last'``, ``'mean'``, ``'cls'``),
         or ``None`` when both sides were given as features.
+      featurizer: the featurizer's id for signatures (``name@sha256:<12 hex>``,
+        :func:`jaxmetrics.signature.model_id`), or ``None`` when both sides were given as features.
+      dtype: the featurizer's compute dtype name, or ``None``.
+      max_length: the truncation in tokens that text was featurized with (``max_length`` capped at
+        the model's positions), or ``None`` when no side was given as text.
     """
 
     p_features: np.ndarray
@@ -58,6 +63,9 @@ class MauveInputs(Result):
     p_source: str = static_field(default="p_features")
     q_source: str = static_field(default="q_features")
     pooling: str | None = static_field(default=None)
+    featurizer: str | None = static_field(default=None)
+    dtype: str | None = static_field(default=None)
+    max_length: int | None = static_field(default=None)
 
 
 def _featurizers(name: str) -> Any:
@@ -195,7 +203,17 @@ def get_features(
         out.append(feats)
     p = V.check_features(out[0], "p_features")
     q = V.check_features(out[1], "q_features", dim=p.shape[1])
-    return MauveInputs(p_features=p, q_features=q, p_source=sources[0], q_source=sources[1], pooling=used)
+    who = dtype = length = None
+    if lm is not None:
+        from jaxmetrics.signature import model_id
+
+        who, dtype = model_id(lm), getattr(lm, "dtype", None)
+        dtype = None if dtype is None else np.dtype(dtype).name
+        if any(src.endswith("_text") for src in need):
+            limit = getattr(lm, "max_positions", None)
+            length = int(max_length if limit is None else min(max_length, int(limit)))
+    return MauveInputs(p_features=p, q_features=q, p_source=sources[0], q_source=sources[1], pooling=used,
+                       featurizer=who, dtype=dtype, max_length=length)
 
 
 def device_context(device_id: int):

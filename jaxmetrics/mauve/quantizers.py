@@ -212,6 +212,25 @@ def get_quantizer(quantizer: str | Quantizer, num_bins: int, **kwargs: Any) -> Q
     return quantizer
 
 
+def _quantizer_settings(quantizer: Any) -> dict[str, Any]:
+    """The signature fields of an (unfitted) quantizer (:mod:`jaxmetrics.signature`):
+    ``quantizer`` (its class name without ``Quantizer``, lower case: ``'kmeans'``, ``'drmm'``,
+    ``'lattice'``) and each scalar setting as ``<name>_<field>``; ``num_bins`` is left out (the
+    caller records the ``num_buckets`` it was given, ``'auto'`` or a number)."""
+    name = type(quantizer).__name__
+    name = (name[: -len("Quantizer")] if name.endswith("Quantizer") and name != "Quantizer" else name).lower()
+    out: dict[str, Any] = {"quantizer": name}
+    if dataclasses.is_dataclass(quantizer):
+        for f in dataclasses.fields(quantizer):
+            v = getattr(quantizer, f.name)
+            if f.name == "num_bins" or not f.init:
+                continue
+            ok = v is None or isinstance(v, (bool, int, float, str)) or (
+                isinstance(v, tuple) and all(isinstance(x, (bool, int, float, str)) for x in v))
+            out[f"{name}_{f.name}"] = v if ok else type(v).__name__
+    return out
+
+
 def bin_counts(fitted: FittedQuantizer, features: Any) -> jax.Array:
     """Counts ``[num_bins]`` (int32) of the rows ``[n, d]`` in each bin of ``fitted``.
 

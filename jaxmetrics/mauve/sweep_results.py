@@ -81,6 +81,11 @@ class MauveSweepResult(Result):
       seeds: the ``S`` seeds (static).
       pooling: length sweep: the named pooling that featurized the texts (static; ``None`` for
         sweeps of given features).
+      signature: what the numbers depend on (static; :mod:`jaxmetrics.signature`):
+        ``metric:mauve-sweep``, the swept setting (``over``) and its ``values`` (``default`` for
+        the data-derived default sample sizes), the seeds and every fixed MAUVE setting (the
+        k-means quantizer's, ``num_buckets``, ``mauve_scaling_factor``, ...); the length sweep
+        adds the featurizer with its weights' hash, its layer, pooling and dtype.
     """
 
     mauve: np.ndarray
@@ -100,6 +105,7 @@ class MauveSweepResult(Result):
     systems: tuple = static_field(default=())
     seeds: tuple = static_field(default=())
     pooling: str | None = static_field(default=None)
+    signature: str = static_field(default="", repr=False)
 
     def rows(self) -> list[MauveSweepRow]:
         """One :class:`MauveSweepRow` per (setting value, system), settings outer; ``row.to_dict()``

@@ -53,7 +53,7 @@ from jaxmetrics import _validation as V
 from jaxmetrics.mauve.compute import _check_common
 from jaxmetrics.mauve.engine import fit_labels, split_counts
 from jaxmetrics.mauve.inputs import check_pooling
-from jaxmetrics.mauve.quantizers import get_quantizer
+from jaxmetrics.mauve.quantizers import KMeansQuantizer, _quantizer_settings, get_quantizer
 from jaxmetrics.mauve.sweep_results import MauveSweepResult
 from jaxmetrics.mauve.sweep_stages import (
     DEFAULT_SEEDS,
@@ -150,6 +150,7 @@ def mauve_sweep(
     """
     if over not in SWEEP_AXES:
         raise ValueError(f"over: expected one of {SWEEP_AXES} (text length: mauve_length_sweep), got {over!r}")
+    given_values = values
     p, systems = _check_systems(references, candidates)
     seeds = _check_seeds(seeds)
     _check_common(kmeans_explained_var=kmeans_explained_var, kmeans_num_redo=kmeans_num_redo,
@@ -166,6 +167,15 @@ def mauve_sweep(
             n_p, n_q = (v, v) if over == "n" else (p.shape[0], q.shape[0])
             _resolve_k(v if over == "k" else num_buckets, n_p, n_q, m, where=f" at {over}={v}" if v else "")
     names = list(systems)
+    fixed = dict(num_buckets=num_buckets, mauve_scaling_factor=float(mauve_scaling_factor))
+    fixed.pop({"k": "num_buckets", "c": "mauve_scaling_factor"}.get(over, ""), None)
+    if over == "quantizer":
+        fixed["quantizer_options"] = sorted(f"{q}.{k}={v}" for q, kw in (quantizer_options or {}).items()
+                                            for k, v in kw.items()) or None
+    sig = _sweep_signature(over, values if given_values is not None or over != "n" else "default", seeds,
+                           kmeans_explained_var=kmeans_explained_var, kmeans_num_redo=kmeans_num_redo,
+                           kmeans_max_iter=kmeans_max_iter, pca_max_data=pca_max_data,
+                           divergence_curve_discretization_size=divergence_curve_discretization_size, **fixed)
     stacks = _Stacks([(p, systems[m]) for m in names], seeds, explained_var=kmeans_explained_var,
                      pca_max_data=pca_max_data)
     common = dict(num_redo=kmeans_num_redo, max_iter=kmeans_max_iter, batch_size=batch_size)
@@ -197,7 +207,7 @@ def mauve_sweep(
         if over == "c":  # one quantization scored for every c: [C, M*S] -> [V, M, S]
             ks = np.broadcast_to(ks, (len(values), len(names)))
             n_ref, n_cand = n_ref * len(values), n_cand * len(values)
-        return _result(over, values, names, seeds, m_, ms, fi, ks, n_ref, n_cand)
+        return _result(over, values, names, seeds, m_, ms, fi, ks, n_ref, n_cand, signature=sig)
 
     # over == "quantizer"
     opts = dict(quantizer_options or {})
@@ -236,7 +246,29 @@ def mauve_sweep(
     m_, fi, ms = _scores(np.stack([pad(c) for c in pcs]), np.stack([pad(c) for c in qcs]), kact, c_fixed, num_points)
     n_ref = [p.shape[0]] * (len(values) * len(names))
     n_cand = [systems[m].shape[0] for _ in values for m in names]
-    return _result("quantizer", labels, names, seeds, m_, ms, fi, ks, n_ref, n_cand)
+    return _result("quantizer", labels, names, seeds, m_, ms, fi, ks, n_ref, n_cand, signature=sig)
+
+
+def _sweep_signature(over: str, values: Any, seeds: tuple, *, kmeans_explained_var, kmeans_num_redo, kmeans_max_iter,
+                     pca_max_data, model: Any = None, **settings: Any) -> str:
+    """The signature of a sweep (see :class:`MauveSweepResult`); a quantizer among ``values``
+    is written as its name and settings."""
+    from jaxmetrics.signature import make_signature
+
+    def label(v):
+        if isinstance(v, (str, int, float)):
+            return v
+        q = _quantizer_settings(v)
+        name = q.pop("quantizer")
+        return name + "(" + " ".join(f"{k[len(name) + 1:]}={x}" for k, x in q.items()) + ")"
+
+    kmeans = _quantizer_settings(KMeansQuantizer(2, explained_var=kmeans_explained_var, num_redo=kmeans_num_redo,
+                                                 max_iter=kmeans_max_iter, pca_max_data=pca_max_data))
+    if over == "quantizer":
+        kmeans = {k: v for k, v in kmeans.items() if k != "quantizer"}
+    vals = values if isinstance(values, str) else tuple(label(v) for v in values)
+    return make_signature("mauve-sweep", model=model, over=over, values=vals, seeds=tuple(seeds), **kmeans,
+                          **settings)
 
 
 def _token_lengths(texts: list[str], lm: Any) -> np.ndarray:
@@ -366,4 +398,9 @@ def mauve_length_sweep(
         references_length_mean=np.asarray([a for a, _ in ref_stats]),
         references_length_quantiles=np.asarray([b for _, b in ref_stats]),
         candidates_length_mean=np.asarray([[a for a, _ in row] for row in cand_stats]),
-        candidates_length_quantiles=np.asarray([[b for _, b in row] for row in cand_stats]), pooling=kind)
+        candidates_length_quantiles=np.asarray([[b for _, b in row] for row in cand_stats]), pooling=kind,
+        signature=_sweep_signature("length", lengths, seeds, kmeans_explained_var=kmeans_explained_var,
+                                   kmeans_num_redo=kmeans_num_redo, kmeans_max_iter=kmeans_max_iter, pca_max_data=-1,
+                                   model=lm, num_buckets=num_buckets, mauve_scaling_factor=float(mauve_scaling_factor),
+                                   divergence_curve_discretization_size=divergence_curve_discretization_size,
+                                   layer=-1, pooling=kind, dtype=getattr(lm, "dtype", None)))
