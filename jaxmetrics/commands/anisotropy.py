@@ -38,7 +38,8 @@ def register(subparsers) -> None:
     p.add_argument("--batch-size", type=int, default=16, help="texts per forward pass (default: 16)")
     p.add_argument("--drop-empty", action="store_true", help="drop empty lines instead of failing (default: fail)")
     p.add_argument("--json", default=None, metavar="PATH",
-                   help="write the result (every curve and setting) as JSON here (default: none)")
+                   help="write the result (every curve and setting, and its signature) as JSON here "
+                        "(default: none)")
     p.add_argument("--plot", default=None, metavar="PATH",
                    help="save the per-layer figure here (.png, .pdf, .svg, ...) (default: none)")
     add_progress_options(p)

@@ -69,7 +69,7 @@ def register(subparsers) -> None:
                    help="write the per-pair scores as CSV (index,precision,recall,f1) here "
                         "(default: print them as a table)")
     p.add_argument("--json", default=None,
-                   help="also write the result (settings, per-pair scores, corpus mean) as JSON here "
+                   help="also write the result (signature, settings, per-pair scores, corpus mean) as JSON here "
                         "(default: none)")
     add_progress_options(p)
     p.set_defaults(func=run)

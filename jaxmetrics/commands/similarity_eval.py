@@ -66,7 +66,8 @@ def register(subparsers) -> None:
     p.add_argument("--max-length", type=int, default=None,
                    help="truncation in tokens (default 512, or the model's positions when fewer)")
     p.add_argument("--pair-chunk", type=int, default=128, help="pairs per compiled kernel call (default 128)")
-    p.add_argument("--json", default=None, help="write the rows and the best setting as JSON here (default: none)")
+    p.add_argument("--json", default=None,
+                   help="write the signature, the rows and the best setting as JSON here (default: none)")
     p.add_argument("--csv", default=None, help="write one CSV row per setting here (default: none)")
     p.add_argument("--plot", default=None,
                    help="plot the weighted correlation against T to this file (.png, .pdf, ...; default: none)")
@@ -186,7 +187,8 @@ def run(args: argparse.Namespace) -> int:
     if args.plot:
         res.plot(args.plot, by=args.rank_by)
     if args.json:
-        doc = {"input": args.pairs, "model": args.model, "score": args.score, "num_pairs": len(pairs),
+        doc = {"signature": res.signature, "input": args.pairs, "model": args.model, "score": args.score,
+               "num_pairs": len(pairs),
                "group_names": list(res.group_names), "group_sizes": list(res.group_sizes),
                "rank_by": args.rank_by, "best": best.to_dict(), "rows": [r.to_dict() for r in res.rows()]}
         with open(args.json, "w", encoding="utf-8") as fh:

@@ -311,6 +311,9 @@ class AnisotropyResult(Result):
       seed: the seed of the random pairs (static).
       center_batch_size: texts per centering batch for ``"batch"`` (static).
       max_length: truncation in tokens, special tokens included (static).
+      signature: what the numbers depend on (static; :mod:`jaxmetrics.signature`):
+        ``metric:anisotropy``, the model with its weights' hash, the centerings, ``num_pairs``,
+        the seed, ``center_batch_size``, ``max_length`` and the model's dtype.
 
     Examples:
       >>> import numpy as np
@@ -334,6 +337,7 @@ class AnisotropyResult(Result):
     seed: int = static_field()
     center_batch_size: int = static_field()
     max_length: int = static_field()
+    signature: str = static_field(default="", repr=False)
 
     @property
     def num_layers(self) -> int:
@@ -465,8 +469,13 @@ def compute_anisotropy(texts: Sequence[str], *, model: Any, seed: int = 0,
                 curves[s][c] = np.asarray(v)
             n_types = int(types)
             bar.update(1)
+    from jaxmetrics.signature import make_signature
+
+    sig = make_signature("anisotropy", model=lm, centerings=centerings, num_pairs=num_pairs, seed=seed,
+                         center_batch_size=center_batch_size, max_length=enc.max_length, layers="all",
+                         special_tokens="drop", dtype=getattr(lm, "dtype", None))
     return AnisotropyResult(curves["baseline"], curves["self_similarity"], curves["intra_similarity"],
                             centerings=centerings, model=str(lm.name or lm.path or lm.kind),
                             num_texts=n, num_tokens=int(take.sum()), num_word_types=n_types,
                             num_pairs=num_pairs, seed=seed, center_batch_size=center_batch_size,
-                            max_length=enc.max_length)
+                            max_length=enc.max_length, signature=sig)

@@ -39,6 +39,11 @@ class SimilarityResult(Result):
       layer: the ``hidden_states`` index used (0 = embedding output; static).
       centering: the centering method (static).
       temperature: T of the tempered metrics, ``None`` for the others (static).
+      signature: what the numbers depend on (static; :mod:`jaxmetrics.signature`): the metric's
+        name, the model with its weights' hash, the layer, centering (and ``center_batch_size`` for
+        batch centering), temperature (tempered metrics), Sinkhorn iterations (TWMD), idf, baseline
+        (BERTScore), special tokens,
+        ``bert_score_compat`` (and its batch size), ``max_length`` and the model's dtype.
 
     Examples:
       >>> import numpy as np
@@ -58,6 +63,7 @@ class SimilarityResult(Result):
     layer: int = static_field()
     centering: str = static_field()
     temperature: float | None = static_field()
+    signature: str = static_field(default="", repr=False)
 
     def mean(self) -> PRF:
         """Corpus means of P, R and F1 (Python floats), as a :class:`~jaxmetrics.similarity.PRF`."""
@@ -280,7 +286,7 @@ def score_texts(*, references: list[str], candidates: list[str], model: Any, lay
                          center_batch_size=center_batch_size, groups=groups, idf=idf, baseline=baseline,
                          special_tokens=special_tokens, bert_score_compat=bert_score_compat,
                          compat_batch_size=compat_batch_size, pair_chunk=pair_chunk,
-                         vocab_size=lm.model_vocab_size)
+                         vocab_size=lm.model_vocab_size, model=lm)
 
 
 def score_encoded(encoding: Any, *, candidates: np.ndarray, references: np.ndarray, metric: str = "twmd",
@@ -288,7 +294,7 @@ def score_encoded(encoding: Any, *, candidates: np.ndarray, references: np.ndarr
                   center_batch_size: int = 32, groups: Any = None, idf: bool | Mapping = False,
                   baseline: Any = None, special_tokens: str = "drop", bert_score_compat: bool = False,
                   compat_batch_size: int = 64, pair_chunk: int = 512,
-                  vocab_size: int | None = None) -> SimilarityResult:
+                  vocab_size: int | None = None, model: Any = None) -> SimilarityResult:
     """Similarity of pairs of texts already encoded by :func:`jaxmetrics.models.encode`.
 
     The scoring half of :func:`compute_similarity`, for callers that encode once and score
@@ -297,7 +303,8 @@ def score_encoded(encoding: Any, *, candidates: np.ndarray, references: np.ndarr
     ``tokens=True``; its first layer is scored). Settings as in :func:`compute_similarity`
     (``centering=None``: :func:`default_centering`; ``temperature=None``:
     :func:`default_temperature`; ``groups``: ``N`` labels, centering statistics never cross a
-    group); ``vocab_size`` bounds the idf table (default: the largest token id + 1). Pairs with
+    group); ``vocab_size`` bounds the idf table (default: the largest token id + 1); ``model``,
+    the model that made ``encoding``, is named in the result's signature. Pairs with
     ``P·R <= 0`` (before baseline rescaling), whose F lies outside ``[P, R]``, are counted in a
     ``UserWarning``.
 
@@ -384,8 +391,24 @@ def score_encoded(encoding: Any, *, candidates: np.ndarray, references: np.ndarr
         for k, v in zip(("precision", "recall", "f1"), res):
             out[k][p] = np.asarray(v)[:len(p)]
     _warn_opposite_signs(out["precision"], out["recall"], metric, centering, baseline)
+    from jaxmetrics.signature import make_signature
+
+    settings = dict(layer=int(layer), centering=centering, special_tokens=special_tokens,
+                    idf="dict" if isinstance(idf, Mapping) else bool(idf), bert_score_compat=bool(bert_score_compat),
+                    max_length=encoding.max_length, dtype=getattr(model, "dtype", None))
+    if metric == "bertscore":
+        settings["baseline"] = None if baseline is None else tuple(float(b) for b in np.ravel(baseline))
+    if metric in TEMPERED:
+        settings["temperature"] = temperature
+    if metric == "twmd":
+        settings["num_iterations"] = num_iterations
+    if centering == "batch":
+        settings["center_batch_size"] = center_batch_size
+    if bert_score_compat:
+        settings.update(special_tokens="keep", compat_batch_size=compat_batch_size)
     return SimilarityResult(out["precision"], out["recall"], out["f1"], metric=metric,
-                            layer=int(layer), centering=centering, temperature=temperature)
+                            layer=int(layer), centering=centering, temperature=temperature,
+                            signature=make_signature(metric, model=model, **settings))
 
 
 def _warn_opposite_signs(precision: np.ndarray, recall: np.ndarray, metric: str, centering: str,

@@ -109,6 +109,10 @@ class CorrelationSweep(Result):
       group_names: the G group labels (static).
       group_sizes: pairs per group (static).
       score: which score was correlated: ``'f1'``, ``'precision'`` or ``'recall'`` (static).
+      signature: what the numbers depend on (static; :mod:`jaxmetrics.signature`):
+        ``metric:correlation-sweep``, the model with its weights' hash, the grid (metrics, layers,
+        centerings, Sinkhorn iterations, temperatures), the score, ``center_batch_size``, special
+        tokens, ``max_length`` and the model's dtype.
     """
 
     pearson: np.ndarray
@@ -124,6 +128,7 @@ class CorrelationSweep(Result):
     group_names: tuple[Any, ...] = static_field()
     group_sizes: tuple[int, ...] = static_field()
     score: str = static_field(default="f1")
+    signature: str = static_field(default="", repr=False)
 
     def __len__(self) -> int:
         return len(self.metric)
@@ -445,10 +450,17 @@ def correlation_sweep(*, references: Sequence[str] | None = None, candidates: Se
                     scores.append(out[m][a, j, b])
     scores = np.stack(scores)
     corr = grouped_correlation(scores, h.astype(np.float32), ids, num_groups=len(names))
+    from jaxmetrics.signature import make_signature
+
+    sig = make_signature("correlation-sweep", model=lm, metrics=tuple(metrics),
+                         layers=tuple(int(k) for k in layer_list), centerings=tuple(cents),
+                         num_iterations=tuple(int(i) for i in iters),
+                         temperatures=tuple(float(t) for t in temps), score=score, center_batch_size=center_batch_size,
+                         special_tokens=special_tokens, max_length=max_length, dtype=getattr(lm, "dtype", None))
     sizes = tuple(int(v) for v in np.bincount(ids, minlength=len(names)))
     return CorrelationSweep(np.asarray(corr.pearson), np.asarray(corr.spearman),
                             np.asarray(corr.weighted_pearson), np.asarray(corr.weighted_spearman), scores,
                             metric=tuple(cols["metric"]), layer=tuple(cols["layer"]),
                             centering=tuple(cols["centering"]), num_iterations=tuple(cols["num_iterations"]),
                             temperature=tuple(cols["temperature"]), group_names=names, group_sizes=sizes,
-                            score=score)
+                            score=score, signature=sig)
