@@ -36,7 +36,7 @@ def register(subparsers) -> None:
                    help="corpus (token-weighted) or sequence (mean of per-document perplexities) "
                         "(default: corpus)")
     p.add_argument("--json", default=None, metavar="PATH",
-                   help="also write the result as JSON to this file (default: none)")
+                   help="also write the result and its signature as JSON to this file (default: none)")
     add_progress_options(p)
     p.set_defaults(func=run)
 

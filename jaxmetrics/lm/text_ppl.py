@@ -34,6 +34,7 @@ from jaxmetrics._validation import check_int
 from jaxmetrics.models.batching import layout_batch, plan_batches
 from jaxmetrics.models.protocol import resolve_model
 from jaxmetrics.results import Result, static_field
+from jaxmetrics.signature import make_signature
 
 __all__ = ["TextPerplexities", "text_perplexities"]
 
@@ -49,6 +50,9 @@ class TextPerplexities(Result):
       num_tokens: ``[N]`` int64 number of scored tokens of each text (its length after truncation,
         BOS included, minus one).
       add_start_token, max_length: the settings (static).
+      signature: ``metric:text-perplexity``, the model with its weights' hash,
+        ``add_start_token``, ``max_length`` and the model's dtype (static;
+        :mod:`jaxmetrics.signature`).
     """
 
     perplexities: np.ndarray
@@ -57,6 +61,7 @@ class TextPerplexities(Result):
     num_tokens: np.ndarray
     add_start_token: bool = static_field()
     max_length: Any = static_field()
+    signature: str = static_field(default="", repr=False)
 
 
 _SCORERS: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
@@ -214,4 +219,6 @@ def text_perplexities(texts: Sequence[str], *, model: Any, batch_size: int = 16,
         raise AssertionError("internal error: scored-token counts do not match the text lengths")
     ppl = np.exp(nll / count)
     return TextPerplexities(perplexities=ppl, mean_perplexity=float(np.mean(ppl)), nll=nll, num_tokens=count,
-                            add_start_token=add_start_token, max_length=max_length)
+                            add_start_token=add_start_token, max_length=max_length,
+                            signature=make_signature("text-perplexity", model=lm, add_start_token=add_start_token,
+                                                     max_length=max_length, dtype=getattr(lm, "dtype", None)))

@@ -51,6 +51,7 @@ import numpy as np
 from jaxmetrics._validation import check_choice, check_int
 from jaxmetrics.models.protocol import resolve_model
 from jaxmetrics.results import Result, static_field
+from jaxmetrics.signature import make_signature
 
 __all__ = ["WindowLayout", "window_layout", "WindowScores", "score_windows", "PerplexityResult", "perplexity"]
 
@@ -282,6 +283,9 @@ class PerplexityResult(Result):
       num_windows: number of forward windows.
       seconds: wall time of the scoring (including compilation).
       convention, max_length, stride, reduction: the settings (static).
+      signature: ``metric:perplexity``, the model with its weights' hash, ``max_length``,
+        ``stride``, ``convention``, ``reduction`` and the model's dtype (static;
+        :mod:`jaxmetrics.signature`).
     """
 
     perplexity: float
@@ -298,6 +302,7 @@ class PerplexityResult(Result):
     max_length: int = static_field()
     stride: int = static_field()
     reduction: str = static_field()
+    signature: str = static_field(default="", repr=False)
 
     @property
     def tokens_per_second(self) -> float:
@@ -502,4 +507,6 @@ def perplexity(token_ids, *, model, max_length: int | None = None, stride: int |
         perplexity=corpus if reduction == "corpus" else seq_mean, nll=total_nll, num_tokens=total_tok,
         corpus_perplexity=corpus, mean_sequence_perplexity=seq_mean, doc_nll=doc_nll, doc_tokens=doc_tok,
         doc_perplexity=doc_ppl, num_windows=W, seconds=seconds, convention=convention, max_length=L,
-        stride=s, reduction=reduction)
+        stride=s, reduction=reduction, signature=make_signature("perplexity", model=lm, max_length=L, stride=s,
+                                                                convention=convention, reduction=reduction,
+                                                                dtype=getattr(lm, "dtype", None)))
