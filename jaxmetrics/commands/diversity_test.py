@@ -33,7 +33,7 @@ def register(subparsers) -> None:
                    help="save a metric-vs-parameter plot (.png, .pdf, .svg, ...) (default: none)")
     p.add_argument("--json", default=None, metavar="PATH",
                    help="also write the report as JSON: {rows: [{metric, spearman, pearson, oca, "
-                        "error}], test, num_sets} (default: none)")
+                        "error}], test, num_sets, signature} (default: none)")
     add_progress_options(p)
     p.set_defaults(func=run)
 
@@ -67,10 +67,19 @@ def run(args: argparse.Namespace) -> int:
         if model is None:
             raise ValueError("--model: neural metrics need an encoder path")
     data = read_mcdiv_csv(args.csv)
-    values = compute_set_metrics(data.response_sets, metrics, model=model,
+    if needs_model:  # loaded here (as compute_set_metrics would) so that the signature can name it
+        from jaxmetrics.models import resolve_model
+
+        model = resolve_model(model, purpose="neural diversity metrics")
+    values = compute_set_metrics(data.response_sets, metrics, model=model if needs_model else None,
                                  progress=progress_enabled(args))
     report = run_diversity_test(data.response_sets, data.label_values, metrics, test=args.test,
                                 values=values)
+    if needs_model:  # the values were computed here: the signature names the encoder
+        from jaxmetrics.signature import extend_signature
+
+        report = report.replace(signature=extend_signature(report.signature, model=model,
+                                                           dtype=getattr(model, "dtype", None)))
     print(f"{args.csv}: {len(data.response_sets)} sets, parameter '{data.label_name}'")
     print(report.format_table())
     for r in report.rows:

@@ -15,7 +15,8 @@ def register(subparsers) -> None:
         help="Mark-Evaluate (Petersen, Schnabel, CAPTURE) with IMPAR and FID baselines",
         description="Score candidate texts against reference texts with the Mark-Evaluate population "
                     "estimators on encoder embeddings (sentence mode, or token mode with --token-level). "
-                    "Files hold one text per line, or .jsonl with a 'text' field. Prints the result as JSON. "
+                    "Files hold one text per line, or .jsonl with a 'text' field. Prints the result (with its "
+                    "signature) as JSON. "
                     "Every option is checked before the model is loaded; in sentence mode that includes --k "
                     "against the number of texts of each file.",
     )

@@ -14,8 +14,9 @@ import numpy as np
 
 from jaxmetrics._validation import check_choice
 from jaxmetrics.diversity.correlation import content_test, decoding_test
-from jaxmetrics.diversity.set_metrics import SetMetricValues, compute_set_metrics, set_metric_names
+from jaxmetrics.diversity.set_metrics import SetMetricValues, compute_set_metrics, resolve_set_metric, set_metric_names
 from jaxmetrics.results import Result, static_field
+from jaxmetrics.signature import make_signature
 
 __all__ = ["DiversityTestRow", "DiversityTestReport", "run_diversity_test"]
 
@@ -52,6 +53,10 @@ class DiversityTestReport(Result):
       rows: one :class:`DiversityTestRow` per metric, in the order asked for.
       test: ``"dec"`` (decTest: Spearman, Pearson) or ``"con"`` (conTest: adds OCA).
       num_sets: the number of response sets ``S``.
+      signature: what the numbers depend on (static; :mod:`jaxmetrics.signature`):
+        ``metric:diversity-test``, the test, the metric names and, when a neural metric was
+        computed here, the encoder with its weights' hash and dtype (``""`` for a report built
+        by hand).
 
     Examples:
       >>> report = DiversityTestReport((DiversityTestRow("m", 1.0, 0.5),), "dec", 4)
@@ -68,6 +73,7 @@ class DiversityTestReport(Result):
     rows: tuple
     test: str = static_field()
     num_sets: int = static_field()
+    signature: str = static_field(default="", repr=False)
 
     def __getitem__(self, metric: str) -> DiversityTestRow:
         for r in self.rows:
@@ -100,9 +106,11 @@ def run_diversity_test(response_sets: Sequence[Sequence[str]] | None, params: An
       params: ``[S]`` the diversity parameter of each set (binary labels for conTest).
       metrics: metric names (see :func:`compute_set_metrics`).
       test: ``"auto"``, ``"dec"`` or ``"con"``.
-      model: encoder for the neural metrics (see :func:`compute_set_metrics`).
+      model: encoder for the neural metrics (see :func:`compute_set_metrics`); named in the
+        report's signature when a neural metric is computed.
       values: precomputed :class:`SetMetricValues` (then ``response_sets`` and ``model`` are
-        not used).
+        not used, and the signature names no model: add it with
+        :func:`jaxmetrics.signature.extend_signature`).
 
     Returns:
       :class:`DiversityTestReport`.
@@ -118,7 +126,12 @@ def run_diversity_test(response_sets: Sequence[Sequence[str]] | None, params: An
     if test == "auto":
         test = "con" if np.all((p == 0) | (p == 1)) else "dec"
     metrics = set_metric_names(metrics)
+    lm = None
     if values is None:
+        if model is not None and any(resolve_set_metric(m).needs_model for m in metrics):
+            from jaxmetrics.models import resolve_model
+
+            lm = model = resolve_model(model, purpose="neural diversity metrics")
         values = compute_set_metrics(response_sets, metrics, model=model)
     missing = [m for m in metrics if m not in values]
     if missing:
@@ -135,4 +148,6 @@ def run_diversity_test(response_sets: Sequence[Sequence[str]] | None, params: An
                 rows.append(DiversityTestRow(metric=name, spearman=r.spearman, pearson=r.pearson))
         except ValueError as e:
             rows.append(DiversityTestRow(metric=name, error=str(e)))
-    return DiversityTestReport(rows=tuple(rows), test=test, num_sets=int(len(p)))
+    encoder = {} if lm is None else {"dtype": getattr(lm, "dtype", None)}
+    sig = make_signature("diversity-test", model=lm, test=test, metrics=tuple(metrics), **encoder)
+    return DiversityTestReport(rows=tuple(rows), test=test, num_sets=int(len(p)), signature=sig)

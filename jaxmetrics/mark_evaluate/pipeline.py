@@ -19,7 +19,8 @@ from jaxmetrics._validation import check_int, check_texts
 from jaxmetrics.mark_evaluate.baselines import fid, improved_precision_recall
 from jaxmetrics.mark_evaluate.checks import check_occasions
 from jaxmetrics.mark_evaluate.scores import mark_evaluate_scores
-from jaxmetrics.results import Result
+from jaxmetrics.results import Result, static_field
+from jaxmetrics.signature import make_signature
 
 __all__ = ["MarkEvaluateResult", "compute_mark_evaluate", "embed_texts"]
 
@@ -38,6 +39,10 @@ class MarkEvaluateResult(Result):
         two samples on a side).
       num_references: number of reference samples (texts, or token vectors in token mode).
       num_candidates: number of candidate samples.
+      signature: what the numbers depend on (static; :mod:`jaxmetrics.signature`):
+        ``metric:mark-evaluate``, the encoder with its weights' hash, ``k``, the granularity
+        (sentence mode: mean pooling of the last layer; token mode: the layers), ``literal``,
+        ``occasions``, ``baselines``, ``max_length`` and the encoder's dtype.
     """
 
     petersen: float
@@ -49,6 +54,7 @@ class MarkEvaluateResult(Result):
     fid: float | None
     num_references: int
     num_candidates: int
+    signature: str = static_field(default="", repr=False)
 
 
 def embed_texts(texts: Sequence[str], *, model: Any, token_level: bool = False,
@@ -154,8 +160,14 @@ def compute_mark_evaluate(*, references: Sequence[str], candidates: Sequence[str
         precision, recall = float(pr.precision), float(pr.recall)
         if ref.shape[0] >= 2 and cand.shape[0] >= 2:
             dist = float(fid(references=ref, candidates=cand))
+    from jaxmetrics.models import resolve_layers
+
+    vectors = dict(token_level=True, layers=tuple(resolve_layers(lm, (-5, -4, -3, -2, -1)))) if token_level else dict(
+        token_level=False, layers=(-1,), pooling="mean")
+    sig = make_signature("mark-evaluate", model=lm, k=k, literal=bool(literal), occasions=occasions,
+                         baselines=bool(baselines), max_length=max_length, dtype=getattr(lm, "dtype", None), **vectors)
     return MarkEvaluateResult(
         petersen=float(s.petersen), schnabel_quality=float(s.schnabel_quality),
         schnabel_diversity=float(s.schnabel_diversity), capture=float(s.capture),
         impar_precision=precision, impar_recall=recall, fid=dist,
-        num_references=int(ref.shape[0]), num_candidates=int(cand.shape[0]))
+        num_references=int(ref.shape[0]), num_candidates=int(cand.shape[0]), signature=sig)
