@@ -52,7 +52,8 @@ from pathlib import Path
 import numpy as np
 
 from jaxmetrics.evaluation.plot import CurveLegend
-from jaxmetrics.results import Result
+from jaxmetrics.results import Result, static_field
+from jaxmetrics.signature import make_signature, model_id
 
 __all__ = ["DemoConfig", "DemoResult", "HeldoutPassages", "SIZES", "SlidingWindowPPL", "TABLE_COLUMNS", "add_arguments",
            "format_table", "heldout_passages", "main", "run_demo", "run_from_args"]
@@ -157,6 +158,9 @@ class DemoResult(Result):
       stage_seconds: the report's time per stage.
       backend: the JAX backend.
       divergence_curves: the :class:`~jaxmetrics.evaluation.CurveLegend` of ``divergence_curves.png``.
+      signature: what the numbers depend on (:mod:`jaxmetrics.signature`): ``metric:demo``, the
+        generating model and the encoder with their weights' hashes and dtypes, and every
+        :class:`DemoConfig` setting (in ``results.json``).
     """
 
     rows: dict
@@ -168,6 +172,7 @@ class DemoResult(Result):
     stage_seconds: dict
     backend: str
     divergence_curves: CurveLegend
+    signature: str = static_field(default="", repr=False)
 
 
 # ----------------------------------------------------------------------------------- data
@@ -332,9 +337,12 @@ def run_demo(cfg: DemoConfig = SIZES["full"], out_dir: str | os.PathLike = "demo
     samples = {"human": tok.batch_decode([w.tolist() for w in windows[:3]])}
     for r in DECODINGS:
         samples[r] = [tok.decode(c.tolist()) for c in rep.generations[setting[r]][0][:3]]
+    sig = make_signature("demo", model=lm, dtype=getattr(lm, "dtype", None), featurizer=model_id(encoder),
+                         featurizer_dtype=getattr(encoder, "dtype", None), **asdict(cfg))
     result = DemoResult(rows=rows, human_sliding_window_ppl=sw_ppl, config=asdict(cfg), notes=list(rep.notes),
                         samples=samples, seconds=round(seconds, 1), stage_seconds=rep.seconds,
-                        backend=jax.default_backend(), divergence_curves=curve_legend(rep.curves, rep.rows, labels))
+                        backend=jax.default_backend(), divergence_curves=curve_legend(rep.curves, rep.rows, labels),
+                        signature=sig)
     md = format_table(rows, cfg, result.notes, sw_ppl)
     print()
     print(md)

@@ -422,7 +422,7 @@ def evaluate_generation(
                 mauve_scoring=mauve_scoring, num_buckets=num_buckets, kmeans_num_redo=kmeans_num_redo,
                 kmeans_max_iter=kmeans_max_iter, self_bleu_samples=self_bleu_samples, eos_token_id=eos_token_id,
                 cache_dir=cache_dir, mesh=mesh, notes=notes)
-    max_new_tokens = st.max_new_tokens
+    max_new_tokens_given, max_new_tokens = max_new_tokens, st.max_new_tokens
     seconds = {"generate": 0.0, "featurize": 0.0, "quantize": 0.0, "perplexity": 0.0, "text_statistics": 0.0,
                "similarity": 0.0, "score": 0.0}
 
@@ -458,13 +458,25 @@ def evaluate_generation(
     seconds["total"] = time.perf_counter() - t_total
 
     generations = {d.name: [conts[(d.name, s)] for dd, s in st.plan if dd.name == d.name] for d in decs}
+    from jaxmetrics.signature import make_signature, model_id
+
+    cfg = st.config
+    sig = make_signature(
+        "evaluate-generation", model=st.lm, featurizer=model_id(st.enc), featurizer_dtype=getattr(st.enc, "dtype", None),
+        similarity_model=None if st.sim is None else model_id(st.sim), dtype=getattr(st.lm, "dtype", None),
+        max_new_tokens="auto" if max_new_tokens_given is None else max_new_tokens,
+        **{k: cfg[k] for k in ("pooling", "prompt_tokens", "decodings", "seeds", "kmeans_seeds", "mauve_scoring",
+                               "num_buckets", "kmeans_num_redo", "kmeans_max_iter", "include_prompt",
+                               "twmd_temperature", "self_bleu_samples", "eos_token_id", "featurize_max_length",
+                               "similarity_max_length", "mark_evaluate", "hf_perplexity")})
     decode = st.lm.tokenizer.batch_decode
     report = GenerationReport(
         rows=rows, runs={k: [{kk: vv for kk, vv in r.items() if kk != "curve"} for r in v] for k, v in runs.items()},
         config=st.config, notes=notes, seconds={k: round(v, 2) for k, v in seconds.items()}, files=None,
         curves=curves, lengths=lengths, generations=generations,
         prompts=decode([list(map(int, p)) for p in st.prompts]),
-        texts={k: [decode([list(map(int, c)) for c in run]) for run in v] for k, v in generations.items()})
+        texts={k: [decode([list(map(int, c)) for c in run]) for run in v] for k, v in generations.items()},
+        signature=sig)
     if out_dir is not None:
         report = report.replace(files=write_report(report, out_dir, labels=row_labels))
     return report

@@ -19,7 +19,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from jaxmetrics.results import Result
+from jaxmetrics.results import Result, static_field
 
 __all__ = ["COLUMNS", "HUMAN", "GenerationReport", "ReportFiles", "format_markdown", "write_report"]
 
@@ -87,6 +87,11 @@ class GenerationReport(Result):
       prompts: the ``N`` prompts as text (decoded prompt ids); not in the JSON.
       texts: ``{setting: [per run: N continuation texts]}`` (``generations`` decoded); not in the
         JSON: :func:`write_report` writes them with ``prompts`` to ``generations.jsonl``.
+      signature: what the numbers depend on (static; :mod:`jaxmetrics.signature`):
+        ``metric:evaluate-generation``, the generating model with its weights' hash, the
+        featurizer's and the similarity model's ids, the decodings, sampling seeds, k-means seeds,
+        ``max_new_tokens`` (``auto`` when derived from the prompts), pooling, truncation lengths,
+        every scoring option and the models' dtypes. In ``report.json``.
     """
 
     rows: dict
@@ -100,6 +105,7 @@ class GenerationReport(Result):
     generations: dict = None
     prompts: list = None
     texts: dict = None
+    signature: str = static_field(default="", repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON of ``report.json``: every field but ``generations``, ``prompts`` and ``texts``
