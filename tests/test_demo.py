@@ -61,6 +61,11 @@ def test_demo_writes_parsable_outputs(demo_run):
         assert 0.0 < res["rows"][r]["mauve"] <= 1.0
     assert res["human_sliding_window_ppl"]["perplexity"] > 1.0
     assert res["notes"] == []  # every metric was computed
+    from jaxmetrics.signature import parse_signature   # the models (with their weights' hashes) and settings
+
+    sig = parse_signature(res["signature"])
+    assert sig["metric"] == "demo" and "@sha256:" in sig["model"] and "@sha256:" in sig["featurizer"]
+    assert sig["num_prompts"] == str(QUICK_PROMPTS) and sig["dtype"] == "float32"
     # results.md is the shared report formatter's table of results.json; the report is written too
     from jaxmetrics.demo import DemoConfig, SlidingWindowPPL, format_table
 
