@@ -13,7 +13,7 @@ from typing import Iterable
 
 from jaxmetrics._validation import check_folder_writable
 
-__all__ = ["DefaultsHelpFormatter", "add_pooling_option", "add_progress_options", "check_output_file", "check_outputs", "check_plot_file",
+__all__ = ["DefaultsHelpFormatter", "add_model_option", "add_pooling_option", "add_progress_options", "check_output_file", "check_outputs", "check_plot_file",
            "pooled_features", "progress_enabled"]
 
 
@@ -48,6 +48,21 @@ POOLING_HELP = ("how a text becomes one vector (the library's pooling table): 'm
                 "last real token's vector, mauve-text's convention for GPT-2), 'cls' (the first token's "
                 "vector), or 'auto' (default): mean for encoders (BERT, RoBERTa, MiniLM), last token for "
                 "decoders (GPT-2, Llama)")
+
+
+#: how every command's model options describe a model
+MODEL_FORMS = "a local Hugging Face checkpoint folder (config.json, *.safetensors, tokenizer files) or a hub id"
+
+
+def add_model_option(parser: argparse.ArgumentParser, role: str, *, option: str = "--model",
+                     default: str | None = None) -> None:
+    """``--model`` (or ``option``): ``role`` (what the command uses the model for) and the forms a
+    model may take, worded the same in every command; required unless ``default`` is given."""
+    text = f"{role}: {MODEL_FORMS}"
+    if default is None:
+        parser.add_argument(option, required=True, help=text)
+    else:
+        parser.add_argument(option, default=default, help=text)
 
 
 def add_pooling_option(parser: argparse.ArgumentParser) -> None:

@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from jaxmetrics._cli_util import add_progress_options, check_outputs, progress_enabled
+from jaxmetrics._cli_util import add_model_option, add_progress_options, check_outputs, progress_enabled
 from jaxmetrics._validation import check_input_file
 
 _CENTERINGS = ("none", "dimension", "sentence", "corpus", "batch")
@@ -26,7 +26,7 @@ def register(subparsers) -> None:
                     "output is checked before the model is loaded.",
     )
     p.add_argument("texts", help="texts, one sentence per line (or .jsonl with 'text')")
-    p.add_argument("--model", required=True, help="encoder or decoder: local HF directory or hub id")
+    add_model_option(p, "encoder or decoder whose layers are measured")
     p.add_argument("--centering", nargs="+", default=list(_CENTERINGS), choices=_CENTERINGS,
                    metavar="NAME", help=f"centerings to compare (default all: {' '.join(_CENTERINGS)})")
     p.add_argument("--num-pairs", type=int, default=10_000, help="random token pairs of the baseline (default: 10000)")

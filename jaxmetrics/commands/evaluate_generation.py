@@ -6,7 +6,7 @@ import argparse
 import re
 import sys
 
-from jaxmetrics._cli_util import add_pooling_option, add_progress_options, progress_enabled
+from jaxmetrics._cli_util import add_model_option, add_pooling_option, add_progress_options, progress_enabled
 from jaxmetrics._validation import check_input_file
 
 #: The library's argument names in error messages, and the options they come from.
@@ -46,9 +46,9 @@ def register(subparsers) -> None:
     p.add_argument("dataset", nargs="+",
                    help="a .jsonl / .json / .csv file of prompts and human continuations, or two text files "
                         "PROMPTS REFERENCES (one item a line); at least 4 prompts")
-    p.add_argument("--model", required=True, help="causal LM that generates: local checkpoint directory or hub id")
-    p.add_argument("--featurizer", required=True,
-                   help="model whose features MAUVE quantizes (a GPT-2 as in mauve-text, or an encoder)")
+    add_model_option(p, "causal LM that generates")
+    add_model_option(p, "model whose features MAUVE quantizes (a GPT-2 as in mauve-text, or an encoder)",
+                     option="--featurizer")
     p.add_argument("--decodings", nargs="+", default=["greedy", "sample", "top_p=0.9"],
                    help="decoding settings: greedy, sample, top_p=P, top_k=K, temperature=T, typical_p=P, "
                         "entmax=ALPHA, or comma-joined combinations (default: greedy sample top_p=0.9)")

@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from jaxmetrics._cli_util import (add_pooling_option, add_progress_options, check_output_file, pooled_features,
+from jaxmetrics._cli_util import (add_model_option, add_pooling_option, add_progress_options, check_output_file, pooled_features,
                                   progress_enabled)
 from jaxmetrics._validation import check_input_file
 
@@ -20,7 +20,7 @@ def register(subparsers) -> None:
                     "is loaded.",
     )
     p.add_argument("texts", help="text file (one text per line) or .jsonl with a 'text' field")
-    p.add_argument("--model", required=True, help="hub id or local checkpoint directory")
+    add_model_option(p, "encoder or decoder that embeds the texts")
     p.add_argument("--out", required=True, metavar="FILE.npy",
                    help="output file; must end in .npy (written at exactly this path; any other suffix is "
                         "refused before the work)")

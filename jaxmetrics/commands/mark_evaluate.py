@@ -5,7 +5,7 @@ import argparse
 import json
 import sys
 
-from jaxmetrics._cli_util import add_progress_options, progress_enabled
+from jaxmetrics._cli_util import add_model_option, add_progress_options, progress_enabled
 from jaxmetrics._validation import check_input_file
 
 
@@ -22,7 +22,7 @@ def register(subparsers) -> None:
     )
     p.add_argument("--references", required=True, metavar="FILE", help="reference texts file")
     p.add_argument("--candidates", required=True, metavar="FILE", help="candidate (generated) texts file")
-    p.add_argument("--model", required=True, help="encoder: hub id or local checkpoint directory")
+    add_model_option(p, "encoder that embeds the texts")
     p.add_argument("--k", type=int, default=3,
                    help="k of the k-NN hyperspheres: 1 <= k < the number of samples of each set (the k-th "
                         "neighbour, self excluded, must exist): in sentence mode each file needs at least k + 1 "

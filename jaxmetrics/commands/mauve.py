@@ -14,7 +14,7 @@ import sys
 import warnings
 
 from jaxmetrics import _validation as V
-from jaxmetrics._cli_util import (add_pooling_option, add_progress_options, check_outputs, pooled_features,
+from jaxmetrics._cli_util import (add_model_option, add_pooling_option, add_progress_options, check_outputs, pooled_features,
                                   progress_enabled)
 from jaxmetrics._validation import check_input_file
 
@@ -27,8 +27,7 @@ DEFAULT_MAX_LENGTH = 1024
 
 def add_mauve_options(p: argparse.ArgumentParser, *, seeds: tuple[int, ...], sweep: bool = False) -> None:
     """The options ``mauve`` and ``mauve-sweep`` share (featurizer, k-means, seeds), each help with its default."""
-    p.add_argument("--model", default="gpt2-large",
-                   help="featurizer for text files: hub id or local checkpoint directory (default gpt2-large)")
+    add_model_option(p, "featurizer for text files (default gpt2-large, mauve-text's)", default="gpt2-large")
     add_pooling_option(p)
     p.add_argument("--max-length", type=int, default=None, metavar="TOKENS",
                    help=f"featurizer truncation in tokens, first tokens kept (default: {DEFAULT_MAX_LENGTH}, "

@@ -5,7 +5,7 @@ import argparse
 import json
 import sys
 
-from jaxmetrics._cli_util import add_progress_options, check_output_file, progress_enabled
+from jaxmetrics._cli_util import add_model_option, add_progress_options, check_output_file, progress_enabled
 from jaxmetrics._validation import check_input_file
 
 
@@ -19,7 +19,7 @@ def register(subparsers) -> None:
                     "and throughput. Every option and --json are checked before the model is loaded.",
     )
     p.add_argument("corpus", help="UTF-8 text file")
-    p.add_argument("--model", required=True, help="causal LM: local HF checkpoint directory or hub id")
+    add_model_option(p, "causal LM that scores the corpus")
     p.add_argument("--stride", type=int, default=None,
                    help="step between windows, 1 <= stride <= --max-length; smaller strides give every scored "
                         "token more context (default: the window size, i.e. non-overlapping windows)")

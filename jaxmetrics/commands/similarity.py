@@ -5,7 +5,7 @@ import argparse
 import csv
 import json
 
-from jaxmetrics._cli_util import add_progress_options, check_outputs, progress_enabled
+from jaxmetrics._cli_util import add_model_option, add_progress_options, check_outputs, progress_enabled
 from jaxmetrics._validation import check_input_file
 
 # Options bert_score.score has no equivalent of: refused with --bert-score-compat (attribute, flag).
@@ -34,7 +34,7 @@ def register(subparsers) -> None:
                    help="reference texts: one per line (or .jsonl with 'text')")
     p.add_argument("--candidates", required=True,
                    help="candidate texts: same number of texts (pair i = line i of each file)")
-    p.add_argument("--model", required=True, help="encoder: local HF directory or hub id")
+    add_model_option(p, "encoder whose token vectors are compared")
     p.add_argument("--metric", default=None,
                    choices=("twmd", "trwmd", "trwmd_lse", "bertscore", "wmd", "rwmd", "cka", "cosine"),
                    help="the similarity (default twmd; bertscore with --bert-score-compat)")

@@ -11,7 +11,7 @@ import argparse
 import json
 import re
 
-from jaxmetrics._cli_util import add_progress_options, check_outputs, progress_enabled
+from jaxmetrics._cli_util import add_model_option, add_progress_options, check_outputs, progress_enabled
 from jaxmetrics._validation import check_input_file
 
 # Kept here (not imported from jaxmetrics.similarity) so that building the parser stays cheap.
@@ -39,7 +39,7 @@ def register(subparsers) -> None:
     )
     p.add_argument("pairs", help="TSV file: sentence1<TAB>sentence2<TAB>score[<TAB>group] per line, "
                                  "optional header; sentence1 is the reference, sentence2 the candidate")
-    p.add_argument("--model", required=True, help="encoder: local HF directory or hub id")
+    add_model_option(p, "encoder whose token vectors are compared")
     p.add_argument("--grid", action="append", default=[], metavar="AXIS=VALUES",
                    help="a grid axis, e.g. T=0.02,0.05,0.1 (axes: T / temperatures, iterations, layers, "
                         "centering, metric); repeatable")
