@@ -50,7 +50,8 @@ class Batch(Result):
       items: int ``[n]`` indices of the texts it holds, in the order their results come back
         (padded: row order; packed: row by row, left to right).
       length: padded length ``T`` of its rows (:data:`PACK_LENGTH` when packed).
-      num_rows: rows of the compiled batch (filler rows included).
+      num_rows: rows of the compiled batch (filler rows included): the batch size, or for a
+        short last pass the next power of two above its texts.
       rows: packed only: the items of each row, left to right (``None`` when padded).
     """
 
@@ -151,7 +152,7 @@ def plan_batches(lengths, *, batch_size: int, max_length: int, packable=None, de
         for s in range(0, len(order), rows):
             idx = order[s:s + rows]
             jobs.append(Batch(idx, kind="padded", length=bucket_length(int(lengths[idx].max()), max_length),
-                              num_rows=rows))
+                              num_rows=_tail_rows(len(idx), rows, devices)))
     if packed.any():
         short = np.flatnonzero(packed)
         short = short[np.argsort(-lengths[short], kind="stable")]
@@ -160,8 +161,19 @@ def plan_batches(lengths, *, batch_size: int, max_length: int, packable=None, de
         for s in range(0, len(row_items), rows):
             chunk = tuple(tuple(r) for r in row_items[s:s + rows])
             items = np.array([i for r in chunk for i in r], np.int64)
-            jobs.append(Batch(items, kind="packed", length=PACK_LENGTH, num_rows=rows, rows=chunk))
+            jobs.append(Batch(items, kind="packed", length=PACK_LENGTH, num_rows=_tail_rows(len(chunk), rows, devices),
+                              rows=chunk))
     return jobs
+
+
+def _tail_rows(n: int, rows: int, devices: int) -> int:
+    """Rows of a pass holding ``n`` of at most ``rows`` rows: ``rows`` when full, else the next
+    power of two (a multiple of ``devices``), so a short last pass does not compute a full batch
+    of filler rows while the shapes to compile stay few (at most log2(rows) more)."""
+    if n >= rows:
+        return rows
+    r = 1 << max(n - 1, 0).bit_length()
+    return min(rows, -(-r // devices) * devices)
 
 
 def _pad_batch(seqs: list[np.ndarray], rows: int, length: int, pad_id: int):

@@ -123,3 +123,18 @@ def test_cli_pooling_option_is_the_pooling_table():
     from jaxmetrics._cli_util import POOLING_CHOICES
 
     assert POOLING_CHOICES == ("auto", *sorted(POOLINGS))
+
+
+def test_a_short_last_pass_computes_no_full_batch_of_filler_rows(minilm, sentences):
+    """The last padded (or packed) pass of a plan has the next power of two above its texts as
+    rows (a multiple of the devices), not the whole batch size; every text is in one pass, and
+    the vectors do not depend on the batch size."""
+    lengths = np.arange(100) + 70
+    jobs = batching.plan_batches(lengths, batch_size=32, max_length=256)
+    assert [(j.num_rows, len(j.items)) for j in jobs] == [(32, 32)] * 3 + [(4, 4)]
+    assert sorted(np.concatenate([j.items for j in jobs]).tolist()) == list(range(100))
+    jobs = batching.plan_batches(lengths[:35], batch_size=32, max_length=256, devices=8)
+    assert [(j.num_rows, len(j.items)) for j in jobs] == [(32, 32), (8, 3)]
+    a = sentence_embeddings(sentences, model=minilm, batch_size=32, progress=False)   # 40 texts: 32 + 8
+    b = sentence_embeddings(sentences, model=minilm, batch_size=7, progress=False)
+    np.testing.assert_allclose(a, b, atol=2e-5)
