@@ -340,7 +340,7 @@ def test_eight_simulated_devices_match_one():
                           "e": np.asarray(st.entropy).tolist(), "num": np.asarray(sb.numerators).tolist(),
                           "r": np.asarray(sb.ref_len).tolist()}))
     """)
-    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=8", JAX_PLATFORMS="cpu")
+    env = dict(os.environ, XLA_FLAGS=os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=8", JAX_PLATFORMS="cpu")
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
                          timeout=300)
     assert res.returncode == 0, res.stderr[-2000:]

@@ -327,7 +327,7 @@ def test_bad_decoding_names(spec, match):
 
 
 def test_one_and_eight_devices_give_the_same_report():
-    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=8", JAX_PLATFORMS="cpu")
+    env = dict(os.environ, XLA_FLAGS=os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=8", JAX_PLATFORMS="cpu")
     worker = Path(__file__).with_name("evaluation_worker.py")
     out = subprocess.run([sys.executable, str(worker)], env=env, capture_output=True, text=True, timeout=900)
     assert out.returncode == 0, out.stderr[-3000:]
