@@ -97,7 +97,8 @@ def test_report_files_and_rows(first):
         rep.rows = {}
     assert rep.files.csv == str(out / "report.csv") and js["files"] == rep.files.to_dict()
     assert js == json.loads(json.dumps(rep.to_dict())) and "generations" not in js
-    assert set(js) == {"rows", "runs", "config", "notes", "seconds", "files", "curves", "lengths"}
+    assert set(js) == {"rows", "runs", "config", "notes", "seconds", "files", "curves", "lengths", "signature"}
+    assert js["signature"] == rep.signature and rep.signature.startswith("metric:evaluate-generation|")
     assert (out / "report.md").read_text() == rep.to_markdown() + "\n"
     again = write_report(rep, out / "again", labels={"greedy": "Greedy"})
     assert isinstance(again, ReportFiles) and "| Greedy |" in Path(again.markdown).read_text()
