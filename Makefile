@@ -30,9 +30,11 @@ venv: $(STAMP)
 
 # The suite is compile-bound (thousands of small XLA programs): two pytest-xdist workers, one test
 # file each at a time (module fixtures such as the demo run are computed once), keep both cores
-# busy; tests/conftest.py hands out the heaviest files first (and soft MAUVE's, which must
-# compile in a fresh process, first of all).
-XDIST := -n 2 --dist loadfile --no-loadscope-reorder
+# busy; tests/conftest.py hands out the heaviest files first, and drops JAX's compiled programs
+# between files once a worker nears the kernel's limit on memory maps.
+# --max-worker-restart 0: a worker that crashes fails the run at once (pytest-xdist 3.8 with
+# --dist loadfile can wait forever for a replacement worker).
+XDIST := -n 2 --dist loadfile --no-loadscope-reorder --max-worker-restart 0
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q $(XDIST)

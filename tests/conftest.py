@@ -62,9 +62,7 @@ def pytest_runtest_makereport(item, call):
 # `make test` runs two pytest-xdist workers, one test file at a time (`--dist loadfile
 # --no-loadscope-reorder`), and a worker takes the next file when it runs out. The heaviest files
 # go first (measured seconds on 2 cores, compiled at -O0, in parentheses) so that the cheap ones
-# fill in at the end and both workers finish together. Soft MAUVE's tests go first of all: compiling its float64
-# gradient crashed inside XLA (segfault) in a process that had already compiled the rest of the
-# suite; in a fresh process it passes.
+# fill in at the end and both workers finish together. Soft MAUVE's tests go first of all.
 HEAVY_FIRST = (
     "test_soft_mauve.py",            # (75)
     "test_doctests.py",              # (250)
@@ -93,6 +91,39 @@ HEAVY_FIRST = (
 def pytest_collection_modifyitems(config, items):
     rank = {name: i for i, name in enumerate(HEAVY_FIRST)}
     items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: file order kept otherwise
+
+
+# Every compiled XLA program that JAX keeps in its caches holds about 4.5 memory maps of the
+# process (its code and data), and Linux refuses new maps beyond vm.max_map_count (65,530 by
+# default). One xdist worker compiles most of the suite's programs: measured, a worker held
+# 42,000 maps after ten minutes, and near the end of the run XLA's compiler segfaulted when a
+# map was refused. So, between test files, a worker past half the limit drops JAX's caches
+# (later files recompile what they need; values are unchanged).
+def _map_count() -> int | None:
+    try:
+        with open("/proc/self/maps", "rb") as f:
+            return sum(1 for _ in f)
+    except OSError:   # not Linux
+        return None
+
+
+def _map_limit() -> int:
+    try:
+        with open("/proc/sys/vm/max_map_count") as f:
+            return int(f.read())
+    except (OSError, ValueError):
+        return 65530
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _release_compiled_programs():
+    yield
+    count = _map_count()
+    if count is not None and count > _map_limit() // 2:
+        import gc
+
+        jax.clear_caches()
+        gc.collect()
 
 
 @pytest.fixture(scope="session")

@@ -78,3 +78,32 @@ def test_cli_option_turns_the_cache_on(tmp_path, minilm_dir):
                          capture_output=True, text=True, timeout=300)
     assert bad.returncode == 2
     assert bad.stderr.startswith("jaxmetrics similarity: error: --compilation-cache:"), bad.stderr
+
+
+# The suite's conftest relies on this to keep a long-lived xdist worker under the kernel's limit
+# on memory maps: each compiled program JAX keeps holds a few maps until its caches are dropped.
+MAPS = r"""
+import gc
+import jax
+import jax.numpy as jnp
+
+def maps():
+    with open("/proc/self/maps", "rb") as f:
+        return sum(1 for _ in f)
+
+f = jax.jit(lambda x: jnp.tanh(x @ x.T).sum())
+before = maps()
+for n in range(1, 101):
+    f(jnp.ones((n, 3)))
+compiled = maps()
+jax.clear_caches()
+gc.collect()
+print(before, compiled, maps())
+"""
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/maps"), reason="memory maps are read from Linux's /proc")
+def test_compiled_programs_hold_memory_maps_until_jax_caches_are_cleared():
+    before, compiled, cleared = map(int, _run("-c", MAPS).stdout.split())
+    assert compiled - before >= 200, (before, compiled)     # 100 programs, a few maps each
+    assert cleared - before < (compiled - before) / 4, (before, compiled, cleared)
