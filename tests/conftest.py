@@ -95,10 +95,23 @@ def pytest_collection_modifyitems(config, items):
 
 # Every compiled XLA program that JAX keeps in its caches holds about 4.5 memory maps of the
 # process (its code and data), and Linux refuses new maps beyond vm.max_map_count (65,530 by
-# default). One xdist worker compiles most of the suite's programs: measured, a worker held
-# 42,000 maps after ten minutes, and near the end of the run XLA's compiler segfaulted when a
-# map was refused. So, between test files, a worker past half the limit drops JAX's caches
-# (later files recompile what they need; values are unchanged).
+# default). One xdist worker compiles thousands of the suite's programs: measured, a worker held
+# 42,000 maps after ten minutes, and near the end of a run XLA's compiler segfaulted when a map
+# was refused. So after every thousand compilations (JAX reports each one) the worker counts its
+# maps, and past half the limit it drops JAX's caches (later tests recompile what they need;
+# values are unchanged). tests/test_compilation_cache.py checks both facts this relies on.
+COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
+_compiled_since_look = [0]
+
+
+def _count_compilation(event: str, duration_secs: float, **kwargs) -> None:
+    if event == COMPILE_EVENT:
+        _compiled_since_look[0] += 1
+
+
+jax.monitoring.register_event_duration_secs_listener(_count_compilation)
+
+
 def _map_count() -> int | None:
     try:
         with open("/proc/self/maps", "rb") as f:
@@ -115,9 +128,12 @@ def _map_limit() -> int:
         return 65530
 
 
-@pytest.fixture(autouse=True, scope="module")
+@pytest.fixture(autouse=True)
 def _release_compiled_programs():
     yield
+    if _compiled_since_look[0] < 1000:
+        return
+    _compiled_since_look[0] = 0
     count = _map_count()
     if count is not None and count > _map_limit() // 2:
         import gc
