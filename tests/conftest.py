@@ -13,6 +13,9 @@ import os
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# jaxmetrics keeps compiled programs in the user's cache folder by default; the suite never
+# writes there (tests/test_compilation_cache.py turns the default on in its own processes).
+os.environ["JAXMETRICS_COMPILATION_CACHE"] = "off"
 
 # The suite is compile-bound: thousands of small XLA programs, each run a few times on tiny
 # inputs. XLA's CPU backend spends most of that compile time in LLVM's optimizer, so the tests
@@ -97,8 +100,8 @@ def pytest_collection_modifyitems(config, items):
 # process (its code and data), and Linux refuses new maps beyond vm.max_map_count (65,530 by
 # default). One xdist worker compiles thousands of the suite's programs: measured, a worker held
 # 42,000 maps after ten minutes, and near the end of a run XLA's compiler segfaulted when a map
-# was refused. So after every thousand compilations (JAX reports each one) the worker counts its
-# maps, and past half the limit it drops JAX's caches (later tests recompile what they need;
+# was refused. So after every 200 compilations (JAX reports each one) the worker counts its maps,
+# and past a third of the limit it drops JAX's caches (later tests recompile what they need;
 # values are unchanged). tests/test_compilation_cache.py checks both facts this relies on.
 COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"
 _compiled_since_look = [0]
@@ -131,11 +134,11 @@ def _map_limit() -> int:
 @pytest.fixture(autouse=True)
 def _release_compiled_programs():
     yield
-    if _compiled_since_look[0] < 1000:
+    if _compiled_since_look[0] < 200:
         return
     _compiled_since_look[0] = 0
     count = _map_count()
-    if count is not None and count > _map_limit() // 2:
+    if count is not None and count > _map_limit() // 3:
         import gc
 
         jax.clear_caches()
