@@ -16,7 +16,7 @@ Sub-packages (imported lazily, so ``import jaxmetrics`` is cheap):
 * :mod:`jaxmetrics.models` – Flax NNX GPT-2 / BERT / RoBERTa / Llama and featurizers.
 * :mod:`jaxmetrics.evaluation` – ``evaluate_generation``: generate with several decoding settings
   and seeds, featurize, and report every metric (the MAUVE paper's protocol), resumable.
-* :mod:`jaxmetrics.compilation` – a persistent compilation cache, so later processes load the
+* :mod:`jaxmetrics.compilation` – the persistent compilation cache (on by default), so later processes load the
   compiled programs instead of compiling them again.
 
 Each family's main functions are also available at the top level, e.g.
@@ -111,6 +111,7 @@ _EXPORTS = {
     "GenerationReport": "jaxmetrics.evaluation",
     # compile once per machine
     "enable_compilation_cache": "jaxmetrics.compilation",
+    "disable_compilation_cache": "jaxmetrics.compilation",
     # scale-out
     "make_mesh": "jaxmetrics.sharding",
     "shard": "jaxmetrics.sharding",

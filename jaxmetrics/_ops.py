@@ -14,6 +14,10 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
+from jaxmetrics.compilation import apply_default_compilation_cache
+
+apply_default_compilation_cache()  # on by default; see jaxmetrics.compilation
+
 __all__ = ["accumulator_dtype", "index_dtype", "is_concrete", "l2_normalize", "squared_distances"]
 
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import os
 import pkgutil
 import sys
 
@@ -31,9 +30,11 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=DefaultsHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"jaxmetrics {__version__}")
-    parser.add_argument("--compilation-cache", metavar="DIR", default=os.environ.get("JAXMETRICS_COMPILATION_CACHE"),
-                        help="keep compiled programs in DIR so later runs load them instead of compiling "
-                             "(default: $JAXMETRICS_COMPILATION_CACHE; off when neither is given)")
+    parser.add_argument("--compilation-cache", metavar="DIR|off", default=None,
+                        help="keep compiled programs in DIR so later runs load them instead of compiling, "
+                             "or 'off' (default: $JAXMETRICS_COMPILATION_CACHE if set, else "
+                             "$XDG_CACHE_HOME/jaxmetrics/xla; an unusable default folder means one "
+                             "warning and no cache)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     from jaxmetrics import commands
 
@@ -63,27 +64,42 @@ def _one_line_warnings() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if not getattr(args, "func", None):
-        parser.print_help()
-        return 2
     import warnings
 
     with warnings.catch_warnings():
         _one_line_warnings()
-        return _run(args)
+        cache_error = _apply_cache_option(argv)   # before any module that imports JAX
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        if not getattr(args, "func", None):
+            parser.print_help()
+            return 2
+        return _run(args, cache_error)
 
 
-def _run(args: argparse.Namespace) -> int:
+def _apply_cache_option(argv: list[str] | None) -> ValueError | None:
+    """Set up the compilation cache from ``--compilation-cache`` (or the library's default) before
+    the commands are imported; a folder named on the command line that cannot be used is an
+    error, reported once the command is known."""
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv or {"-h", "--help", "--version"} & set(argv):   # nothing compiles: keep JAX unimported
+        return None
+    pre = argparse.ArgumentParser(add_help=False)
+    pre.add_argument("--compilation-cache", default=None)
+    known, _ = pre.parse_known_args(argv)
+    from jaxmetrics.compilation import apply_default_compilation_cache
+
     try:
-        if args.compilation_cache:
-            from jaxmetrics.compilation import enable_compilation_cache
+        apply_default_compilation_cache(known.compilation_cache, strict=known.compilation_cache is not None)
+    except ValueError as e:
+        return e
+    return None
 
-            try:
-                enable_compilation_cache(args.compilation_cache)
-            except ValueError as e:
-                raise ValueError(f"--compilation-cache: {str(e).split(': ', 1)[-1]}") from None
+
+def _run(args: argparse.Namespace, cache_error: ValueError | None = None) -> int:
+    try:
+        if cache_error is not None:
+            raise ValueError(f"--compilation-cache: {str(cache_error).split(': ', 1)[-1]}")
         return int(args.func(args) or 0)
     except (ValueError, TypeError, FileNotFoundError) as e:
         print(f"jaxmetrics {args.command}: error: {e}", file=sys.stderr)

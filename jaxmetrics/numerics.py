@@ -31,6 +31,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxmetrics.compilation import apply_default_compilation_cache
+
+apply_default_compilation_cache()  # on by default; see jaxmetrics.compilation
+
 __all__ = ["average_ranks", "mean_std", "pearson", "segment_pearson", "segment_ranks", "spearman",
            "trapezoid_area"]
 

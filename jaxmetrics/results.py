@@ -34,6 +34,10 @@ from typing import Any
 import jax
 import numpy as np
 
+from jaxmetrics.compilation import apply_default_compilation_cache
+
+apply_default_compilation_cache()  # on by default; see jaxmetrics.compilation
+
 __all__ = ["Result", "static_field"]
 
 _DTYPE_ABBREV = {"float32": "f32", "float64": "f64", "float16": "f16", "bfloat16": "bf16",

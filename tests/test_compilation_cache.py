@@ -112,3 +112,92 @@ def test_compiled_programs_hold_memory_maps_until_jax_caches_are_cleared():
     assert events >= 100, events     # JAX reports each compilation (tests/conftest.py counts them)
     assert compiled - before >= 200, (before, compiled)     # 100 programs, a few maps each
     assert cleared - before < (compiled - before) / 4, (before, compiled, cleared)
+
+
+# A fresh process with the library's default: nothing asked for, the cache folder from
+# XDG_CACHE_HOME. Prints cache hits, the folder jaxmetrics chose (or None), the result and JAX's
+# cache folder.
+DEFAULT = r"""
+import jax
+import jax.numpy as jnp
+from jax import monitoring
+
+hits = []
+monitoring.register_event_listener(lambda name, **kw: hits.append(name) if name.endswith("/cache_hits") else None)
+from jaxmetrics.compilation import apply_default_compilation_cache
+from jaxmetrics.similarity import batch_bertscore
+x = jax.random.normal(jax.random.key(0), (2, 5, 8)); m = jnp.ones((2, 5), bool)
+f1 = batch_bertscore(candidates=x, references=x, candidates_mask=m, references_mask=m).f1
+print(len(hits), apply_default_compilation_cache(), round(float(f1.sum()), 5), jax.config.jax_compilation_cache_dir)
+"""
+
+
+def _default_env(tmp_path, **extra):
+    return {"JAXMETRICS_COMPILATION_CACHE": "", "XDG_CACHE_HOME": str(tmp_path / "xdg"), **extra}
+
+
+def test_cache_is_on_by_default_in_the_users_cache_folder(tmp_path):
+    folder = tmp_path / "xdg" / "jaxmetrics" / "xla"
+    first = _run("-c", DEFAULT, env=_default_env(tmp_path)).stdout.split()
+    assert first[1] == str(folder.resolve()) and any(folder.iterdir())
+    second = _run("-c", DEFAULT, env=_default_env(tmp_path)).stdout.split()
+    assert first[0] == "0" and int(second[0]) >= 1      # the second process loads, not compiles
+    assert first[2] == second[2] == "2.0"
+
+
+def test_environment_variable_turns_the_default_off_or_moves_it(tmp_path):
+    off = _run("-c", DEFAULT, env=_default_env(tmp_path, JAXMETRICS_COMPILATION_CACHE="off")).stdout.split()
+    assert off[1] == "None" and not (tmp_path / "xdg").exists()
+    moved = _run("-c", DEFAULT, env=_default_env(tmp_path, JAXMETRICS_COMPILATION_CACHE=str(tmp_path / "mine")))
+    assert moved.stdout.split()[1] == str((tmp_path / "mine").resolve()) and any((tmp_path / "mine").iterdir())
+
+
+def test_jax_settings_of_the_user_are_left_alone(tmp_path):
+    own = tmp_path / "own"
+    out = _run("-c", DEFAULT, env=_default_env(tmp_path, JAX_COMPILATION_CACHE_DIR=str(own))).stdout.split()
+    assert out[1] == "None" and out[3] == str(own) and not (tmp_path / "xdg").exists()
+    out = _run("-c", DEFAULT, env=_default_env(tmp_path, JAX_ENABLE_COMPILATION_CACHE="false")).stdout.split()
+    assert out[1] == "None" and not (tmp_path / "xdg").exists()
+
+
+def test_an_unusable_default_folder_means_one_warning_and_no_cache(tmp_path):
+    blocker = tmp_path / "blocker"
+    blocker.write_text("a file where the cache folder's parent should be")
+    out = _run("-c", DEFAULT, env={"JAXMETRICS_COMPILATION_CACHE": "", "XDG_CACHE_HOME": str(blocker)})
+    assert out.stdout.split()[1:] == ["None", "2.0", "None"]        # the metric still runs
+    assert out.stderr.count("running without a compilation cache") == 1, out.stderr
+    assert str(blocker) in out.stderr and "JAXMETRICS_COMPILATION_CACHE" in out.stderr
+
+
+def test_a_nearly_full_disk_is_refused_before_jax_is_touched(tmp_path, monkeypatch):
+    from collections import namedtuple
+
+    import jax
+
+    from jaxmetrics import compilation
+
+    before = jax.config.jax_compilation_cache_dir
+    monkeypatch.setattr(compilation.shutil, "disk_usage",
+                        lambda path: namedtuple("usage", "total used free")(10 * 2**30, 10 * 2**30 - 2**20, 2**20))
+    with pytest.raises(ValueError, match="only 1 MiB free"):
+        compilation.enable_compilation_cache(tmp_path / "full")
+    assert jax.config.jax_compilation_cache_dir == before
+
+
+def test_cli_option_off_or_a_folder_replaces_the_default(tmp_path, minilm_dir):
+    c = tmp_path / "c.txt"
+    c.write_text("the cat sat on the mat\nit rains\n")
+    argv = ["similarity", "--references", str(c), "--candidates", str(c), "--model", minilm_dir,
+            "--metric", "bertscore", "--quiet"]
+    out = _run("-c", CLI, "--compilation-cache", "off", *argv, env=_default_env(tmp_path))
+    assert out.stdout.strip() and not (tmp_path / "xdg").exists()
+    out = _run("-c", CLI, "--compilation-cache", str(tmp_path / "cli"), *argv, env=_default_env(tmp_path))
+    assert any((tmp_path / "cli").iterdir()) and not (tmp_path / "xdg").exists()
+    out = _run("-c", CLI, *argv, env=_default_env(tmp_path))      # no option: the default folder
+    assert any((tmp_path / "xdg" / "jaxmetrics" / "xla").iterdir())
+    blocker = tmp_path / "blocker"
+    blocker.write_text("not a folder")
+    out = _run("-c", CLI, *argv, env={"JAXMETRICS_COMPILATION_CACHE": "", "XDG_CACHE_HOME": str(blocker)})
+    warning = [line for line in out.stderr.splitlines() if "compilation cache" in line]
+    assert warning == [line for line in warning if line.startswith("jaxmetrics: warning: running without")]
+    assert len(warning) == 1 and out.stdout.strip(), out.stderr
