@@ -11,7 +11,7 @@ import argparse
 import os
 from typing import Iterable
 
-from jaxmetrics._validation import check_folder_writable
+from jaxmetrics._files import check_folder_writable
 
 __all__ = ["DefaultsHelpFormatter", "add_model_option", "add_pooling_option", "add_progress_options", "check_output_file", "check_outputs", "check_plot_file",
            "pooled_features", "progress_enabled"]

@@ -21,6 +21,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxmetrics._files import check_folder_writable, check_input_file  # re-exported: the file checks need no JAX
 from jaxmetrics._ops import is_concrete
 
 __all__ = [
@@ -275,41 +276,3 @@ def check_texts(texts: Any, name: str, *, drop_empty: bool = False) -> list[str]
     if not out:
         raise ValueError(f"{name}: no texts (the list is empty)")
     return out
-
-
-
-def check_folder_writable(folder: Any, message: str) -> None:
-    """Raise ``ValueError(f"{message} ({reason})")`` unless a file can be created in the existing
-    ``folder`` (a probe file is created there and removed at once: permission bits alone miss
-    read-only mounts and ACLs)."""
-    import tempfile
-
-    try:
-        fd, probe = tempfile.mkstemp(dir=folder, prefix=".jaxmetrics-write-check-")
-    except OSError as e:
-        raise ValueError(f"{message} ({e.strerror})") from None
-    os.close(fd)
-    os.unlink(probe)
-
-def check_input_file(path: str, option: str, *, text: bool = True) -> str:
-    """Check that ``path`` is a readable file (and, with ``text``, valid UTF-8).
-
-    Raises ``ValueError`` naming ``option``, the file and, for bad UTF-8, the line.
-    """
-    if os.path.isdir(path):
-        raise ValueError(f"{option}: {path!r} is a directory, expected a file")
-    if not os.path.isfile(path):
-        raise ValueError(f"{option}: file {path!r} does not exist")
-    if not os.access(path, os.R_OK):
-        raise ValueError(f"{option}: file {path!r} is not readable")
-    if text:
-        with open(path, "rb") as f:
-            data = f.read()
-        try:
-            data.decode("utf-8")
-        except UnicodeDecodeError as e:
-            line = data.count(b"\n", 0, e.start) + 1
-            col = e.start - (data.rfind(b"\n", 0, e.start) + 1) + 1
-            raise ValueError(f"{option}: {path!r} is not valid UTF-8: line {line}, column {col} "
-                             f"(byte {e.start}: {e.reason}); re-save the file as UTF-8") from None
-    return path

@@ -51,6 +51,7 @@ from pathlib import Path
 
 import numpy as np
 
+from jaxmetrics._demo_options import add_arguments  # re-exported; kept apart so the CLI builds it without JAX
 from jaxmetrics.evaluation.plot import CurveLegend
 from jaxmetrics.results import Result, static_field
 from jaxmetrics.signature import make_signature, model_id
@@ -351,18 +352,6 @@ def run_demo(cfg: DemoConfig = SIZES["full"], out_dir: str | os.PathLike = "demo
     print(f"\nsaved {out_dir}/results.json, results.md, divergence_curves.png (and report.*, lengths.png)  "
           f"({seconds:.0f}s)", file=sys.stderr)
     return result
-
-
-def add_arguments(ap: argparse.ArgumentParser) -> None:
-    """Add the demo's options to ``ap`` (shared by ``python -m jaxmetrics.demo`` and ``jaxmetrics demo``)."""
-    ap.add_argument("--small", action="store_true",
-                    help="reduced side metrics: 3 k-means seeds, 100 Self-BLEU samples, 8000 perplexity "
-                         "tokens; same prompts and runs (also selected by JAXMETRICS_DEMO_SIZE=small)")
-    ap.add_argument("--num-prompts", type=int, default=None,
-                    help="held-out passages per decoding, at least 10 (default: 500)")
-    ap.add_argument("--out", default="demo_output", help="output folder (default: demo_output)")
-    ap.add_argument("--model", default=None, help="generating GPT-2 directory (default: the bundled demo model)")
-    ap.add_argument("--seed", type=int, default=None, help="seed (default 0)")
 
 
 def run_from_args(args: argparse.Namespace) -> int:

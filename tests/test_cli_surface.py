@@ -5,10 +5,12 @@ and no "PyTorch was not found" notice from transformers (jaxmetrics never uses i
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 import warnings
 
+import numpy as np
 import pytest
 
 import jaxmetrics
@@ -164,3 +166,41 @@ def test_results_on_stdout_status_and_warnings_on_stderr(tmp_path, capsys):
     assert cli.main(["mauve", "--references", str(p), "--candidates", str(bad)]) == 2
     err = capsys.readouterr().err
     assert "candidates: cannot read" in err and "no NumPy .npy header" in err, err
+
+
+def _modules_after(code: str, *args: str) -> set[str]:
+    """Run ``code`` in a fresh interpreter; the top-level modules it imported (printed last)."""
+    probe = code + "\nimport sys; print(' '.join(sorted({m.split('.')[0] for m in sys.modules})))\n"
+    proc = subprocess.run([sys.executable, "-c", probe, *args], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "JAXMETRICS_COMPILATION_CACHE": "off"})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return set(proc.stdout.split("\n")[-2].split())
+
+
+def test_help_builds_every_command_without_importing_jax():
+    """``jaxmetrics --help`` (every command's parser) imports neither JAX nor numpy: start-up
+    stays well under a second, and a usage error is reported before any heavy import."""
+    loaded = _modules_after("from jaxmetrics.cli import build_parser; build_parser()")
+    assert not loaded & {"jax", "jaxlib", "numpy", "flax", "transformers"}, loaded & {"jax", "numpy", "flax"}
+    loaded = _modules_after("from jaxmetrics.cli import main\n"
+                            "import contextlib, io\n"
+                            "with contextlib.redirect_stdout(io.StringIO()) as out:\n"
+                            "    try:\n"
+                            "        main(['demo', '--help'])\n"
+                            "    except SystemExit as e:\n"
+                            "        assert e.code == 0 and '--num-prompts' in out.getvalue()\n")
+    assert "jax" not in loaded and "numpy" not in loaded
+
+
+def test_mauve_on_feature_files_loads_no_model_code(tmp_path):
+    """A CLI run imports only what it uses: MAUVE from ``.npy`` features needs JAX but neither
+    Flax nor transformers (no model is loaded)."""
+    rng = np.random.default_rng(0)
+    np.save(tmp_path / "p.npy", rng.normal(size=(60, 4)).astype(np.float32))
+    np.save(tmp_path / "q.npy", rng.normal(size=(60, 4)).astype(np.float32) + 1.0)
+    loaded = _modules_after("import sys\nfrom jaxmetrics.cli import main\n"
+                            "assert main(['mauve', '--references', sys.argv[1], '--candidates', sys.argv[2],"
+                            " '--num-buckets', '4', '--quiet']) == 0\n",
+                            str(tmp_path / "p.npy"), str(tmp_path / "q.npy"))
+    assert "jax" in loaded
+    assert not loaded & {"flax", "transformers", "torch", "optax"}, loaded & {"flax", "transformers", "torch"}

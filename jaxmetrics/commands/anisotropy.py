@@ -7,7 +7,7 @@ import json
 import sys
 
 from jaxmetrics._cli_util import add_model_option, add_progress_options, check_outputs, progress_enabled
-from jaxmetrics._validation import check_input_file
+from jaxmetrics._files import check_input_file
 
 _CENTERINGS = ("none", "dimension", "sentence", "corpus", "batch")
 

@@ -7,7 +7,7 @@ import re
 import sys
 
 from jaxmetrics._cli_util import add_model_option, add_pooling_option, add_progress_options, progress_enabled
-from jaxmetrics._validation import check_input_file
+from jaxmetrics._files import check_input_file
 
 #: The library's argument names in error messages, and the options they come from.
 _OPTIONS = {"max_new_tokens": "--max-new-tokens", "prompt_tokens": "--prompt-tokens",

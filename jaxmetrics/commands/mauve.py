@@ -13,10 +13,9 @@ import os
 import sys
 import warnings
 
-from jaxmetrics import _validation as V
 from jaxmetrics._cli_util import (add_model_option, add_pooling_option, add_progress_options, check_outputs, pooled_features,
                                   progress_enabled)
-from jaxmetrics._validation import check_input_file
+from jaxmetrics._files import check_input_file
 
 _FEATURE_SUFFIX = ".npy"
 #: mauve-text's seed.
@@ -62,6 +61,8 @@ def option_error(e: Exception, renames: dict[str, str]) -> ValueError:
 def check_mauve_options(args: argparse.Namespace) -> None:
     """Parse and range-check the shared options of ``mauve`` / ``mauve-sweep`` (nothing loaded):
     errors name the option. Sets ``args.num_buckets`` to ``'auto'`` or an ``int``."""
+    from jaxmetrics import _validation as V  # imports JAX: only when a command runs
+
     if len(set(args.seeds)) != len(args.seeds):
         raise ValueError(f"--seeds: repeated seeds in {' '.join(map(str, args.seeds))}")
     nb = "auto" if args.num_buckets is None else args.num_buckets
@@ -167,6 +168,8 @@ def nonempty_texts(path: str, name: str, read_texts, *, command: str = "mauve") 
 
 def load_features(path: str, option: str):
     """A ``.npy`` feature file as a finite ``[n, d]`` array, or a ``ValueError`` naming ``option``."""
+    from jaxmetrics import _validation as V  # imports JAX: only when a command runs
+
     import numpy as np
 
     try:

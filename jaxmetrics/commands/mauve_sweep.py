@@ -8,7 +8,7 @@ import os
 import sys
 
 from jaxmetrics._cli_util import add_progress_options, check_outputs, progress_enabled
-from jaxmetrics._validation import check_input_file
+from jaxmetrics._files import check_input_file
 from jaxmetrics.commands.mauve import (add_mauve_options, check_mauve_options, check_sizes, featurize_with,
                                        featurized_signature, load_features, models_module, nonempty_texts, settings)
 

@@ -6,7 +6,7 @@ import json
 import sys
 
 from jaxmetrics._cli_util import add_model_option, add_progress_options, check_output_file, progress_enabled
-from jaxmetrics._validation import check_input_file
+from jaxmetrics._files import check_input_file
 
 
 def register(subparsers) -> None:

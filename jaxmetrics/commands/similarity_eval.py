@@ -12,7 +12,7 @@ import json
 import re
 
 from jaxmetrics._cli_util import add_model_option, add_progress_options, check_outputs, progress_enabled
-from jaxmetrics._validation import check_input_file
+from jaxmetrics._files import check_input_file
 
 # Kept here (not imported from jaxmetrics.similarity) so that building the parser stays cheap.
 _METRICS = ("bertscore", "cosine", "cka", "wmd", "rwmd", "twmd", "trwmd", "trwmd_lse")

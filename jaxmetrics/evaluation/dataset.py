@@ -21,7 +21,7 @@ import json
 import os
 from typing import Any, Sequence
 
-from jaxmetrics._validation import check_input_file
+from jaxmetrics._files import check_input_file
 from jaxmetrics.results import Result, static_field
 
 __all__ = ["PromptDataset", "load_prompt_dataset"]

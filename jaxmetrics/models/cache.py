@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from jaxmetrics._validation import check_folder_writable
+from jaxmetrics._files import check_folder_writable
 
 __all__ = ["FeatureCache", "check_writable_dir", "text_hash"]
 
