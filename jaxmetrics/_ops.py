@@ -18,7 +18,17 @@ from jaxmetrics.compilation import apply_default_compilation_cache
 
 apply_default_compilation_cache()  # on by default; see jaxmetrics.compilation
 
-__all__ = ["accumulator_dtype", "index_dtype", "is_concrete", "l2_normalize", "squared_distances"]
+__all__ = ["PRECISION", "accumulator_dtype", "index_dtype", "is_concrete", "l2_normalize", "squared_distances"]
+
+PRECISION = jax.lax.Precision.HIGHEST
+"""The precision every matrix product in the library states (``precision=PRECISION``).
+
+On a TPU, JAX multiplies float32 matrices in bfloat16 passes unless told otherwise, and a GPU
+may use TF32; CPUs always multiply in float32. Stating ``HIGHEST`` on every product makes a
+float32 computation float32 on every backend, so the numbers a parity test pins on the CPU are
+the numbers an accelerator gives. Products of bfloat16 inputs (``dtype=bfloat16`` models) are
+single bfloat16 passes whatever the precision says, so this costs nothing there. A conventions
+test checks that no product in the package leaves it out (docs/sharp_edges.md)."""
 
 
 def is_concrete(*xs: Any) -> bool:
@@ -54,7 +64,7 @@ def index_dtype() -> Any:
 
 def squared_distances(x: jax.Array, y: jax.Array, *, x_sq: jax.Array | None = None,
                       y_sq: jax.Array | None = None, tie_rtol: float = 0.0,
-                      precision: Any = None) -> jax.Array:
+                      precision: Any = PRECISION) -> jax.Array:
     """Squared Euclidean distances ``[n, m]`` by the matmul expansion.
 
     ``d_ij = max(0, ||x_i||² + ||y_j||² - 2 x_i·y_j)``; with ``tie_rtol > 0``, values at or below
@@ -65,8 +75,8 @@ def squared_distances(x: jax.Array, y: jax.Array, *, x_sq: jax.Array | None = No
       x: ``[n, d]``; y: ``[m, d]``.
       x_sq, y_sq: optional precomputed squared norms ``[n]`` / ``[m]``.
       tie_rtol: relative rounding level snapped to 0 (0 = no snapping).
-      precision: ``jax.lax.Precision`` of the product (``None`` = the backend default;
-        ``HIGHEST`` where exact comparisons matter on GPU/TPU).
+      precision: ``jax.lax.Precision`` of the product (default :data:`PRECISION`, float32 on
+        every backend; ``None`` = the backend's default, bfloat16 passes on a TPU).
 
     Returns:
       ``[n, m]`` non-negative distances.

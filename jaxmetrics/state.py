@@ -37,8 +37,7 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
-from jaxmetrics._ops import accumulator_dtype
-from jaxmetrics._ops import is_concrete
+from jaxmetrics._ops import PRECISION, accumulator_dtype, is_concrete
 from jaxmetrics._validation import concrete_value
 
 __all__ = ["FeatureBuffer", "GaussianMoments", "PairBuffer", "SumState", "merge_all", "merge_stacked"]
@@ -159,7 +158,7 @@ class GaussianMoments(struct.PyTreeNode):
         x = jnp.asarray(x, dt)
         mu = jnp.mean(x, axis=0)
         xc = x - mu
-        return cls(jnp.asarray(x.shape[0], dt), mu, xc.T @ xc)
+        return cls(jnp.asarray(x.shape[0], dt), mu, jnp.matmul(xc.T, xc, precision=PRECISION))
 
     def update(self, x) -> "GaussianMoments":
         return self.merge(type(self).from_features(x, self.mean.dtype))

@@ -27,7 +27,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxmetrics._ops import accumulator_dtype
+from jaxmetrics._ops import PRECISION, accumulator_dtype
 from jaxmetrics._validation import check_int
 from jaxmetrics.diversity.encoding import ROW_MULTIPLE, encode_sequences
 from jaxmetrics.results import Result
@@ -231,7 +231,7 @@ def ngram_cosine_matrix(ids: jax.Array, lengths: jax.Array, n: int) -> jax.Array
     rows = jnp.broadcast_to(jnp.arange(R)[:, None], (R, T))
     counts = jnp.zeros((R, W + 1), dtype).at[rows, jnp.where(v, g, W)].add(v.astype(dtype))
     counts = counts[:, :W]
-    gram = counts @ counts.T
+    gram = jnp.matmul(counts, counts.T, precision=PRECISION)
     norm = jnp.sqrt(jnp.diag(gram))
     den = norm[:, None] * norm[None, :]
     return jnp.where(den > 0, gram / jnp.where(den > 0, den, 1.0), 0.0)

@@ -23,7 +23,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxmetrics._ops import accumulator_dtype
+from jaxmetrics._ops import PRECISION, accumulator_dtype
 from jaxmetrics._validation import check_int, check_mask
 from jaxmetrics.diversity.encoding import ROW_MULTIPLE, encode_sets
 from jaxmetrics.diversity.ngrams import check_orders, ngram_cosine_matrix, ngram_count_stats
@@ -109,7 +109,7 @@ def batched_set_diversity(x: Any, sim_fn: Callable, x_mask: jax.Array | None = N
 
 def _cosine_similarity(a: jax.Array, b: jax.Array, eps: float = 1e-12) -> jax.Array:
     """Cosine of two vectors ``[D]``: ``a·b / max(‖a‖‖b‖, eps)``."""
-    return jnp.dot(a, b) / jnp.maximum(jnp.linalg.norm(a) * jnp.linalg.norm(b), eps)
+    return jnp.dot(a, b, precision=PRECISION) / jnp.maximum(jnp.linalg.norm(a) * jnp.linalg.norm(b), eps)
 
 
 def embedding_cosine_diversity(embeddings: Any, embeddings_mask: Any = None) -> np.ndarray:

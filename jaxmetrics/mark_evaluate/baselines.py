@@ -24,9 +24,8 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax import lax
 
-from jaxmetrics._ops import accumulator_dtype
+from jaxmetrics._ops import PRECISION, accumulator_dtype
 from jaxmetrics._validation import check_features, check_int, check_key, check_positive
 from jaxmetrics.mark_evaluate.checks import check_feature_pair
 from jaxmetrics.mark_evaluate.stats import mark_evaluate_stats
@@ -287,21 +286,21 @@ def frechet_distance(mu1: jax.Array, sigma1: jax.Array, mu2: jax.Array,
       >>> float(frechet_distance(jnp.zeros(2), jnp.eye(2), jnp.ones(2), 4 * jnp.eye(2)))
       4.0
     """
-    hi = lax.Precision.HIGHEST
+    hi = PRECISION
     w, v = jnp.linalg.eigh((sigma1 + sigma1.T) / 2)
-    s1h = (v * jnp.sqrt(jnp.clip(w, 0.0))) @ v.T
+    s1h = jnp.matmul(v * jnp.sqrt(jnp.clip(w, 0.0)), v.T, precision=hi)
     a = jnp.matmul(jnp.matmul(s1h, sigma2, precision=hi), s1h, precision=hi)
     lam = jnp.linalg.eigvalsh((a + a.T) / 2)
     tr_covmean = jnp.sum(jnp.sqrt(jnp.clip(lam, 0.0)))
     diff = mu1 - mu2
-    return diff @ diff + jnp.trace(sigma1) + jnp.trace(sigma2) - 2.0 * tr_covmean
+    return jnp.dot(diff, diff, precision=hi) + jnp.trace(sigma1) + jnp.trace(sigma2) - 2.0 * tr_covmean
 
 
 @jax.jit
 def _gauss(x):
     mu = jnp.mean(x, axis=0)
     xc = x - mu
-    return mu, jnp.matmul(xc.T, xc, precision=lax.Precision.HIGHEST) / (x.shape[0] - 1)
+    return mu, jnp.matmul(xc.T, xc, precision=PRECISION) / (x.shape[0] - 1)
 
 
 def fid(*, references: Any, candidates: Any, use_float64: bool = True) -> jax.Array:

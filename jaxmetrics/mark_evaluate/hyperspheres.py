@@ -125,11 +125,10 @@ def _tie_rtol(dtype) -> float:
 
 
 def _distances(x: jax.Array, y: jax.Array, x_sq: jax.Array, y_sq: jax.Array) -> jax.Array:
-    """The library's squared distances with the settings of every k-NN pass: HIGHEST matmul
-    precision and rounding-level values snapped to 0 (``32 eps (||x||^2 + ||y||^2)``), so
+    """The library's squared distances with the settings of every k-NN pass: the library's float32
+    matmul precision and rounding-level values snapped to 0 (``32 eps (||x||^2 + ||y||^2)``), so
     identical rows are at distance exactly 0 whatever the blocking."""
-    return squared_distances(x, y, x_sq=x_sq, y_sq=y_sq, tie_rtol=_tie_rtol(x.dtype),
-                             precision=lax.Precision.HIGHEST)
+    return squared_distances(x, y, x_sq=x_sq, y_sq=y_sq, tie_rtol=_tie_rtol(x.dtype))
 
 
 def _row_masks(x: jax.Array, x_mask: jax.Array | None) -> jax.Array:

@@ -58,6 +58,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxmetrics import _validation as V
+from jaxmetrics._ops import PRECISION
 from jaxmetrics.mauve.quantizers import register_quantizer
 from jaxmetrics.results import Result, static_field
 
@@ -131,7 +132,8 @@ def drmm_layer_log_probs(means: jax.Array, log_sigma: jax.Array, logits: jax.Arr
         mu, ls, lw = params  # [C, d], [C, d], [C]
         inv_var = jnp.exp(-2.0 * ls)
         # sum_d (r - mu)^2 / var expanded as three products (no [n, C, d] temporary).
-        quad = (r * r) @ inv_var.T - 2.0 * r @ (mu * inv_var).T + jnp.sum(mu * mu * inv_var, axis=-1)
+        quad = (jnp.matmul(r * r, inv_var.T, precision=PRECISION)
+                - 2.0 * jnp.matmul(r, (mu * inv_var).T, precision=PRECISION) + jnp.sum(mu * mu * inv_var, axis=-1))
         lp = lw - 0.5 * jnp.maximum(quad, 0.0) - jnp.sum(ls, axis=-1) - 0.5 * r.shape[-1] * _LOG_2PI
         k = jnp.argmax(lp, axis=-1).astype(jnp.int32)
         r_next = jax.lax.stop_gradient(r - mu[k])
@@ -143,7 +145,7 @@ def drmm_layer_log_probs(means: jax.Array, log_sigma: jax.Array, logits: jax.Arr
 
 def _sq_dists(r: jax.Array, mu: jax.Array) -> jax.Array:
     """``||r_i - mu_k||^2`` ``[n, C]`` (clipped at 0)."""
-    d2 = jnp.sum(r * r, -1, keepdims=True) - 2.0 * r @ mu.T + jnp.sum(mu * mu, -1)[None]
+    d2 = jnp.sum(r * r, -1, keepdims=True) - 2.0 * jnp.matmul(r, mu.T, precision=PRECISION) + jnp.sum(mu * mu, -1)[None]
     return jnp.maximum(d2, 0.0)
 
 
@@ -191,7 +193,7 @@ def _init_from_batch(batch: jax.Array, key: jax.Array, num_layers: int, num_comp
         mu = r[jax.random.permutation(kl, r.shape[0])[:num_components]]
         oh = jax.nn.one_hot(jnp.argmin(_sq_dists(r, mu), axis=-1), num_components, dtype=r.dtype)
         cnt = jnp.sum(oh, axis=0)
-        mu = jnp.where(cnt[:, None] > 0, (oh.T @ r) / jnp.maximum(cnt, 1.0)[:, None], mu)
+        mu = jnp.where(cnt[:, None] > 0, jnp.matmul(oh.T, r, precision=PRECISION) / jnp.maximum(cnt, 1.0)[:, None], mu)
         means.append(mu)
         r = r - mu[jnp.argmin(_sq_dists(r, mu), axis=-1)]
     return jnp.stack(means)
@@ -238,7 +240,8 @@ def _stats(ks, x, num_components):
     """Sufficient statistics of hard assignments ``ks [L, n]`` of rows ``x [n, d]``:
     member sums ``[L, C, d]``, member counts ``[L, C]`` and co-occurrences ``[L, L, C, C]``."""
     oh = jax.nn.one_hot(ks, num_components, dtype=jnp.float32)  # [L, n, C]
-    return jnp.einsum("lnc,nd->lcd", oh, x), jnp.sum(oh, axis=1), jnp.einsum("lnc,mne->lmce", oh, oh)
+    return (jnp.einsum("lnc,nd->lcd", oh, x, precision=PRECISION), jnp.sum(oh, axis=1),
+            jnp.einsum("lnc,mne->lmce", oh, oh, precision=PRECISION))
 
 
 def _m_step(sums, counts, co, means):
@@ -252,7 +255,7 @@ def _m_step(sums, counts, co, means):
     for l in range(means.shape[0]):  # static loop over layers
         s = sums[l]
         for j in range(l):
-            s = s - co[l, j] @ out[j]
+            s = s - jnp.matmul(co[l, j], out[j], precision=PRECISION)
         out.append(jnp.where(counts[l][:, None] > 0, s / jnp.maximum(counts[l], 1.0)[:, None], means[l]))
     return jnp.stack(out)
 

@@ -66,6 +66,7 @@ import optax
 from flax import nnx
 
 from jaxmetrics import _validation as V
+from jaxmetrics._ops import PRECISION
 from jaxmetrics.mauve.quantizers import register_quantizer
 from jaxmetrics.results import Result, static_field
 
@@ -198,7 +199,7 @@ def lattice_atoms(r2: int = 50, dim: int = 4) -> np.ndarray:
 
 @jax.jit
 def _nearest(u: jax.Array, atoms: jax.Array) -> jax.Array:
-    return jnp.argmax(u @ atoms.T, axis=-1).astype(jnp.int32)
+    return jnp.argmax(jnp.matmul(u, atoms.T, precision=PRECISION), axis=-1).astype(jnp.int32)
 
 
 def nearest_atom(u: Any, atoms: Any) -> jax.Array:
@@ -243,11 +244,11 @@ class SpreadingNet(nnx.Module):
     """
 
     def __init__(self, dim: int, *, hidden: int = 768, out: int = 4, rngs: nnx.Rngs):
-        self.l1 = nnx.Linear(dim, hidden, rngs=rngs)
+        self.l1 = nnx.Linear(dim, hidden, precision=PRECISION, rngs=rngs)
         self.bn1 = nnx.BatchNorm(hidden, momentum=0.9, rngs=rngs)
-        self.l2 = nnx.Linear(hidden, hidden, rngs=rngs)
+        self.l2 = nnx.Linear(hidden, hidden, precision=PRECISION, rngs=rngs)
         self.bn2 = nnx.BatchNorm(hidden, momentum=0.9, rngs=rngs)
-        self.l3 = nnx.Linear(hidden, out, rngs=rngs)
+        self.l3 = nnx.Linear(hidden, out, precision=PRECISION, rngs=rngs)
 
     def __call__(self, x: jax.Array, *, train: bool) -> jax.Array:
         h = jax.nn.relu(self.bn1(self.l1(x), use_running_average=not train))
@@ -304,7 +305,7 @@ def _knn(x: jax.Array, k: int, *, block: int = 1024) -> jax.Array:
     rows = jnp.pad(jnp.arange(n), (0, pad)).reshape(nb, block)
 
     def one(r):
-        d = sq[r][:, None] + sq[None, :] - 2.0 * x[r] @ x.T
+        d = sq[r][:, None] + sq[None, :] - 2.0 * jnp.matmul(x[r], x.T, precision=PRECISION)
         d = d.at[jnp.arange(r.shape[0]), r].set(jnp.inf)  # exclude self
         return jax.lax.top_k(-d, k)[1]
 

@@ -21,6 +21,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxmetrics import _validation as V
+from jaxmetrics._ops import PRECISION
 from jaxmetrics.results import Result, static_field
 
 __all__ = ["PCAProjection", "num_components_for_variance", "fit_pca", "pca_transform"]
@@ -56,12 +57,12 @@ def _pca_eigen(x: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
     xc = x - mean
     denom = max(n - 1, 1)
     if n >= d:
-        w, v = jnp.linalg.eigh(xc.T @ xc / denom)  # ascending
+        w, v = jnp.linalg.eigh(jnp.matmul(xc.T, xc, precision=PRECISION) / denom)  # ascending
         w, v = w[::-1], v[:, ::-1]
     else:
-        w, u = jnp.linalg.eigh(xc @ xc.T / denom)
+        w, u = jnp.linalg.eigh(jnp.matmul(xc, xc.T, precision=PRECISION) / denom)
         w, u = w[::-1], u[:, ::-1]
-        v = xc.T @ u
+        v = jnp.matmul(xc.T, u, precision=PRECISION)
         norm = jnp.sqrt(jnp.sum(v * v, axis=0, keepdims=True))
         v = v / jnp.where(norm > 0, norm, 1.0)
     return jnp.maximum(w, 0.0), v, mean
@@ -152,7 +153,7 @@ def fit_pca(
 
 @jax.jit
 def _project(x: jax.Array, mean: jax.Array, components: jax.Array) -> jax.Array:
-    return (x - mean) @ components
+    return jnp.matmul(x - mean, components, precision=PRECISION)
 
 
 def pca_transform(pca: PCAProjection, x: Any) -> jax.Array:

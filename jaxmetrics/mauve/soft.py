@@ -29,7 +29,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxmetrics import _validation as V
-from jaxmetrics._ops import is_concrete
+from jaxmetrics._ops import PRECISION, is_concrete
 from jaxmetrics.mauve.histograms import MauveResult, mauve_from_histograms, smooth_frontier_integral
 from jaxmetrics.results import Result
 
@@ -47,7 +47,7 @@ __all__ = [
 @jax.jit
 def _soft_assign(x: jax.Array, c: jax.Array, temperature: jax.Array) -> jax.Array:
     # ||x - c||^2 = |x|^2 - 2 x.c + |c|^2; the |x|^2 term cancels in the softmax.
-    logits = (2.0 * x @ c.T - jnp.sum(c * c, axis=-1)) / temperature
+    logits = (2.0 * jnp.matmul(x, c.T, precision=PRECISION) - jnp.sum(c * c, axis=-1)) / temperature
     return jax.nn.softmax(logits, axis=-1)
 
 
@@ -153,7 +153,7 @@ class CentroidQuantizer(Result):
         """Index ``[n]`` int32 of the nearest centroid of each row of ``features [n, d]``."""
         x = jnp.asarray(features)
         c = self.centroids.astype(x.dtype) if jnp.issubdtype(x.dtype, jnp.floating) else self.centroids
-        d2 = jnp.sum(c * c, axis=-1) - 2.0 * x @ c.T
+        d2 = jnp.sum(c * c, axis=-1) - 2.0 * jnp.matmul(x, c.T, precision=PRECISION)
         return jnp.argmin(d2, axis=-1).astype(jnp.int32)
 
     def soft_assign(self, features: Any, temperature: Any) -> jax.Array:

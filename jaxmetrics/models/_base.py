@@ -14,6 +14,7 @@ import jax.numpy as jnp
 import numpy as np
 from flax import nnx
 
+from jaxmetrics._ops import PRECISION
 from jaxmetrics.results import Result
 
 
@@ -35,7 +36,7 @@ class ModelOutput(Result):
 
 def tied_lm_head(hidden, embedding):
     """Float32 logits ``hidden @ embedding.T`` of a tied LM head: ``[..., D] x [V, D] -> [..., V]``."""
-    return jnp.einsum("...d,vd->...v", hidden, embedding,
+    return jnp.einsum("...d,vd->...v", hidden, embedding, precision=PRECISION,
                       preferred_element_type=jnp.float32).astype(jnp.float32)
 
 
@@ -113,10 +114,10 @@ def _attend_one(q, k, v, allowed, scale):
 def _attend(q, k, v, allowed, scale):
     if q.shape[1] == 1 and k.shape[1] > 1:
         return _attend_one(q, k, v, allowed, scale)
-    scores = jnp.einsum("bqhd,bkhd->bhqk", q, k, preferred_element_type=jnp.float32) * scale
+    scores = jnp.einsum("bqhd,bkhd->bhqk", q, k, precision=PRECISION, preferred_element_type=jnp.float32) * scale
     scores = jnp.where(allowed, scores, jnp.finfo(jnp.float32).min)
     probs = jax.nn.softmax(scores, axis=-1).astype(v.dtype)
-    return jnp.einsum("bhqk,bkhd->bqhd", probs, v)
+    return jnp.einsum("bhqk,bkhd->bqhd", probs, v, precision=PRECISION)
 
 
 def attention(q, k, v, allowed, *, scale: float, causal: bool = False):

@@ -12,6 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 from flax import nnx
 
+from jaxmetrics._ops import PRECISION
 from jaxmetrics.models._base import (
     ModelOutput, activation, attention, build_pretrained, inv_sqrt, merge_heads, packed_layout, split_heads,
     strip_prefix, take,
@@ -19,7 +20,7 @@ from jaxmetrics.models._base import (
 
 
 def _linear(i, o, dtype, rngs):
-    return nnx.Linear(i, o, dtype=dtype, param_dtype=dtype, rngs=rngs)
+    return nnx.Linear(i, o, dtype=dtype, param_dtype=dtype, precision=PRECISION, rngs=rngs)
 
 
 def _ln(cfg, dtype, rngs):

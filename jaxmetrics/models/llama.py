@@ -23,6 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 from flax import nnx
 
+from jaxmetrics._ops import PRECISION
 from jaxmetrics.models._base import (
     ModelOutput, activation, attention, build_pretrained, cached_attention_mask, strip_prefix, take, tied_lm_head,
     write_cache,
@@ -132,7 +133,7 @@ class RMSNorm(nnx.Module):
 
 
 def _linear(din, dout, bias, dtype, rngs):
-    return nnx.Linear(din, dout, use_bias=bias, dtype=dtype, param_dtype=dtype, rngs=rngs)
+    return nnx.Linear(din, dout, use_bias=bias, dtype=dtype, param_dtype=dtype, precision=PRECISION, rngs=rngs)
 
 
 def _sliding_window(cfg, layer_idx: int):

@@ -57,7 +57,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxmetrics._ops import is_concrete, l2_normalize
+from jaxmetrics._ops import PRECISION, is_concrete, l2_normalize
 from jaxmetrics._validation import check_choice, check_int, check_positive
 from jaxmetrics.results import Result
 from jaxmetrics.similarity.checks import score_checked_pairs
@@ -233,7 +233,7 @@ def _raw_pair(x, y, x_mask, y_mask, *, metric: str, temperature=1.0, num_iterati
       ``(p, r)`` scalars.
     """
     valid = x_mask[:, None] & y_mask[None, :]
-    s = jnp.where(valid, x @ y.T, 0.0)
+    s = jnp.where(valid, jnp.matmul(x, y.T, precision=PRECISION), 0.0)
     a = _weights(x_mask, x_weights)
     b = _weights(y_mask, y_weights)
     if metric == "cosine":
