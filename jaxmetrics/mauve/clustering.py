@@ -148,11 +148,11 @@ def _nearest_tiled(x: jax.Array, x_sq: jax.Array, c: jax.Array, tile: int = _TIL
     ``active`` ``[k]`` bool, inactive centroids are at distance +inf.
     """
     c_sq = jnp.sum(c * c, axis=-1)
+    if active is not None:  # an inactive slot's squared norm is +inf, so are its distances: no extra pass
+        c_sq = jnp.where(active, c_sq, jnp.inf)
 
     def block(xb, xb_sq):
         d = squared_distances(xb, c, x_sq=xb_sq, y_sq=c_sq)
-        if active is not None:
-            d = jnp.where(active, d, jnp.inf)
         return jnp.argmin(d, axis=-1).astype(jnp.int32), jnp.min(d, axis=-1)
 
     n = x.shape[0]

@@ -11,7 +11,7 @@ histogram stage always runs in float64.
 Seeds: ``seed`` plays mauve-text's role (PCA subsample from ``fold_in(key(seed), 5)``, k-means from
 ``fold_in(key(seed), 2)``), but the random streams are JAX's, so the clusters differ from faiss's;
 averages over seeds agree (see tests). :func:`compute_mauve_seeds` runs several k-means seeds in
-one vmapped call; :func:`fit_quantizer` / :func:`mauve_shared_codebook` give comparable scores for
+one compiled call; :func:`fit_quantizer` / :func:`mauve_shared_codebook` give comparable scores for
 several pairs by quantizing them all with one codebook.
 """
 from __future__ import annotations
@@ -31,13 +31,14 @@ from jaxmetrics.mauve.engine import (
     fit_labels,
     kmeans_labels,
     mauve_scores,
+    pad_rows,
     project_features,
     split_counts,
 )
 from jaxmetrics.mauve.histograms import _check_scoring
 from jaxmetrics.mauve.inputs import check_pooling, device_context, get_features
 from jaxmetrics.mauve.quantizers import FittedQuantizer, KMeansQuantizer, Quantizer, get_quantizer
-from jaxmetrics.mauve.sizes import auto_num_buckets, resolve_num_buckets
+from jaxmetrics.mauve.sizes import auto_num_buckets, bucket_size, resolve_num_buckets
 from jaxmetrics.numerics import mean_std
 from jaxmetrics.results import Result, static_field
 
@@ -372,7 +373,7 @@ def compute_mauve_seeds(
     Seed variance of MAUVE (std ~0.005-0.01) is as large as real model gaps, so report
     ``mauve_mean +- mauve_std``. The features are computed once. With the k-means quantizer the
     normalisation and PCA are fitted once (with ``seeds[0]``) and the k-means runs for all seeds
-    are one ``jax.vmap``-ed call (memory ~ ``len(seeds) * kmeans_num_redo * N * k`` floats); other
+    are one compiled call, seed after seed (memory of one k-means: ``N * k`` floats per tile pass); other
     quantizers are fitted once per seed. Each seed ``s`` gives the value of
     ``compute_mauve(..., seed=s)`` (with ``pca_max_data=-1``; a PCA subsample is drawn once,
     from ``seeds[0]``).
@@ -416,11 +417,15 @@ def compute_mauve_seeds(
     if isinstance(quant, KMeansQuantizer):  # one projection, the k-means of every seed in one call
         if quant.num_bins > stacked.shape[0]:
             raise ValueError(f"num_buckets: {quant.num_bins} bins for only {stacked.shape[0]} points")
-        z = project_features(stacked, key=jax.random.key(seeds[0]), explained_var=quant.explained_var,
-                             pca_max_data=quant.pca_max_data, normalize=quant.normalize).z
+        n = stacked.shape[0]  # rows and clusters padded to bucketed sizes, as KMeansQuantizer.fit does
+        z = project_features(pad_rows(stacked, bucket_size(n)), key=jax.random.key(seeds[0]),
+                             explained_var=quant.explained_var, pca_max_data=quant.pca_max_data,
+                             normalize=quant.normalize, num_valid=n).z
         keys = jnp.stack([jax.random.fold_in(jax.random.key(s), KMEANS_SALT) for s in seeds])
-        labels = kmeans_labels(z, keys, num_clusters=quant.num_bins, num_redo=quant.num_redo, max_iter=quant.max_iter,
-                               max_points_per_centroid=quant.max_points_per_centroid)
+        labels = kmeans_labels(z, keys, num_clusters=bucket_size(quant.num_bins), num_redo=quant.num_redo,
+                               max_iter=quant.max_iter, max_points_per_centroid=quant.max_points_per_centroid,
+                               x_mask=np.arange(z.shape[0]) < n, num_active_clusters=quant.num_bins)
+        labels = np.asarray(labels)[:, :n]
         nb = quant.num_bins
     else:
         per_seed = [fit_labels(quant, stacked, key=jax.random.key(s)) for s in seeds]

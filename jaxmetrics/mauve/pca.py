@@ -68,6 +68,20 @@ def _pca_eigen(x: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
     return jnp.maximum(w, 0.0), v, mean
 
 
+@jax.jit
+def _pca_eigen_padded(x: jax.Array, n_valid: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
+    """:func:`_pca_eigen` of the first ``n_valid`` rows of ``x [N, d]`` (``n_valid >= d``; the
+    other rows are padding and do not count): one compiled program for every ``n_valid``."""
+    n, d = x.shape
+    valid = (jnp.arange(n) < n_valid)[:, None]
+    nv = n_valid.astype(x.dtype)
+    mean = jnp.sum(jnp.where(valid, x, 0.0), axis=0) / nv
+    xc = jnp.where(valid, x - mean, 0.0)
+    cov = jnp.matmul(xc.T, xc, precision=PRECISION) / jnp.maximum(nv - 1.0, 1.0)
+    w, v = jnp.linalg.eigh(cov)
+    return jnp.maximum(w[::-1], 0.0), v[:, ::-1], mean
+
+
 def num_components_for_variance(eigenvalues: Any, explained_var: float) -> int:
     """``m* = 1 + argmax_j(cumsum(lambda / sum(lambda))_j >= v)`` (host-side; mauve-text's rule).
 
@@ -97,6 +111,7 @@ def fit_pca(
     explained_var: float = 0.9,
     max_data: int = -1,
     pad_to: int = 64,
+    num_valid: int | None = None,
 ) -> PCAProjection:
     """Fit PCA on ``x [N, d]`` keeping enough components to explain ``explained_var``.
 
@@ -113,6 +128,9 @@ def fit_pca(
       max_data: -1 (or ``>= N``) fits on all rows; otherwise on ``max_data`` rows drawn without
         replacement with ``key`` (mauve-text's ``pca_max_data``).
       pad_to: ``m_pad`` is ``m*`` rounded up to a multiple of this (capped at ``min(N, d)``).
+      num_valid: only the first ``num_valid`` rows are data, the rest padding (a bucketed
+        size, :func:`~jaxmetrics.mauve.sizes.bucket_size`); the fit is that of ``x[:num_valid]``
+        and, with ``num_valid >= d``, one compiled program serves every ``num_valid``.
 
     Returns:
       :class:`PCAProjection` (``mean [d]``, ``components [d, m_pad]``,
@@ -136,12 +154,21 @@ def fit_pca(
     if x.ndim != 2:
         raise ValueError(f"x: expected a 2-D array [N, d], got shape {tuple(x.shape)}")
     n = x.shape[0]
-    if 0 < max_data < n:
-        idx = jax.random.choice(key, n, (int(max_data),), replace=False)
-        fit_rows = x[idx]
+    if num_valid is not None:
+        num_valid = V.check_int(num_valid, "num_valid", minimum=1, maximum=n)
+    padded = num_valid is not None and num_valid < n
+    if padded and not 0 < max_data < num_valid and num_valid >= x.shape[1]:
+        w, v, mean = _pca_eigen_padded(x, jnp.asarray(num_valid, jnp.int32))
     else:
-        fit_rows = x
-    w, v, mean = _pca_eigen(fit_rows)
+        if padded:  # a subsample or a Gram-sized problem: fit the valid rows as they are
+            x = x[:num_valid]
+            n = num_valid
+        if 0 < max_data < n:
+            idx = jax.random.choice(key, n, (int(max_data),), replace=False)
+            fit_rows = x[idx]
+        else:
+            fit_rows = x
+        w, v, mean = _pca_eigen(fit_rows)
     r = w.shape[0]
     m = num_components_for_variance(np.asarray(w), explained_var)
     m_pad = min(r, -(-m // pad_to) * pad_to)

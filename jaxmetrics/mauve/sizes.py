@@ -42,6 +42,7 @@ __all__ = [
     "MIN_NUM_BUCKETS",
     "MIN_POINTS_PER_BUCKET",
     "auto_num_buckets",
+    "bucket_size",
     "check_sample_sizes",
     "few_points_message",
     "resolve_num_buckets",
@@ -66,6 +67,25 @@ MEASURED_SPREAD = {
     (100, 40): (0.615, 0.100),
     (100, 10): (0.974, 0.024),
 }
+
+
+def bucket_size(n: int) -> int:
+    """The size a MAUVE computation is compiled for when it holds ``n`` rows or ``n`` clusters.
+
+    ``n`` itself up to 32, then sixteen sizes per octave (``n`` rounded up to a multiple of
+    ``2**(bit_length(n - 1) - 5)``): padding adds less than 1/16 (about 3 % on average) of
+    rows or cluster slots, and every sample size of a session within the same sixteenth of an
+    octave reuses one compiled k-means, PCA and histogram program (masked padding rows and
+    inactive slots change nothing: the k-means draws its random stream over the valid rows).
+
+    Examples:
+      >>> from jaxmetrics.mauve.sizes import bucket_size
+      >>> [bucket_size(n) for n in (10, 32, 33, 500, 4987, 5000, 10000)]
+      [10, 32, 34, 512, 5120, 5120, 10240]
+    """
+    n = V.check_int(n, "n", minimum=1)
+    step = 1 << max(0, (n - 1).bit_length() - 5)
+    return -(-n // step) * step
 
 
 def auto_num_buckets(*sizes: int) -> int:
