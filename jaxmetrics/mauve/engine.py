@@ -148,6 +148,9 @@ def pad_rows(features: Any, size: int) -> np.ndarray:
     return np.concatenate([x, np.zeros((size - n,) + x.shape[1:], x.dtype)])
 
 
+_normalize_rows = jax.jit(l2_normalize)
+
+
 @functools.partial(jax.jit, static_argnames=("normalize",))
 def _preprocess(x: jax.Array, mean: jax.Array, components: jax.Array, normalize: bool) -> jax.Array:
     if normalize:
@@ -197,13 +200,17 @@ def project_features(features: Any, *, key: jax.Array, explained_var: float = 0.
       ((50, 8), 7)
     """
     V.check_key(key)
-    x = jnp.asarray(V.check_features(features, "features"))
+    x = V.check_features(features, "features")
     if isinstance(features, jax.Array) and is_concrete(features):
         x = jax.device_put(x, features.sharding)
-    xn = l2_normalize(x) if normalize else x
+    elif not isinstance(x, jax.Array):
+        x = jax.device_put(x)  # (jnp.asarray would compile a copy program for each new shape)
+    # one compiled program per step (normalise; PCA; project), not one per eager array operation:
+    # a fresh process traces, lowers and compiles each of them
+    xn = _normalize_rows(x) if normalize else x
     pca = fit_pca(xn, key=jax.random.fold_in(key, PCA_SALT), explained_var=explained_var, max_data=pca_max_data,
                   num_valid=num_valid)
-    return ProjectedFeatures(pca=pca, z=_project(xn, pca.mean, pca.components).astype(jnp.float32))
+    return ProjectedFeatures(pca=pca, z=_preprocess(xn, pca.mean, pca.components, False))
 
 
 # --------------------------------------------------------------------------- 2. quantize
@@ -376,7 +383,7 @@ def mauve_scores(p_counts: Any, q_counts: Any, *, scaling: float = 5.0, num_poin
             active = np.arange(kb) < k
         else:
             active = np.arange(k) < np.asarray(num_active, np.int32)[..., None]
-        out = [np.asarray(a) for a in _summary(jnp.asarray(pc), jnp.asarray(qc), jnp.asarray(float(scaling), jnp.float64),
+        out = [np.asarray(a) for a in _summary(jax.device_put(pc), jax.device_put(qc), np.float64(scaling),
                                                  active, int(num_points), scoring)]
         out[0], out[1] = out[0][..., :k], out[1][..., :k]  # the histograms without the padding bins
         return MauveScores(*out)

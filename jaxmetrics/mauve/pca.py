@@ -48,8 +48,9 @@ class PCAProjection(Result):
 def _pca_eigen(x: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
     """Eigen-decomposition of the centred data ``x [N, d]``.
 
-    Returns ``(eigenvalues [r], directions [d, r], mean [d])`` with ``r = min(N, d)``, eigenvalues
-    of ``X_c^T X_c / (N - 1)`` in descending order (clipped at 0) and unit-norm directions.
+    Returns ``(eigenvalues [r], directions [d, r], mean [d], ratios [r])`` with ``r = min(N, d)``,
+    eigenvalues of ``X_c^T X_c / (N - 1)`` in descending order (clipped at 0), unit-norm
+    directions and each eigenvalue's share of their sum.
     For ``N < d`` the ``[N, N]`` Gram matrix is decomposed and ``v = X_c^T u / ||X_c^T u||``.
     """
     n, d = x.shape
@@ -65,7 +66,12 @@ def _pca_eigen(x: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
         v = jnp.matmul(xc.T, u, precision=PRECISION)
         norm = jnp.sqrt(jnp.sum(v * v, axis=0, keepdims=True))
         v = v / jnp.where(norm > 0, norm, 1.0)
-    return jnp.maximum(w, 0.0), v, mean
+    return _with_ratio(jnp.maximum(w, 0.0), v, mean)
+
+
+def _with_ratio(w, v, mean):
+    total = jnp.sum(w)
+    return w, v, mean, w / jnp.where(total > 0, total, 1.0)
 
 
 @jax.jit
@@ -79,7 +85,7 @@ def _pca_eigen_padded(x: jax.Array, n_valid: jax.Array) -> tuple[jax.Array, jax.
     xc = jnp.where(valid, x - mean, 0.0)
     cov = jnp.matmul(xc.T, xc, precision=PRECISION) / jnp.maximum(nv - 1.0, 1.0)
     w, v = jnp.linalg.eigh(cov)
-    return jnp.maximum(w[::-1], 0.0), v[:, ::-1], mean
+    return _with_ratio(jnp.maximum(w[::-1], 0.0), v[:, ::-1], mean)
 
 
 def num_components_for_variance(eigenvalues: Any, explained_var: float) -> int:
@@ -158,7 +164,7 @@ def fit_pca(
         num_valid = V.check_int(num_valid, "num_valid", minimum=1, maximum=n)
     padded = num_valid is not None and num_valid < n
     if padded and not 0 < max_data < num_valid and num_valid >= x.shape[1]:
-        w, v, mean = _pca_eigen_padded(x, jnp.asarray(num_valid, jnp.int32))
+        w, v, mean, ratio = _pca_eigen_padded(x, np.int32(num_valid))
     else:
         if padded:  # a subsample or a Gram-sized problem: fit the valid rows as they are
             x = x[:num_valid]
@@ -168,13 +174,11 @@ def fit_pca(
             fit_rows = x[idx]
         else:
             fit_rows = x
-        w, v, mean = _pca_eigen(fit_rows)
+        w, v, mean, ratio = _pca_eigen(fit_rows)
     r = w.shape[0]
     m = num_components_for_variance(np.asarray(w), explained_var)
     m_pad = min(r, -(-m // pad_to) * pad_to)
-    comps = _components(v, jnp.asarray(m), m_pad)
-    total = jnp.sum(w)
-    ratio = w / jnp.where(total > 0, total, 1.0)
+    comps = _components(v, np.int32(m), m_pad)
     return PCAProjection(mean=mean, components=comps, explained_variance_ratio=ratio, num_components=m)
 
 
