@@ -424,7 +424,7 @@ def compute_mauve_seeds(
         keys = jnp.stack([jax.random.fold_in(jax.random.key(s), KMEANS_SALT) for s in seeds])
         labels = kmeans_labels(z, keys, num_clusters=bucket_size(quant.num_bins), num_redo=quant.num_redo,
                                max_iter=quant.max_iter, max_points_per_centroid=quant.max_points_per_centroid,
-                               x_mask=np.arange(z.shape[0]) < n, num_active_clusters=quant.num_bins)
+                               z_mask=np.arange(z.shape[0]) < n, num_active_clusters=quant.num_bins)
         labels = np.asarray(labels)[:, :n]
         nb = quant.num_bins
     else:

@@ -239,11 +239,12 @@ def fit_labels(quantizer: Any, features: Any, *, key: jax.Array) -> LabelledRows
 
 @functools.partial(jax.jit, static_argnames=("num_clusters", "num_redo", "max_points_per_centroid"))
 def kmeans_labels(z: jax.Array, keys: jax.Array, *, num_clusters: int, num_redo: int = 5,
-                  max_iter: int | jax.Array = 500, max_points_per_centroid: int = 256, x_mask: Any = None,
+                  max_iter: int | jax.Array = 500, max_points_per_centroid: int = 256, z_mask: Any = None,
                   num_active_clusters: Any = None) -> jax.Array:
     """Labels ``[S, N]`` of :func:`~jaxmetrics.mauve.kmeans` on ``z [N, m]`` for each of the ``S``
     keys ``keys [S]``, in one compiled call (row ``s`` equals the single call with ``keys[s]``).
-    ``x_mask`` and ``num_active_clusters`` select k-means' masked mode (padded rows and slots).
+    ``z_mask [N]`` (the rows to cluster) and ``num_active_clusters`` select k-means' masked mode
+    (padded rows and slots).
 
     The seeds run one after another (``lax.map``), like the restarts inside each k-means: a
     ``vmap`` would run every seed for as many Lloyd steps as the slowest one and copy the rows
@@ -258,7 +259,7 @@ def kmeans_labels(z: jax.Array, keys: jax.Array, *, num_clusters: int, num_redo:
       (3, 40)
     """
     run = lambda key: kmeans(z, key, num_clusters=num_clusters, num_redo=num_redo, max_iter=max_iter,
-                             max_points_per_centroid=max_points_per_centroid, x_mask=x_mask,
+                             max_points_per_centroid=max_points_per_centroid, x_mask=z_mask,
                              num_active_clusters=num_active_clusters).labels
     return jax.lax.map(run, keys)
 
