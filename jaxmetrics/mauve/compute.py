@@ -31,8 +31,7 @@ from jaxmetrics.mauve.engine import (
     fit_labels,
     kmeans_labels,
     mauve_scores,
-    pad_rows,
-    project_features,
+    project_bucketed,
     split_counts,
 )
 from jaxmetrics.mauve.histograms import _check_scoring
@@ -417,15 +416,14 @@ def compute_mauve_seeds(
     if isinstance(quant, KMeansQuantizer):  # one projection, the k-means of every seed in one call
         if quant.num_bins > stacked.shape[0]:
             raise ValueError(f"num_buckets: {quant.num_bins} bins for only {stacked.shape[0]} points")
-        n = stacked.shape[0]  # rows and clusters padded to bucketed sizes, as KMeansQuantizer.fit does
-        z = project_features(pad_rows(stacked, bucket_size(n)), key=jax.random.key(seeds[0]),
-                             explained_var=quant.explained_var, pca_max_data=quant.pca_max_data,
-                             normalize=quant.normalize, num_valid=n).z
+        # rows and clusters padded to bucketed sizes, as KMeansQuantizer.fit does
+        proj, z_mask = project_bucketed(stacked, key=jax.random.key(seeds[0]), explained_var=quant.explained_var,
+                                        pca_max_data=quant.pca_max_data, normalize=quant.normalize)
         keys = jnp.stack([jax.random.fold_in(jax.random.key(s), KMEANS_SALT) for s in seeds])
-        labels = kmeans_labels(z, keys, num_clusters=bucket_size(quant.num_bins), num_redo=quant.num_redo,
+        labels = kmeans_labels(proj.z, keys, num_clusters=bucket_size(quant.num_bins), num_redo=quant.num_redo,
                                max_iter=quant.max_iter, max_points_per_centroid=quant.max_points_per_centroid,
-                               z_mask=np.arange(z.shape[0]) < n, num_active_clusters=quant.num_bins)
-        labels = np.asarray(labels)[:, :n]
+                               z_mask=z_mask, num_active_clusters=quant.num_bins)
+        labels = np.asarray(labels)[:, :stacked.shape[0]]
         nb = quant.num_bins
     else:
         per_seed = [fit_labels(quant, stacked, key=jax.random.key(s)) for s in seeds]

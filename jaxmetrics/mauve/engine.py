@@ -55,6 +55,7 @@ __all__ = [
     "ProblemCounts",
     "pad_rows",
     "project_features",
+    "project_bucketed",
     "apply_projection",
     "fit_labels",
     "kmeans_labels",
@@ -211,6 +212,28 @@ def project_features(features: Any, *, key: jax.Array, explained_var: float = 0.
     pca = fit_pca(xn, key=jax.random.fold_in(key, PCA_SALT), explained_var=explained_var, max_data=pca_max_data,
                   num_valid=num_valid)
     return ProjectedFeatures(pca=pca, z=_preprocess(xn, pca.mean, pca.components, False))
+
+
+def project_bucketed(features: Any, *, key: jax.Array, explained_var: float = 0.9, pca_max_data: int = -1,
+                     normalize: bool = True) -> tuple[ProjectedFeatures, np.ndarray]:
+    """:func:`project_features` of host rows ``[n, d]`` padded to ``bucket_size(n)`` rows.
+
+    Returns the projection (``z [bucket_size(n), m_pad]``; the PCA is fitted on the ``n`` data
+    rows only) and ``z_mask [bucket_size(n)]``, true on the data rows, for k-means' masked mode.
+    Nearby sample sizes share one compiled program (:func:`~jaxmetrics.mauve.sizes.bucket_size`).
+
+    Examples:
+      >>> import jax, numpy as np
+      >>> from jaxmetrics.mauve.engine import project_bucketed
+      >>> proj, z_mask = project_bucketed(np.random.default_rng(0).normal(size=(51, 8)), key=jax.random.key(0))
+      >>> proj.z.shape, int(z_mask.sum())
+      ((52, 8), 51)
+    """
+    x = V.check_features(features, "features")
+    n = x.shape[0]
+    proj = project_features(pad_rows(x, bucket_size(n)), key=key, explained_var=explained_var,
+                            pca_max_data=pca_max_data, normalize=normalize, num_valid=n)
+    return proj, np.arange(proj.z.shape[0]) < n
 
 
 # --------------------------------------------------------------------------- 2. quantize

@@ -45,7 +45,7 @@ class PCAProjection(Result):
 
 
 @jax.jit
-def _pca_eigen(x: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
+def _pca_eigen(x: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array]:
     """Eigen-decomposition of the centred data ``x [N, d]``.
 
     Returns ``(eigenvalues [r], directions [d, r], mean [d], ratios [r])`` with ``r = min(N, d)``,
@@ -75,7 +75,7 @@ def _with_ratio(w, v, mean):
 
 
 @jax.jit
-def _pca_eigen_padded(x: jax.Array, n_valid: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
+def _pca_eigen_padded(x: jax.Array, n_valid: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array]:
     """:func:`_pca_eigen` of the first ``n_valid`` rows of ``x [N, d]`` (``n_valid >= d``; the
     other rows are padding and do not count): one compiled program for every ``n_valid``."""
     n, d = x.shape

@@ -21,7 +21,7 @@ import numpy as np
 from jaxmetrics import _validation as V
 from jaxmetrics._ops import is_concrete, squared_distances
 from jaxmetrics.mauve.clustering import _assign_to_centroids, kmeans
-from jaxmetrics.mauve.engine import KMEANS_SALT, _counts, apply_projection, pad_rows, project_features
+from jaxmetrics.mauve.engine import KMEANS_SALT, _counts, apply_projection, project_bucketed, project_features
 from jaxmetrics.mauve.pca import PCAProjection
 from jaxmetrics.mauve.sizes import bucket_size
 from jaxmetrics.results import Result, static_field
@@ -160,13 +160,11 @@ class KMeansQuantizer:
                                          normalize=self.normalize)
         # host data: rows and clusters padded to bucketed sizes, so that nearby sample sizes share
         # one compiled program (masked rows and inactive slots change nothing, see bucket_size)
-        x = V.check_features(features, "features")
-        n, k = x.shape[0], self.num_bins
-        proj = project_features(pad_rows(x, bucket_size(n)), key=key, explained_var=self.explained_var,
-                                pca_max_data=self.pca_max_data, normalize=self.normalize, num_valid=n)
+        proj, z_mask = project_bucketed(features, key=key, explained_var=self.explained_var,
+                                        pca_max_data=self.pca_max_data, normalize=self.normalize)
+        n, k = int(z_mask.sum()), self.num_bins
         res = kmeans(proj.z, kkey, num_clusters=bucket_size(k), num_redo=self.num_redo, max_iter=self.max_iter,
-                     max_points_per_centroid=self.max_points_per_centroid, x_mask=np.arange(proj.z.shape[0]) < n,
-                     num_active_clusters=k)
+                     max_points_per_centroid=self.max_points_per_centroid, x_mask=z_mask, num_active_clusters=k)
         # sliced on the host and put back as they are (jnp.asarray would compile a copy per shape)
         return FittedKMeansQuantizer(pca=proj.pca, centroids=jax.device_put(np.asarray(res.centroids)[:k]),
                                      train_labels=jax.device_put(np.asarray(res.labels)[:n]), normalize=self.normalize)
