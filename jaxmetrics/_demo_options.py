@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import argparse
 
+from jaxmetrics._options import add_dtype_option
+
 __all__ = ["add_arguments"]
 
 
@@ -19,3 +21,4 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--out", default="demo_output", help="output folder (default: demo_output)")
     ap.add_argument("--model", default=None, help="generating GPT-2 directory (default: the bundled demo model)")
     ap.add_argument("--seed", type=int, default=None, help="seed (default 0)")
+    add_dtype_option(ap)

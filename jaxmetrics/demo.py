@@ -266,7 +266,8 @@ def format_table(rows: dict[str, dict], cfg: DemoConfig, notes: list[str] | tupl
 
 # ---------------------------------------------------------------------------------- main
 def run_demo(cfg: DemoConfig = SIZES["full"], out_dir: str | os.PathLike = "demo_output", *,
-             model: str | os.PathLike | None = None, featurizer: str | os.PathLike | None = None) -> DemoResult:
+             model: str | os.PathLike | None = None, featurizer: str | os.PathLike | None = None,
+             dtype: str | None = None) -> DemoResult:
     """Run the demo: print the table and write ``results.json``, ``results.md`` and the report.
 
     :func:`jaxmetrics.evaluate_generation` on the bundled data and model (decodings
@@ -283,6 +284,8 @@ def run_demo(cfg: DemoConfig = SIZES["full"], out_dir: str | os.PathLike = "demo
         :func:`jaxmetrics.data.demo_model_dir`).
       featurizer: the MiniLM encoder directory (features, BERTScore / TWMD; default:
         :func:`jaxmetrics.data.demo_encoder_dir`).
+      dtype: compute dtype of both models, ``'float32'`` (``None``, the default) or
+        ``'bfloat16'`` (for accelerators; see :func:`jaxmetrics.models.load_model`).
 
     Returns:
       :class:`DemoResult` (its :meth:`~DemoResult.to_dict` is ``results.json``).
@@ -308,8 +311,9 @@ def run_demo(cfg: DemoConfig = SIZES["full"], out_dir: str | os.PathLike = "demo
     if featurizer is None:
         featurizer = demo_encoder_dir()  # before any work: a missing encoder names its install command
     print("[demo] loading the demo GPT-2 and the MiniLM encoder", file=sys.stderr, flush=True)
-    lm = load_model(model or demo_model_dir())
-    encoder = load_model(featurizer)
+    dtype = "float32" if dtype is None else dtype
+    lm = load_model(model or demo_model_dir(), dtype=dtype)
+    encoder = load_model(featurizer, dtype=dtype)
 
     passages = heldout_passages(lm.tokenizer, cfg)
     windows = passages.windows
@@ -375,7 +379,7 @@ def run_from_args(args: argparse.Namespace) -> int:
         from dataclasses import replace
 
         cfg = replace(cfg, **over)
-    run_demo(cfg, out_dir=args.out, model=args.model)
+    run_demo(cfg, out_dir=args.out, model=args.model, dtype=args.dtype)
     return 0
 
 

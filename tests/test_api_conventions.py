@@ -6,7 +6,7 @@ methods of exported classes) and fails on:
 1. a ``references`` / ``candidates`` (or ``reference`` / ``candidate``) argument that can be
    passed positionally;
 2. a model argument not named ``model`` (``lm``, ``encoder``, ``model_name``, ... or an argument
-   annotated as a loaded model);
+   annotated as a loaded model), or a function taking ``model=`` without ``dtype=None``;
 4. a ``key`` argument with a default, or a ``rng``/``random_state`` argument;
 5. a public function without a return annotation, or returning a ``dict``, a ``tuple`` or a
    ``NamedTuple``; a ``Result`` subclass that is not a frozen pytree dataclass;
@@ -138,6 +138,30 @@ def test_model_argument_is_named_model(qual, func, owner):
             assert p.name == "model", f"{qual}: argument {p.name!r} takes a model; call it model (rule 2)"
         if p.name == "model" and owner is None and not func.__module__.startswith("jaxmetrics.models"):
             assert p.kind == p.KEYWORD_ONLY, f"{qual}: model= must be keyword-only (rule 2)"
+
+
+# Functions with a ``model`` argument that load nothing: they read a loaded model's tokenizer or
+# configuration, or only name it in a signature (rule 2's dtype exceptions).
+LOADS_NOTHING = {"check_max_length", "resolve_layers", "resolve_pooling", "run_encoder", "tokenize",
+                 "score_encoded"}
+
+
+@pytest.mark.parametrize("qual,func,owner", FUNCTIONS, ids=_ids(FUNCTIONS))
+def test_a_function_that_takes_a_model_takes_its_dtype(qual, func, owner):
+    params = {p.name: p for p in _params(func)}
+    name = qual.rsplit(".", 1)[-1]
+    if "model" not in params or name in LOADS_NOTHING or name == "load_model":
+        return
+    assert "dtype" in params, f"{qual}: takes model= but no dtype= (rule 2)"
+    p = params["dtype"]
+    assert p.default is None, \
+        f"{qual}: dtype must default to None (the model's own dtype, float32 for a path)"
+
+
+def test_loads_nothing_exceptions_take_a_model_and_exist():
+    names = {q.rsplit(".", 1)[-1]: f for q, f, _ in FUNCTIONS}
+    for name in LOADS_NOTHING:
+        assert name in names and "model" in {p.name for p in _params(names[name])}, name
 
 
 @pytest.mark.parametrize("qual,func,owner", FUNCTIONS, ids=_ids(FUNCTIONS))

@@ -8,6 +8,7 @@ import sys
 
 from jaxmetrics._cli_util import add_model_option, add_progress_options, check_outputs, progress_enabled
 from jaxmetrics._files import check_input_file
+from jaxmetrics._options import add_dtype_option
 
 _CENTERINGS = ("none", "dimension", "sentence", "corpus", "batch")
 
@@ -27,6 +28,7 @@ def register(subparsers) -> None:
     )
     p.add_argument("texts", help="texts, one sentence per line (or .jsonl with 'text')")
     add_model_option(p, "encoder or decoder whose layers are measured")
+    add_dtype_option(p)
     p.add_argument("--centering", nargs="+", default=list(_CENTERINGS), choices=_CENTERINGS,
                    metavar="NAME", help=f"centerings to compare (default all: {' '.join(_CENTERINGS)})")
     p.add_argument("--num-pairs", type=int, default=10_000, help="random token pairs of the baseline (default: 10000)")
@@ -74,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
     progress = progress_enabled(args)
     if progress:
         print(f"jaxmetrics anisotropy: loading {args.model}", file=sys.stderr)
-    lm = load_model(args.model)
+    lm = load_model(args.model, dtype=args.dtype)
     res = compute_anisotropy(texts, model=lm, seed=args.seed, centerings=centerings,
                              num_pairs=args.num_pairs, center_batch_size=args.center_batch_size,
                              max_length=args.max_length, batch_size=args.batch_size, progress=progress)

@@ -7,6 +7,7 @@ import sys
 
 from jaxmetrics._cli_util import add_progress_options, check_outputs, progress_enabled
 from jaxmetrics._files import check_input_file
+from jaxmetrics._options import add_dtype_option
 
 
 def register(subparsers) -> None:
@@ -26,6 +27,7 @@ def register(subparsers) -> None:
     p.add_argument("--model", default=None,
                    help="encoder (local HF directory or hub id) for neural metrics; default: the "
                         "all-MiniLM-L6-v2 package if installed, else none")
+    add_dtype_option(p)
     p.add_argument("--test", choices=("auto", "dec", "con"), default="auto",
                    help="dec = correlation with a decoding parameter, con = binary content "
                         "labels (adds OCA); auto picks con for 0/1 labels (default: auto)")
@@ -70,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
     if needs_model:  # loaded here (as compute_set_metrics would) so that the signature can name it
         from jaxmetrics.models import resolve_model
 
-        model = resolve_model(model, purpose="neural diversity metrics")
+        model = resolve_model(model, purpose="neural diversity metrics", dtype=args.dtype)
     values = compute_set_metrics(data.response_sets, metrics, model=model if needs_model else None,
                                  progress=progress_enabled(args))
     report = run_diversity_test(data.response_sets, data.label_values, metrics, test=args.test,

@@ -8,6 +8,7 @@ import sys
 
 from jaxmetrics._cli_util import add_model_option, add_pooling_option, add_progress_options, progress_enabled
 from jaxmetrics._files import check_input_file
+from jaxmetrics._options import add_dtype_option
 
 #: The library's argument names in error messages, and the options they come from.
 _OPTIONS = {"max_new_tokens": "--max-new-tokens", "prompt_tokens": "--prompt-tokens",
@@ -49,6 +50,7 @@ def register(subparsers) -> None:
     add_model_option(p, "causal LM that generates")
     add_model_option(p, "model whose features MAUVE quantizes (a GPT-2 as in mauve-text, or an encoder)",
                      option="--featurizer")
+    add_dtype_option(p)
     p.add_argument("--decodings", nargs="+", default=["greedy", "sample", "top_p=0.9"],
                    help="decoding settings: greedy, sample, top_p=P, top_k=K, temperature=T, typical_p=P, "
                         "entmax=ALPHA, or comma-joined combinations (default: greedy sample top_p=0.9)")
@@ -135,7 +137,7 @@ def run(args: argparse.Namespace) -> int:
             mauve_seeds=args.mauve_seeds, mauve_scoring=args.mauve_scoring, hf_perplexity=args.hf_perplexity,
             self_bleu_samples=args.self_bleu_samples, eos_token_id=None if args.no_eos else "default",
             batch_size=args.batch_size, featurize_max_length=args.max_length, cache_dir=args.cache_dir,
-            out_dir=args.out, mesh=mesh, progress=progress_enabled(args))
+            out_dir=args.out, mesh=mesh, progress=progress_enabled(args), dtype=args.dtype)
     except (ValueError, TypeError) as e:
         raise type(e)(_with_options(str(e))) from None
     print(rep.to_markdown())

@@ -7,6 +7,7 @@ import sys
 from jaxmetrics._cli_util import (add_model_option, add_pooling_option, add_progress_options, check_output_file, pooled_features,
                                   progress_enabled)
 from jaxmetrics._files import check_input_file
+from jaxmetrics._options import add_dtype_option
 
 
 def register(subparsers) -> None:
@@ -21,6 +22,7 @@ def register(subparsers) -> None:
     )
     p.add_argument("texts", help="text file (one text per line) or .jsonl with a 'text' field")
     add_model_option(p, "encoder or decoder that embeds the texts")
+    add_dtype_option(p)
     p.add_argument("--out", required=True, metavar="FILE.npy",
                    help="output file; must end in .npy (written at exactly this path; any other suffix is "
                         "refused before the work)")
@@ -64,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
         if len(texts) < n0:
             print(f"jaxmetrics featurize: dropped {n0 - len(texts)} empty text(s)", file=sys.stderr)
     check_texts(texts, "texts")
-    lm = models.load_model(args.model)
+    lm = models.load_model(args.model, dtype=args.dtype)
     feats = pooled_features(texts, lm, args.pooling, max_length=args.max_length, batch_size=args.batch_size,
                             cache_dir=args.cache_dir, progress=progress_enabled(args), layer=args.layer)
     with open(args.out, "wb") as f:   # exactly the path given (np.save on a name would add .npy to it)

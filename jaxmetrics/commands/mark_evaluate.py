@@ -7,6 +7,7 @@ import sys
 
 from jaxmetrics._cli_util import add_model_option, add_progress_options, progress_enabled
 from jaxmetrics._files import check_input_file
+from jaxmetrics._options import add_dtype_option
 
 
 def register(subparsers) -> None:
@@ -23,6 +24,7 @@ def register(subparsers) -> None:
     p.add_argument("--references", required=True, metavar="FILE", help="reference texts file")
     p.add_argument("--candidates", required=True, metavar="FILE", help="candidate (generated) texts file")
     add_model_option(p, "encoder that embeds the texts")
+    add_dtype_option(p)
     p.add_argument("--k", type=int, default=3,
                    help="k of the k-NN hyperspheres: 1 <= k < the number of samples of each set (the k-th "
                         "neighbour, self excluded, must exist): in sentence mode each file needs at least k + 1 "
@@ -73,6 +75,6 @@ def run(args: argparse.Namespace) -> int:
                                 model=args.model, k=args.k, token_level=args.token_level,
                                 occasions=args.occasions, literal=args.literal, baselines=not args.no_baselines,
                                 max_length=args.max_length, batch_size=args.batch_size,
-                                progress=progress_enabled(args))
+                                progress=progress_enabled(args), dtype=args.dtype)
     print(json.dumps(out.to_dict(), indent=2, sort_keys=True))
     return 0

@@ -16,6 +16,7 @@ import warnings
 from jaxmetrics._cli_util import (add_model_option, add_pooling_option, add_progress_options, check_outputs, pooled_features,
                                   progress_enabled)
 from jaxmetrics._files import check_input_file
+from jaxmetrics._options import add_dtype_option
 
 _FEATURE_SUFFIX = ".npy"
 #: mauve-text's seed.
@@ -27,6 +28,7 @@ DEFAULT_MAX_LENGTH = 1024
 def add_mauve_options(p: argparse.ArgumentParser, *, seeds: tuple[int, ...], sweep: bool = False) -> None:
     """The options ``mauve`` and ``mauve-sweep`` share (featurizer, k-means, seeds), each help with its default."""
     add_model_option(p, "featurizer for text files (default gpt2-large, mauve-text's)", default="gpt2-large")
+    add_dtype_option(p)
     add_pooling_option(p)
     p.add_argument("--max-length", type=int, default=None, metavar="TOKENS",
                    help=f"featurizer truncation in tokens, first tokens kept (default: {DEFAULT_MAX_LENGTH}, "
@@ -231,7 +233,7 @@ def featurized_signature(signature: str, lm, pooling, max_length) -> str:
 def settings(args: argparse.Namespace, features: bool, pooling, max_length) -> dict:
     """Every setting of a MAUVE run, for ``--json``."""
     out = dict(inputs="features" if features else "text", model=None if features else args.model,
-               pooling=pooling, max_length=max_length, batch_size=None if features else args.batch_size,
+               dtype=None if features else args.dtype, pooling=pooling, max_length=max_length, batch_size=None if features else args.batch_size,
                num_buckets=args.num_buckets, kmeans_explained_var=args.kmeans_explained_var,
                kmeans_num_redo=args.kmeans_num_redo, kmeans_max_iter=args.kmeans_max_iter,
                mauve_scaling_factor=5.0 if args.mauve_scaling_factor is None else args.mauve_scaling_factor,
@@ -279,7 +281,7 @@ def run(args: argparse.Namespace) -> int:
     if features:
         p, q = p_in, q_in
     else:
-        lm = models_module().load_model(args.model)
+        lm = models_module().load_model(args.model, dtype=args.dtype)
         feats, pooling, max_length = featurize_with(args, lm, {"p": p_in, "q": q_in}, command="mauve")
         p, q = feats["p"], feats["q"]
     from jaxmetrics.mauve import compute_mauve, compute_mauve_seeds, plot_divergence_curves

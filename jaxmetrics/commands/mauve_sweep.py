@@ -179,7 +179,7 @@ def run(args: argparse.Namespace) -> int:
     pooling = max_length = None
     if not features:
         _log(args, f"loading {args.model}")
-        lm = models_module().load_model(args.model)
+        lm = models_module().load_model(args.model, dtype=args.dtype)
     if args.over == "length":
         limit = lm.max_positions
         if values is None:

@@ -7,6 +7,7 @@ import sys
 
 from jaxmetrics._cli_util import add_model_option, add_progress_options, check_output_file, progress_enabled
 from jaxmetrics._files import check_input_file
+from jaxmetrics._options import add_dtype_option
 
 
 def register(subparsers) -> None:
@@ -20,6 +21,7 @@ def register(subparsers) -> None:
     )
     p.add_argument("corpus", help="UTF-8 text file")
     add_model_option(p, "causal LM that scores the corpus")
+    add_dtype_option(p)
     p.add_argument("--stride", type=int, default=None,
                    help="step between windows, 1 <= stride <= --max-length; smaller strides give every scored "
                         "token more context (default: the window size, i.e. non-overlapping windows)")
@@ -67,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
     if not any(t.strip() for t in docs_text):
         raise ValueError(f"corpus: {args.corpus!r} is empty")
     t0 = time.perf_counter()
-    lm = load_model(args.model)
+    lm = load_model(args.model, dtype=args.dtype)
     if not lm.is_causal:
         raise ValueError(f"--model: {args.model!r} ({lm.kind}) has no causal LM head")
     t_load = time.perf_counter() - t0
@@ -83,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
         if head in ("max_length", "stride"):
             raise ValueError(f"--{head.replace('_', '-')}{sep}{rest.replace('max_length', '--max-length')}") from None
         raise
-    print(f"model        {args.model} ({lm.kind})")
+    print(f"model        {args.model} ({lm.kind}, {args.dtype})")
     print(f"corpus       {args.corpus}: {len(docs)} document(s), {sum(d.size for d in docs)} tokens")
     print(f"window       max_length={res.max_length} stride={res.stride} convention={res.convention} "
           f"windows={res.num_windows}")
@@ -93,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"throughput   {res.tokens_per_second:.1f} tokens/s (scoring {res.seconds:.2f} s incl. compile; "
           f"load {t_load:.2f} s, tokenize {t_tok:.2f} s)")
     if args.json:
-        out = {"model": args.model, "corpus": args.corpus, **res.to_dict()}
+        out = {"model": args.model, "dtype": args.dtype, "corpus": args.corpus, **res.to_dict()}
         with open(args.json, "w") as f:
             json.dump(out, f, indent=2)
     sys.stdout.flush()

@@ -7,6 +7,7 @@ import json
 
 from jaxmetrics._cli_util import add_model_option, add_progress_options, check_outputs, progress_enabled
 from jaxmetrics._files import check_input_file
+from jaxmetrics._options import add_dtype_option
 
 # Options bert_score.score has no equivalent of: refused with --bert-score-compat (attribute, flag).
 _NOT_IN_BERT_SCORE = (("centering", "--centering"), ("temperature", "--temperature"),
@@ -35,6 +36,7 @@ def register(subparsers) -> None:
     p.add_argument("--candidates", required=True,
                    help="candidate texts: same number of texts (pair i = line i of each file)")
     add_model_option(p, "encoder whose token vectors are compared")
+    add_dtype_option(p)
     p.add_argument("--metric", default=None,
                    choices=("twmd", "trwmd", "trwmd_lse", "bertscore", "wmd", "rwmd", "cka", "cosine"),
                    help="the similarity (default twmd; bertscore with --bert-score-compat)")
@@ -107,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
     refs = read_texts(args.references, name="references")
     cands = read_texts(args.candidates, name="candidates")
     res = compute_similarity(references=refs, candidates=cands, model=args.model,
-                             progress=progress_enabled(args), **settings)
+                             progress=progress_enabled(args), dtype=args.dtype, **settings)
     rows = [(i, float(p), float(r), float(f))
             for i, (p, r, f) in enumerate(zip(res.precision, res.recall, res.f1))]
     if args.csv:

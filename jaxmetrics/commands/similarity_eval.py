@@ -13,6 +13,7 @@ import re
 
 from jaxmetrics._cli_util import add_model_option, add_progress_options, check_outputs, progress_enabled
 from jaxmetrics._files import check_input_file
+from jaxmetrics._options import add_dtype_option
 
 # Kept here (not imported from jaxmetrics.similarity) so that building the parser stays cheap.
 _METRICS = ("bertscore", "cosine", "cka", "wmd", "rwmd", "twmd", "trwmd", "trwmd_lse")
@@ -40,6 +41,7 @@ def register(subparsers) -> None:
     p.add_argument("pairs", help="TSV file: sentence1<TAB>sentence2<TAB>score[<TAB>group] per line, "
                                  "optional header; sentence1 is the reference, sentence2 the candidate")
     add_model_option(p, "encoder whose token vectors are compared")
+    add_dtype_option(p)
     p.add_argument("--grid", action="append", default=[], metavar="AXIS=VALUES",
                    help="a grid axis, e.g. T=0.02,0.05,0.1 (axes: T / temperatures, iterations, layers, "
                         "centering, metric); repeatable")
@@ -170,7 +172,7 @@ def run(args: argparse.Namespace) -> int:
     res = correlation_sweep(pairs=pairs, model=args.model, score=args.score,
                             center_batch_size=args.center_batch_size, special_tokens=args.special_tokens,
                             max_length=args.max_length, batch_size=args.batch_size, pair_chunk=args.pair_chunk,
-                            progress=progress_enabled(args), **grid)
+                            progress=progress_enabled(args), dtype=args.dtype, **grid)
     best = res.best(args.rank_by)
     print(f"{len(pairs)} pairs in {len(res.group_names)} group(s) "
           f"({', '.join(f'{g}: {n}' for g, n in zip(res.group_names, res.group_sizes))}); "
@@ -187,7 +189,8 @@ def run(args: argparse.Namespace) -> int:
     if args.plot:
         res.plot(args.plot, by=args.rank_by)
     if args.json:
-        doc = {"signature": res.signature, "input": args.pairs, "model": args.model, "score": args.score,
+        doc = {"signature": res.signature, "input": args.pairs, "model": args.model, "dtype": args.dtype,
+               "score": args.score,
                "num_pairs": len(pairs),
                "group_names": list(res.group_names), "group_sizes": list(res.group_sizes),
                "rank_by": args.rank_by, "best": best.to_dict(), "rows": [r.to_dict() for r in res.rows()]}

@@ -44,7 +44,7 @@ class SelfDecodingTestResult(Result):
 
 
 def self_decoding_test(generate: Callable, contexts: Sequence[str], params: Sequence[float],
-                       metrics: Sequence[str], *, key: jax.Array, model: Any = None
+                       metrics: Sequence[str], *, key: jax.Array, model: Any = None, dtype: Any = None
                        ) -> SelfDecodingTestResult:
     """Generate response sets over a sweep of a decoding parameter and run decTest.
 
@@ -60,6 +60,8 @@ def self_decoding_test(generate: Callable, contexts: Sequence[str], params: Sequ
       metrics: metric names (see :func:`compute_set_metrics`).
       key: ``jax.random`` key (split once per parameter value).
       model: encoder for the neural metrics.
+      dtype: compute dtype of the model, ``'float32'`` or ``'bfloat16'``; ``None``: float32 for a
+        path, a loaded model's own (:func:`~jaxmetrics.models.resolve_model`).
 
     Returns:
       :class:`SelfDecodingTestResult` (the report, the ``P * C`` sets, their parameters and
@@ -88,14 +90,15 @@ def self_decoding_test(generate: Callable, contexts: Sequence[str], params: Sequ
             raise ValueError(f"generate: returned {len(out)} sets for {len(contexts)} contexts")
         sets.extend([tuple(s) for s in out])
         labels.extend([p] * len(out))
-    values = compute_set_metrics(sets, metrics, model=model)
+    values = compute_set_metrics(sets, metrics, model=model, dtype=dtype)
     report = run_diversity_test(None, labels, metrics, test="dec", values=values)
     return SelfDecodingTestResult(report=report, params=np.asarray(labels, np.float64),
                                   values=values, response_sets=tuple(sets))
 
 
 def lm_generator(*, model: Any, n_responses: int = 5, max_new_tokens: int = 20,
-                 parameter: str = "temperature", output: str = "text", **sampling_kw) -> Callable:
+                 parameter: str = "temperature", output: str = "text", dtype: Any = None,
+                 **sampling_kw) -> Callable:
     """A decTest tester backed by a causal LM and :func:`jaxmetrics.lm.generate`.
 
     Returns ``generate(contexts, d, key) -> list[list[str]]``: every context is tokenized,
@@ -111,6 +114,8 @@ def lm_generator(*, model: Any, n_responses: int = 5, max_new_tokens: int = 20,
       max_new_tokens: tokens sampled per response.
       parameter: ``"temperature"`` or ``"top_p"``.
       output: ``"text"`` or ``"ids"``.
+      dtype: compute dtype of the model, ``'float32'`` or ``'bfloat16'``; ``None``: float32 for a
+        path, a loaded model's own (:func:`~jaxmetrics.models.resolve_model`).
       **sampling_kw: passed to :func:`jaxmetrics.lm.generate` (e.g. ``top_k``,
         ``eos_token_id``).
 
@@ -134,7 +139,7 @@ def lm_generator(*, model: Any, n_responses: int = 5, max_new_tokens: int = 20,
     check_int(max_new_tokens, "max_new_tokens", minimum=1)
     check_choice(parameter, "parameter", ("temperature", "top_p"))
     check_choice(output, "output", ("text", "ids"))
-    lm = resolve_model(model, causal=True, purpose="lm_generator")
+    lm = resolve_model(model, causal=True, purpose="lm_generator", dtype=dtype)
 
     def sample_sets(contexts, d, key):
         prompts = [np.asarray(lm.tokenizer(c)["input_ids"], np.int32) for c in contexts]

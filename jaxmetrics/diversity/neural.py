@@ -57,7 +57,7 @@ class SetEmbeddings(Result):
 
 
 def embed_response_sets(response_sets: Sequence[Sequence[str]], *, model: Any, tokens: bool = False,
-                        progress: bool = False) -> SetEmbeddings:
+                        progress: bool = False, dtype: Any = None) -> SetEmbeddings:
     """Sentence (or token) vectors of every response of ``S`` sets, laid out ``[S, R, ...]``.
 
     All responses are embedded in one call of :func:`jaxmetrics.models.sentence_embeddings`
@@ -70,6 +70,8 @@ def embed_response_sets(response_sets: Sequence[Sequence[str]], *, model: Any, t
       model: the encoder: a loaded model, a hub id or a local checkpoint directory.
       tokens: token vectors instead of sentence vectors.
       progress: show the featurizer's progress bar.
+      dtype: compute dtype of the model, ``'float32'`` or ``'bfloat16'``; ``None``: float32 for a
+        path, a loaded model's own (:func:`~jaxmetrics.models.resolve_model`).
 
     Returns:
       :class:`SetEmbeddings`.
@@ -83,7 +85,7 @@ def embed_response_sets(response_sets: Sequence[Sequence[str]], *, model: Any, t
     """
     from jaxmetrics.models import resolve_model, sentence_embeddings, token_embeddings
 
-    lm = resolve_model(model, purpose="neural diversity metrics")
+    lm = resolve_model(model, purpose="neural diversity metrics", dtype=dtype)
     sets = [list(s) for s in response_sets]
     flat = [t for s in sets for t in s]
     R = max(len(s) for s in sets)

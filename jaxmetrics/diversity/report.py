@@ -95,7 +95,7 @@ class DiversityTestReport(Result):
 
 def run_diversity_test(response_sets: Sequence[Sequence[str]] | None, params: Any,
                        metrics: Sequence[str], *, test: str = "auto", model: Any = None,
-                       values: SetMetricValues | None = None) -> DiversityTestReport:
+                       values: SetMetricValues | None = None, dtype: Any = None) -> DiversityTestReport:
     """Run decTest or conTest for each metric: one :class:`DiversityTestRow` per metric.
 
     ``test="auto"`` picks conTest when ``params`` are all 0/1, else decTest. A metric that is
@@ -111,6 +111,8 @@ def run_diversity_test(response_sets: Sequence[Sequence[str]] | None, params: An
       values: precomputed :class:`SetMetricValues` (then ``response_sets`` and ``model`` are
         not used, and the signature names no model: add it with
         :func:`jaxmetrics.signature.extend_signature`).
+      dtype: compute dtype of the model, ``'float32'`` or ``'bfloat16'``; ``None``: float32 for a
+        path, a loaded model's own (:func:`~jaxmetrics.models.resolve_model`).
 
     Returns:
       :class:`DiversityTestReport`.
@@ -131,7 +133,7 @@ def run_diversity_test(response_sets: Sequence[Sequence[str]] | None, params: An
         if model is not None and any(resolve_set_metric(m).needs_model for m in metrics):
             from jaxmetrics.models import resolve_model
 
-            lm = model = resolve_model(model, purpose="neural diversity metrics")
+            lm = model = resolve_model(model, purpose="neural diversity metrics", dtype=dtype)
         values = compute_set_metrics(response_sets, metrics, model=model)
     missing = [m for m in metrics if m not in values]
     if missing:

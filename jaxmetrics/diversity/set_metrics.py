@@ -161,7 +161,7 @@ class SetMetricValues(Result):
 
 
 def compute_set_metrics(response_sets: Sequence[Sequence[str]], metrics: Sequence[str], *,
-                        model: Any = None, progress: bool = False) -> SetMetricValues:
+                        model: Any = None, progress: bool = False, dtype: Any = None) -> SetMetricValues:
     """Diversity of every response set under each named metric (higher = more diverse).
 
     Metrics: see :func:`resolve_set_metric` (the module docstring lists them). The neural
@@ -174,6 +174,8 @@ def compute_set_metrics(response_sets: Sequence[Sequence[str]], metrics: Sequenc
       model: the encoder of the neural metrics: a loaded model, a hub id or a local checkpoint
         directory (resolved with :func:`jaxmetrics.models.resolve_model`).
       progress: show a progress bar over the metrics (and the featurizer's).
+      dtype: compute dtype of the model, ``'float32'`` or ``'bfloat16'``; ``None``: float32 for a
+        path, a loaded model's own (:func:`~jaxmetrics.models.resolve_model`).
 
     Returns:
       :class:`SetMetricValues` (``values [M, S]`` float64, indexable by name).
@@ -194,7 +196,7 @@ def compute_set_metrics(response_sets: Sequence[Sequence[str]], metrics: Sequenc
         if model is None:
             raise ValueError(f"model: metric {needy[0].name!r} needs an encoder (give model=...)")
         from jaxmetrics.models import resolve_model
-        lm = resolve_model(model, purpose="neural diversity metrics")
+        lm = resolve_model(model, purpose="neural diversity metrics", dtype=dtype)
     vectors: dict = {}
     rows = []
     bar = None

@@ -96,25 +96,30 @@ class _Setup:
     score_key: str
 
 
+def _dtype_name(lm) -> str | None:
+    """The compute dtype's name of a loaded model (``None`` for no model)."""
+    return None if lm is None else np.dtype(lm.dtype).name
+
+
 def _setup(*, model, data, featurizer, decodings, seeds, max_new_tokens, prompt_tokens, include_prompt, pooling,
            featurize_max_length, similarity_model, similarity_max_length, twmd_temperature, mark_evaluate,
            hf_perplexity, first_kmeans_seeds, mauve_scoring, num_buckets, kmeans_num_redo, kmeans_max_iter,
-           self_bleu_samples, eos_token_id, cache_dir, mesh, notes) -> _Setup:
+           self_bleu_samples, eos_token_id, cache_dir, mesh, notes, dtype) -> _Setup:
     """Resolve the models, tokenize the dataset (``data``: :func:`_read_dataset`'s), fix
     ``max_new_tokens``, compare the cache's manifest and derive the cache keys and the config;
     every problem is a ``ValueError`` raised before any generation."""
     from jaxmetrics.models import resolve_model, resolve_pooling
     from jaxmetrics.similarity import default_layer
 
-    lm = resolve_model(model, causal=True, purpose="generate continuations (evaluate_generation)")
-    enc = resolve_model(featurizer)
+    lm = resolve_model(model, causal=True, purpose="generate continuations (evaluate_generation)", dtype=dtype)
+    enc = resolve_model(featurizer, dtype=dtype)
     pooling = resolve_pooling(enc, pooling)
     if similarity_model == "auto":
         sim = None if enc.is_causal else enc
         if sim is None:
             notes.append("BERTScore / TWMD skipped: the featurizer is a causal LM; pass similarity_model= an encoder")
     else:
-        sim = None if similarity_model is None else resolve_model(similarity_model)
+        sim = None if similarity_model is None else resolve_model(similarity_model, dtype=dtype)
     eos = _resolve_eos(lm, eos_token_id)
     bos = getattr(lm.tokenizer, "bos_token_id", None) is not None
     prompts, refs, source = _prepare_ids(data, lm, prompt_tokens=prompt_tokens, notes=notes)
@@ -135,13 +140,15 @@ def _setup(*, model, data, featurizer, decodings, seeds, max_new_tokens, prompt_
         store.save_json((), "manifest", feat_info)
 
     # ---- keys of the cache
-    protocol = stable_hash({"model": lm.fingerprint, "prompts": stable_hash(pack_ids(prompts)["ids"].tobytes() +
+    dtypes = {"model": _dtype_name(lm), "featurizer": _dtype_name(enc), "similarity_model": _dtype_name(sim)}
+    protocol = stable_hash({"model": lm.fingerprint, "dtype": dtypes["model"], "prompts": stable_hash(pack_ids(prompts)["ids"].tobytes() +
                                                                           pack_ids(prompts)["offsets"].tobytes()),
                             "refs": stable_hash(pack_ids(refs)["ids"].tobytes() + pack_ids(refs)["offsets"].tobytes()),
                             "max_new_tokens": max_new_tokens, "eos": eos})
-    fkey = "features-" + stable_hash({"fp": enc.fingerprint, "pooling": pooling, "len": featurize_max_length,
+    fkey = "features-" + stable_hash({"fp": enc.fingerprint, "dtype": dtypes["featurizer"], "pooling": pooling, "len": featurize_max_length,
                                       "include_prompt": include_prompt})
-    sim_key = "similarity-" + stable_hash({"fp": None if sim is None else sim.fingerprint, "len": similarity_max_length,
+    sim_key = "similarity-" + stable_hash({"fp": None if sim is None else sim.fingerprint,
+                                           "dtype": dtypes["similarity_model"], "len": similarity_max_length,
                                            "flen": featurize_max_length, "T": twmd_temperature,
                                            "include_prompt": include_prompt, "scorer": "score_encoded",
                                            "layer": None if sim is None else default_layer(sim.num_layers)})
@@ -156,11 +163,11 @@ def _setup(*, model, data, featurizer, decodings, seeds, max_new_tokens, prompt_
               "featurize_max_length": featurize_max_length, "similarity_max_length": similarity_max_length,
               "mark_evaluate": mark_evaluate, "hf_perplexity": hf_perplexity,
               "cache_dir": None if cache_dir is None else str(cache_dir),
-              "devices": 1 if mesh is None else int(mesh.devices.size)}
+              "devices": 1 if mesh is None else int(mesh.devices.size), "dtypes": dtypes}
     skey = "scores-" + stable_hash({k: config[k] for k in (
         "pooling", "mauve_seeds", "mauve_seed", "mauve_scoring", "num_buckets", "kmeans_num_redo", "kmeans_max_iter",
         "include_prompt", "twmd_temperature", "self_bleu_samples", "featurize_max_length", "similarity_max_length",
-        "mark_evaluate", "hf_perplexity")} | {"featurizer": enc.fingerprint,
+        "mark_evaluate", "hf_perplexity", "dtypes")} | {"featurizer": enc.fingerprint,
                                                "sim": None if sim is None else sim.fingerprint} | (
         {} if _contiguous(first_kmeans_seeds) else {"kmeans_seeds": list(first_kmeans_seeds)}))
 
@@ -293,6 +300,7 @@ def evaluate_generation(
     mesh: Any = None,
     progress: bool = True,
     row_labels: dict[str, str] | None = None,
+    dtype: Any = None,
 ) -> GenerationReport:
     """Generate with every decoding setting and seed, featurize, score, and report.
 
@@ -363,6 +371,9 @@ def evaluate_generation(
         split their rows over its devices; the report equals the one-device one.
       progress: stage messages and progress bars (stderr) with ETA.
       row_labels: display names of the rows in the Markdown table and plots.
+      dtype: compute dtype of the three models, ``'float32'`` or ``'bfloat16'``; ``None``:
+        float32 for a path, a loaded model's own (:func:`~jaxmetrics.models.resolve_model`).
+        Part of the cache keys: a bfloat16 run never reuses float32 generations or vectors.
 
     Returns:
       :class:`GenerationReport`.
@@ -421,7 +432,7 @@ def evaluate_generation(
                 mark_evaluate=mark_evaluate, hf_perplexity=hf_perplexity, first_kmeans_seeds=first_kmeans_seeds,
                 mauve_scoring=mauve_scoring, num_buckets=num_buckets, kmeans_num_redo=kmeans_num_redo,
                 kmeans_max_iter=kmeans_max_iter, self_bleu_samples=self_bleu_samples, eos_token_id=eos_token_id,
-                cache_dir=cache_dir, mesh=mesh, notes=notes)
+                cache_dir=cache_dir, mesh=mesh, notes=notes, dtype=dtype)
     max_new_tokens_given, max_new_tokens = max_new_tokens, st.max_new_tokens
     seconds = {"generate": 0.0, "featurize": 0.0, "quantize": 0.0, "perplexity": 0.0, "text_statistics": 0.0,
                "similarity": 0.0, "score": 0.0}

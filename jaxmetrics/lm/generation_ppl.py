@@ -37,7 +37,7 @@ class GenerationPerplexity(Result):
 
 def generation_perplexity(generations, *, model, max_length: int | None = 1024, batch_size: int = 8,
                           convention: str = "mauve", remove_ids: Sequence[int] | None = None,
-                          mesh=None) -> GenerationPerplexity:
+                          mesh=None, dtype=None) -> GenerationPerplexity:
     """Perplexity of generated texts under a scoring model (MAUVE-experiments "Gen. PPL").
 
     Convention of ``krishnap25/mauve-experiments`` (``convention='mauve'``): each generation
@@ -60,6 +60,8 @@ def generation_perplexity(generations, *, model, max_length: int | None = 1024, 
       convention: ``'mauve'`` or ``'exact'``.
       remove_ids: token ids dropped before scoring (MAUVE experiments remove EOS/pad tokens).
       mesh: optional device mesh, as in :func:`perplexity` (documents split over its devices).
+      dtype: compute dtype of the model, ``'float32'`` or ``'bfloat16'``; ``None``: float32 for a
+        path, a loaded model's own (:func:`~jaxmetrics.models.resolve_model`).
 
     Returns:
       :class:`GenerationPerplexity`.
@@ -75,7 +77,7 @@ def generation_perplexity(generations, *, model, max_length: int | None = 1024, 
       (14, 16, 14, True)
     """
     check_choice(convention, "convention", ("mauve", "exact"))
-    lm = _causal(model, "generation_perplexity")
+    lm = _causal(model, "generation_perplexity", dtype)
     ctx = _context_length(lm)
     L = ctx if max_length is None else min(check_int(max_length, "max_length", minimum=2), ctx)
     docs = _as_documents(lm, generations, name="generations")

@@ -196,7 +196,7 @@ def generate(prompts, *, model, key, max_new_tokens: int, greedy: bool = False, 
              top_k: int | None = None, top_p: float | None = None, typical_p: float | None = None,
              entmax_alpha: float | None = None, eos_token_id: int | None | str = "default",
              pad_token_id: int | None = None, return_logits: bool = False, mesh=None,
-             prompt_length: int | None = None) -> GenerationOutput:
+             prompt_length: int | None = None, dtype=None) -> GenerationOutput:
     """Sample continuations of a batch of prompts with a KV cache (one jit-compiled loop).
 
     At each step, with ``z`` the next-token logits, the next token is ``argmax_v z_v``
@@ -249,6 +249,8 @@ def generate(prompts, *, model, key, max_new_tokens: int, greedy: bool = False, 
         rows are returned. Sampling with a mesh requires per-row keys (``key`` of shape
         ``[B]``): the result then equals the single-device run with the same keys. Greedy
         decoding accepts one key.
+      dtype: compute dtype of the model, ``'float32'`` or ``'bfloat16'``; ``None``: float32 for a
+        path, a loaded model's own (:func:`~jaxmetrics.models.resolve_model`).
 
     Returns:
       :class:`GenerationOutput` (numpy arrays); ``out.sequences(include_prompt=False)`` gives
@@ -276,7 +278,7 @@ def generate(prompts, *, model, key, max_new_tokens: int, greedy: bool = False, 
       >>> bool((both.tokens[1] == alone.tokens[0]).all())
       True
     """
-    lm = resolve_model(model, causal=True, purpose="generate")
+    lm = resolve_model(model, causal=True, purpose="generate", dtype=dtype)
     check_key(key)
     module, config = lm.model, lm.config
     tok_pad = getattr(lm.tokenizer, "pad_token_id", None)

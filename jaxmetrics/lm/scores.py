@@ -93,7 +93,7 @@ def _compiled(lm):
 
 def decoding_scores(texts, *, model, epsilon: float | Sequence[float] = 1e-4, temperature: float = 1.0,
                     top_k: int | None = None, top_p: float | None = None, max_length: int | None = 1024,
-                    batch_size: int = 8) -> DecodingScores:
+                    batch_size: int = 8, dtype=None) -> DecodingScores:
     """ε-PPL, sparsemax score and JS of reference texts under a decoding transform of ``model``.
 
     Args:
@@ -104,6 +104,8 @@ def decoding_scores(texts, *, model, epsilon: float | Sequence[float] = 1e-4, te
       temperature: > 0; top_k: int in ``[1, V]`` or ``None``; top_p: in ``(0, 1]`` or ``None``.
       max_length: truncation (default 1024 as in the MAUVE experiments, capped at the context).
       batch_size: documents per jitted forward.
+      dtype: compute dtype of the model, ``'float32'`` or ``'bfloat16'``; ``None``: float32 for a
+        path, a loaded model's own (:func:`~jaxmetrics.models.resolve_model`).
 
     Returns:
       :class:`DecodingScores`. With ``top_k`` / ``top_p`` the plain ``perplexity`` is ``inf`` as
@@ -119,7 +121,7 @@ def decoding_scores(texts, *, model, epsilon: float | Sequence[float] = 1e-4, te
       >>> out.num_tokens, out.epsilon_perplexity.shape, bool(0.0 <= out.js <= 0.6932)
       (25, (2,), True)
     """
-    lm = _causal(model, "decoding_scores")
+    lm = _causal(model, "decoding_scores", dtype)
     ctx = _context_length(lm)
     L = ctx if max_length is None else min(check_int(max_length, "max_length", minimum=2), ctx)
     grid = not np.isscalar(epsilon)

@@ -111,7 +111,7 @@ def _check_texts(texts: Any) -> list[str]:
 
 
 def text_perplexities(texts: Sequence[str], *, model: Any, batch_size: int = 16, add_start_token: bool = True,
-                      max_length: int | None = None) -> TextPerplexities:
+                      max_length: int | None = None, dtype: Any = None) -> TextPerplexities:
     """Perplexity of each text under a causal LM, as Hugging Face ``evaluate``'s ``perplexity``.
 
     Text ``i``, tokenised without special tokens (first ``max_length`` tokens kept, or
@@ -134,6 +134,8 @@ def text_perplexities(texts: Sequence[str], *, model: Any, batch_size: int = 16,
       add_start_token: prepend the tokenizer's BOS token (needs one) so the first token is scored;
         then every text needs at least 1 token, otherwise at least 2.
       max_length: ``None`` (no truncation) or the maximum sequence length ``>= 2``, BOS included.
+      dtype: compute dtype of the model, ``'float32'`` or ``'bfloat16'``; ``None``: float32 for a
+        path, a loaded model's own (:func:`~jaxmetrics.models.resolve_model`).
 
     Returns:
       :class:`TextPerplexities` with ``perplexities [N]``, ``mean_perplexity``, ``nll [N]`` and
@@ -169,7 +171,7 @@ def text_perplexities(texts: Sequence[str], *, model: Any, batch_size: int = 16,
         if isinstance(max_length, bool):
             raise TypeError("max_length: expected an integer or None, got bool")
         max_length = check_int(max_length, "max_length", minimum=2)
-    lm = resolve_model(model, causal=True, purpose="text_perplexities")
+    lm = resolve_model(model, causal=True, purpose="text_perplexities", dtype=dtype)
     tok = lm.tokenizer
     bos = getattr(tok, "bos_token_id", None)
     if add_start_token and bos is None:

@@ -218,7 +218,8 @@ class WindowScores(Result):
     count: jax.Array
 
 
-def score_windows(input_ids, attention_mask, labels, *, model, first=None, num_head_rows=None) -> WindowScores:
+def score_windows(input_ids, attention_mask, labels, *, model, first=None, num_head_rows=None,
+                  dtype=None) -> WindowScores:
     """NLL sum and count per window for one batch (one jit-compiled forward).
 
     Labels follow the transformers convention: ``labels[b, j]`` is the token scored at position
@@ -235,6 +236,8 @@ def score_windows(input_ids, attention_mask, labels, *, model, first=None, num_h
         positions passed through the LM head (every scored label ``j`` must satisfy
         ``first <= j - 1 < first + num_head_rows``); default ``0`` and ``T - 1`` (all positions).
         Only those rows pay for the ``[D, V]`` head product.
+      dtype: compute dtype of the model, ``'float32'`` or ``'bfloat16'``; ``None``: float32 for a
+        path, a loaded model's own (:func:`~jaxmetrics.models.resolve_model`).
 
     Returns:
       :class:`WindowScores` of device arrays (the rows can be sharded over a mesh).
@@ -249,7 +252,7 @@ def score_windows(input_ids, attention_mask, labels, *, model, first=None, num_h
       >>> int(out.count[0]), bool(out.nll_sum[0] > 0)
       (2, True)
     """
-    lm = resolve_model(model, causal=True, purpose="score_windows")
+    lm = resolve_model(model, causal=True, purpose="score_windows", dtype=dtype)
     run, state = _scorer(lm)
     ids = jnp.asarray(input_ids, jnp.int32)
     lab = jnp.asarray(labels)
@@ -310,8 +313,8 @@ class PerplexityResult(Result):
         return self.num_tokens / self.seconds if self.seconds > 0 else float("inf")
 
 
-def _causal(model, purpose: str):
-    return resolve_model(model, causal=True, purpose=purpose)
+def _causal(model, purpose: str, dtype=None):
+    return resolve_model(model, causal=True, purpose=purpose, dtype=dtype)
 
 
 def _context_length(lm) -> int:
@@ -362,7 +365,7 @@ def _as_documents(lm, token_ids, name: str = "token_ids") -> list[np.ndarray]:
 
 def perplexity(token_ids, *, model, max_length: int | None = None, stride: int | None = None,
                batch_size: int = 8, reduction: str = "corpus", convention: str = "exact", progress: bool = False,
-               mesh=None) -> PerplexityResult:
+               mesh=None, dtype=None) -> PerplexityResult:
     """Sliding-window perplexity of a causal LM over one token stream or a list of documents.
 
     ``PPL = exp(Σ_docs Σ_{scored t} -ln p(x_t | window context) / #scored)`` (corpus), or the
@@ -388,6 +391,8 @@ def perplexity(token_ids, *, model, max_length: int | None = None, stride: int |
         of windows is split over its devices (the batch size is rounded up to a multiple of the
         device count); XLA partitions the forward pass. The mesh may span several processes
         (every process passes the same ``token_ids``); each gets the full result.
+      dtype: compute dtype of the model, ``'float32'`` or ``'bfloat16'``; ``None``: float32 for a
+        path, a loaded model's own (:func:`~jaxmetrics.models.resolve_model`).
 
     Returns:
       :class:`PerplexityResult`.
@@ -406,7 +411,7 @@ def perplexity(token_ids, *, model, max_length: int | None = None, stride: int |
     """
     check_choice(reduction, "reduction", ("corpus", "sequence"))
     check_choice(convention, "convention", ("exact", "document"))
-    lm = _causal(model, "perplexity")
+    lm = _causal(model, "perplexity", dtype)
     ctx = _context_length(lm)
     L = ctx if max_length is None else check_int(max_length, "max_length", minimum=2)
     if L > ctx:

@@ -59,7 +59,7 @@ class MarkEvaluateResult(Result):
 
 def embed_texts(texts: Sequence[str], *, model: Any, token_level: bool = False,
                 layers: Sequence[int] = (-5, -4, -3, -2, -1), max_length: int = 256, batch_size: int = 32,
-                progress: bool = False, name: str = "texts") -> np.ndarray:
+                progress: bool = False, name: str = "texts", dtype: Any = None) -> np.ndarray:
     """Embedding samples of a list of texts for Mark-Evaluate.
 
     Sentence mode: ``[N, D]`` mean-pooled last-layer states. Token mode: the rows
@@ -77,6 +77,8 @@ def embed_texts(texts: Sequence[str], *, model: Any, token_level: bool = False,
       batch_size: texts per forward pass.
       progress: show a progress bar.
       name: the name of ``texts`` in error messages.
+      dtype: compute dtype of the model, ``'float32'`` or ``'bfloat16'``; ``None``: float32 for a
+        path, a loaded model's own (:func:`~jaxmetrics.models.resolve_model`).
 
     Returns:
       float32 ``[samples, D]``.
@@ -92,7 +94,7 @@ def embed_texts(texts: Sequence[str], *, model: Any, token_level: bool = False,
     from jaxmetrics.models import encode, resolve_layers, resolve_model, sentence_embeddings
 
     texts = check_texts(texts, name)
-    lm = resolve_model(model)
+    lm = resolve_model(model, dtype=dtype)
     if not token_level:
         return np.asarray(sentence_embeddings(texts, model=lm, max_length=max_length,
                                               batch_size=batch_size, progress=progress))
@@ -106,7 +108,8 @@ def embed_texts(texts: Sequence[str], *, model: Any, token_level: bool = False,
 def compute_mark_evaluate(*, references: Sequence[str], candidates: Sequence[str], model: Any,
                           k: int = 3, token_level: bool = False, literal: bool = False, occasions: str = "samples",
                           baselines: bool = True, max_length: int = 256, batch_size: int = 32,
-                          block_size: int | None = None, progress: bool = False) -> MarkEvaluateResult:
+                          block_size: int | None = None, progress: bool = False,
+                          dtype: Any = None) -> MarkEvaluateResult:
     """Mark-Evaluate scores of candidate texts against reference texts.
 
     Embeds both lists (see :func:`embed_texts`), then computes the ME-Petersen,
@@ -128,6 +131,8 @@ def compute_mark_evaluate(*, references: Sequence[str], candidates: Sequence[str
       batch_size: texts per forward pass.
       block_size: rows per distance block of the k-NN passes.
       progress: show progress bars while embedding.
+      dtype: compute dtype of the model, ``'float32'`` or ``'bfloat16'``; ``None``: float32 for a
+        path, a loaded model's own (:func:`~jaxmetrics.models.resolve_model`).
 
     Returns:
       :class:`MarkEvaluateResult` of Python floats and ints.
@@ -147,7 +152,7 @@ def compute_mark_evaluate(*, references: Sequence[str], candidates: Sequence[str
     candidates = check_texts(candidates, "candidates")
     check_int(k, "k", minimum=1)
     check_occasions(occasions)
-    lm = resolve_model(model)
+    lm = resolve_model(model, dtype=dtype)
     emb = dict(model=lm, token_level=token_level, max_length=max_length, batch_size=batch_size,
                progress=progress)
     ref = embed_texts(references, name="references", **emb)

@@ -174,7 +174,7 @@ def _output(scores: MauveScores, p_counts, q_counts, k: int, pooling: str | None
 def _prepare(p_features, q_features, p_tokens, q_tokens, p_text, q_text, *, num_buckets, pca_max_data,
              kmeans_explained_var, kmeans_num_redo, kmeans_max_iter, featurize_model_name, max_text_length,
              divergence_curve_discretization_size, mauve_scaling_factor, batch_size, model, quantizer, scoring,
-             pooling, verbose=False):
+             pooling, verbose=False, dtype=None):
     """Checks, features and quantizer of compute_mauve / compute_mauve_seeds: ``(inputs, quantizer, scoring)``."""
     _check_common(kmeans_explained_var=kmeans_explained_var, kmeans_num_redo=kmeans_num_redo,
                   kmeans_max_iter=kmeans_max_iter, pca_max_data=pca_max_data,
@@ -185,7 +185,8 @@ def _prepare(p_features, q_features, p_tokens, q_tokens, p_text, q_text, *, num_
         raise ValueError(f"num_buckets: expected 'auto' or an integer, got {num_buckets!r}")
     inputs = get_features(p_features, q_features, p_tokens, q_tokens, p_text, q_text, model=model,
                           featurize_model_name=featurize_model_name, max_length=max_text_length,
-                          batch_size=batch_size, verbose=verbose, pooling=pooling, num_buckets=num_buckets)
+                          batch_size=batch_size, verbose=verbose, pooling=pooling, num_buckets=num_buckets,
+                          dtype=dtype)
     k = resolve_num_buckets(num_buckets, (inputs.p_features.shape[0], inputs.q_features.shape[0]),
                             (inputs.p_source, inputs.q_source))
     quant = _make_quantizer(quantizer, k, explained_var=kmeans_explained_var, num_redo=kmeans_num_redo,
@@ -223,6 +224,7 @@ def compute_mauve(
     mesh: Any = None,
     scoring: str = "mauve-text",
     pooling: str = "last",
+    dtype: Any = None,
 ) -> MauveOutput:
     """MAUVE between P (human text) and Q (model text), with mauve-text 0.4.0's API.
 
@@ -272,8 +274,8 @@ def compute_mauve(
         The one default that differs from mauve-text's (1): it changes only the speed, not
         the features.
       use_float64: accepted for mauve-text compatibility (its featurizer precision; here the
-        featurizer runs in the model's ``dtype`` -- pass ``model=load_model(..., dtype=...)`` --,
-        clustering is float32 as in mauve-text and the histogram stage is always float64).
+        featurizer runs in ``dtype``, clustering is float32 as in mauve-text and the histogram
+        stage is always float64).
       model: keyword-only; a loaded model (:func:`jaxmetrics.models.load_model`), a hub id or a
         local checkpoint directory, resolved by :func:`jaxmetrics.models.resolve_model`. When
         given it is used instead of ``featurize_model_name``.
@@ -296,6 +298,9 @@ def compute_mauve(
         ``'auto'`` (last for a decoder, mean for an encoder: the command line's default). The
         result records the pooling used (``None`` for given features). The choice changes the
         number: see ``docs/mauve.md``.
+      dtype: keyword-only; the featurizer's compute dtype, ``'float32'`` or ``'bfloat16'``;
+        ``None``: float32 for a path, a loaded model's own
+        (:func:`~jaxmetrics.models.resolve_model`). Recorded in the signature.
 
     Returns:
       :class:`MauveOutput` with mauve-text's fields ``mauve, frontier_integral, mauve_star,
@@ -319,7 +324,7 @@ def compute_mauve(
             kmeans_max_iter=kmeans_max_iter, featurize_model_name=featurize_model_name,
             max_text_length=max_text_length, divergence_curve_discretization_size=divergence_curve_discretization_size,
             mauve_scaling_factor=mauve_scaling_factor, batch_size=batch_size, model=model, quantizer=quantizer,
-            scoring=scoring, pooling=pooling, verbose=verbose)
+            scoring=scoring, pooling=pooling, verbose=verbose, dtype=dtype)
         p, q = inputs.p_features, inputs.q_features
         stacked = np.concatenate([q, p], axis=0)
         t1 = time.perf_counter()
@@ -366,6 +371,7 @@ def compute_mauve_seeds(
     quantizer: str | Quantizer = "kmeans",
     scoring: str = "mauve-text",
     pooling: str = "last",
+    dtype: Any = None,
 ) -> MauveSeedsOutput:
     """MAUVE over several k-means seeds: mean, sample standard deviation and per-seed values.
 
@@ -380,7 +386,7 @@ def compute_mauve_seeds(
     Args:
       p_features, q_features: as in :func:`compute_mauve`.
       seeds: the integer seeds (keys ``jax.random.key(s)``).
-      p_tokens, q_tokens, p_text, q_text, model, quantizer, scoring, pooling, ...: as in
+      p_tokens, q_tokens, p_text, q_text, model, quantizer, scoring, pooling, dtype, ...: as in
         :func:`compute_mauve` (``pooling`` defaults to ``'last'``, mauve-text's feature).
 
     Returns:
@@ -410,7 +416,7 @@ def compute_mauve_seeds(
         kmeans_max_iter=kmeans_max_iter, featurize_model_name=featurize_model_name, max_text_length=max_text_length,
         divergence_curve_discretization_size=divergence_curve_discretization_size,
         mauve_scaling_factor=mauve_scaling_factor, batch_size=batch_size, model=model, quantizer=quantizer,
-        scoring=scoring, pooling=pooling)
+        scoring=scoring, pooling=pooling, dtype=dtype)
     p, q = inputs.p_features, inputs.q_features
     stacked = np.concatenate([q, p], axis=0)
     if isinstance(quant, KMeansQuantizer):  # one projection, the k-means of every seed in one call

@@ -136,12 +136,12 @@ def _features_from_text(texts: Any, name: str, models: Any, lm: Any, max_length:
 def get_features(
     p_features: Any, q_features: Any, p_tokens: Any, q_tokens: Any, p_text: Any, q_text: Any, *, model: Any,
     featurize_model_name: str, max_length: int, batch_size: int, verbose: bool, pooling: str = "last",
-    num_buckets: Any = None,
+    num_buckets: Any = None, dtype: Any = None,
 ) -> MauveInputs:
     """Features ``p [n_p, d]`` and ``q [n_q, d]``: per side the given features win over token ids,
     which win over text (mauve-text's order); the arguments are those of
     :func:`~jaxmetrics.mauve.compute_mauve`. The featurizer is ``model`` (else
-    ``featurize_model_name``), resolved by :func:`jaxmetrics.models.resolve_model`; text and
+    ``featurize_model_name``), resolved by :func:`jaxmetrics.models.resolve_model` in ``dtype``; text and
     tokens become the final layer's hidden states pooled by ``pooling`` (default ``'last'``,
     mauve-text's convention for every model; ``'auto'``: last for a decoder, mean for an
     encoder). With ``num_buckets``, MAUVE's minimum sizes
@@ -191,7 +191,7 @@ def get_features(
         which = model if model is not None else featurize_model_name
         if verbose:
             print(f"loading featurizer {which if isinstance(which, str) else getattr(which, 'name', 'model')}", file=sys.stderr)
-        lm = models.resolve_model(which)
+        lm = models.resolve_model(which, dtype=dtype)
         used = models.resolve_pooling(lm, pooling)
     out = []
     for side in ("p", "q"):

@@ -293,6 +293,7 @@ def mauve_length_sweep(
     kmeans_max_iter: int = 500,
     divergence_curve_discretization_size: int = 25,
     progress: bool = False,
+    dtype: Any = None,
 ) -> MauveSweepResult:
     """MAUVE against the maximum text length (the paper's Figure 3), from texts.
 
@@ -318,6 +319,8 @@ def mauve_length_sweep(
       num_buckets, mauve_scaling_factor, kmeans_explained_var, kmeans_num_redo, kmeans_max_iter,
       divergence_curve_discretization_size: as in :func:`mauve_sweep`.
       progress: show the featurizer's progress bars.
+      dtype: compute dtype of the model, ``'float32'`` or ``'bfloat16'``; ``None``: float32 for a
+        path, a loaded model's own (:func:`~jaxmetrics.models.resolve_model`).
 
     Returns:
       :class:`MauveSweepResult` with ``setting='length'`` and the length fields filled.
@@ -354,7 +357,7 @@ def mauve_length_sweep(
                   num_points=divergence_curve_discretization_size, scaling=mauve_scaling_factor)
     for m, texts in cands.items():  # MAUVE's minimum sizes, before the model is loaded
         _resolve_k(num_buckets, len(refs), len(texts), m)
-    lm = resolve_model(model)
+    lm = resolve_model(model, dtype=dtype)
     limit = getattr(lm, "max_positions", None)
     if limit is not None and max(lengths) > limit:
         raise ValueError(f"lengths: {max(lengths)} exceeds the model's {limit} positions")

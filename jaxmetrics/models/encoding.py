@@ -326,7 +326,7 @@ def _check_token_ids(token_ids: Any, lm) -> list[np.ndarray]:
 def encode(texts: Sequence[str] | None = None, *, model: Any, token_ids: Sequence[Sequence[int]] | None = None,
            layers: int | Sequence[int] = -1, pooling: str | None = None, tokens: bool = False,
            max_length: int | None = None, batch_size: int = 16, cache_dir: str | os.PathLike | None = None,
-           progress: bool = True, mesh=None, desc: str = "encode") -> Encoding:
+           progress: bool = True, mesh=None, desc: str = "encode", dtype: Any = None) -> Encoding:
     """Token vectors and/or pooled vectors of ``texts`` from one forward pass per batch.
 
     Args:
@@ -350,6 +350,9 @@ def encode(texts: Sequence[str] | None = None, *, model: Any, token_ids: Sequenc
       progress: show a progress bar when there is more than one batch.
       mesh: optional :class:`jax.sharding.Mesh`: each batch's rows are split over its devices.
       desc: the progress bar's label.
+      dtype: compute dtype, ``'float32'`` or ``'bfloat16'`` (see
+        :func:`~jaxmetrics.models.load_model`): a path is loaded in it (``None``: float32), a
+        loaded model must match it. The returned vectors are float32 either way.
 
     Returns:
       :class:`Encoding` (results in input order).
@@ -370,7 +373,7 @@ def encode(texts: Sequence[str] | None = None, *, model: Any, token_ids: Sequenc
         raise ValueError("texts: give exactly one of texts and token_ids")
     if texts is not None:
         texts = check_texts(texts, "texts")
-    lm = resolve_model(model)
+    lm = resolve_model(model, dtype=dtype)
     pooling = resolve_pooling(lm, pooling)
     if pooling is None and not tokens:
         raise ValueError("pooling: give a pooling, tokens=True, or both (nothing to return)")

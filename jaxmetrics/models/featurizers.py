@@ -9,7 +9,7 @@ feature cache and device meshes are the engine's.
 from __future__ import annotations
 
 import os
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -40,7 +40,7 @@ class TokenEmbeddings(Result):
 def featurize(texts: Sequence[str], *, model: LoadedModel | str | os.PathLike, max_length: int | None = None,
               batch_size: int = 8,
               cache_dir: str | os.PathLike | None = None, progress: bool = True, layer: int = -1,
-              mesh=None) -> np.ndarray:
+              mesh=None, dtype: Any = None) -> np.ndarray:
     """MAUVE features: one layer's hidden state at the last real token of each text.
 
     The mauve-text convention: ``feature_i = hidden_states[layer][i, len_i - 1]`` with
@@ -61,6 +61,8 @@ def featurize(texts: Sequence[str], *, model: LoadedModel | str | os.PathLike, m
       layer: ``hidden_states`` index (0 = embeddings, negative counts from the end).
       mesh: optional :class:`jax.sharding.Mesh`: each batch's rows are split over its devices
         (batches padded to a multiple of the device count); same features.
+      dtype: compute dtype, ``'float32'`` or ``'bfloat16'``; ``None``: float32 for a path, a
+        loaded model's own (see :func:`~jaxmetrics.models.encode`).
 
     Returns:
       float32 ``[N, D]`` features in input order.
@@ -73,12 +75,12 @@ def featurize(texts: Sequence[str], *, model: LoadedModel | str | os.PathLike, m
       (2, 384)
     """
     return encode(texts, model=model, layers=layer, pooling="last", max_length=max_length, batch_size=batch_size,
-                  cache_dir=cache_dir, progress=progress, mesh=mesh, desc="featurize").pooled[0]
+                  cache_dir=cache_dir, progress=progress, mesh=mesh, desc="featurize", dtype=dtype).pooled[0]
 
 
 def sentence_embeddings(texts: Sequence[str], *, model: LoadedModel | str | os.PathLike, max_length: int | None = None,
                         batch_size: int = 32, normalize: bool = False, cache_dir: str | os.PathLike | None = None,
-                        progress: bool = True, layer: int = -1, mesh=None) -> np.ndarray:
+                        progress: bool = True, layer: int = -1, mesh=None, dtype: Any = None) -> np.ndarray:
     """Mean-pooled sentence embeddings (the sentence-transformers convention).
 
     ``e_i = sum_t m_it h_it / max(sum_t m_it, 1e-9)`` over the real tokens (special tokens
@@ -93,7 +95,7 @@ def sentence_embeddings(texts: Sequence[str], *, model: LoadedModel | str | os.P
         :func:`featurize`).
       batch_size: rows per forward pass.
       normalize: divide each embedding by its L2 norm.
-      cache_dir, progress, layer, mesh: as in :func:`featurize`.
+      cache_dir, progress, layer, mesh, dtype: as in :func:`featurize`.
 
     Returns:
       float32 ``[N, D]``.
@@ -107,7 +109,8 @@ def sentence_embeddings(texts: Sequence[str], *, model: LoadedModel | str | os.P
       ((2, 384), True)
     """
     e = encode(texts, model=model, layers=layer, pooling="mean", max_length=max_length, batch_size=batch_size,
-               cache_dir=cache_dir, progress=progress, mesh=mesh, desc="sentence embeddings").pooled[0]
+               cache_dir=cache_dir, progress=progress, mesh=mesh, desc="sentence embeddings",
+               dtype=dtype).pooled[0]
     if normalize:
         e = e / np.maximum(np.linalg.norm(e, axis=1, keepdims=True), 1e-12)
     return e
@@ -115,7 +118,7 @@ def sentence_embeddings(texts: Sequence[str], *, model: LoadedModel | str | os.P
 
 def token_embeddings(texts: Sequence[str], *, model: LoadedModel | str | os.PathLike, layer: int = -1,
                      max_length: int | None = None, batch_size: int = 16, progress: bool = True,
-                     mesh=None) -> TokenEmbeddings:
+                     mesh=None, dtype: Any = None) -> TokenEmbeddings:
     """Per-token hidden states of one layer, padded to the longest text.
 
     Args:
@@ -127,7 +130,7 @@ def token_embeddings(texts: Sequence[str], *, model: LoadedModel | str | os.Path
         value warns, as in :func:`featurize`).
       batch_size: rows per forward pass.
       progress: show a progress bar when there is more than one batch.
-      mesh: optional device mesh, as in :func:`featurize`.
+      mesh, dtype: as in :func:`featurize`.
 
     Returns:
       :class:`TokenEmbeddings` (``L`` is the longest tokenized text).
@@ -143,20 +146,20 @@ def token_embeddings(texts: Sequence[str], *, model: LoadedModel | str | os.Path
       ([5, 3], [True, False, True, False, False])
     """
     e = encode(texts, model=model, layers=layer, tokens=True, max_length=max_length, batch_size=batch_size,
-               progress=progress, mesh=mesh, desc="token embeddings")
+               progress=progress, mesh=mesh, desc="token embeddings", dtype=dtype)
     return TokenEmbeddings(e.padded(), e.tokens_mask, e.special_mask, e.token_ids)
 
 
 def featurize_tokens(token_ids: Sequence[Sequence[int]], *, model: LoadedModel | str | os.PathLike,
                      max_length: int | None = None, batch_size: int = 8, progress: bool = True,
-                     layer: int = -1) -> np.ndarray:
+                     layer: int = -1, dtype: Any = None) -> np.ndarray:
     """:func:`featurize` for already tokenized texts (mauve-text's ``p_tokens`` input).
 
     Each sequence is truncated to its first ``max_length`` ids; no token is added.
 
     Args:
       token_ids: ``N`` non-empty sequences of token ids.
-      model, max_length, batch_size, progress, layer: as in :func:`featurize`.
+      model, max_length, batch_size, progress, layer, dtype: as in :func:`featurize`.
 
     Returns:
       float32 ``[N, D]`` (each row: the last id's final hidden state).
@@ -168,4 +171,4 @@ def featurize_tokens(token_ids: Sequence[Sequence[int]], *, model: LoadedModel |
       (2, 384)
     """
     return encode(token_ids=token_ids, model=model, layers=layer, pooling="last", max_length=max_length,
-                  batch_size=batch_size, progress=progress, desc="featurize").pooled[0]
+                  batch_size=batch_size, progress=progress, desc="featurize", dtype=dtype).pooled[0]

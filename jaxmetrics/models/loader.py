@@ -262,7 +262,36 @@ class LoadedModel:
         raise AttributeError("config has no hidden size")
 
 
-def load_model(model: str | os.PathLike, *, dtype=jnp.float32) -> LoadedModel:
+#: the compute dtypes a model can be loaded in (:func:`check_dtype`)
+MODEL_DTYPES = ("float32", "bfloat16")
+
+
+def check_dtype(dtype: Any, name: str = "dtype") -> np.dtype:
+    """The dtype named by ``dtype`` (a name such as ``'bfloat16'`` or a dtype), one of
+    :data:`MODEL_DTYPES`.
+
+    Raises:
+      ValueError: anything else, naming ``name``.
+
+    Examples:
+      >>> check_dtype("bfloat16")
+      dtype(bfloat16)
+      >>> check_dtype("float16")
+      Traceback (most recent call last):
+      ...
+      ValueError: dtype: expected one of 'float32', 'bfloat16', got 'float16'
+    """
+    try:
+        d = jnp.dtype(dtype)
+    except TypeError:
+        d = None
+    if d is None or d.name not in MODEL_DTYPES:
+        shown = d.name if d is not None else dtype
+        raise ValueError(f"{name}: expected one of {', '.join(map(repr, MODEL_DTYPES))}, got {shown!r}")
+    return d
+
+
+def load_model(model: str | os.PathLike, *, dtype: Any = "float32") -> LoadedModel:
     """Load a Hugging Face checkpoint into a jit-compiled Flax NNX model.
 
     Reads ``config.json``, the weights from ``model.safetensors`` (or a sharded
@@ -271,7 +300,11 @@ def load_model(model: str | os.PathLike, *, dtype=jnp.float32) -> LoadedModel:
 
     Args:
       model: local checkpoint directory or a Hugging Face Hub id (``'gpt2-large'``).
-      dtype: parameter and compute dtype (softmax and logits are float32).
+      dtype: parameter and compute dtype, ``'float32'`` or ``'bfloat16'``. In bfloat16 the
+        matrix products run in bfloat16 while layer-norm statistics, attention softmax, logits
+        and every pooled or returned vector are float32. It is for accelerators: on a CPU
+        bfloat16 runs slower than float32 (see ``docs/sharp_edges.md`` for the deviation per
+        metric).
 
     Returns:
       :class:`LoadedModel`.
@@ -282,6 +315,7 @@ def load_model(model: str | os.PathLike, *, dtype=jnp.float32) -> LoadedModel:
       >>> lm.kind, lm.is_causal, lm.hidden_size
       ('bert', False, 384)
     """
+    dtype = check_dtype(dtype)
     d = resolve_model_dir(model)
     cfg_file = d / "config.json"
     if not cfg_file.is_file():

@@ -56,7 +56,7 @@ def model_type_error(model: Any) -> TypeError:
                      f"or a local checkpoint directory (str or os.PathLike), got {type(model).__name__}")
 
 
-def resolve_model(model: Any, *, causal: bool = False, purpose: str = "") -> Any:
+def resolve_model(model: Any, *, causal: bool = False, purpose: str = "", dtype: Any = None) -> Any:
     """The :class:`~jaxmetrics.models.LoadedModel` that a ``model=`` argument designates.
 
     Args:
@@ -64,13 +64,17 @@ def resolve_model(model: Any, *, causal: bool = False, purpose: str = "") -> Any
         ``os.PathLike``), loaded with :func:`~jaxmetrics.models.load_model`.
       causal: require a causal language model (GPT-2, Llama, Mistral, Qwen2).
       purpose: what the model is needed for, quoted in the error for a non-causal model.
+      dtype: the compute dtype, ``'float32'`` or ``'bfloat16'`` (see
+        :func:`~jaxmetrics.models.load_model`). A path is loaded in it (``None``: float32); a
+        loaded model must have been loaded in it (``None``: its own).
 
     Returns:
       :class:`~jaxmetrics.models.LoadedModel`.
 
     Raises:
       TypeError: ``model`` is none of the accepted types (the one message of the library).
-      ValueError: the checkpoint cannot be found or loaded, or ``causal`` and it has no LM head.
+      ValueError: the checkpoint cannot be found or loaded, ``causal`` and it has no LM head, or
+        ``dtype`` is not a model dtype or not the loaded model's.
 
     Examples:
       >>> resolve_model(3.5)
@@ -78,12 +82,17 @@ def resolve_model(model: Any, *, causal: bool = False, purpose: str = "") -> Any
       ...
       TypeError: model: expected a loaded model (jaxmetrics.models.load_model), a Hugging Face hub id or a local checkpoint directory (str or os.PathLike), got float
     """
-    from jaxmetrics.models.loader import LoadedModel, load_model
+    from jaxmetrics.models.loader import LoadedModel, check_dtype, load_model
 
+    if dtype is not None:
+        dtype = check_dtype(dtype)
     if isinstance(model, LoadedModel):
         lm = model
+        if dtype is not None and check_dtype(lm.dtype) != dtype:
+            raise ValueError(f"dtype: the model was loaded in {check_dtype(lm.dtype).name}, not {dtype.name}; "
+                             f"load it with load_model(..., dtype={dtype.name!r}) or pass its path")
     elif isinstance(model, (str, os.PathLike)):
-        lm = load_model(model)
+        lm = load_model(model, dtype="float32" if dtype is None else dtype)
     else:
         raise model_type_error(model)
     if causal and not lm.is_causal:

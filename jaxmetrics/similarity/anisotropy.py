@@ -380,7 +380,7 @@ class AnisotropyResult(Result):
 def compute_anisotropy(texts: Sequence[str], *, model: Any, seed: int = 0,
                        centerings: Sequence[str] = CENTERING_METHODS, num_pairs: int = 10_000,
                        center_batch_size: int = 32, max_length: int | None = None, batch_size: int = 16,
-                       progress: bool = False) -> AnisotropyResult:
+                       progress: bool = False, dtype: Any = None) -> AnisotropyResult:
     """Baseline, self- and intra-sentence similarity of every layer of ``model`` over ``texts``,
     before and after each centering (Ethayarajh 2019; Chen et al. 2020, Figures 1–2).
 
@@ -407,6 +407,8 @@ def compute_anisotropy(texts: Sequence[str], *, model: Any, seed: int = 0,
         model's positions when fewer.
       batch_size: texts per forward pass.
       progress: progress bars (stderr) for the forward passes and the centerings.
+      dtype: compute dtype of the model, ``'float32'`` or ``'bfloat16'``; ``None``: float32 for a
+        path, a loaded model's own (:func:`~jaxmetrics.models.resolve_model`).
 
     Returns:
       :class:`AnisotropyResult` (``{centering: [num_layers + 1]}`` per statistic; ``.plot()``,
@@ -443,7 +445,7 @@ def compute_anisotropy(texts: Sequence[str], *, model: Any, seed: int = 0,
     center_batch_size = check_int(center_batch_size, "center_batch_size", minimum=1)
     batch_size = check_batch_size(batch_size)
 
-    lm = resolve_model(model)
+    lm = resolve_model(model, dtype=dtype)
     # Every hidden state (embedding output and each block) from one forward pass per batch.
     enc = encode(texts, model=lm, layers=tuple(range(lm.num_layers + 1)), tokens=True,
                  max_length=check_max_length(lm, max_length, 512), batch_size=batch_size, progress=progress,

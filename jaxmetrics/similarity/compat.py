@@ -157,7 +157,8 @@ def bertscore(cands: Sequence[str], refs: Sequence[Any], model_type: str | None 
               device: Any = None, batch_size: int = 64, nthreads: int = 4, all_layers: bool = False,
               lang: str | None = None, return_hash: bool = False,
               rescale_with_baseline: bool = False, baseline_path: str | os.PathLike | None = None,
-              use_fast_tokenizer: bool = False, *, model: Any = None, max_length: int | None = None) -> PRF:
+              use_fast_tokenizer: bool = False, *, model: Any = None, max_length: int | None = None,
+              dtype: Any = None) -> PRF:
     """BERTScore of candidate/reference texts, as ``bert_score.score`` computes it.
 
     ``P = mean_i max_j x_i·y_j`` over the candidate's tokens, ``R`` the mirror over the
@@ -189,6 +190,9 @@ def bertscore(cands: Sequence[str], refs: Sequence[Any], model_type: str | None 
       model: jaxmetrics only: a loaded model, a hub id or a local directory.
       max_length: jaxmetrics only: truncation in tokens; ``None`` → bert_score's, the
         tokenizer's ``model_max_length`` (:func:`bert_score_max_length`).
+      dtype: jaxmetrics only: compute dtype of the model, ``'float32'`` or ``'bfloat16'``;
+        ``None``: float32 for a path, a loaded model's own
+        (:func:`~jaxmetrics.models.resolve_model`).
 
     Returns:
       :class:`~jaxmetrics.similarity.PRF` of float32 ``[N]`` numpy arrays; unpack it with
@@ -237,7 +241,7 @@ def bertscore(cands: Sequence[str], refs: Sequence[Any], model_type: str | None 
                                  f"pass model_type or model= for {lang!r}")
             model_type = _LANG_MODELS[lang.lower()]
         model = model_type
-    lm = resolve_model(model, purpose="bertscore")
+    lm = resolve_model(model, purpose="bertscore", dtype=dtype)
     if num_layers is None:
         num_layers = bert_score_layer(lm, model_type)
     num_layers = check_int(num_layers, "num_layers", minimum=0, maximum=lm.num_layers)

@@ -117,7 +117,7 @@ def compute_similarity(*, references: Sequence[str], candidates: Sequence[str], 
                        center_batch_size: int = 32, groups: Any = None, idf: bool = False, baseline: Any = None,
                        special_tokens: str | None = None, bert_score_compat: bool = False,
                        compat_batch_size: int = 64, max_length: int | None = None, batch_size: int = 64,
-                       pair_chunk: int = 512, progress: bool = False) -> SimilarityResult:
+                       pair_chunk: int = 512, progress: bool = False, dtype: Any = None) -> SimilarityResult:
     """Similarity of candidate/reference text pairs from a transformer's token embeddings.
 
     Pipeline: token embeddings of ``layer`` (``hidden_states`` numbering, 0 = embedding
@@ -170,6 +170,8 @@ def compute_similarity(*, references: Sequence[str], candidates: Sequence[str], 
       batch_size: texts per forward pass.
       pair_chunk: pairs per kernel call.
       progress: show a progress bar for the forward passes.
+      dtype: compute dtype of the model, ``'float32'`` or ``'bfloat16'``; ``None``: float32 for a
+        path, a loaded model's own (:func:`~jaxmetrics.models.resolve_model`).
 
     Returns:
       :class:`SimilarityResult` with per-pair ``precision``, ``recall``, ``f1`` (``[N]``);
@@ -198,7 +200,7 @@ def compute_similarity(*, references: Sequence[str], candidates: Sequence[str], 
                                          baseline=baseline, special_tokens=special_tokens,
                                          bert_score_compat=bert_score_compat,
                                          compat_batch_size=compat_batch_size, pair_chunk=pair_chunk)
-    lm = resolve_model(model, purpose="similarity")
+    lm = resolve_model(model, purpose="similarity", dtype=dtype)
     return score_texts(references=refs, candidates=cands, model=lm, layer=layer, idf=bool(idf),
                        max_length=max_length, batch_size=batch_size, progress=progress, groups=group, **settings)
 

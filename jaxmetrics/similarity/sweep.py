@@ -311,7 +311,8 @@ def correlation_sweep(*, references: Sequence[str] | None = None, candidates: Se
                       num_iterations: int | Sequence[int] = 1, layers: int | Sequence[int] | None = None,
                       centering: str | Sequence[str] | None = None, score: str = "f1",
                       center_batch_size: int = 32, special_tokens: str = "drop", max_length: int | None = None,
-                      batch_size: int = 64, pair_chunk: int = 128, progress: bool = False) -> CorrelationSweep:
+                      batch_size: int = 64, pair_chunk: int = 128, progress: bool = False,
+                      dtype: Any = None) -> CorrelationSweep:
     """Correlation with human scores of a similarity metric over a grid of settings.
 
     For every setting ``metric × layer × centering × num_iterations × temperature`` the
@@ -352,6 +353,8 @@ def correlation_sweep(*, references: Sequence[str] | None = None, candidates: Se
       pair_chunk: pairs per compiled kernel call (memory: ``n_centerings × T × pair_chunk ×
         L1 × L2`` similarities per iteration count).
       progress: progress bars on stderr (forward passes, kernel chunks).
+      dtype: compute dtype of the model, ``'float32'`` or ``'bfloat16'``; ``None``: float32 for a
+        path, a loaded model's own (:func:`~jaxmetrics.models.resolve_model`).
 
     Returns:
       :class:`CorrelationSweep` (one row per setting; ``best()``, ``table()``, ``to_csv()``).
@@ -385,7 +388,7 @@ def correlation_sweep(*, references: Sequence[str] | None = None, candidates: Se
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
             raise TypeError(f"layers: expected integers, got {type(k).__name__}")
 
-    lm = resolve_model(model, purpose="similarity")
+    lm = resolve_model(model, purpose="similarity", dtype=dtype)
     max_length = check_max_length(lm, max_length, 512)
     if not layer_list:
         layer_list = (default_layer(lm.num_layers),)
