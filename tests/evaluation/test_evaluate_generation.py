@@ -252,6 +252,16 @@ def test_featurizer_hidden_size_differs_from_the_cache(first, monkeypatch):
                                  dataset=_records(), cache_dir=cache, **SMALL)
 
 
+def test_a_bfloat16_run_does_not_reuse_float32_generations(first, monkeypatch):
+    _, cache, _ = first
+    counter = _Counter(fail_at=1)
+    monkeypatch.setattr(generation, "_generate_run", counter)
+    with pytest.raises(KeyboardInterrupt):
+        evaluate_generation(model=demo_model_dir(), featurizer=demo_model_dir(), dataset=_records(),
+                            cache_dir=cache, dtype="bfloat16", **SMALL)
+    assert counter.calls == [("greedy", 0)]   # the float32 run's cached generations were not taken
+
+
 def test_dataset_forms_agree(tmp_path):
     from jaxmetrics.evaluation import load_prompt_dataset
 
