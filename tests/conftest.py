@@ -86,6 +86,7 @@ HEAVY_FIRST = (
     "test_lattice.py",               # (50)
     "test_featurize.py",             # (50)
     "test_drmm_lattice_rank.py",     # (45)
+    "test_bench_accelerator.py",     # (45)
     "test_similarity_correlation.py",  # (45)
     "test_lm_sampling.py",           # (45)
 )
