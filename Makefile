@@ -54,7 +54,8 @@ demo: $(DEMO_STAMP)
 # idle machine. OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE are unset here only (they slow numpy ~2x).
 BENCHES := mauve_vs_reference featurize_vs_torch perplexity_vs_reference similarity_vs_reference \
 	mark_evaluate_vs_reference diversity_vs_reference mauve_quantizers scaling mauve_text_end_to_end \
-	text_perplexity_vs_evaluate evaluate_generation cold_start engine_paths size_buckets input_scaling
+	text_perplexity_vs_evaluate evaluate_generation cold_start engine_paths size_buckets input_scaling \
+	mixed_precision
 
 bench: $(STAMP)
 	for b in $(BENCHES); do env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(BIN)/python benchmarks/$$b.py || exit 1; done
