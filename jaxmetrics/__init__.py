@@ -16,6 +16,8 @@ Sub-packages (imported lazily, so ``import jaxmetrics`` is cheap):
 * :mod:`jaxmetrics.models` – Flax NNX GPT-2 / BERT / RoBERTa / Llama and featurizers.
 * :mod:`jaxmetrics.evaluation` – ``evaluate_generation``: generate with several decoding settings
   and seeds, featurize, and report every metric (the MAUVE paper's protocol), resumable.
+* :mod:`jaxmetrics.confidence` – bootstrap confidence intervals (percentile, BCa) of any
+  corpus-level score, all resamples in one vmapped computation.
 * :mod:`jaxmetrics.compilation` – the persistent compilation cache (on by default), so later processes load the
   compiled programs instead of compiling them again.
 
@@ -38,6 +40,9 @@ _EXPORTS = {
     "Result": "jaxmetrics.results",
     "merge_all": "jaxmetrics.state",
     "merge_stacked": "jaxmetrics.state",
+    # confidence intervals
+    "confidence_interval": "jaxmetrics.confidence",
+    "Interval": "jaxmetrics.confidence",
     # MAUVE
     "compute_mauve": "jaxmetrics.mauve",
     "compute_mauve_seeds": "jaxmetrics.mauve",

@@ -78,6 +78,7 @@ HEAVY_FIRST = (
     "test_mauve_sweeps.py",          # (90)
     "test_mark_evaluate.py",         # (85)
     "test_mauve_quantize.py",        # (75)
+    "test_confidence.py",            # (70)
     "test_diversity_framework.py",   # (65)
     "test_notebooks_mauve.py",       # (60)
     "test_encoding.py",              # (60)

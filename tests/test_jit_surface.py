@@ -383,6 +383,9 @@ _PLOT = "plotting (matplotlib)"
 _PLACE = "host-side placement of arrays on devices (tested in tests/test_sharding.py)"
 
 EXCLUDED: dict[str, str] = {
+    # confidence intervals
+    "confidence.confidence_interval": "takes the statistic as a Python function (the case table passes arrays); "
+                                      "jit, vmap over draws and chunking are tested in tests/test_confidence.py",
     # mauve
     "mauve.fit_pca": "data-dependent number of components (a static int): a host-side fitting step",
     "mauve.project_features": "fits the PCA (data-dependent number of components), host-side",
@@ -497,7 +500,8 @@ EXCLUDED_MODULES = {
     "jaxmetrics.compilation": "configures JAX's persistent compilation cache",
 }
 
-FAMILIES = ("mauve", "similarity", "lm", "mark_evaluate", "diversity", "state", "numerics", "sharding")
+FAMILIES = ("mauve", "similarity", "lm", "mark_evaluate", "diversity", "state", "numerics", "sharding",
+            "confidence")
 # Public methods of exported classes that are array-level: state updates / merges / computes and
 # fitted quantizers' assignments. (``empty`` takes settings; a ``Result``'s helpers are not kernels.)
 METHODS = ("update", "add", "merge", "compute", "impar", "zipf", "from_features", "covariance",
