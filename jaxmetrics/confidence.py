@@ -52,6 +52,8 @@ class Interval(Result):
       value: the statistic on the data as given (shape of the statistic's output).
       low, high: the interval's bounds (same shape).
       standard_error: standard deviation of the bootstrap values (``ddof=1``).
+      bias: mean of the bootstrap values minus ``value``, the bootstrap's estimate of the
+        statistic's bias at this sample size.
       confidence: the interval's nominal coverage, e.g. 0.95.
       method: ``'bca'`` or ``'percentile'``.
       num_resamples: number of bootstrap resamples ``B``.
@@ -61,6 +63,7 @@ class Interval(Result):
     low: Any
     high: Any
     standard_error: Any
+    bias: Any
     confidence: float = static_field()
     method: str = static_field()
     num_resamples: int = static_field()
@@ -217,5 +220,5 @@ def confidence_interval(statistic: Callable[..., Any], *samples: Any, key: jax.A
         q_lo, q_hi = level(ndtri(alpha)), level(ndtri(1.0 - alpha))
     low, high = _quantile_each(ordered, q_lo), _quantile_each(ordered, q_hi)
     se = jnp.std(boot, axis=0, ddof=1)
-    return Interval(value=value, low=low, high=high, standard_error=se, confidence=conf, method=method,
-                    num_resamples=B)
+    return Interval(value=value, low=low, high=high, standard_error=se, bias=jnp.mean(boot, axis=0) - value,
+                    confidence=conf, method=method, num_resamples=B)
