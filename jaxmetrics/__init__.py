@@ -46,7 +46,6 @@ _EXPORTS = {
     # MAUVE
     "compute_mauve": "jaxmetrics.mauve",
     "compute_mauve_seeds": "jaxmetrics.mauve",
-    "compute_mauve_interval": "jaxmetrics.mauve",
     "mauve_from_histograms": "jaxmetrics.mauve",
     "mauve_from_counts": "jaxmetrics.mauve",
     "frontier_integral": "jaxmetrics.mauve",

@@ -59,11 +59,11 @@ class Interval(Result):
       num_resamples: number of bootstrap resamples ``B``.
     """
 
-    value: Any
-    low: Any
-    high: Any
-    standard_error: Any
-    bias: Any
+    value: jax.Array | float
+    low: jax.Array | float
+    high: jax.Array | float
+    standard_error: jax.Array | float
+    bias: jax.Array | float
     confidence: float = static_field()
     method: str = static_field()
     num_resamples: int = static_field()

@@ -398,7 +398,6 @@ EXCLUDED: dict[str, str] = {
     "mauve.register_quantizer": _SETTING,
     "mauve.compute_mauve": _DRIVER,
     "mauve.compute_mauve_seeds": _DRIVER,
-    "mauve.compute_mauve_interval": _DRIVER,
     "mauve.fit_quantizer": _DRIVER,
     "mauve.mauve_shared_codebook": _DRIVER,
     "mauve.fit_to_mauve": "training loop driver (optax steps on the host)",

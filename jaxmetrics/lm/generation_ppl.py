@@ -60,8 +60,7 @@ def generation_perplexity(generations, *, model, max_length: int | None = 1024, 
       convention: ``'mauve'`` or ``'exact'``.
       remove_ids: token ids dropped before scoring (MAUVE experiments remove EOS/pad tokens).
       mesh: optional device mesh, as in :func:`perplexity` (documents split over its devices).
-      dtype: compute dtype of the model, ``'float32'`` or ``'bfloat16'``; ``None``: float32 for a
-        path, a loaded model's own (:func:`~jaxmetrics.models.resolve_model`).
+      dtype: the model's compute dtype, as in :func:`perplexity`.
 
     Returns:
       :class:`GenerationPerplexity`.

@@ -104,8 +104,7 @@ def decoding_scores(texts, *, model, epsilon: float | Sequence[float] = 1e-4, te
       temperature: > 0; top_k: int in ``[1, V]`` or ``None``; top_p: in ``(0, 1]`` or ``None``.
       max_length: truncation (default 1024 as in the MAUVE experiments, capped at the context).
       batch_size: documents per jitted forward.
-      dtype: compute dtype of the model, ``'float32'`` or ``'bfloat16'``; ``None``: float32 for a
-        path, a loaded model's own (:func:`~jaxmetrics.models.resolve_model`).
+      dtype: the model's compute dtype, as in :func:`perplexity`.
 
     Returns:
       :class:`DecodingScores`. With ``top_k`` / ``top_p`` the plain ``perplexity`` is ``inf`` as

@@ -8,8 +8,8 @@ Layers: :mod:`.engine` (the stages every MAUVE goes through: project, quantize, 
 :mod:`.pca` and :mod:`.clustering` (quantization kernels; :func:`kmeans` is the library's one
 k-means), :mod:`.quantizers` (the ``Quantizer`` interface and registry), :mod:`.inputs` (features
 from text or tokens), :mod:`.sizes` (the number of buckets, MAUVE's minimum sizes and the
-few-points warning), :mod:`.compute` (mauve-text-compatible pipeline), :mod:`.interval` (MAUVE
-with its sampling and quantization spreads: bootstrap intervals), :mod:`.codebook` (one
+few-points warning), :mod:`.compute` (mauve-text-compatible pipeline), :mod:`.interval` (the
+intervals of ``compute_mauve_seeds(confidence=...)``: sampling and seed spreads), :mod:`.codebook` (one
 codebook for several pairs), :mod:`.soft` (differentiable MAUVE), :mod:`.state`
 (:class:`MauveState`, feature buffers), :mod:`.plot` (every MAUVE figure), :mod:`.loss_recipe`
 (:func:`fit_to_mauve`, MAUVE as a training loss), :mod:`.drmm` and :mod:`.lattice` (learned
@@ -63,7 +63,6 @@ from jaxmetrics.mauve.engine import (
 )
 from jaxmetrics.mauve.compute import MauveOutput, MauveSeedsOutput, auto_num_buckets, compute_mauve, compute_mauve_seeds
 from jaxmetrics.mauve.codebook import fit_quantizer, mauve_shared_codebook
-from jaxmetrics.mauve.interval import MauveInterval, compute_mauve_interval
 from jaxmetrics.mauve.soft import CentroidQuantizer, hard_mauve, mauve_loss, soft_mauve
 from jaxmetrics.mauve.plot import plot_divergence_curves, plot_sweep
 from jaxmetrics.mauve.sweep_results import MauveSweepResult, MauveSweepRow
@@ -126,8 +125,6 @@ __all__ = [
     "auto_num_buckets",
     "compute_mauve",
     "compute_mauve_seeds",
-    "MauveInterval",
-    "compute_mauve_interval",
     "fit_quantizer",
     "mauve_shared_codebook",
     # differentiable MAUVE

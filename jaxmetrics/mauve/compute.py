@@ -36,10 +36,13 @@ from jaxmetrics.mauve.engine import (
 )
 from jaxmetrics.mauve.histograms import _check_scoring
 from jaxmetrics.mauve.inputs import check_pooling, device_context, get_features
+from jaxmetrics.mauve.interval import BOOTSTRAP_SALT, seed_mean_intervals
 from jaxmetrics.mauve.quantizers import FittedQuantizer, KMeansQuantizer, Quantizer, get_quantizer
 from jaxmetrics.mauve.sizes import auto_num_buckets, bucket_size, resolve_num_buckets
 from jaxmetrics.numerics import mean_std
+from jaxmetrics.confidence import Interval
 from jaxmetrics.results import Result, static_field
+from jaxmetrics.signature import extend_signature
 
 __all__ = [
     "MauveOutput",
@@ -111,6 +114,12 @@ class MauveSeedsOutput(Result):
       pooling: as in :class:`MauveOutput` (static).
       signature: as in :class:`MauveOutput` (static), with every seed: for one seed ``s`` it is
         the signature of ``compute_mauve(..., seed=s)``.
+      mauve_interval: with ``confidence``: :class:`~jaxmetrics.confidence.Interval` of
+        ``mauve_mean`` for the estimator's value at this size, combining the sampling and the
+        seed spread (:mod:`jaxmetrics.mauve.interval`); else ``None``.
+      frontier_integral_interval: the same for ``frontier_integral_mean``.
+      sampling_standard_error: with ``confidence``: the bootstrap standard error of
+        ``mauve_mean`` over the rows (the sampling spread; ``mauve_std`` is the seed spread).
     """
 
     mauve_mean: float
@@ -130,6 +139,9 @@ class MauveSeedsOutput(Result):
     seeds: tuple[int, ...] = static_field()
     pooling: str | None = static_field(default=None)
     signature: str = static_field(default="", repr=False)
+    mauve_interval: Interval | None = None
+    frontier_integral_interval: Interval | None = None
+    sampling_standard_error: float | None = None
 
 
 def _signature(inputs, quant, *, seeds, num_buckets, scaling, num_points, scoring) -> str:
@@ -372,6 +384,8 @@ def compute_mauve_seeds(
     scoring: str = "mauve-text",
     pooling: str = "last",
     dtype: Any = None,
+    confidence: float | None = None,
+    num_resamples: int = 1000,
 ) -> MauveSeedsOutput:
     """MAUVE over several k-means seeds: mean, sample standard deviation and per-seed values.
 
@@ -383,11 +397,21 @@ def compute_mauve_seeds(
     ``compute_mauve(..., seed=s)`` (with ``pca_max_data=-1``; a PCA subsample is drawn once,
     from ``seeds[0]``).
 
+    With ``confidence`` the result also holds intervals of ``mauve_mean`` and
+    ``frontier_integral_mean`` for the estimator's value at this sample size: a bootstrap over
+    each side's rows (every resample scored from its bin counts under every seed's clusters, in
+    one vmapped float64 computation; key ``fold_in(jax.random.key(seeds[0]), BOOTSTRAP_SALT)``)
+    combined with the seed spread. See :mod:`jaxmetrics.mauve.interval` for the construction,
+    what it covers and its coverage on real text (91 % for a nominal 95 % with three seeds);
+    with one seed it misses the quantization spread and is too narrow.
+
     Args:
       p_features, q_features: as in :func:`compute_mauve`.
       seeds: the integer seeds (keys ``jax.random.key(s)``).
       p_tokens, q_tokens, p_text, q_text, model, quantizer, scoring, pooling, dtype, ...: as in
         :func:`compute_mauve` (``pooling`` defaults to ``'last'``, mauve-text's feature).
+      confidence: ``None`` (no interval) or the intervals' nominal coverage in ``(0, 1)``.
+      num_resamples: bootstrap resamples ``>= 2`` with ``confidence``.
 
     Returns:
       :class:`MauveSeedsOutput`: ``mauve_mean``, ``mauve_std`` (``ddof=1``) and the same for
@@ -401,15 +425,21 @@ def compute_mauve_seeds(
       >>> p, q = rng.normal(size=(150, 8)), rng.normal(size=(150, 8)) + 1.0
       >>> out = compute_mauve_seeds(p, q, seeds=(1, 2, 3))
       >>> out  # doctest: +ELLIPSIS
-      MauveSeedsOutput(mauve_mean=..., mauve_std=..., ..., divergence_curve=f64[3,27,2], num_buckets=15, seeds=(1, 2, 3), pooling=None)
+      MauveSeedsOutput(mauve_mean=..., mauve_std=..., ..., divergence_curve=f64[3,27,2], num_buckets=15, seeds=(1, 2, 3), pooling=None, mauve_interval=None, frontier_integral_interval=None, sampling_standard_error=None)
       >>> out.mauve.shape, 0 < out.mauve_mean < 1, out.mauve_std >= 0
       ((3,), True, True)
+      >>> ci = compute_mauve_seeds(p, q, seeds=(1, 2, 3), confidence=0.95).mauve_interval
+      >>> bool(ci.low < out.mauve_mean < ci.high), ci.method
+      (True, 'reflected')
     """
     if isinstance(seeds, (str, bytes)) or not hasattr(seeds, "__iter__"):
         raise TypeError(f"seeds: expected a sequence of integers, got {type(seeds).__name__}")
     seeds = tuple(V.check_int(s, "seeds") for s in seeds)
     if not seeds:
         raise ValueError("seeds: at least one seed is needed")
+    if confidence is not None:
+        V.check_open_unit(confidence, "confidence")
+        V.check_int(num_resamples, "num_resamples", minimum=2)
     inputs, quant, scoring = _prepare(
         p_features, q_features, p_tokens, q_tokens, p_text, q_text, num_buckets=num_buckets,
         pca_max_data=pca_max_data, kmeans_explained_var=kmeans_explained_var, kmeans_num_redo=kmeans_num_redo,
@@ -442,12 +472,21 @@ def compute_mauve_seeds(
     m_mean, m_std = mean_std(sc.mauve)
     ms_mean, ms_std = mean_std(sc.mauve_star)
     fi_mean, fi_std = mean_std(sc.frontier_integral)
+    signature = _signature(inputs, quant, seeds=seeds, num_buckets=num_buckets, scaling=mauve_scaling_factor,
+                           num_points=divergence_curve_discretization_size, scoring=scoring)
+    intervals = {}
+    if confidence is not None:
+        m_ci, fi_ci, sampling_se = seed_mean_intervals(
+            labels, (q.shape[0], p.shape[0]), nb, sc.mauve, sc.frontier_integral,
+            key=jax.random.fold_in(jax.random.key(seeds[0]), BOOTSTRAP_SALT), num_resamples=num_resamples,
+            confidence=confidence, scaling=float(mauve_scaling_factor),
+            num_points=divergence_curve_discretization_size, scoring=scoring)
+        intervals = dict(mauve_interval=m_ci, frontier_integral_interval=fi_ci, sampling_standard_error=sampling_se)
+        signature = extend_signature(signature, bootstrap="reflected", num_resamples=m_ci.num_resamples,
+                                     confidence=m_ci.confidence)
     return MauveSeedsOutput(mauve_mean=m_mean, mauve_std=m_std, mauve_star_mean=ms_mean, mauve_star_std=ms_std,
                             frontier_integral_mean=fi_mean, frontier_integral_std=fi_std, mauve=sc.mauve,
                             frontier_integral=sc.frontier_integral, mauve_star=sc.mauve_star,
                             frontier_integral_star=sc.frontier_integral_star, p_hist=sc.p_hist, q_hist=sc.q_hist,
                             divergence_curve=sc.divergence_curve, num_buckets=int(nb), seeds=seeds,
-                            pooling=inputs.pooling,
-                            signature=_signature(inputs, quant, seeds=seeds, num_buckets=num_buckets,
-                                                 scaling=mauve_scaling_factor,
-                                                 num_points=divergence_curve_discretization_size, scoring=scoring))
+                            pooling=inputs.pooling, signature=signature, **intervals)

@@ -1,7 +1,7 @@
-"""MAUVE with confidence intervals (``jaxmetrics.mauve.compute_mauve_interval``).
+"""MAUVE with confidence intervals (``compute_mauve_seeds(..., confidence=0.95)``).
 
-* definition: every seed's value is ``compute_mauve(seed=s)``'s, the value is
-  ``compute_mauve_seeds``' mean, the interval holds it and stays in [0, 1];
+* definition: the seeds' values and mean are those without ``confidence``, the interval holds
+  the mean, stays in [0, 1] and contains both spreads;
 * coverage on real text (slow): all-MiniLM-L6-v2 features of Shakespeare sentences against a
   half-degraded set; the 95 % interval from one draw of 200 rows per side covers the
   estimator's value at that size (the mean over all draws) in 90-99 % of 45 disjoint draws.
@@ -10,7 +10,7 @@
 import numpy as np
 import pytest
 
-from jaxmetrics.mauve import compute_mauve, compute_mauve_interval, compute_mauve_seeds
+from jaxmetrics.mauve import compute_mauve_seeds
 
 
 @pytest.fixture(scope="module")
@@ -21,42 +21,43 @@ def pq():
     return p, q
 
 
-def test_seed_values_and_mean_are_the_pipelines(pq):
+def test_intervals_hold_the_seed_means_and_both_spreads(pq):
     p, q = pq
-    out = compute_mauve_interval(p, q, seeds=(1, 2, 3), num_resamples=300)
-    for s, v, fi in zip((1, 2, 3), out.seed_mauve, out.seed_frontier_integral):
-        ref = compute_mauve(p_features=p, q_features=q, seed=s)
-        assert v == pytest.approx(ref.mauve, abs=1e-12) and fi == pytest.approx(ref.frontier_integral, abs=1e-12)
-    seeds = compute_mauve_seeds(p, q, seeds=(1, 2, 3))
-    assert out.mauve.value == pytest.approx(seeds.mauve_mean, abs=1e-12)
-    assert out.seed_std == pytest.approx(seeds.mauve_std, abs=1e-12)
-    for ci in (out.mauve, out.frontier_integral):
+    out = compute_mauve_seeds(p, q, seeds=(1, 2, 3), confidence=0.95, num_resamples=300)
+    plain = compute_mauve_seeds(p, q, seeds=(1, 2, 3))
+    assert plain.mauve_interval is None and plain.sampling_standard_error is None
+    np.testing.assert_array_equal(out.mauve, plain.mauve)
+    for ci, mean in ((out.mauve_interval, plain.mauve_mean),
+                     (out.frontier_integral_interval, plain.frontier_integral_mean)):
+        assert ci.value == pytest.approx(mean, abs=1e-12)
         assert 0.0 <= ci.low < ci.value < ci.high <= 1.0
-        assert ci.method == "reflected" and ci.num_resamples == 300
+        assert ci.method == "reflected" and ci.num_resamples == 300 and ci.confidence == 0.95
     # both spreads are in the interval: its standard error exceeds each part
-    assert out.mauve.standard_error > out.sampling_standard_error
-    assert out.mauve.standard_error > out.seed_std / np.sqrt(3)
-    assert "bootstrap:reflected" in out.signature and "seeds:1,2,3" in out.signature
+    assert out.mauve_interval.standard_error > out.sampling_standard_error > 0
+    assert out.mauve_interval.standard_error > out.mauve_std / np.sqrt(3)
+    assert "bootstrap:reflected" in out.signature and "bootstrap" not in plain.signature
+    wider = compute_mauve_seeds(p, q, seeds=(1, 2, 3), confidence=0.99, num_resamples=300).mauve_interval
+    assert wider.low < out.mauve_interval.low and wider.high > out.mauve_interval.high
 
 
 def test_one_seed_has_no_quantization_part_and_identical_sides_stay_below_one(pq):
     p, _ = pq
-    out = compute_mauve_interval(p, p, seeds=(4,), num_resamples=300)
-    assert out.seed_std == 0.0
-    assert out.mauve.standard_error == pytest.approx(out.sampling_standard_error)
-    assert out.mauve.value == pytest.approx(1.0) and out.mauve.high <= 1.0 and out.mauve.low < 1.0
-    assert out.frontier_integral.low >= 0.0
+    out = compute_mauve_seeds(p, p, seeds=(4,), confidence=0.95, num_resamples=300)
+    assert out.mauve_std == 0.0
+    assert out.mauve_interval.standard_error == pytest.approx(out.sampling_standard_error)
+    ci = out.mauve_interval
+    assert ci.value == pytest.approx(1.0) and ci.high <= 1.0 and ci.low < 1.0
+    assert out.frontier_integral_interval.low >= 0.0
 
 
 @pytest.mark.parametrize("kw,match", [
-    ({"seeds": ()}, "seeds: at least one"),
     ({"num_resamples": 1}, "num_resamples"),
     ({"confidence": 1.5}, "confidence"),
 ])
 def test_bad_arguments_are_named(pq, kw, match):
     p, q = pq
     with pytest.raises(ValueError, match=match):
-        compute_mauve_interval(p, q, **kw)
+        compute_mauve_seeds(p, q, seeds=(1, 2), **{"confidence": 0.95, **kw})
 
 
 @pytest.mark.slow
@@ -77,9 +78,10 @@ def test_interval_covers_the_estimators_value_on_real_text(minilm):
     for part in range(3):
         ip, iq = rng.permutation(pool), rng.permutation(pool)
         for j in range(pool // n):
-            out = compute_mauve_interval(fp[ip[j * n:(j + 1) * n]], fq[iq[j * n:(j + 1) * n]],
-                                         seeds=tuple(part * 1000 + j * 10 + t for t in range(3)), num_resamples=500)
-            rows.append((out.mauve.value, out.mauve.low, out.mauve.high))
+            ci = compute_mauve_seeds(fp[ip[j * n:(j + 1) * n]], fq[iq[j * n:(j + 1) * n]], confidence=0.95,
+                                     seeds=tuple(part * 1000 + j * 10 + t for t in range(3)),
+                                     num_resamples=500).mauve_interval
+            rows.append((ci.value, ci.low, ci.high))
     rows = np.array(rows)
     target = rows[:, 0].mean()                     # the estimator's value at n = 200, k = 20
     assert 0.3 < target < 0.9                       # away from the bounds, where coverage means something
