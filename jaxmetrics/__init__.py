@@ -42,6 +42,7 @@ _EXPORTS = {
     "merge_stacked": "jaxmetrics.state",
     # confidence intervals
     "confidence_interval": "jaxmetrics.confidence",
+    "compare_systems": "jaxmetrics.confidence",
     "Interval": "jaxmetrics.confidence",
     # MAUVE
     "compute_mauve": "jaxmetrics.mauve",

@@ -38,7 +38,7 @@ from jax.scipy.special import ndtr, ndtri
 from jaxmetrics._validation import check_choice, check_int, check_key, check_open_unit, concrete_value
 from jaxmetrics.results import Result, static_field
 
-__all__ = ["Interval", "confidence_interval"]
+__all__ = ["Interval", "SystemComparison", "compare_systems", "confidence_interval"]
 
 #: elements gathered per vmapped chunk when ``batch_size`` is not given (about 256 MiB of float32)
 CHUNK_ELEMENTS = 1 << 26
@@ -222,3 +222,145 @@ def confidence_interval(statistic: Callable[..., Any], *samples: Any, key: jax.A
     se = jnp.std(boot, axis=0, ddof=1)
     return Interval(value=value, low=low, high=high, standard_error=se, bias=jnp.mean(boot, axis=0) - value,
                     confidence=conf, method=method, num_resamples=B)
+
+
+class SystemComparison(Result):
+    """Pairwise significance of the differences between systems scored on the same items
+    (:func:`compare_systems`). Entry ``[i, j]`` compares system ``i`` with system ``j``.
+
+    Attributes:
+      scores: ``[S]`` each system's score on the items as given.
+      difference: ``[S, S]`` ``scores[i] - scores[j]``.
+      low, high: ``[S, S]`` the paired-bootstrap percentile interval of the difference.
+      p_value: ``[S, S]`` two-sided p-value of "no difference" (1 on the diagonal).
+      names: the systems' names, in order (static).
+      method: ``'bootstrap'`` or ``'randomization'``, how the p-values were computed (static).
+      confidence: the intervals' nominal coverage (static).
+      num_resamples: resamples (bootstrap) or permutations (randomization) (static).
+    """
+
+    scores: jax.Array
+    difference: jax.Array
+    low: jax.Array
+    high: jax.Array
+    p_value: jax.Array
+    names: tuple[str, ...] = static_field()
+    method: str = static_field()
+    confidence: float = static_field()
+    num_resamples: int = static_field()
+
+    def significant(self, level: float = 0.05) -> list[tuple[str, str, float]]:
+        """``(better, worse, p-value)`` for every pair whose difference has ``p < level``."""
+        out = []
+        for i, a in enumerate(self.names):
+            for j, b in enumerate(self.names):
+                if i < j and float(self.p_value[i, j]) < level:
+                    better, worse = (a, b) if float(self.difference[i, j]) > 0 else (b, a)
+                    out.append((better, worse, float(self.p_value[i, j])))
+        return out
+
+
+def compare_systems(statistic: Callable[[Any], Any], systems: Any, *, key: jax.Array, num_resamples: int = 1000,
+                    method: str = "bootstrap", confidence: float = 0.95,
+                    batch_size: int | None = None) -> SystemComparison:
+    """Paired significance of score differences between systems evaluated on the same items.
+
+    Every system has one entry per item (its per-pair F1 against the shared references, a
+    document's NLL and token count, ...), item ``i`` of every system belonging together. With
+    ``θ_s = statistic(data_s)`` and ``Δ_ij = θ_i - θ_j``:
+
+    * ``method="bootstrap"`` (the paired bootstrap, as sacrebleu's ``paired-bs``): ``B``
+      resamples of the item indices, shared by all systems, give ``Δ*_ij``; the interval is their
+      percentile interval and ``p_ij = (1 + #{|Δ*_ij - mean Δ*_ij| >= |Δ_ij|}) / (B + 1)`` (the
+      resampled differences, centred, as the distribution under "no difference");
+    * ``method="randomization"`` (approximate randomization): ``B`` draws swap each item's two
+      entries with probability 1/2, and ``p_ij = (1 + #{|Δ^r_ij| >= |Δ_ij|}) / (B + 1)``; the
+      interval is still the paired bootstrap's.
+
+    Every resample of every pair is one vmapped computation (chunked by ``batch_size``).
+
+    Args:
+      statistic: a traceable function of one system's data returning a scalar (``jnp.mean``).
+      systems: ``{name: data}`` (or a sequence, named ``system0``, ...) of at least 2 systems; the
+        data of every system is a pytree with the same structure and shapes, ``n >= 2`` items
+        along the first axis.
+      key: a ``jax.random`` key (required).
+      num_resamples: ``B >= 2``.
+      method: ``'bootstrap'`` or ``'randomization'``.
+      confidence: nominal coverage of the intervals, in ``(0, 1)``.
+      batch_size: resamples per vmapped chunk (``None``: as :func:`confidence_interval`).
+
+    Returns:
+      :class:`SystemComparison`; ``.significant(0.05)`` lists the significant pairs.
+
+    Examples:
+      >>> import jax, jax.numpy as jnp
+      >>> base = jax.random.normal(jax.random.key(0), (200,))
+      >>> out = compare_systems(jnp.mean, {"a": base + 0.3, "b": base, "c": base + 0.01 * jnp.sin(base)},
+      ...                       key=jax.random.key(1))
+      >>> out.names, out.significant(0.05)[:2]     # doctest: +ELLIPSIS
+      (('a', 'b', 'c'), [('a', 'b', ...), ('a', 'c', ...)])
+      >>> bool(out.p_value[1, 2] > 0.05)
+      True
+    """
+    if not callable(statistic):
+        raise TypeError(f"statistic: expected a function of one system's data, got {type(statistic).__name__}")
+    if isinstance(systems, dict):
+        names, datas = tuple(str(k) for k in systems), list(systems.values())
+    elif isinstance(systems, (list, tuple)):
+        names, datas = tuple(f"system{i}" for i in range(len(systems))), list(systems)
+    else:
+        raise TypeError(f"systems: expected a dict {{name: data}} or a sequence, got {type(systems).__name__}")
+    if len(datas) < 2:
+        raise ValueError(f"systems: need at least 2 systems to compare, got {len(datas)}")
+    check_key(key)
+    B = check_int(num_resamples, "num_resamples", minimum=2)
+    conf = check_open_unit(confidence, "confidence")
+    check_choice(method, "method", ("bootstrap", "randomization"))
+    n = _num_items(datas[0], f"systems[{names[0]!r}]")
+    first = jax.tree.structure(datas[0])
+    for name, d in zip(names, datas):
+        if jax.tree.structure(d) != first or _num_items(d, f"systems[{name!r}]") != n or \
+                [np.shape(x) for x in jax.tree.leaves(d)] != [np.shape(x) for x in jax.tree.leaves(datas[0])]:
+            raise ValueError(f"systems[{name!r}]: every system needs the same items (pytree structure and shapes) as "
+                             f"{names[0]!r}: they are compared item by item")
+    stacked = jax.tree.map(lambda *xs: jnp.stack([jnp.asarray(x) for x in xs]), *datas)   # leaves [S, n, ...]
+    S = len(datas)
+    per_system = jax.vmap(lambda d: jnp.asarray(statistic(d)))
+    scores = per_system(stacked)
+    if scores.shape != (S,):
+        raise ValueError(f"statistic: must return a scalar per system, got shape {scores.shape[1:]}")
+    bad = concrete_value(lambda v: jnp.sum(~jnp.isfinite(v)), scores)
+    if bad is not None and int(bad):
+        raise ValueError("statistic: not finite on a system's data as given")
+    diff = scores[:, None] - scores[None, :]
+    k_boot, k_perm = jax.random.split(key)
+    idx = jax.random.randint(k_boot, (B, n), 0, n)
+    chunk = _chunk(batch_size, tuple(datas), B)
+    boot = jax.lax.map(lambda i: per_system(jax.tree.map(lambda x: jnp.take(x, i, axis=1), stacked)), idx,
+                       batch_size=chunk)                                          # [B, S]
+    bdiff = boot[:, :, None] - boot[:, None, :]                                   # [B, S, S]
+    alpha = (1.0 - conf) / 2.0
+    low, high = (jnp.quantile(bdiff, q, axis=0) for q in (alpha, 1.0 - alpha))
+    if method == "bootstrap":
+        extreme = jnp.abs(bdiff - jnp.mean(bdiff, axis=0)) >= jnp.abs(diff)
+    else:
+        ii, jj = np.triu_indices(S, 1)
+
+        def permuted(k):
+            swap = jax.random.bernoulli(k, 0.5, (n,))
+
+            def pair(i, j):
+                pick = lambda x: jnp.where(swap.reshape((n,) + (1,) * (x.ndim - 2)), x[j], x[i])
+                unpick = lambda x: jnp.where(swap.reshape((n,) + (1,) * (x.ndim - 2)), x[i], x[j])
+                return jnp.asarray(statistic(jax.tree.map(pick, stacked))) - \
+                    jnp.asarray(statistic(jax.tree.map(unpick, stacked)))
+            return jax.vmap(pair)(jnp.asarray(ii), jnp.asarray(jj))               # [pairs]
+
+        rdiff = jax.lax.map(permuted, jax.random.split(k_perm, B), batch_size=chunk)   # [B, pairs]
+        upper = jnp.abs(rdiff) >= jnp.abs(diff[ii, jj])
+        extreme = jnp.zeros((B, S, S), bool).at[:, ii, jj].set(upper).at[:, jj, ii].set(upper)
+    p = (1.0 + jnp.sum(extreme, axis=0)) / (B + 1.0)
+    p = jnp.where(jnp.eye(S, dtype=bool), 1.0, p)
+    return SystemComparison(scores=scores, difference=diff, low=low, high=high, p_value=p, names=names,
+                            method=method, confidence=conf, num_resamples=B)

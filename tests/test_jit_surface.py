@@ -386,6 +386,8 @@ EXCLUDED: dict[str, str] = {
     # confidence intervals
     "confidence.confidence_interval": "takes the statistic as a Python function (the case table passes arrays); "
                                       "jit, vmap over draws and chunking are tested in tests/test_confidence.py",
+    "confidence.compare_systems": "takes the statistic as a Python function; jitted in "
+                                  "tests/test_compare_systems.py (the error-rate repetitions)",
     # mauve
     "mauve.fit_pca": "data-dependent number of components (a static int): a host-side fitting step",
     "mauve.project_features": "fits the PCA (data-dependent number of components), host-side",

@@ -1,0 +1,135 @@
+"""Paired significance between systems (``jaxmetrics.compare_systems``).
+
+* definition: approximate randomization against the exact permutation test (all 2^n swaps) on a
+  small case; the paired bootstrap's interval against ``scipy.stats.bootstrap(paired=True)``;
+* error rates on real text (all-MiniLM-L6-v2 BERTScore F1 against Shakespeare references):
+  two systems from the same pool (each reference with one random word dropped, drawn twice)
+  give p < 0.05 in at most 8 % of 200 repetitions (measured: 0.5 % bootstrap, 1 %
+  randomization); a system with 30 % of its rows degraded (the sentence's first third repeated)
+  gives p < 0.05 in at least 80 % at n = 500 (measured: 100 % with both methods);
+* bad input names the argument.
+"""
+import itertools
+import re
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from jaxmetrics import compare_systems
+
+
+def test_randomization_matches_the_exact_permutation_test():
+    rng = np.random.default_rng(0)
+    a = rng.normal(size=10) + 0.5
+    b = rng.normal(size=10)
+    d = a - b
+    signs = np.array(list(itertools.product((1.0, -1.0), repeat=10)))
+    exact = np.mean(np.abs((signs * d).mean(1)) >= abs(d.mean()) - 1e-12)
+    out = compare_systems(jnp.mean, {"a": jnp.asarray(a, jnp.float32), "b": jnp.asarray(b, jnp.float32)},
+                          key=jax.random.key(0), num_resamples=20_000, method="randomization")
+    assert float(out.p_value[0, 1]) == pytest.approx(exact, abs=0.01)
+    assert float(out.p_value[0, 1]) == float(out.p_value[1, 0]) and float(out.p_value[0, 0]) == 1.0
+    assert float(out.difference[0, 1]) == pytest.approx(d.mean(), rel=1e-5)
+
+
+def test_paired_bootstrap_interval_matches_scipy():
+    from scipy.stats import bootstrap
+
+    rng = np.random.default_rng(1)
+    b = rng.lognormal(size=60)
+    a = b + rng.normal(0.2, 0.5, size=60)
+    out = compare_systems(jnp.mean, [jnp.asarray(a, jnp.float32), jnp.asarray(b, jnp.float32)],
+                          key=jax.random.key(2), num_resamples=20_000)
+    ref = bootstrap((a, b), lambda x, y: np.mean(x) - np.mean(y), paired=True, n_resamples=20_000,
+                    method="percentile", random_state=np.random.default_rng(0)).confidence_interval
+    width = ref.high - ref.low
+    assert abs(float(out.low[0, 1]) - ref.low) < 0.03 * width and abs(float(out.high[0, 1]) - ref.high) < 0.03 * width
+    assert out.names == ("system0", "system1")
+    # antisymmetric
+    assert float(out.low[1, 0]) == pytest.approx(-float(out.high[0, 1]), abs=1e-5)
+
+
+def test_pytree_items_and_three_systems():
+    nll = jnp.asarray(np.random.default_rng(3).gamma(5.0, size=(40,)), jnp.float32)
+    count = jnp.full(40, 10.0)
+    ppl = lambda d: jnp.exp(d["nll"].sum() / d["count"].sum())
+    systems = {"x": {"nll": nll, "count": count}, "y": {"nll": nll * 1.5, "count": count},
+               "z": {"nll": nll, "count": count}}
+    out = compare_systems(ppl, systems, key=jax.random.key(0), num_resamples=500)
+    assert out.scores.shape == (3,) and out.p_value.shape == (3, 3)
+    assert float(out.p_value[0, 2]) == 1.0                 # identical systems
+    assert [(w, l) for w, l, _ in out.significant()] == [("y", "x"), ("y", "z")]
+
+
+@pytest.mark.parametrize("systems,kw,match", [
+    ({"a": jnp.ones(5)}, {}, "systems: need at least 2"),
+    ({"a": jnp.ones(5), "b": jnp.ones(6)}, {}, "systems['b']: every system needs the same items"),
+    ({"a": jnp.ones(5), "b": jnp.ones(5)}, {"method": "sign"}, "method"),
+    ({"a": jnp.ones(5), "b": jnp.ones(5)}, {"num_resamples": 1}, "num_resamples"),
+    ({"a": jnp.ones((5, 2)), "b": jnp.ones((5, 2))}, {"statistic": lambda x: x.mean(0)}, "statistic: must return a scalar"),
+])
+def test_bad_input_names_the_argument(systems, kw, match):
+    stat = kw.pop("statistic", jnp.mean)
+    with pytest.raises(ValueError, match=re.escape(match)):
+        compare_systems(stat, systems, key=jax.random.key(0), **kw)
+    with pytest.raises(TypeError, match="systems: expected a dict"):
+        compare_systems(jnp.mean, jnp.ones(3), key=jax.random.key(0))
+
+
+# ------------------------------------------------------------------ error rates on real text
+def _repeat(s: str) -> str:
+    w = s.split()
+    head = w[: max(3, len(w) // 3)]
+    return " ".join((head * (len(w) // len(head) + 1))[: len(w)])
+
+
+@pytest.fixture(scope="module")
+def real_scores(minilm):
+    """BERTScore F1 of 1000 Shakespeare references against: two candidates each with one random
+    word dropped (two draws: the same system twice), and the degraded version."""
+    from jaxmetrics import compute_similarity
+    from jaxmetrics.data import load_shakespeare
+
+    sents = []
+    for speech in load_shakespeare("train"):
+        sents += [s for s in re.split(r"(?<=[.!?])\s+", speech) if 8 <= len(s.split()) <= 30]
+    refs = sents[:1000]
+    rng = np.random.default_rng(0)
+
+    def drop_one(s):
+        w = s.split()
+        k = int(rng.integers(len(w)))
+        return " ".join(w[:k] + w[k + 1:])
+
+    out = {}
+    for name, cands in (("a", [drop_one(s) for s in refs]), ("b", [drop_one(s) for s in refs]),
+                        ("degraded", [_repeat(s) for s in refs])):
+        out[name] = np.asarray(compute_similarity(references=refs, candidates=cands, model=minilm,
+                                                  metric="bertscore").f1, np.float32)
+    return out
+
+
+def _rejections(pairs_of_systems, method):
+    run = jax.jit(lambda a, b, k: compare_systems(jnp.mean, {"a": a, "b": b}, key=k, num_resamples=1000,
+                                                  method=method).p_value[0, 1])
+    keys = jax.random.split(jax.random.key(7), len(pairs_of_systems))
+    return np.mean([float(run(a, b, k)) < 0.05 for (a, b), k in zip(pairs_of_systems, keys)])
+
+
+@pytest.mark.parametrize("method", ["bootstrap", "randomization"])
+def test_error_rates_on_real_text(real_scores, method):
+    rng = np.random.default_rng(1)
+    n, reps = 500, 200
+    same, worse = [], []
+    for _ in range(reps):
+        rows = rng.choice(1000, n, replace=False)
+        a, b = real_scores["a"][rows], real_scores["b"][rows]
+        degraded = np.where(rng.random(n) < 0.3, real_scores["degraded"][rows], b)
+        same.append((a, b))
+        worse.append((a, degraded))
+    type_one = _rejections(same, method)
+    power = _rejections(worse, method)
+    assert type_one <= 0.08, type_one
+    assert power >= 0.8, power
