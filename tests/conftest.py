@@ -79,6 +79,7 @@ HEAVY_FIRST = (
     "test_mark_evaluate.py",         # (85)
     "test_mauve_quantize.py",        # (75)
     "test_confidence.py",            # (70)
+    "test_compare_systems.py",       # (60)
     "test_diversity_framework.py",   # (65)
     "test_notebooks_mauve.py",       # (60)
     "test_encoding.py",              # (60)
