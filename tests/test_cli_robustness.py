@@ -99,6 +99,8 @@ def _commands(tmp_path, texts):
         (["perplexity", a, "--model", "m"], "--json", ".json"),
         (["similarity", "--references", a, "--candidates", b, "--model", "m"], "--csv", ".csv"),
         (["similarity", "--references", a, "--candidates", b, "--model", "m"], "--json", ".json"),
+        (["compare", "--references", a, "--candidates", a, a, "--names", "x", "y", "--model", "m"], "--json", ".json"),
+        (["compare", "--references", a, "--candidates", a, a, "--names", "x", "y", "--model", "m"], "--plot", ".png"),
         (["diversity-test", data], "--plot", ".png"),
         (["diversity-test", data], "--json", ".json"),
     ]

@@ -1,0 +1,157 @@
+"""``jaxmetrics compare``: a leaderboard of systems scored against the same references, with
+confidence intervals and paired significance."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+from jaxmetrics._cli_util import add_model_option, add_progress_options, check_outputs, progress_enabled
+from jaxmetrics._files import check_input_file
+from jaxmetrics._options import add_dtype_option
+
+METRICS = ("bertscore", "twmd", "trwmd", "trwmd_lse", "wmd", "rwmd", "cka", "cosine")
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "compare",
+        help="leaderboard of systems against the same references: score, interval, significant differences",
+        description="Score every candidates file against the references (pair i = line i of each file) with "
+                    "a token-embedding similarity, then report each system's mean score with its bootstrap "
+                    "confidence interval (BCa, pairs resampled) and, for every pair of systems, the paired "
+                    "difference with its interval and a p-value (paired bootstrap, as sacrebleu's paired-bs, "
+                    "or approximate randomization). Prints the leaderboard; --json and --plot write it. "
+                    "Every input, option and output is checked before the model is loaded.",
+    )
+    p.add_argument("--references", required=True, help="reference texts: one per line (or .jsonl with 'text')")
+    p.add_argument("--candidates", required=True, nargs="+", metavar="FILE",
+                   help="two or more systems' candidate texts, each with as many texts as the references")
+    p.add_argument("--names", nargs="+", default=None, metavar="NAME",
+                   help="one name per candidates file (default: the file names without their extension)")
+    add_model_option(p, "encoder whose token vectors are compared")
+    add_dtype_option(p)
+    p.add_argument("--metric", default="bertscore", choices=METRICS,
+                   help="the per-pair similarity, with its defaults as in 'jaxmetrics similarity' "
+                        "(default bertscore)")
+    p.add_argument("--score", default="f1", choices=("f1", "precision", "recall"),
+                   help="the per-pair score averaged over the pairs (default f1)")
+    p.add_argument("--method", default="bootstrap", choices=("bootstrap", "randomization"),
+                   help="p-values by the paired bootstrap or by approximate randomization (default bootstrap)")
+    p.add_argument("--num-resamples", type=int, default=1000,
+                   help="bootstrap resamples / randomization draws (default 1000)")
+    p.add_argument("--confidence", type=float, default=0.95, help="intervals' nominal coverage (default 0.95)")
+    p.add_argument("--level", type=float, default=0.05,
+                   help="a difference is significant when its p-value is below this (default 0.05)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the resampling (default 0)")
+    p.add_argument("--max-length", type=int, default=None,
+                   help="truncation in tokens (default 512, or the model's positions when fewer)")
+    p.add_argument("--batch-size", type=int, default=64, help="texts per forward pass (default 64)")
+    p.add_argument("--json", default=None, help="write the leaderboard and the pairwise tests as JSON here")
+    p.add_argument("--plot", default=None, help="draw each system's score with its interval here (.png, .pdf, ...)")
+    add_progress_options(p)
+    p.set_defaults(func=run)
+
+
+def _names(args: argparse.Namespace) -> list[str]:
+    if len(args.candidates) < 2:
+        raise ValueError(f"--candidates: give at least two systems to compare, got {len(args.candidates)}")
+    names = args.names or [os.path.splitext(os.path.basename(f))[0] for f in args.candidates]
+    if len(names) != len(args.candidates):
+        raise ValueError(f"--names: {len(names)} names for {len(args.candidates)} candidates files")
+    if len(set(names)) != len(names):
+        raise ValueError(f"--names: the systems' names must differ, got {names} (give --names)")
+    return names
+
+
+def _check_settings(args: argparse.Namespace) -> None:
+    if args.num_resamples < 2:
+        raise ValueError(f"--num-resamples: at least 2, got {args.num_resamples}")
+    for value, flag in ((args.confidence, "--confidence"), (args.level, "--level")):
+        if not 0.0 < value < 1.0:
+            raise ValueError(f"{flag}: expected a number strictly between 0 and 1, got {value}")
+
+
+def run(args: argparse.Namespace) -> int:
+    names = _names(args)
+    _check_settings(args)
+    check_input_file(args.references, "references")
+    for f in args.candidates:
+        check_input_file(f, "candidates")
+    check_outputs(args, (("json", "--json"), ("plot", "--plot")))
+    from jaxmetrics.models.io import read_texts
+
+    refs = read_texts(args.references, name="references")
+    systems = {}
+    for name, f in zip(names, args.candidates):
+        cands = read_texts(f, name="candidates")
+        if len(cands) != len(refs):
+            raise ValueError(f"--candidates: {f!r} has {len(cands)} texts, the references {len(refs)} "
+                             "(pair i = line i of each file)")
+        systems[name] = cands
+
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    from jaxmetrics.confidence import compare_systems, confidence_interval
+    from jaxmetrics.models import load_model
+    from jaxmetrics.similarity import compute_similarity
+
+    lm = load_model(args.model, dtype=args.dtype)
+    scores, signature = {}, None
+    for name, cands in systems.items():
+        if progress_enabled(args):
+            print(f"jaxmetrics compare: scoring {name}", file=sys.stderr)
+        res = compute_similarity(references=refs, candidates=cands, model=lm, metric=args.metric,
+                                 max_length=args.max_length, batch_size=args.batch_size,
+                                 progress=progress_enabled(args))
+        scores[name] = jnp.asarray(getattr(res, args.score), jnp.float32)
+        signature = res.signature
+    key = jax.random.key(args.seed)
+    intervals = {name: confidence_interval(jnp.mean, s, key=jax.random.fold_in(key, i), confidence=args.confidence,
+                                           num_resamples=args.num_resamples)
+                 for i, (name, s) in enumerate(scores.items())}
+    cmp = compare_systems(jnp.mean, scores, key=jax.random.fold_in(key, len(scores)), method=args.method,
+                          num_resamples=args.num_resamples, confidence=args.confidence)
+    order = sorted(range(len(names)), key=lambda i: -float(cmp.scores[i]))
+    beats = {a: [b for (w, b, _) in cmp.significant(args.level) if w == a] for a in names}
+    pct = f"{args.confidence:.0%}"
+    lines = [f"{args.metric} {args.score}, mean over {len(refs)} pairs; {pct} BCa intervals; paired {args.method} "
+             f"p < {args.level:g}",
+             f"| rank | system | score | {pct} interval | significantly better than |",
+             "|---:|---|---:|---|---|"]
+    for rank, i in enumerate(order, 1):
+        ci = intervals[names[i]]
+        lines.append(f"| {rank} | {names[i]} | {float(ci.value):.4f} | [{float(ci.low):.4f}, {float(ci.high):.4f}] | "
+                     f"{', '.join(beats[names[i]]) or '-'} |")
+    print("\n".join(lines))
+    if args.json:
+        pairs = [{"a": names[i], "b": names[j], "difference": float(cmp.difference[i, j]),
+                  "low": float(cmp.low[i, j]), "high": float(cmp.high[i, j]), "p_value": float(cmp.p_value[i, j])}
+                 for i in range(len(names)) for j in range(i + 1, len(names))]
+        doc = {"signature": signature, "metric": args.metric, "score": args.score, "num_pairs": len(refs),
+               "method": args.method, "num_resamples": args.num_resamples, "confidence": args.confidence,
+               "level": args.level, "seed": args.seed, "model": args.model, "dtype": args.dtype,
+               "systems": [{"name": names[i], "file": args.candidates[i], "rank": r,
+                            **{k: float(getattr(intervals[names[i]], k))
+                               for k in ("value", "low", "high", "standard_error")}}
+                           for r, i in enumerate(order, 1)],
+               "pairs": pairs}
+        with open(args.json, "w", encoding="utf-8") as fh:
+            json.dump(doc, fh, indent=2)
+            fh.write("\n")
+    if args.plot:
+        from matplotlib.figure import Figure
+
+        fig = Figure(figsize=(6, 0.5 + 0.45 * len(names)))
+        ax = fig.subplots()
+        vals = np.array([[float(getattr(intervals[names[i]], k)) for k in ("value", "low", "high")] for i in order])
+        ys = np.arange(len(order))[::-1]
+        ax.errorbar(vals[:, 0], ys, xerr=[vals[:, 0] - vals[:, 1], vals[:, 2] - vals[:, 0]], fmt="o", capsize=3)
+        ax.set_yticks(ys, [names[i] for i in order])
+        ax.set_xlabel(f"{args.metric} {args.score} (mean, {pct} interval)")
+        fig.tight_layout()
+        fig.savefig(args.plot)
+    return 0
