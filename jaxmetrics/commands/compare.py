@@ -48,8 +48,10 @@ def register(subparsers) -> None:
     p.add_argument("--max-length", type=int, default=None,
                    help="truncation in tokens (default 512, or the model's positions when fewer)")
     p.add_argument("--batch-size", type=int, default=64, help="texts per forward pass (default 64)")
-    p.add_argument("--json", default=None, help="write the leaderboard and the pairwise tests as JSON here")
-    p.add_argument("--plot", default=None, help="draw each system's score with its interval here (.png, .pdf, ...)")
+    p.add_argument("--json", default=None,
+                   help="write the leaderboard and the pairwise tests as JSON here (default: none)")
+    p.add_argument("--plot", default=None,
+                   help="draw each system's score with its interval here (.png, .pdf, ...; default: none)")
     add_progress_options(p)
     p.set_defaults(func=run)
 
