@@ -503,6 +503,9 @@ def main(argv=None) -> None:
         ap.add_argument(f"--ref-max-{p}", type=int, default=None,
                         help=f"largest reference size (default {REF_MAX[p]:,}; 0: no reference)")
     ap.add_argument("--timeout", type=float, default=2400, help="seconds per point (default: 2400)")
+    ap.add_argument("--merge", action="store_true",
+                    help="keep the points of the existing OUT.json that this run does not measure again (to "
+                         "re-measure a few points, e.g. after a disturbed run), then rewrite the table and plot")
     ap.add_argument("--ppl-layers", type=int, default=2)
     ap.add_argument("--ppl-width", type=int, default=128)
     ap.add_argument("--ppl-heads", type=int, default=4)
@@ -538,6 +541,17 @@ def main(argv=None) -> None:
 
     out = Path(args.out)
     records: list[dict] = []
+    kept: list[dict] = []
+    todo = {p: list(ladders[p]) for p in paths}   # what this run measures
+    ppl_desc = None
+    if args.merge and out.with_suffix(".json").is_file():
+        old = json.loads(out.with_suffix(".json").read_text())
+        redo = {(p, s, n) for p in paths for s in sides for n in ladders[p]}
+        kept = [r for r in old["records"] if (r["path"], r["side"], r["size"]) not in redo]
+        for p, sizes in old["ladders"].items():
+            ladders[p] = sorted(set(sizes) | set(ladders.get(p, [])))
+            caps.setdefault(p, old["reference_caps"][p])
+        ppl_desc = old.get("perplexity_model")
     with tempfile.TemporaryDirectory(prefix="jm_input_scaling_") as tmp:
         common: dict = {}
         if "perplexity" in paths:
@@ -557,7 +571,7 @@ def main(argv=None) -> None:
             print(f"perplexity model: {ppl_desc}", flush=True)
         for p in paths:
             failed = set()
-            for n in ladders[p]:
+            for n in todo[p]:
                 for side in sides:
                     cfg = {"path": p, "side": side, "size": n, **common}
                     if side == "reference" and n > caps[p]:
@@ -576,14 +590,16 @@ def main(argv=None) -> None:
                     print(f"{p:10s} {side:10s} {n:>10,}  {shown}", flush=True)
                     out.with_suffix(".json").parent.mkdir(parents=True, exist_ok=True)
                     out.with_suffix(".json").write_text(json.dumps(
-                        {"environment": env, "ladders": ladders, "reference_caps": caps, "records": records},
-                        indent=1) + "\n")
+                        {"environment": env, "perplexity_model": ppl_desc, "ladders": ladders,
+                         "reference_caps": caps, "records": kept + records}, indent=1) + "\n")
 
+    records = kept + records
     out.with_suffix(".json").write_text(json.dumps(
-        {"environment": env, "ladders": ladders, "reference_caps": caps, "records": records}, indent=1) + "\n")
+        {"environment": env, "perplexity_model": ppl_desc, "ladders": ladders, "reference_caps": caps,
+         "records": records}, indent=1) + "\n")
     plot(records, ladders, out.with_suffix(".png"))
     notes = [f"# input_scaling: time and peak memory vs input size{' (--quick)' if args.quick else ''}", "", env, ""]
-    if "perplexity" in paths:
+    if ppl_desc is not None:
         notes += [f"Perplexity: {ppl_desc}; jaxmetrics {args.ppl_batch} windows per forward through "
                   "PerplexityState.", ""]
     notes += ["Each point is a fresh process; speed-up = reference time / jaxmetrics steady time (timed call minus "
