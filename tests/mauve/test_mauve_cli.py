@@ -62,7 +62,8 @@ def test_cli_json_carries_curve_sizes_seeds_and_settings(npy_files):
     assert res["mauve"] == ref.mauve and res["num_buckets"] == 8
     np.testing.assert_array_equal(np.asarray(res["divergence_curve"]), ref.divergence_curve[None])  # [S, m + 2, 2]
     assert (res["num_references"], res["num_candidates"]) == (100, 100) and res["seeds"] == [25]
-    assert res["settings"] == dict(inputs="features", model=None, pooling=None, max_length=None, batch_size=None,
+    assert res["settings"] == dict(inputs="features", model=None, dtype=None, pooling=None, max_length=None,
+                                   batch_size=None,
                                    num_buckets=8, kmeans_explained_var=0.8, kmeans_num_redo=3, kmeans_max_iter=40,
                                    mauve_scaling_factor=4.0, seeds=[25], quantizer="kmeans", scoring="mauve-text",
                                    pca_max_data=150, divergence_curve_discretization_size=11)
@@ -101,7 +102,7 @@ def test_cli_text_files_use_the_model(npy_files, tmp_path, monkeypatch, capsys):
 
     import jaxmetrics.models as MO
 
-    monkeypatch.setattr(MO, "load_model", lambda name: seen.setdefault("loaded", name) and Decoder())
+    monkeypatch.setattr(MO, "load_model", lambda name, dtype: seen.setdefault("loaded", (name, dtype)) and Decoder())
     monkeypatch.setattr(MO, "encode", fake_encode)          # the CLI featurizes through the encoding engine
     h, m = tmp_path / "human.txt", tmp_path / "model.jsonl"
     h.write_text("".join(f"a human text {i}\n" for i in range(20)) + "\n")
@@ -110,7 +111,7 @@ def test_cli_text_files_use_the_model(npy_files, tmp_path, monkeypatch, capsys):
     assert main(["mauve", "--references", str(h), "--candidates", str(m), "--model", "tiny-dir",
                  "--max-length", "16", "--cache-dir", str(tmp_path / "c"), "--quiet", "--json", str(out)]) == 0
     assert seen["texts"][0][:2] == ["a human text 0", "a human text 1"] and len(seen["texts"][1]) == 18
-    assert seen["loaded"] == "tiny-dir" and seen["max_length"] == 16 and seen["progress"] is False
+    assert seen["loaded"] == ("tiny-dir", "float32") and seen["max_length"] == 16 and seen["progress"] is False
     assert seen["pooling"] == "last" and seen["layers"] == -1       # auto resolved: last token for a decoder
     assert seen["cache_dir"] == str(tmp_path / "c")
     err = capsys.readouterr().err

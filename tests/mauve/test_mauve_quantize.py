@@ -393,7 +393,8 @@ def test_signature_is_mauve_texts():
     assert [p.name for p in params[: len(names)]] == names
     assert all(p.kind == p.POSITIONAL_OR_KEYWORD for p in params[: len(names)])
     assert {p.name: p.kind for p in params[len(names):]} == {n: inspect.Parameter.KEYWORD_ONLY
-                                                             for n in ("model", "quantizer", "mesh", "scoring", "pooling")}
+                                                             for n in ("model", "quantizer", "mesh", "scoring", "pooling",
+                                                                       "dtype")}
     mt = pytest.importorskip("mauve")
     ref = inspect.signature(mt.compute_mauve).parameters
     ours = inspect.signature(compute_mauve).parameters

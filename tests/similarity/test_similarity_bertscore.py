@@ -121,7 +121,8 @@ def test_bertscore_signature_is_bert_score_score():
     assert [(p.name, p.kind, p.default) for p in ours[:len(theirs)]] == \
         [(p.name, p.kind, p.default) for p in theirs]
     kw_only = inspect.Parameter.KEYWORD_ONLY
-    assert [(p.name, p.kind) for p in ours[len(theirs):]] == [("model", kw_only), ("max_length", kw_only)]
+    assert [(p.name, p.kind) for p in ours[len(theirs):]] == [("model", kw_only), ("max_length", kw_only),
+                                                              ("dtype", kw_only)]
 
 
 def _negative_case():
