@@ -263,6 +263,24 @@ def score_texts(*, references: list[str], candidates: list[str], model: Any, lay
     (``bert_score``'s precomputed ``idf_dict``). Shared by :func:`compute_similarity` and
     :func:`~jaxmetrics.similarity.bertscore`: every distinct text is encoded once
     (:func:`jaxmetrics.models.encode`), then :func:`score_encoded` scores the pairs."""
+    tokens, ci, ri = _encode_pairs(references=references, candidates=candidates, model=model, layer=layer,
+                                   max_length=max_length, batch_size=batch_size, progress=progress,
+                                   bert_score_compat=bert_score_compat)
+    return score_encoded(tokens, candidates=ci, references=ri, metric=metric, centering=centering,
+                         temperature=temperature, num_iterations=num_iterations,
+                         center_batch_size=center_batch_size, groups=groups, idf=idf, baseline=baseline,
+                         special_tokens=special_tokens, bert_score_compat=bert_score_compat,
+                         compat_batch_size=compat_batch_size, pair_chunk=pair_chunk,
+                         vocab_size=model.model_vocab_size, model=model)
+
+
+def _encode_pairs(*, references: list[str], candidates: list[str], model: Any, layer: int | None,
+                  max_length: int | None, batch_size: int, progress: bool, bert_score_compat: bool = False):
+    """``(encoding, ci, ri)``: every distinct text of the pairs encoded once by the engine
+    (:func:`jaxmetrics.models.encode`, token vectors of ``layer``: ``None`` the paper's
+    :func:`default_layer`, or bert_score's with ``bert_score_compat``), and int ``[N]`` indices of
+    each pair's candidate and reference text in it. The one road from texts to token vectors of
+    :func:`score_texts` and :func:`~jaxmetrics.similarity.token_alignments`."""
     from jaxmetrics.models import check_max_length, encode
     from jaxmetrics.similarity.compat import bert_score_layer, bert_score_max_length
 
@@ -282,13 +300,7 @@ def score_texts(*, references: list[str], candidates: list[str], model: Any, lay
     # is several times larger on real corpora, and copying it dominated the host-side time.
     tokens = encode(uniq, model=lm, layers=layer, tokens=True, max_length=max_length, batch_size=batch_size,
                     progress=progress, desc="token embeddings")
-    return score_encoded(tokens, candidates=np.array([where[t] for t in cands]),
-                         references=np.array([where[t] for t in refs]), metric=metric, centering=centering,
-                         temperature=temperature, num_iterations=num_iterations,
-                         center_batch_size=center_batch_size, groups=groups, idf=idf, baseline=baseline,
-                         special_tokens=special_tokens, bert_score_compat=bert_score_compat,
-                         compat_batch_size=compat_batch_size, pair_chunk=pair_chunk,
-                         vocab_size=lm.model_vocab_size, model=lm)
+    return tokens, np.array([where[t] for t in cands]), np.array([where[t] for t in refs])
 
 
 def score_encoded(encoding: Any, *, candidates: np.ndarray, references: np.ndarray, metric: str = "twmd",
@@ -340,25 +352,11 @@ def score_encoded(encoding: Any, *, candidates: np.ndarray, references: np.ndarr
     group = None if groups is None else group_ids(groups, len(ci), "groups")[0]
     layer = encoding.layers[0]
     flat, offsets = encoding.token_vectors[0], encoding.offsets
-    real, special, ids = encoding.tokens_mask, encoding.special_mask, encoding.token_ids
+    real, special = encoding.tokens_mask, encoding.special_mask
     take = select_tokens(real, special, "keep" if bert_score_compat else special_tokens, ci, ri)
 
-    weights = None
-    if isinstance(idf, Mapping):
-        weights = _lookup_idf(idf, ids, real)
-    elif idf:
-        table = idf_table(ids[ri], real[ri], max(vocab_size or 0, int(ids.max()) + 1))
-        weights = table[ids]
-    elif bert_score_compat:
-        weights = (real & ~special).astype(np.float32)
-    if weights is not None and not bert_score_compat:
-        weights = np.where(take, weights, 0.0).astype(np.float32)
-        zero = np.flatnonzero((weights[np.concatenate([ci, ri])].sum(axis=1) <= 0))
-        if zero.size:
-            k = int(zero[0])
-            side, idx = ("candidates", k) if k < len(ci) else ("references", k - len(ci))
-            raise ValueError(f"{side}: text {idx} has zero total idf weight (all its tokens occur in "
-                             f"every reference); use idf=False")
+    weights = _token_weights(encoding, take, ci, ri, idf=idf, bert_score_compat=bert_score_compat,
+                             vocab_size=vocab_size)
 
     n = len(ci)
     layout = PairLayout(offsets, real, take, ci, ri, pair_chunk)
@@ -411,6 +409,33 @@ def score_encoded(encoding: Any, *, candidates: np.ndarray, references: np.ndarr
     return SimilarityResult(out["precision"], out["recall"], out["f1"], metric=metric,
                             layer=int(layer), centering=centering, temperature=temperature,
                             signature=make_signature(metric, model=model, **settings))
+
+
+def _token_weights(encoding: Any, take: np.ndarray, ci: np.ndarray, ri: np.ndarray, *, idf: bool | Mapping,
+                   bert_score_compat: bool = False, vocab_size: int | None = None) -> np.ndarray | None:
+    """float32 ``[texts, T]`` token weights of ``encoding``'s texts (``None``: uniform over the
+    selected tokens ``take``): idf over the reference texts ``ri`` (or a ``{token id: weight}``
+    mapping), 0 off ``take``; with ``bert_score_compat`` 1 on real non-special tokens. Raises
+    ``ValueError`` naming the side of a text with zero total weight. Shared by
+    :func:`score_encoded` and :func:`~jaxmetrics.similarity.token_alignments`."""
+    real, special, ids = encoding.tokens_mask, encoding.special_mask, encoding.token_ids
+    weights = None
+    if isinstance(idf, Mapping):
+        weights = _lookup_idf(idf, ids, real)
+    elif idf:
+        table = idf_table(ids[ri], real[ri], max(vocab_size or 0, int(ids.max()) + 1))
+        weights = table[ids]
+    elif bert_score_compat:
+        weights = (real & ~special).astype(np.float32)
+    if weights is not None and not bert_score_compat:
+        weights = np.where(take, weights, 0.0).astype(np.float32)
+        zero = np.flatnonzero((weights[np.concatenate([ci, ri])].sum(axis=1) <= 0))
+        if zero.size:
+            k = int(zero[0])
+            side, idx = ("candidates", k) if k < len(ci) else ("references", k - len(ci))
+            raise ValueError(f"{side}: text {idx} has zero total idf weight (all its tokens occur in "
+                             f"every reference); use idf=False")
+    return weights
 
 
 def _warn_opposite_signs(precision: np.ndarray, recall: np.ndarray, metric: str, centering: str,
