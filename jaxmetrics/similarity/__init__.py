@@ -21,8 +21,10 @@ Layers (``docs/conventions.md``):
 * :mod:`~jaxmetrics.similarity.scored_pairs` — :func:`read_scored_pairs` (STS-style TSV);
 * :mod:`~jaxmetrics.similarity.sweep` — :func:`correlation_sweep` (correlation with human
   scores over a grid of settings, every setting equal to a :func:`compute_similarity` call);
+* :mod:`~jaxmetrics.similarity.alignment` — :func:`token_alignments` (which tokens matched: the
+  similarity matrix, greedy matches and transport plans behind each pair's score);
 * :mod:`~jaxmetrics.similarity.plot` — the family's figures (``CorrelationSweep.plot``,
-  ``AnisotropyResult.plot``).
+  ``AnisotropyResult.plot``, ``TokenAlignments.plot``).
 
 Examples:
     >>> import jax, jax.numpy as jnp
@@ -33,6 +35,7 @@ Examples:
     >>> [round(float(v), 4) for v in F]
     [1.0, 1.0]
 """
+from jaxmetrics.similarity.alignment import ALIGNMENT_METRICS, PairAlignment, TokenAlignments, token_alignments
 from jaxmetrics.similarity.anisotropy import (ANISOTROPY_STATISTICS, AnisotropyResult, LayerSimilarities,
                                               compute_anisotropy, layer_similarities)
 from jaxmetrics.similarity.centering import CENTERING_METHODS, center_embeddings
@@ -58,3 +61,4 @@ __all__ += ["CorrelationRow", "CorrelationSweep", "GroupedCorrelation", "ScoredP
             "grouped_correlation", "read_scored_pairs"]
 __all__ += ["ANISOTROPY_STATISTICS", "AnisotropyResult", "LayerSimilarities", "compute_anisotropy",
             "layer_similarities"]
+__all__ += ["ALIGNMENT_METRICS", "PairAlignment", "TokenAlignments", "token_alignments"]

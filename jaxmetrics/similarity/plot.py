@@ -4,7 +4,9 @@ figures are built without pyplot, so nothing global is touched).
 * :func:`plot_correlation_sweep` — a :class:`~jaxmetrics.similarity.CorrelationSweep`'s weighted
   correlation against the temperature (``CorrelationSweep.plot``);
 * :func:`plot_anisotropy` — Chen et al.'s Figures 1–2 for an
-  :class:`~jaxmetrics.similarity.AnisotropyResult` (``AnisotropyResult.plot``).
+  :class:`~jaxmetrics.similarity.AnisotropyResult` (``AnisotropyResult.plot``);
+* :func:`plot_token_alignment` — one pair's similarity matrix with its greedy matches, and the
+  transport plans of TWMD / WMD (``TokenAlignments.plot``, ``PairAlignment.plot``).
 """
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ import numpy as np
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
-__all__ = ["plot_anisotropy", "plot_correlation_sweep"]
+__all__ = ["plot_anisotropy", "plot_correlation_sweep", "plot_token_alignment"]
 
 RANKINGS = ("weighted_pearson", "weighted_spearman")
 _TITLES = {"baseline": "baseline similarity", "self_similarity": "self-similarity",
@@ -145,4 +147,82 @@ def plot_anisotropy(result: Any, path: str | os.PathLike | None = None, *, title
     fig.tight_layout()
     if path is not None:
         fig.savefig(os.fspath(path), dpi=100)
+    return fig
+
+
+def _label(token: str) -> str:
+    """A token as a tick label: ``$`` escaped so matplotlib never reads it as mathtext."""
+    return token.replace("$", r"\$")
+
+
+def plot_token_alignment(alignment: Any, path: str | os.PathLike | None = None, *, index: int = 0,
+                         title: str | None = None) -> "Figure":
+    """One pair's token alignment as heatmaps: the similarity matrix ``S [L1, L2]`` (candidate
+    tokens down, reference tokens across) with the greedy matches marked — a circle at
+    ``(i, argmax_j S_ij)`` for each candidate token (what P averages), a cross at
+    ``(argmax_i S_ij, j)`` for each reference token (what R averages) — and, for ``twmd``, the
+    precision and recall transport plans (one plan for ``wmd``, whose two are the same).
+
+    Args:
+      alignment: a :class:`~jaxmetrics.similarity.TokenAlignments` (its pair ``index``) or a
+        :class:`~jaxmetrics.similarity.PairAlignment`.
+      path: optional file to save the figure to (PNG, PDF, SVG, ... by suffix).
+      index: which aligned pair of a ``TokenAlignments`` (``alignment.pair(index)``).
+      title: figure title (default: the pair, metric and its P, R, F1).
+
+    Returns:
+      the matplotlib ``Figure``.
+
+    Examples:
+      >>> import numpy as np
+      >>> from jaxmetrics.similarity import PairAlignment
+      >>> s = np.array([[0.9, 0.1], [0.2, 0.8], [0.3, 0.7]], np.float32)
+      >>> pa = PairAlignment(0.8, 0.85, 0.82, s, np.full(3, 1 / 3, np.float32), np.full(2, 0.5, np.float32),
+      ...                    s.argmax(1), s.max(1), s.argmax(0), s.max(0), None, None, index=0,
+      ...                    candidate_tokens=("a", "cat", "$5"), reference_tokens=("a", "dog"),
+      ...                    metric="bertscore")
+      >>> [len(ax.collections) for ax in plot_token_alignment(pa).axes[:1]]
+      [2]
+    """
+    from matplotlib.figure import Figure
+
+    pa = alignment.pair(index) if hasattr(alignment, "pair") else alignment
+    sim = np.asarray(pa.similarity, np.float64)
+    n1, n2 = sim.shape
+    panels = [("similarity S (o: candidate's best, x: reference's best)", sim, "RdBu_r")]
+    if pa.precision_plan is not None:
+        if pa.recall_plan is None or pa.recall_plan is pa.precision_plan or \
+                np.array_equal(np.asarray(pa.recall_plan), np.asarray(pa.precision_plan)):
+            panels.append(("transport plan", np.asarray(pa.precision_plan, np.float64), "Greys"))
+        else:
+            panels.append(("precision plan (rows sum to a)", np.asarray(pa.precision_plan, np.float64), "Greys"))
+            panels.append(("recall plan (columns sum to b)", np.asarray(pa.recall_plan, np.float64), "Greys"))
+    width = min(6.0, max(2.5, 0.28 * n2 + 1.5))
+    height = min(12.0, max(2.5, 0.28 * n1 + 1.8))
+    fig = Figure(figsize=(width * len(panels) + 0.8, height))
+    axes = np.atleast_1d(fig.subplots(1, len(panels)))
+    ylabels = [_label(t) for t in pa.candidate_tokens]
+    xlabels = [_label(t) for t in pa.reference_tokens]
+    for k, (ax, (name, mat, cmap)) in enumerate(zip(axes, panels)):
+        if k == 0:
+            lim = max(1e-12, float(np.max(np.abs(mat))))
+            im = ax.imshow(mat, cmap=cmap, vmin=-lim, vmax=lim, aspect="auto", interpolation="nearest")
+            cm = np.asarray(pa.candidate_match)
+            rm = np.asarray(pa.reference_match)
+            ax.scatter(cm, np.arange(n1), s=60, marker="o", facecolors="none", edgecolors="black", linewidths=1.2)
+            ax.scatter(np.arange(n2), rm, s=40, marker="x", color="darkorange", linewidths=1.2)
+        else:
+            im = ax.imshow(mat, cmap=cmap, vmin=0.0, aspect="auto", interpolation="nearest")
+        fig.colorbar(im, ax=ax, fraction=0.046, pad=0.03)
+        ax.set_title(name, fontsize=8)
+        ax.set_xticks(np.arange(n2), xlabels, rotation=90, fontsize=7)
+        ax.set_yticks(np.arange(n1), ylabels if k == 0 else [""] * n1, fontsize=7)
+        ax.set_xlabel("reference tokens", fontsize=8)
+    axes[0].set_ylabel("candidate tokens", fontsize=8)
+    extra = "" if pa.temperature is None else f", T={pa.temperature:g}, {pa.num_iterations} it."
+    fig.suptitle(title or f"pair {pa.index}: {pa.metric}{extra}  P={float(pa.precision):.4f} "
+                          f"R={float(pa.recall):.4f} F1={float(pa.f1):.4f}", fontsize=9)
+    fig.tight_layout()
+    if path is not None:
+        fig.savefig(os.fspath(path), dpi=110)
     return fig

