@@ -73,6 +73,14 @@ def register(subparsers) -> None:
     p.add_argument("--json", default=None,
                    help="also write the result (signature, settings, per-pair scores, corpus mean) as JSON here "
                         "(default: none)")
+    p.add_argument("--alignments", default=None, metavar="DIR",
+                   help="also write which tokens matched into DIR: pair_<i>.png per pair (the similarity "
+                        "heatmap with the greedy matches marked, and the transport plans of twmd / wmd) and "
+                        "alignments.json (tokens, similarity matrices, matches, plans, signature), for the "
+                        "first --alignments-pairs pairs; metrics bertscore, rwmd, twmd, wmd, without "
+                        "--bert-score-compat or --baseline (default: none)")
+    p.add_argument("--alignments-pairs", type=int, default=None, metavar="N",
+                   help="how many pairs, from the first, --alignments draws and writes (default 20)")
     add_progress_options(p)
     p.set_defaults(func=run)
 
@@ -98,18 +106,67 @@ def _settings(args: argparse.Namespace) -> dict:
                 max_length=args.max_length, batch_size=64 if args.batch_size is None else args.batch_size)
 
 
+def _check_alignments(args: argparse.Namespace) -> int | None:
+    """The number of pairs to align (``None`` without --alignments); --alignments' folder and
+    its metric and options checked (ValueError naming the option) before any work."""
+    if args.alignments is None:
+        if args.alignments_pairs is not None:
+            raise ValueError("--alignments-pairs: only applies with --alignments DIR")
+        return None
+    from jaxmetrics.models.cache import check_writable_dir
+
+    if args.bert_score_compat:
+        raise ValueError("--alignments: not available with --bert-score-compat (its [CLS]/[SEP] and padding "
+                         "quirks have no per-pair alignment); drop one of them")
+    if args.baseline is not None:
+        raise ValueError("--alignments: the matches are raw similarities; drop --baseline to draw them")
+    metric = args.metric or "twmd"
+    if metric not in ("bertscore", "rwmd", "twmd", "wmd"):
+        raise ValueError(f"--alignments: --metric {metric} has no token alignment (bertscore, rwmd, twmd, wmd do)")
+    num = 20 if args.alignments_pairs is None else args.alignments_pairs
+    if num < 1:
+        raise ValueError(f"--alignments-pairs: expected a positive number of pairs, got {num}")
+    check_writable_dir(args.alignments, "--alignments")
+    return num
+
+
+def _write_alignments(al, folder: str) -> None:
+    """pair_<i>.png per aligned pair and alignments.json (every pair's alignment) into ``folder``."""
+    import os
+
+    os.makedirs(folder, exist_ok=True)
+    pairs = []
+    for k in range(len(al)):
+        pa = al.pair(k)
+        pa.plot(os.path.join(folder, f"pair_{pa.index}.png"))
+        pairs.append(pa.to_dict())
+    with open(os.path.join(folder, "alignments.json"), "w", encoding="utf-8") as fh:
+        json.dump({"signature": al.signature, "metric": al.metric, "temperature": al.temperature,
+                   "num_iterations": al.num_iterations, "pairs": pairs}, fh, indent=1)
+        fh.write("\n")
+
+
 def run(args: argparse.Namespace) -> int:
     from jaxmetrics.models.io import read_texts
-    from jaxmetrics.similarity import compute_similarity
+    from jaxmetrics.similarity import compute_similarity, token_alignments
 
     check_input_file(args.references, "references")
     check_input_file(args.candidates, "candidates")
     check_outputs(args, (("csv", "--csv"), ("json", "--json")))
     settings = _settings(args)
+    num_aligned = _check_alignments(args)
     refs = read_texts(args.references, name="references")
     cands = read_texts(args.candidates, name="candidates")
-    res = compute_similarity(references=refs, candidates=cands, model=args.model,
-                             progress=progress_enabled(args), dtype=args.dtype, **settings)
+    if num_aligned is None:
+        res = compute_similarity(references=refs, candidates=cands, model=args.model,
+                                 progress=progress_enabled(args), dtype=args.dtype, **settings)
+    else:  # one encoding: the alignments' scores are compute_similarity's, signature included
+        settings.pop("baseline")
+        al = token_alignments(references=refs, candidates=cands, model=args.model,
+                              indices=list(range(min(num_aligned, len(cands)))),
+                              progress=progress_enabled(args), dtype=args.dtype, **settings)
+        res = al.scores
+        _write_alignments(al, args.alignments)
     rows = [(i, float(p), float(r), float(f))
             for i, (p, r, f) in enumerate(zip(res.precision, res.recall, res.f1))]
     if args.csv:

@@ -239,7 +239,8 @@ def test_plots_draw_and_save(tmp_path, aligned):
     assert isinstance(tw.pair(0), PairAlignment)
 
 
-def test_cli_alignments_folder(minilm_dir, texts, tmp_path, capsys):
+def test_cli_alignments_folder(minilm_dir, texts, tmp_path, capsys, monkeypatch):
+    import jaxmetrics.similarity as S
     from jaxmetrics.cli import main
 
     refs, cands = texts
@@ -261,6 +262,12 @@ def test_cli_alignments_folder(minilm_dir, texts, tmp_path, capsys):
     assert np.mean(p0["candidate_match_similarity"]) == pytest.approx(float(want.precision[0]), abs=1e-6)
     capsys.readouterr()
     # refused before any work, naming the option
+
+    def forbid(**_):
+        raise AssertionError("scored before the options were checked")
+
+    monkeypatch.setattr(S, "token_alignments", forbid)
+    monkeypatch.setattr(S, "compute_similarity", forbid)
     base = ["similarity", "--references", str(r), "--candidates", str(c), "--model", minilm_dir]
     for extra, option in ((["--alignments", str(out), "--metric", "cosine"], "--alignments"),
                           (["--alignments", str(out), "--bert-score-compat", "--layer", "6"], "--alignments"),
