@@ -52,6 +52,7 @@ _EXPORTS = {
     "frontier_integral": "jaxmetrics.mauve",
     "fit_quantizer": "jaxmetrics.mauve",
     "mauve_shared_codebook": "jaxmetrics.mauve",
+    "mauve_attribution": "jaxmetrics.mauve",
     "KMeansQuantizer": "jaxmetrics.mauve",
     "register_quantizer": "jaxmetrics.mauve",
     "plot_divergence_curves": "jaxmetrics.mauve",
