@@ -24,10 +24,11 @@ metric        alignment
 ============= ========================================================================================
 
 The greedy matches are returned for every metric (for the transport metrics they show the best
-token, not the plan). ``cosine``, ``cka``, ``trwmd`` and ``trwmd_lse`` are not offered: the
-first two have no alignment, and the tempered relaxed forms are refused rather than described
-by a plan they do not compute. ``bert_score_compat`` and baseline rescaling are not offered
-either (compat mode matches [CLS]/[SEP] with padding quirks that no per-pair matrix shows).
+token, not the plan). ``cosine`` and ``cka`` have no alignment; ``trwmd`` and ``trwmd_lse``
+(whose row-relaxed plan ``a_i softmax_j(S_ij / T)`` could be shown) are not offered yet. Neither
+are ``bert_score_compat`` (it matches [CLS]/[SEP] with weight 0 and lets padding score 0 inside
+the max, which no per-pair matrix shows) and baseline rescaling (the matches are raw
+similarities).
 """
 from __future__ import annotations
 
