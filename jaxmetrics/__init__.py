@@ -76,6 +76,7 @@ _EXPORTS = {
     "compute_similarity": "jaxmetrics.similarity",
     "bertscore": "jaxmetrics.similarity",
     "bertscore_scores": "jaxmetrics.similarity",
+    "token_alignments": "jaxmetrics.similarity",
     "similarity_scores": "jaxmetrics.similarity",
     "batch_similarity": "jaxmetrics.similarity",
     "similarity_loss": "jaxmetrics.similarity",

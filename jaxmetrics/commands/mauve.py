@@ -21,6 +21,10 @@ from jaxmetrics._options import add_dtype_option
 _FEATURE_SUFFIX = ".npy"
 #: mauve-text's seed.
 DEFAULT_SEEDS = (25,)
+#: k-means seeds of ``--explain`` when one seed is given: that seed and the next ones.
+EXPLAIN_SEEDS = 5
+#: characters of a text printed by ``--explain`` (the JSON keeps it whole)
+EXPLAIN_WIDTH = 100
 #: The truncation length when --max-length is not given: mauve-text's, capped at the model's positions.
 DEFAULT_MAX_LENGTH = 1024
 
@@ -132,6 +136,10 @@ def register(subparsers) -> None:
     p.add_argument("--divergence-curve-discretization-size", type=int, default=25,
                    help="interior points of the divergence curve (default 25)")
     p.add_argument("--plot", metavar="PATH", help="write the divergence curve figure here (.png/.pdf) (default: none)")
+    p.add_argument("--explain", type=int, default=None, metavar="N",
+                   help="also list the N generations that pull MAUVE down most and the N human texts the model "
+                   "covers least: each sample's influence dMAUVE*/dw_i (mauve_attribution), averaged over "
+                   f"the --seeds, or over {EXPLAIN_SEEDS} seeds from the one given (default: off)")
     p.add_argument("--json", dest="json_out", metavar="PATH",
                    help="write the signature, scores, curves, sample sizes, seeds and settings as JSON here "
                         "(default: none)")
@@ -263,8 +271,41 @@ def _result(out, seeds: tuple, n_ref: int, n_cand: int, conf: dict) -> dict:
     return rec
 
 
+def _explain(args: argparse.Namespace, p, q, p_texts, q_texts, seeds: tuple, kw: dict) -> dict:
+    """``--explain N``: the ranked generations and human texts (printed, and returned for ``--json``)."""
+    from jaxmetrics.mauve import mauve_attribution
+
+    att_seeds = seeds if len(seeds) > 1 else tuple(seeds[0] + i for i in range(EXPLAIN_SEEDS))
+    if progress_enabled(args):
+        print(f"jaxmetrics mauve: influences over {len(att_seeds)} k-means seeds", file=sys.stderr)
+    att = mauve_attribution(p, q, seeds=att_seeds, num_buckets=kw["num_buckets"], pca_max_data=kw["pca_max_data"],
+                            kmeans_explained_var=kw["kmeans_explained_var"], kmeans_num_redo=kw["kmeans_num_redo"],
+                            kmeans_max_iter=kw["kmeans_max_iter"], mauve_scaling_factor=kw["mauve_scaling_factor"],
+                            divergence_curve_discretization_size=kw["divergence_curve_discretization_size"])
+    gens = [r.to_dict() for r in att.ranked("q", args.explain, texts=q_texts)]
+    refs = [r.to_dict() for r in att.ranked("p", args.explain, texts=p_texts)]
+    if p_texts is None:   # features: rows have no text
+        for r in gens + refs:
+            r.pop("text")
+    print(f"\nInfluence on MAUVE* ({float(att.mauve):.4f} over seeds {' '.join(map(str, att_seeds))}) "
+          "of one more copy of a sample; negative pulls it down.")
+    print("(#i: the i-th candidate / reference from 0, empty texts not counted)")
+    for title, rows in (("Generations that pull MAUVE down most (--candidates)", gens),
+                        ("Human texts the model covers least (--references)", refs)):
+        print(title + ":")
+        for rank, row in enumerate(rows, 1):
+            text = row.get("text")
+            shown = "" if text is None else "  " + (text if len(text) <= EXPLAIN_WIDTH
+                                                     else text[:EXPLAIN_WIDTH - 3] + "...")
+            print(f"  {rank:>3}. #{row['index']:<6} {row['influence']:+.3e}{shown}")
+    return {"mauve_star": float(att.mauve), "seeds": list(att_seeds),
+            "temperature": [float(t) for t in att.temperature], "candidates": gens, "references": refs}
+
+
 def run(args: argparse.Namespace) -> int:
     check_mauve_options(args)
+    if args.explain is not None and args.explain < 1:
+        raise ValueError(f"--explain: expected a number of samples >= 1, got {args.explain}")
     features = _check_files(args)
     if features:
         p_in = load_features(args.references, "references")
@@ -305,6 +346,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"MAUVE {rec['mauve']:.4f} +- {rec['mauve_std']:.4f}  MAUVE* {rec['mauve_star']:.4f} +- "
               f"{rec['mauve_star_std']:.4f}  over {len(seeds)} seeds (k = {rec['num_buckets']}, "
               f"n = {n_ref} / {n_cand}{how})")
+    if args.explain is not None:
+        rec["explain"] = _explain(args, p, q, None if features else p_in, None if features else q_in, seeds, kw)
     if args.plot:
         import numpy as np
 

@@ -63,7 +63,7 @@ from jaxmetrics.mauve.engine import (
 )
 from jaxmetrics.mauve.compute import MauveOutput, MauveSeedsOutput, auto_num_buckets, compute_mauve, compute_mauve_seeds
 from jaxmetrics.mauve.codebook import fit_quantizer, mauve_shared_codebook
-from jaxmetrics.mauve.attribution import MauveAttribution, mauve_attribution
+from jaxmetrics.mauve.attribution import MauveAttribution, RankedSample, mauve_attribution
 from jaxmetrics.mauve.soft import CentroidQuantizer, hard_mauve, mauve_loss, soft_mauve
 from jaxmetrics.mauve.plot import plot_divergence_curves, plot_sweep
 from jaxmetrics.mauve.sweep_results import MauveSweepResult, MauveSweepRow
@@ -130,6 +130,7 @@ __all__ = [
     "mauve_shared_codebook",
     # which samples pull MAUVE down
     "MauveAttribution",
+    "RankedSample",
     "mauve_attribution",
     # differentiable MAUVE
     "CentroidQuantizer",

@@ -97,8 +97,9 @@ def test_outlying_generations_rank_first_and_missed_modes_on_the_human_side():
     att2 = mauve_attribution(q, p)
     assert np.isin(att2.least_covered(20), np.arange(20)).mean() >= 0.9
     rows = att2.ranked("p", 3, texts=[f"text {i}" for i in range(200)])
-    assert [r["index"] for r in rows] == att2.least_covered(3).tolist()
-    assert rows[0]["text"] == f"text {rows[0]['index']}" and rows[0]["influence"] < 0
+    assert [r.index for r in rows] == att2.least_covered(3).tolist()
+    assert rows[0].text == f"text {rows[0].index}" and rows[0].influence < 0
+    assert att2.ranked("q", 2)[0].text is None and att2.ranked("q", 2)[0].index == int(att2.most_harmful(1)[0])
 
 
 def test_reproducible_and_bad_input_named():

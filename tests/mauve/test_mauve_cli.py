@@ -162,3 +162,55 @@ def test_plot_several_curves(tmp_path):
         plot_divergence_curves([r1, r2], labels=["only one"])
     with pytest.raises(ValueError, match="^curves"):
         plot_divergence_curves([np.zeros((3, 3))])
+
+
+def test_cli_explain_ranks_generations_and_human_texts(tmp_path, monkeypatch, capsys):
+    """--explain N prints the N most harmful candidates and least covered references with their
+    texts (the ranking of mauve_attribution over five seeds from --seeds) and writes them in --json."""
+    from jaxmetrics.mauve import mauve_attribution
+
+    rng = np.random.default_rng(3)
+    p = rng.normal(size=(120, 6)).astype(np.float32)
+    q = rng.normal(size=(120, 6)).astype(np.float32)
+    q[5:15] += 4.0                                   # ten generations unlike every human text
+    vectors = {"human": p, "model": q}
+
+    class Encoder:
+        is_causal = False
+        max_positions = 32
+
+    def fake_encode(texts, *, model, layers, pooling, max_length, batch_size, cache_dir, progress, desc):
+        side = texts[0].split()[0]
+        return SimpleNamespace(pooled=vectors[side][None, :len(texts)])
+
+    import jaxmetrics.models as MO
+
+    monkeypatch.setattr(MO, "load_model", lambda name, dtype: Encoder())
+    monkeypatch.setattr(MO, "encode", fake_encode)
+    h, m = tmp_path / "human.txt", tmp_path / "model.txt"
+    h.write_text("".join(f"human text {i}\n" for i in range(120)))
+    m.write_text("".join(f"model text {i}\n" for i in range(120)))
+    out = tmp_path / "e.json"
+    assert main(["mauve", "--references", str(h), "--candidates", str(m), "--model", "enc", "--quiet",
+                 "--explain", "10", "--json", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "Generations that pull MAUVE down most" in printed and "Human texts the model covers least" in printed
+    res = json.loads(out.read_text())["explain"]
+    assert res["seeds"] == [25, 26, 27, 28, 29] and len(res["candidates"]) == 10 and len(res["references"]) == 10
+    ref = mauve_attribution(p, q, seeds=(25, 26, 27, 28, 29))
+    assert [r["index"] for r in res["candidates"]] == ref.most_harmful(10).tolist()
+    assert [r["index"] for r in res["references"]] == ref.least_covered(10).tolist()
+    assert all(r["text"] == f"model text {r['index']}" for r in res["candidates"])
+    first = res["candidates"][0]
+    assert f"#{first['index']}" in printed and f"model text {first['index']}" in printed
+    assert res["mauve_star"] == pytest.approx(float(ref.mauve), abs=1e-6)
+    # .npy features: indices and influences, no texts; bad N named before any work
+    np.save(tmp_path / "p.npy", p)
+    np.save(tmp_path / "q.npy", q)
+    assert main(["mauve", "--references", str(tmp_path / "p.npy"), "--candidates", str(tmp_path / "q.npy"),
+                 "--seeds", "1", "2", "--explain", "3", "--json", str(out)]) == 0
+    res = json.loads(out.read_text())["explain"]
+    assert res["seeds"] == [1, 2] and "text" not in res["candidates"][0]
+    assert main(["mauve", "--references", str(tmp_path / "p.npy"), "--candidates", str(tmp_path / "q.npy"),
+                 "--explain", "0"]) == 2
+    assert "--explain" in capsys.readouterr().err
