@@ -53,6 +53,7 @@ _EXPORTS = {
     "fit_quantizer": "jaxmetrics.mauve",
     "mauve_shared_codebook": "jaxmetrics.mauve",
     "mauve_attribution": "jaxmetrics.mauve",
+    "compare_mauve": "jaxmetrics.mauve",
     "KMeansQuantizer": "jaxmetrics.mauve",
     "register_quantizer": "jaxmetrics.mauve",
     "plot_divergence_curves": "jaxmetrics.mauve",

@@ -77,3 +77,44 @@ def test_bad_input_is_refused_before_the_model_is_loaded(files, extra, match, ca
     rc = main(argv)
     err = capsys.readouterr().err
     assert rc == 2 and match in err, err
+
+
+def test_mauve_leaderboard_under_one_quantizer_on_real_text(tmp_path, minilm_dir, capsys):
+    """--metric mauve: unpaired files of different sizes, one shared quantizer, the looping system
+    last and significantly worse; the JSON's scores are compare_mauve's on the same features."""
+    import jax
+    import numpy as np
+
+    from jaxmetrics.mauve import compare_mauve
+    from jaxmetrics.models import load_model, sentence_embeddings
+
+    sents = _sentences(560)
+    refs, human, other = sents[:200], sents[200:380], sents[380:560]
+    looped = [_repeat(s) for s in other]
+    paths = {}
+    for name, texts in (("refs", refs), ("human", human), ("looped", looped)):
+        paths[name] = tmp_path / f"{name}.txt"
+        paths[name].write_text("\n".join(texts) + "\n")
+    out = tmp_path / "m.json"
+    assert main(["compare", "--metric", "mauve", "--references", str(paths["refs"]), "--candidates",
+                 str(paths["human"]), str(paths["looped"]), "--model", minilm_dir, "--pooling", "mean",
+                 "--max-length", "64", "--num-resamples", "200", "--seeds", "1", "2", "--quiet", "--json", str(out),
+                 "--plot", str(tmp_path / "m.png")]) == 0
+    printed = capsys.readouterr().out
+    assert "MAUVE against 200 references under one quantizer per seed (2, k = 18), mean pooling" in printed
+    assert "randomization p < 0.05" in printed
+    doc = json.loads(out.read_text())
+    assert [s["name"] for s in doc["systems"]] == ["human", "looped"]
+    human_row = next(line for line in printed.splitlines() if line.startswith("| 1 | human |"))
+    assert human_row.endswith("| looped |")          # significantly better than the looping system
+    assert doc["method"] == "randomization" and doc["seeds"] == [1, 2] and doc["num_buckets"] == 18
+    assert [s["num_candidates"] for s in doc["systems"]] == [180, 180]
+    assert doc["pairs"][0]["p_value"] < 0.05 and doc["pairs"][0]["difference"] > 0.2
+    assert "| 1 | human |" in printed and "| looped |" in printed.split("| 1 | human |")[1]
+    assert (tmp_path / "m.png").stat().st_size > 0
+    lm = load_model(minilm_dir)
+    feats = {n: sentence_embeddings(t, model=lm, max_length=64, progress=False)
+             for n, t in (("refs", refs), ("human", human), ("looped", looped))}
+    ref = compare_mauve(np.asarray(feats["refs"]), {"human": np.asarray(feats["human"]), "looped": np.asarray(feats["looped"])},
+                        key=jax.random.key(0), seeds=(1, 2), num_resamples=200)
+    assert [s["value"] for s in doc["systems"]] == pytest.approx([float(v) for v in ref.scores], abs=2e-3)

@@ -1,5 +1,7 @@
 """``jaxmetrics compare``: a leaderboard of systems scored against the same references, with
-confidence intervals and paired significance."""
+confidence intervals and paired significance: per-pair similarities (BERTScore, WMD family, ...)
+through :func:`jaxmetrics.confidence.compare_systems`, or MAUVE under one shared quantizer through
+:func:`jaxmetrics.mauve.compare_mauve`."""
 from __future__ import annotations
 
 import argparse
@@ -7,11 +9,12 @@ import json
 import os
 import sys
 
-from jaxmetrics._cli_util import add_model_option, add_progress_options, check_outputs, progress_enabled
+from jaxmetrics._cli_util import (add_model_option, add_pooling_option, add_progress_options, check_outputs,
+                                  pooled_features, progress_enabled)
 from jaxmetrics._files import check_input_file
 from jaxmetrics._options import add_dtype_option
 
-METRICS = ("bertscore", "twmd", "trwmd", "trwmd_lse", "wmd", "rwmd", "cka", "cosine")
+METRICS = ("bertscore", "twmd", "trwmd", "trwmd_lse", "wmd", "rwmd", "cka", "cosine", "mauve")
 
 
 def register(subparsers) -> None:
@@ -22,7 +25,11 @@ def register(subparsers) -> None:
                     "a token-embedding similarity, then report each system's mean score with its bootstrap "
                     "confidence interval (BCa, pairs resampled) and, for every pair of systems, the paired "
                     "difference with its interval and a p-value (paired bootstrap, as sacrebleu's paired-bs, "
-                    "or approximate randomization). Prints the leaderboard; --json and --plot write it. "
+                    "or approximate randomization). With --metric mauve the files need not be paired: each system's "
+                    "MAUVE against the references under one k-means quantizer fitted on all of them (so the scores "
+                    "are comparable), its interval from resampled rows, and p-values by randomization (the two "
+                    "systems' rows pooled and split again) or bootstrap. Prints the leaderboard; --json and --plot "
+                    "write it. "
                     "Every input, option and output is checked before the model is loaded.",
     )
     p.add_argument("--references", required=True, help="reference texts: one per line (or .jsonl with 'text')")
@@ -36,9 +43,13 @@ def register(subparsers) -> None:
                    help="the per-pair similarity, with its defaults as in 'jaxmetrics similarity' "
                         "(default bertscore)")
     p.add_argument("--score", default="f1", choices=("f1", "precision", "recall"),
-                   help="the per-pair score averaged over the pairs (default f1)")
-    p.add_argument("--method", default="bootstrap", choices=("bootstrap", "randomization"),
-                   help="p-values by the paired bootstrap or by approximate randomization (default bootstrap)")
+                   help="the per-pair score averaged over the pairs (default f1; not for mauve)")
+    p.add_argument("--method", default=None, choices=("bootstrap", "randomization"),
+                   help="p-values by the (paired) bootstrap or by approximate randomization (default bootstrap, "
+                        "randomization for mauve)")
+    add_pooling_option(p)
+    p.add_argument("--seeds", type=int, nargs="+", default=[25], metavar="S",
+                   help="mauve: k-means seeds of the shared quantizers, scores averaged over them (default 25)")
     p.add_argument("--num-resamples", type=int, default=1000,
                    help="bootstrap resamples / randomization draws (default 1000)")
     p.add_argument("--confidence", type=float, default=0.95, help="intervals' nominal coverage (default 0.95)")
@@ -46,7 +57,8 @@ def register(subparsers) -> None:
                    help="a difference is significant when its p-value is below this (default 0.05)")
     p.add_argument("--seed", type=int, default=0, help="seed of the resampling (default 0)")
     p.add_argument("--max-length", type=int, default=None,
-                   help="truncation in tokens (default 512, or the model's positions when fewer)")
+                   help="truncation in tokens (default 512 for the similarities, 1024 for mauve, or the model's "
+                        "positions when fewer)")
     p.add_argument("--batch-size", type=int, default=64, help="texts per forward pass (default 64)")
     p.add_argument("--json", default=None,
                    help="write the leaderboard and the pairwise tests as JSON here (default: none)")
@@ -68,6 +80,10 @@ def _names(args: argparse.Namespace) -> list[str]:
 
 
 def _check_settings(args: argparse.Namespace) -> None:
+    if args.method is None:
+        args.method = "randomization" if args.metric == "mauve" else "bootstrap"
+    if len(set(args.seeds)) != len(args.seeds):
+        raise ValueError(f"--seeds: repeated seeds in {' '.join(map(str, args.seeds))}")
     if args.num_resamples < 2:
         raise ValueError(f"--num-resamples: at least 2, got {args.num_resamples}")
     for value, flag in ((args.confidence, "--confidence"), (args.level, "--level")):
@@ -88,20 +104,103 @@ def run(args: argparse.Namespace) -> int:
     systems = {}
     for name, f in zip(names, args.candidates):
         cands = read_texts(f, name="candidates")
-        if len(cands) != len(refs):
+        if args.metric != "mauve" and len(cands) != len(refs):
             raise ValueError(f"--candidates: {f!r} has {len(cands)} texts, the references {len(refs)} "
                              "(pair i = line i of each file)")
         systems[name] = cands
 
-    import jax
-    import jax.numpy as jnp
-    import numpy as np
-
-    from jaxmetrics.confidence import compare_systems, confidence_interval
     from jaxmetrics.models import load_model
-    from jaxmetrics.similarity import compute_similarity
 
     lm = load_model(args.model, dtype=args.dtype)
+    if args.metric == "mauve":
+        board, cmp, signature, unit = _mauve_board(args, lm, refs, systems)
+    else:
+        board, cmp, signature = _similarity_board(args, lm, refs, systems)
+        unit = f"{args.metric} {args.score}, mean over {len(refs)} pairs; {args.confidence:.0%} BCa intervals; paired"
+    order = sorted(range(len(names)), key=lambda i: -float(cmp.scores[i]))
+    beats = {a: [b for (w, b, _) in cmp.significant(args.level) if w == a] for a in names}
+    pct = f"{args.confidence:.0%}"
+    lines = [f"{unit} {args.method} p < {args.level:g}",
+             f"| rank | system | score | {pct} interval | significantly better than |",
+             "|---:|---|---:|---|---|"]
+    for rank, i in enumerate(order, 1):
+        ci = board[names[i]]
+        lines.append(f"| {rank} | {names[i]} | {ci['value']:.4f} | [{ci['low']:.4f}, {ci['high']:.4f}] | "
+                     f"{', '.join(beats[names[i]]) or '-'} |")
+    print("\n".join(lines))
+    if args.json:
+        pairs = [{"a": names[i], "b": names[j], "difference": float(cmp.difference[i, j]),
+                  "low": float(cmp.low[i, j]), "high": float(cmp.high[i, j]), "p_value": float(cmp.p_value[i, j])}
+                 for i in range(len(names)) for j in range(i + 1, len(names))]
+        doc = {"signature": signature, "metric": args.metric, "score": "mauve" if args.metric == "mauve" else args.score,
+               "num_pairs": None if args.metric == "mauve" else len(refs), "num_references": len(refs),
+               "method": args.method, "num_resamples": args.num_resamples, "confidence": args.confidence,
+               "level": args.level, "seed": args.seed, "model": args.model, "dtype": args.dtype,
+               "systems": [{"name": names[i], "file": args.candidates[i], "rank": r, "num_candidates": len(systems[names[i]]),
+                            **board[names[i]]} for r, i in enumerate(order, 1)],
+               "pairs": pairs}
+        if args.metric == "mauve":
+            doc.update(seeds=list(cmp.seeds), num_buckets=cmp.num_buckets, pooling=args.pooling)
+        with open(args.json, "w", encoding="utf-8") as fh:
+            json.dump(doc, fh, indent=2)
+            fh.write("\n")
+    if args.plot:
+        import numpy as np
+        from matplotlib.figure import Figure
+
+        fig = Figure(figsize=(6, 0.5 + 0.45 * len(names)))
+        ax = fig.subplots()
+        vals = np.array([[board[names[i]][k] for k in ("value", "low", "high")] for i in order])
+        ys = np.arange(len(order))[::-1]
+        ax.errorbar(vals[:, 0], ys, xerr=[vals[:, 0] - vals[:, 1], vals[:, 2] - vals[:, 0]], fmt="o", capsize=3)
+        ax.set_yticks(ys, [names[i] for i in order])
+        ax.set_xlabel("MAUVE" if args.metric == "mauve" else f"{args.metric} {args.score} (mean, {pct} interval)")
+        fig.tight_layout()
+        fig.savefig(args.plot)
+    return 0
+
+
+def _mauve_board(args, lm, refs, systems):
+    """MAUVE of every system under shared quantizers: ``(board, comparison, signature, title)``."""
+    import jax
+
+    from jaxmetrics.mauve import compare_mauve
+    from jaxmetrics.models import resolve_pooling
+
+    limit = getattr(lm, "max_positions", None)
+    max_length = args.max_length or 1024
+    if limit is not None:
+        max_length = min(max_length, int(limit))
+    pooling = resolve_pooling(lm, args.pooling, name="--pooling")
+    kw = dict(max_length=max_length, batch_size=args.batch_size, progress=progress_enabled(args))
+    p = pooled_features(refs, lm, pooling, **kw)
+    feats = {}
+    for name, cands in systems.items():
+        if progress_enabled(args):
+            print(f"jaxmetrics compare: featurizing {name}", file=sys.stderr)
+        feats[name] = pooled_features(cands, lm, pooling, **kw)
+    cmp = compare_mauve(p, feats, key=jax.random.key(args.seed), seeds=tuple(args.seeds), method=args.method,
+                        num_resamples=args.num_resamples, confidence=args.confidence)
+    board = {n: {"value": float(cmp.scores[i]), "low": float(cmp.score_low[i]), "high": float(cmp.score_high[i])}
+             for i, n in enumerate(cmp.names)}
+    from jaxmetrics.signature import extend_signature, make_signature
+
+    signature = extend_signature(make_signature("compare_mauve", seeds=list(cmp.seeds), num_buckets=cmp.num_buckets),
+                                 model=lm, layer=-1, pooling=pooling, max_length=max_length,
+                                 dtype=getattr(lm, "dtype", None))
+    title = (f"MAUVE against {len(refs)} references under one quantizer per seed ({len(cmp.seeds)}, k = "
+             f"{cmp.num_buckets}), {pooling} pooling; {args.confidence:.0%} intervals from resampled rows;")
+    return board, cmp, signature, title
+
+
+def _similarity_board(args, lm, refs, systems):
+    """Mean per-pair similarity of every system: ``(board, comparison, signature)``."""
+    import jax
+    import jax.numpy as jnp
+
+    from jaxmetrics.confidence import compare_systems, confidence_interval
+    from jaxmetrics.similarity import compute_similarity
+
     scores, signature = {}, None
     for name, cands in systems.items():
         if progress_enabled(args):
@@ -117,43 +216,6 @@ def run(args: argparse.Namespace) -> int:
                  for i, (name, s) in enumerate(scores.items())}
     cmp = compare_systems(jnp.mean, scores, key=jax.random.fold_in(key, len(scores)), method=args.method,
                           num_resamples=args.num_resamples, confidence=args.confidence)
-    order = sorted(range(len(names)), key=lambda i: -float(cmp.scores[i]))
-    beats = {a: [b for (w, b, _) in cmp.significant(args.level) if w == a] for a in names}
-    pct = f"{args.confidence:.0%}"
-    lines = [f"{args.metric} {args.score}, mean over {len(refs)} pairs; {pct} BCa intervals; paired {args.method} "
-             f"p < {args.level:g}",
-             f"| rank | system | score | {pct} interval | significantly better than |",
-             "|---:|---|---:|---|---|"]
-    for rank, i in enumerate(order, 1):
-        ci = intervals[names[i]]
-        lines.append(f"| {rank} | {names[i]} | {float(ci.value):.4f} | [{float(ci.low):.4f}, {float(ci.high):.4f}] | "
-                     f"{', '.join(beats[names[i]]) or '-'} |")
-    print("\n".join(lines))
-    if args.json:
-        pairs = [{"a": names[i], "b": names[j], "difference": float(cmp.difference[i, j]),
-                  "low": float(cmp.low[i, j]), "high": float(cmp.high[i, j]), "p_value": float(cmp.p_value[i, j])}
-                 for i in range(len(names)) for j in range(i + 1, len(names))]
-        doc = {"signature": signature, "metric": args.metric, "score": args.score, "num_pairs": len(refs),
-               "method": args.method, "num_resamples": args.num_resamples, "confidence": args.confidence,
-               "level": args.level, "seed": args.seed, "model": args.model, "dtype": args.dtype,
-               "systems": [{"name": names[i], "file": args.candidates[i], "rank": r,
-                            **{k: float(getattr(intervals[names[i]], k))
-                               for k in ("value", "low", "high", "standard_error")}}
-                           for r, i in enumerate(order, 1)],
-               "pairs": pairs}
-        with open(args.json, "w", encoding="utf-8") as fh:
-            json.dump(doc, fh, indent=2)
-            fh.write("\n")
-    if args.plot:
-        from matplotlib.figure import Figure
-
-        fig = Figure(figsize=(6, 0.5 + 0.45 * len(names)))
-        ax = fig.subplots()
-        vals = np.array([[float(getattr(intervals[names[i]], k)) for k in ("value", "low", "high")] for i in order])
-        ys = np.arange(len(order))[::-1]
-        ax.errorbar(vals[:, 0], ys, xerr=[vals[:, 0] - vals[:, 1], vals[:, 2] - vals[:, 0]], fmt="o", capsize=3)
-        ax.set_yticks(ys, [names[i] for i in order])
-        ax.set_xlabel(f"{args.metric} {args.score} (mean, {pct} interval)")
-        fig.tight_layout()
-        fig.savefig(args.plot)
-    return 0
+    board = {n: {k: float(getattr(ci, k)) for k in ("value", "low", "high", "standard_error")}
+             for n, ci in intervals.items()}
+    return board, cmp, signature

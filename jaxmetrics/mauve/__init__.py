@@ -10,7 +10,7 @@ k-means), :mod:`.quantizers` (the ``Quantizer`` interface and registry), :mod:`.
 from text or tokens), :mod:`.sizes` (the number of buckets, MAUVE's minimum sizes and the
 few-points warning), :mod:`.compute` (mauve-text-compatible pipeline), :mod:`.interval` (the
 intervals of ``compute_mauve_seeds(confidence=...)``: sampling and seed spreads), :mod:`.codebook` (one
-codebook for several pairs), :mod:`.attribution` (each sample's influence on MAUVE), :mod:`.soft` (differentiable MAUVE), :mod:`.state`
+codebook for several pairs), :mod:`.compare` (systems compared under one quantizer, with intervals and p-values), :mod:`.attribution` (each sample's influence on MAUVE), :mod:`.soft` (differentiable MAUVE), :mod:`.state`
 (:class:`MauveState`, feature buffers), :mod:`.plot` (every MAUVE figure), :mod:`.loss_recipe`
 (:func:`fit_to_mauve`, MAUVE as a training loss), :mod:`.drmm` and :mod:`.lattice` (learned
 quantizers), :mod:`.sweeps` with :mod:`.sweep_stages` and :mod:`.sweep_results` (MAUVE along
@@ -64,6 +64,7 @@ from jaxmetrics.mauve.engine import (
 from jaxmetrics.mauve.compute import MauveOutput, MauveSeedsOutput, auto_num_buckets, compute_mauve, compute_mauve_seeds
 from jaxmetrics.mauve.codebook import fit_quantizer, mauve_shared_codebook
 from jaxmetrics.mauve.attribution import MauveAttribution, RankedSample, mauve_attribution
+from jaxmetrics.mauve.compare import MauveComparison, compare_mauve
 from jaxmetrics.mauve.soft import CentroidQuantizer, hard_mauve, mauve_loss, soft_mauve
 from jaxmetrics.mauve.plot import plot_divergence_curves, plot_sweep
 from jaxmetrics.mauve.sweep_results import MauveSweepResult, MauveSweepRow
@@ -128,6 +129,9 @@ __all__ = [
     "compute_mauve_seeds",
     "fit_quantizer",
     "mauve_shared_codebook",
+    # several systems under one quantizer, with intervals and significance
+    "MauveComparison",
+    "compare_mauve",
     # which samples pull MAUVE down
     "MauveAttribution",
     "RankedSample",
