@@ -25,6 +25,13 @@ perplexity of few documents) it is the expected value of the estimator at that s
 Several samples (``confidence_interval(stat, p, q, ...)``) are resampled independently (MAUVE's
 human and model rows); the leaves of one sample are resampled together (a document's NLL and
 its token count stay paired). Statistics must be traceable JAX functions of their arrays.
+
+:func:`subsample_interval` resamples without replacement instead (subsets of a fraction of the
+items, the spread rescaled to the full size): for set-level statistics that a repeated item
+distorts — distinct-n (a repeated text adds no new n-gram), Self-BLEU, Mark-Evaluate's k-NN
+balls (a repeated embedding is a zero-distance neighbour). The diversity and Mark-Evaluate
+families build their intervals on it (``distinct_n_interval``, ``self_bleu_interval``,
+``mark_evaluate_interval``), with coverage measured on real data.
 """
 from __future__ import annotations
 
@@ -38,7 +45,7 @@ from jax.scipy.special import ndtr, ndtri
 from jaxmetrics._validation import check_choice, check_int, check_key, check_open_unit, concrete_value
 from jaxmetrics.results import Result, static_field
 
-__all__ = ["Interval", "SystemComparison", "compare_systems", "confidence_interval"]
+__all__ = ["Interval", "SystemComparison", "compare_systems", "confidence_interval", "subsample_interval"]
 
 #: elements gathered per vmapped chunk when ``batch_size`` is not given (about 256 MiB of float32)
 CHUNK_ELEMENTS = 1 << 26
@@ -55,8 +62,10 @@ class Interval(Result):
       bias: mean of the bootstrap values minus ``value``, the bootstrap's estimate of the
         statistic's bias at this sample size.
       confidence: the interval's nominal coverage, e.g. 0.95.
-      method: ``'bca'`` or ``'percentile'``.
-      num_resamples: number of bootstrap resamples ``B``.
+      method: ``'bca'`` or ``'percentile'`` (:func:`confidence_interval`), ``'subsample'``
+        (:func:`subsample_interval`: there ``standard_error`` and ``bias`` are defined in its
+        docstring).
+      num_resamples: number of bootstrap resamples (or subsamples) ``B``.
     """
 
     value: jax.Array | float
@@ -364,3 +373,111 @@ def compare_systems(statistic: Callable[[Any], Any], systems: Any, *, key: jax.A
     p = jnp.where(jnp.eye(S, dtype=bool), 1.0, p)
     return SystemComparison(scores=scores, difference=diff, low=low, high=high, p_value=p, names=names,
                             method=method, confidence=conf, num_resamples=B)
+
+
+def subsample_interval(statistic: Callable[..., Any], *samples: Any, key: jax.Array, num_resamples: int = 1000,
+                       confidence: float = 0.95, fraction: float = 0.75,
+                       batch_size: int | None = None) -> Interval:
+    """Confidence interval of ``statistic(*samples)`` by subsampling without replacement.
+
+    For statistics that a bootstrap resample distorts because it repeats items (a repeated text
+    adds no new n-gram to distinct-n; a repeated embedding is a zero-distance neighbour inside
+    Mark-Evaluate's k-NN balls), the resamples are subsets: for ``b = 1 .. B`` and every sample
+    ``s`` independently, ``m_s = round(fraction · n_s)`` distinct items drawn uniformly without
+    replacement (kept in their input order; ``jax.random.permutation`` with the keys
+    ``split(split(key, S)[s], B)``), and ``θ*_b = statistic(*subsets)``, all ``B`` in one
+    ``jax.lax.map`` over vmapped chunks of ``batch_size``.
+
+    The interval: with ``δ_b = θ*_b - mean_b θ*_b`` (the subsample values centred on their own
+    mean), ``f = Σ m_s / Σ n_s`` and the scale ``c = sqrt(f / (1 - f))``,
+
+        low  = θ̂ + c · quantile(δ, (1 - confidence) / 2)
+        high = θ̂ + c · quantile(δ, (1 + confidence) / 2)
+
+    ``c`` is the finite-population correction of sampling without replacement: a mean of ``m``
+    of ``n`` items varies around the mean of all ``n`` with variance ``σ² (1/m - 1/n)``, which
+    ``c²`` turns into ``σ² / n``, the variance of the estimate itself (it is the delete-d
+    jackknife's factor with ``d = n - m``; ``c = 1`` for half-samples, ``sqrt(3)`` for the
+    default ``fraction = 0.75``). The quantiles keep their side (as the percentile bootstrap's
+    do), so a skewed score such as a Mark-Evaluate accuracy, a monotone function of a count,
+    keeps its skew. Centring on the subsamples' mean rather than on ``θ̂`` leaves out the shift
+    between the estimator's expected values at ``m`` and at ``n`` items (distinct-n, Self-BLEU
+    and Mark-Evaluate depend on the set size): the interval covers the estimator's expected
+    value **at the given sizes** ``n_s``.
+
+    The fraction: for a mean every fraction gives the right spread; for a statistic whose
+    value depends on the set size, the spread of size-``m`` subsets, rescaled, is not exactly
+    the spread at ``n``. Measured on real text (docs/diversity.md, docs/mark_evaluate.md),
+    half-samples under-estimate distinct-n's standard error by about 15 % and the delete-1
+    jackknife over-estimates it by 15-20 % (Efron-Stein); ``0.75`` keeps it within about 10 %
+    for distinct-n, Self-BLEU and Mark-Evaluate. Check a new statistic by coverage.
+
+    Args:
+      statistic: a traceable function of the samples returning a scalar or a fixed-shape array.
+      *samples: one or more pytrees of arrays, every array of a sample with the sample's ``n_s``
+        items along its first axis.
+      key: a ``jax.random`` key (required).
+      num_resamples: number of subsamples ``B >= 2``.
+      confidence: the nominal coverage in ``(0, 1)``.
+      fraction: subsample size as a fraction of each sample, in ``(0, 1)``; every subsample
+        must keep at least 1 item and leave out at least 1 (``1 <= m_s <= n_s - 1``).
+      batch_size: subsamples per vmapped chunk (``None``: as :func:`confidence_interval`).
+
+    Returns:
+      :class:`Interval` with ``method='subsample'``: ``value = θ̂``, ``low``, ``high`` as
+      above, ``standard_error = c · std(θ*)`` (the estimate's standard error) and
+      ``bias = mean(θ*) - θ̂`` (the shift from ``n_s`` to ``m_s`` items, not a bias at ``n_s``).
+
+    Raises:
+      ValueError: a sample without arrays, with a scalar array, with fewer than 2 items or with
+        arrays of different lengths; a bad ``num_resamples``, ``confidence`` or ``fraction``
+        (naming the sample whose subsample would be empty or whole); a statistic that is not
+        finite on the data (when the data are concrete).
+
+    Examples:
+      >>> import jax, jax.numpy as jnp
+      >>> x = jnp.arange(100.0)
+      >>> ci = subsample_interval(jnp.mean, x, key=jax.random.key(0))
+      >>> float(ci.value), bool(ci.low < 49.5 < ci.high), ci.method
+      (49.5, True, 'subsample')
+      >>> bool(abs(ci.standard_error - x.std(ddof=1) / 10) < 0.4)   # the mean's standard error
+      True
+    """
+    if not callable(statistic):
+        raise TypeError(f"statistic: expected a function of the samples, got {type(statistic).__name__}")
+    if not samples:
+        raise ValueError("samples: give at least one sample to resample")
+    check_key(key)
+    B = check_int(num_resamples, "num_resamples", minimum=2)
+    conf = check_open_unit(confidence, "confidence")
+    frac = check_open_unit(fraction, "fraction")
+    names = ["samples[0]"] if len(samples) == 1 else [f"samples[{i}]" for i in range(len(samples))]
+    sizes = tuple(_num_items(s, name) for s, name in zip(samples, names))
+    subs = tuple(int(round(frac * n)) for n in sizes)
+    for n, m, name in zip(sizes, subs, names):
+        if not 1 <= m <= n - 1:
+            raise ValueError(f"fraction: {frac} of the {n} items of {name} gives a subsample of {m}; it must keep "
+                             f"at least 1 item and leave out at least 1")
+
+    value = jnp.asarray(statistic(*samples))
+    bad = concrete_value(lambda v: jnp.sum(~jnp.isfinite(v)), value)
+    if bad is not None and int(bad):
+        raise ValueError("statistic: not finite on the data as given (the interval would be NaN)")
+
+    keys = tuple(jax.random.split(k, B) for k in jax.random.split(key, len(samples)))
+
+    def one(ks):
+        parts = tuple(_take(s, jnp.sort(jax.random.permutation(k, n)[:m]))
+                      for s, k, n, m in zip(samples, ks, sizes, subs))
+        return jnp.asarray(statistic(*parts))
+
+    vals = jax.lax.map(one, keys, batch_size=_chunk(batch_size, samples, B))   # [B, ...]
+    f = sum(subs) / sum(sizes)
+    scale = float(np.sqrt(f / (1.0 - f)))
+    center = jnp.mean(vals, axis=0)
+    ordered = jnp.sort(vals - center, axis=0)
+    alpha = (1.0 - conf) / 2.0
+    q = lambda level: _quantile_each(ordered, jnp.full(value.shape, level))
+    low, high = value + scale * q(alpha), value + scale * q(1.0 - alpha)
+    return Interval(value=value, low=low, high=high, standard_error=scale * jnp.std(vals, axis=0, ddof=1),
+                    bias=center - value, confidence=conf, method="subsample", num_resamples=B)
