@@ -13,6 +13,11 @@ every caller at once. Two layouts:
   confined to itself (for models with ``supports_packing``). No position is spent on padding
   beyond the rows' last free slots.
 
+Packing pays where lengths vary (real sentences: 96 % of the computed positions are tokens packed,
+83 % padded); where they are nearly equal it can lose (texts of 46-52 tokens: one per 64-position
+row, 77 % packed against 88 % padded in length buckets). :func:`plan_batches` therefore lays out
+the packable texts both ways and keeps the plan that computes fewer positions.
+
 Examples:
     >>> import numpy as np
     >>> lengths = np.array([3, 40, 5, 70, 2])
@@ -140,9 +145,20 @@ def plan_batches(lengths, *, batch_size: int, max_length: int, packable=None, de
       devices: rows of every pass are rounded up to a multiple of this (a mesh's data axis).
 
     Returns:
-      ``list[Batch]``: padded passes first, then packed ones; every text in exactly one.
+      ``list[Batch]``: padded passes first, then packed ones; every text in exactly one. With
+      ``packable``, the plan with packing is kept only when it computes fewer positions
+      (``sum rows * length`` over the passes) than the all-padded plan.
     """
     lengths = np.asarray(lengths)
+    if packable is None or not np.any(packable):
+        return _plan(lengths, batch_size, max_length, None, devices)
+    with_packing = _plan(lengths, batch_size, max_length, packable, devices)
+    padded_only = _plan(lengths, batch_size, max_length, None, devices)
+    cost = lambda plan: sum(b.num_rows * b.length for b in plan)
+    return with_packing if cost(with_packing) <= cost(padded_only) else padded_only
+
+
+def _plan(lengths: np.ndarray, batch_size: int, max_length: int, packable, devices: int) -> list[Batch]:
     packed = np.zeros(len(lengths), bool) if packable is None else np.asarray(packable, bool)
     jobs: list[Batch] = []
     padded = np.flatnonzero(~packed)

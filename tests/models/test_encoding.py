@@ -138,3 +138,22 @@ def test_a_short_last_pass_computes_no_full_batch_of_filler_rows(minilm, sentenc
     a = sentence_embeddings(sentences, model=minilm, batch_size=32, progress=False)   # 40 texts: 32 + 8
     b = sentence_embeddings(sentences, model=minilm, batch_size=7, progress=False)
     np.testing.assert_allclose(a, b, atol=2e-5)
+
+
+def test_planner_keeps_packing_only_where_it_computes_fewer_positions():
+    """Nearly equal lengths just under a packed row (one text per row) stay padded in length
+    buckets; varied short lengths are packed. Every text is in exactly one pass either way."""
+    from jaxmetrics.models.batching import PACK_LENGTH, plan_batches
+
+    rng = np.random.default_rng(0)
+    cost = lambda plan: sum(b.num_rows * b.length for b in plan)
+    uniform = rng.integers(46, 53, size=300)             # 46-52 tokens: one per 64-position row
+    varied = rng.integers(5, 40, size=300)               # real sentences' spread
+    for lengths, kind in ((uniform, "padded"), (varied, "packed")):
+        packable = lengths <= PACK_LENGTH
+        plan = plan_batches(lengths, batch_size=64, max_length=128, packable=packable)
+        assert {b.kind for b in plan} == {kind}
+        assert sorted(np.concatenate([b.items for b in plan]).tolist()) == list(range(len(lengths)))
+        padded_only = cost(plan_batches(lengths, batch_size=64, max_length=128))
+        assert cost(plan) == padded_only if kind == "padded" else cost(plan) < 0.9 * padded_only
+    assert cost(plan_batches(uniform, batch_size=64, max_length=128)) < 0.9 * 300 * PACK_LENGTH
