@@ -1,4 +1,4 @@
-"""The MAUVE notebooks run headless at small sizes (nbclient)."""
+"""The MAUVE notebooks (and the confidence / attribution one) run headless at small sizes (nbclient)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -16,6 +16,7 @@ NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
     [
         ("mauve_as_a_loss.ipynb", {"JM_NB_N": "150", "JM_NB_STEPS": "40"}),
         ("metric_gradients.ipynb", {"JM_NB_N": "120"}),
+        ("confidence_and_attribution.ipynb", {"JM_NB_N": "200"}),
     ],
 )
 def test_notebook_runs(name, env, monkeypatch):
