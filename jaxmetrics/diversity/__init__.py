@@ -11,6 +11,9 @@ token lists by :func:`encode_sequences`; texts are split into words by :func:`te
   :func:`bleu_from_stats`, :func:`zipf_stats`, :func:`repetition_flags`;
 * the state :class:`NGramState` (exact pooled n-gram counts that merge across batches,
   devices and hosts);
+* confidence intervals with the texts resampled (``intervals.py``): :func:`distinct_n_interval`,
+  :func:`self_bleu_interval`, and their traceable statistics :func:`distinct_ngram_fraction`
+  on :func:`ngram_rows` and :func:`resampled_self_bleu`;
 * the similarity → diversity reduction :func:`similarity_to_diversity`,
   :func:`batched_set_diversity` and per-set metrics (``[S]``) :func:`distinct_n_sets`,
   :func:`ngram_entropy_sets`, :func:`self_bleu_sets`, :func:`ngram_cosine_diversity`,
@@ -63,6 +66,14 @@ from jaxmetrics.diversity.reduction import (
     similarity_to_diversity,
 )
 from jaxmetrics.diversity.state import NGramState
+from jaxmetrics.diversity.intervals import (
+    NGramRows,
+    distinct_n_interval,
+    distinct_ngram_fraction,
+    ngram_rows,
+    resampled_self_bleu,
+    self_bleu_interval,
+)
 from jaxmetrics.diversity.neural import SetEmbeddings, embed_response_sets, token_set_diversity
 from jaxmetrics.diversity.correlation import (
     ContentTestScores,
@@ -118,6 +129,13 @@ __all__ = [
     "repetition_flags",
     # state
     "NGramState",
+    # confidence intervals (texts resampled; intervals.py)
+    "distinct_n_interval",
+    "self_bleu_interval",
+    "ngram_rows",
+    "NGramRows",
+    "distinct_ngram_fraction",
+    "resampled_self_bleu",
     # similarity -> diversity, per-set metrics
     "similarity_to_diversity",
     "batched_set_diversity",
