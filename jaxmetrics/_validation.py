@@ -227,6 +227,27 @@ def check_choice(value: Any, name: str, choices: Iterable[Any]) -> Any:
     return value
 
 
+def check_seeds(seeds: Any, name: str = "seeds") -> tuple[int, ...]:
+    """A non-empty sequence of distinct integer seeds, as a tuple.
+
+    Examples:
+      >>> check_seeds([3, 1])
+      (3, 1)
+      >>> check_seeds((1, 1))
+      Traceback (most recent call last):
+      ...
+      ValueError: seeds: repeated seeds in (1, 1)
+    """
+    if isinstance(seeds, (str, bytes)) or not hasattr(seeds, "__iter__"):
+        raise TypeError(f"{name}: expected a sequence of integers, got {type(seeds).__name__}")
+    out = tuple(check_int(s, name) for s in seeds)
+    if not out:
+        raise ValueError(f"{name}: at least one seed is needed")
+    if len(set(out)) != len(out):
+        raise ValueError(f"{name}: repeated seeds in {out}")
+    return out
+
+
 def check_key(key: Any, name: str = "key") -> Any:
     """Check ``key`` is a ``jax.random`` key (new-style ``jax.random.key`` or a raw ``uint32[2]``).
 

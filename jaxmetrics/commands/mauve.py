@@ -278,9 +278,12 @@ def _explain(args: argparse.Namespace, p, q, p_texts, q_texts, seeds: tuple, kw:
     att_seeds = seeds if len(seeds) > 1 else tuple(seeds[0] + i for i in range(EXPLAIN_SEEDS))
     if progress_enabled(args):
         print(f"jaxmetrics mauve: influences over {len(att_seeds)} k-means seeds", file=sys.stderr)
-    att = mauve_attribution(p, q, seeds=att_seeds, num_buckets=kw["num_buckets"], pca_max_data=kw["pca_max_data"],
-                            kmeans_explained_var=kw["kmeans_explained_var"], kmeans_num_redo=kw["kmeans_num_redo"],
-                            kmeans_max_iter=kw["kmeans_max_iter"], mauve_scaling_factor=kw["mauve_scaling_factor"],
+    from jaxmetrics.mauve import KMeansQuantizer
+
+    quant = KMeansQuantizer(check_sizes(args, len(p), len(q)), explained_var=kw["kmeans_explained_var"],
+                            num_redo=kw["kmeans_num_redo"], max_iter=kw["kmeans_max_iter"],
+                            pca_max_data=kw["pca_max_data"])
+    att = mauve_attribution(p, q, seeds=att_seeds, quantizer=quant, mauve_scaling_factor=kw["mauve_scaling_factor"],
                             divergence_curve_discretization_size=kw["divergence_curve_discretization_size"])
     gens = [r.to_dict() for r in att.ranked("q", args.explain, texts=q_texts)]
     refs = [r.to_dict() for r in att.ranked("p", args.explain, texts=p_texts)]

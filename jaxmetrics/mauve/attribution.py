@@ -189,10 +189,6 @@ def mauve_attribution(
     pseudocount: float = 0.5,
     mauve_scaling_factor: float = 5.0,
     divergence_curve_discretization_size: int = 25,
-    kmeans_explained_var: float = 0.9,
-    kmeans_num_redo: int = 5,
-    kmeans_max_iter: int = 500,
-    pca_max_data: int = -1,
     quantizer: str | Quantizer = "kmeans",
 ) -> MauveAttribution:
     """Each sample's influence on MAUVE: ``dM/dw_i``, its weight's derivative (module docstring).
@@ -219,9 +215,10 @@ def mauve_attribution(
       pseudocount: ``b > 0`` added to every count (0.5, Krichevsky-Trofimov, as mauve-text's
         ``mauve_star``; keeps every gradient finite where a bin is empty on one side).
       mauve_scaling_factor: ``c > 0``. divergence_curve_discretization_size: interior mixture weights.
-      kmeans_explained_var, kmeans_num_redo, kmeans_max_iter, pca_max_data, quantizer: as
-        :func:`~jaxmetrics.mauve.compute_mauve` (a quantizer other than k-means needs a
-        numeric ``temperature`` in its own ``soft_assign`` units).
+      quantizer: ``'kmeans'`` (mauve-text's settings), another registered name, or a
+        :class:`~jaxmetrics.mauve.quantizers.Quantizer` instance with its own settings (e.g.
+        ``KMeansQuantizer(k, explained_var=0.95)``, whose ``num_bins`` replaces ``num_buckets``);
+        a quantizer other than k-means needs a numeric ``temperature`` in its ``soft_assign`` units.
 
     Returns:
       :class:`MauveAttribution`: ``p_influence [n_p]``, ``q_influence [n_q]``, the explained
@@ -246,11 +243,7 @@ def mauve_attribution(
     """
     p = np.asarray(V.check_features(p_features, "p_features"), np.float32)
     q = np.asarray(V.check_features(q_features, "q_features", dim=p.shape[1]), np.float32)
-    if isinstance(seeds, (str, bytes)) or not isinstance(seeds, Sequence) or not seeds:
-        raise ValueError("seeds: expected a non-empty sequence of integer seeds")
-    seeds = tuple(V.check_int(s, "seeds") for s in seeds)
-    if len(set(seeds)) != len(seeds):
-        raise ValueError(f"seeds: repeated seeds in {list(seeds)}")
+    seeds = V.check_seeds(seeds)
     auto = isinstance(temperature, str)
     if auto and temperature != "auto":
         raise ValueError(f"temperature: expected 'auto', None or a number > 0, got {temperature!r}")
@@ -271,9 +264,7 @@ def mauve_attribution(
     stacked = np.concatenate([q, p], axis=0)
     p_infl, q_infl, values, temps, k = 0.0, 0.0, [], [], None
     for s in seeds:
-        fitted = fit_quantizer([q, p], num_buckets=num_buckets, quantizer=quantizer, seed=s,
-                               kmeans_explained_var=kmeans_explained_var, kmeans_num_redo=kmeans_num_redo,
-                               kmeans_max_iter=kmeans_max_iter, pca_max_data=pca_max_data)
+        fitted = fit_quantizer([q, p], num_buckets=num_buckets, quantizer=quantizer, seed=s)
         k = int(fitted.num_bins)
         labels = getattr(fitted, "train_labels", None)
         if labels is None or labels.shape[0] != stacked.shape[0]:

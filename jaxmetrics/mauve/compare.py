@@ -45,6 +45,7 @@ from jaxmetrics.confidence import SystemComparison
 from jaxmetrics.mauve.codebook import fit_quantizer
 from jaxmetrics.mauve.engine import mauve_scores, split_counts
 from jaxmetrics.mauve.histograms import _check_scoring
+from jaxmetrics.mauve.quantizers import Quantizer
 from jaxmetrics.results import static_field
 
 __all__ = ["MauveComparison", "compare_mauve"]
@@ -108,10 +109,7 @@ def compare_mauve(
     method: str = "randomization",
     confidence: float = 0.95,
     num_buckets: int | str = "auto",
-    kmeans_explained_var: float = 0.9,
-    kmeans_num_redo: int = 5,
-    kmeans_max_iter: int = 500,
-    pca_max_data: int = -1,
+    quantizer: str | Quantizer = "kmeans",
     mauve_scaling_factor: float = 5.0,
     divergence_curve_discretization_size: int = 25,
     scoring: str = "mauve-text",
@@ -128,9 +126,11 @@ def compare_mauve(
       num_resamples: bootstrap replicates and randomization draws ``B >= 2``.
       method: ``'randomization'`` (default) or ``'bootstrap'``: how the p-values are computed.
       confidence: nominal coverage of the intervals, in ``(0, 1)``.
-      num_buckets, kmeans_explained_var, kmeans_num_redo, kmeans_max_iter, pca_max_data,
-        mauve_scaling_factor, divergence_curve_discretization_size, scoring: as
+      num_buckets, mauve_scaling_factor, divergence_curve_discretization_size, scoring: as
         :func:`~jaxmetrics.mauve.compute_mauve`.
+      quantizer: ``'kmeans'`` (mauve-text's settings), another registered name, or a
+        :class:`~jaxmetrics.mauve.quantizers.Quantizer` instance with its own settings (its
+        ``num_bins`` replaces ``num_buckets``).
 
     Returns:
       :class:`MauveComparison`. ``scores[s]`` equals
@@ -164,11 +164,7 @@ def compare_mauve(
     V.check_choice(method, "method", ("randomization", "bootstrap"))
     V.check_positive(mauve_scaling_factor, "mauve_scaling_factor")
     num_points = V.check_int(divergence_curve_discretization_size, "divergence_curve_discretization_size", minimum=1)
-    if isinstance(seeds, (str, bytes)) or not isinstance(seeds, Sequence) or not seeds:
-        raise ValueError("seeds: expected a non-empty sequence of integer seeds")
-    seeds = tuple(V.check_int(s, "seeds") for s in seeds)
-    if len(set(seeds)) != len(seeds):
-        raise ValueError(f"seeds: repeated seeds in {list(seeds)}")
+    seeds = V.check_seeds(seeds)
     p = V.check_features(p_features, "p_features")
     qs = [V.check_features(q, f"systems[{n!r}]", dim=p.shape[1]) for n, q in zip(names, datas)]
     sets = [p] + qs
@@ -176,9 +172,7 @@ def compare_mauve(
     stacked = np.concatenate(sets, axis=0)
     labels, k = [], None
     for s in seeds:
-        fitted = fit_quantizer(sets, num_buckets=num_buckets, seed=s, kmeans_explained_var=kmeans_explained_var,
-                               kmeans_num_redo=kmeans_num_redo, kmeans_max_iter=kmeans_max_iter,
-                               pca_max_data=pca_max_data)
+        fitted = fit_quantizer(sets, num_buckets=num_buckets, quantizer=quantizer, seed=s)
         tl = getattr(fitted, "train_labels", None)
         labels.append(np.asarray(tl if tl is not None and tl.shape[0] == stacked.shape[0] else fitted.assign(stacked)))
         k = int(fitted.num_bins)

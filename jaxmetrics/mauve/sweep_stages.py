@@ -23,17 +23,6 @@ DEFAULT_SEEDS = (25, 26, 27, 28, 29)
 _PROBLEM_MULTIPLE = 8
 
 
-def _check_seeds(seeds: Any) -> tuple[int, ...]:
-    if isinstance(seeds, (str, bytes)) or not hasattr(seeds, "__iter__"):
-        raise TypeError(f"seeds: expected a sequence of integers, got {type(seeds).__name__}")
-    seeds = tuple(V.check_int(s, "seeds") for s in seeds)
-    if not seeds:
-        raise ValueError("seeds: at least one seed is needed")
-    if len(set(seeds)) != len(seeds):
-        raise ValueError(f"seeds: repeated seeds in {seeds}")
-    return seeds
-
-
 def _check_systems(references: Any, candidates: Any) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     p = V.check_features(references, "references", min_rows=2)
     if not isinstance(candidates, Mapping) or not candidates:

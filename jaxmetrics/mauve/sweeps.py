@@ -58,7 +58,6 @@ from jaxmetrics.mauve.sweep_results import MauveSweepResult
 from jaxmetrics.mauve.sweep_stages import (
     DEFAULT_SEEDS,
     SWEEP_AXES,
-    _check_seeds,
     _check_systems,
     _check_values,
     _Problems,
@@ -152,7 +151,7 @@ def mauve_sweep(
         raise ValueError(f"over: expected one of {SWEEP_AXES} (text length: mauve_length_sweep), got {over!r}")
     given_values = values
     p, systems = _check_systems(references, candidates)
-    seeds = _check_seeds(seeds)
+    seeds = V.check_seeds(seeds)
     _check_common(kmeans_explained_var=kmeans_explained_var, kmeans_num_redo=kmeans_num_redo,
                   kmeans_max_iter=kmeans_max_iter, pca_max_data=pca_max_data,
                   num_points=divergence_curve_discretization_size, scaling=mauve_scaling_factor)
@@ -350,7 +349,7 @@ def mauve_length_sweep(
     if len(set(lengths)) != len(lengths):
         raise ValueError(f"lengths: repeated values in {lengths}")
     check_pooling(pooling)
-    seeds = _check_seeds(seeds)
+    seeds = V.check_seeds(seeds)
     V.check_int(batch_size, "batch_size", minimum=1)
     _check_common(kmeans_explained_var=kmeans_explained_var, kmeans_num_redo=kmeans_num_redo,
                   kmeans_max_iter=kmeans_max_iter, pca_max_data=-1,
