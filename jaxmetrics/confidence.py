@@ -45,7 +45,7 @@ from jax.scipy.special import ndtr, ndtri
 from jaxmetrics._validation import check_choice, check_int, check_key, check_open_unit, concrete_value
 from jaxmetrics.results import Result, static_field
 
-__all__ = ["Interval", "SystemComparison", "compare_systems", "confidence_interval", "subsample_interval"]
+__all__ = ["Interval", "SignificantDifference", "SystemComparison", "compare_systems", "confidence_interval", "subsample_interval"]
 
 #: elements gathered per vmapped chunk when ``batch_size`` is not given (about 256 MiB of float32)
 CHUNK_ELEMENTS = 1 << 26
@@ -233,6 +233,19 @@ def confidence_interval(statistic: Callable[..., Any], *samples: Any, key: jax.A
                     confidence=conf, method=method, num_resamples=B)
 
 
+class SignificantDifference(Result):
+    """One significant pair of :meth:`SystemComparison.significant`.
+
+    Attributes:
+      better, worse: the systems' names, the higher-scoring first (static).
+      p_value: the pair's p-value (static).
+    """
+
+    better: str = static_field()
+    worse: str = static_field()
+    p_value: float = static_field()
+
+
 class SystemComparison(Result):
     """Pairwise significance of the differences between systems scored on the same items
     (:func:`compare_systems`). Entry ``[i, j]`` compares system ``i`` with system ``j``.
@@ -258,14 +271,14 @@ class SystemComparison(Result):
     confidence: float = static_field()
     num_resamples: int = static_field()
 
-    def significant(self, level: float = 0.05) -> list[tuple[str, str, float]]:
-        """``(better, worse, p-value)`` for every pair whose difference has ``p < level``."""
+    def significant(self, level: float = 0.05) -> list[SignificantDifference]:
+        """A :class:`SignificantDifference` for every pair whose difference has ``p < level``."""
         out = []
         for i, a in enumerate(self.names):
             for j, b in enumerate(self.names):
                 if i < j and float(self.p_value[i, j]) < level:
                     better, worse = (a, b) if float(self.difference[i, j]) > 0 else (b, a)
-                    out.append((better, worse, float(self.p_value[i, j])))
+                    out.append(SignificantDifference(better=better, worse=worse, p_value=float(self.p_value[i, j])))
         return out
 
 
@@ -307,8 +320,8 @@ def compare_systems(statistic: Callable[[Any], Any], systems: Any, *, key: jax.A
       >>> base = jax.random.normal(jax.random.key(0), (200,))
       >>> out = compare_systems(jnp.mean, {"a": base + 0.3, "b": base, "c": base + 0.01 * jnp.sin(base)},
       ...                       key=jax.random.key(1))
-      >>> out.names, out.significant(0.05)[:2]     # doctest: +ELLIPSIS
-      (('a', 'b', 'c'), [('a', 'b', ...), ('a', 'c', ...)])
+      >>> out.names, [(d.better, d.worse) for d in out.significant(0.05)]
+      (('a', 'b', 'c'), [('a', 'b'), ('a', 'c')])
       >>> bool(out.p_value[1, 2] > 0.05)
       True
     """

@@ -60,7 +60,7 @@ def test_pytree_items_and_three_systems():
     out = compare_systems(ppl, systems, key=jax.random.key(0), num_resamples=500)
     assert out.scores.shape == (3,) and out.p_value.shape == (3, 3)
     assert float(out.p_value[0, 2]) == 1.0                 # identical systems
-    assert [(w, l) for w, l, _ in out.significant()] == [("y", "x"), ("y", "z")]
+    assert [(d.better, d.worse) for d in out.significant()] == [("y", "x"), ("y", "z")]
 
 
 @pytest.mark.parametrize("systems,kw,match", [

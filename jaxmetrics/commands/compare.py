@@ -118,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
         board, cmp, signature = _similarity_board(args, lm, refs, systems)
         unit = f"{args.metric} {args.score}, mean over {len(refs)} pairs; {args.confidence:.0%} BCa intervals; paired"
     order = sorted(range(len(names)), key=lambda i: -float(cmp.scores[i]))
-    beats = {a: [b for (w, b, _) in cmp.significant(args.level) if w == a] for a in names}
+    beats = {a: [d.worse for d in cmp.significant(args.level) if d.better == a] for a in names}
     pct = f"{args.confidence:.0%}"
     lines = [f"{unit} {args.method} p < {args.level:g}",
              f"| rank | system | score | {pct} interval | significantly better than |",

@@ -91,7 +91,7 @@ class MauveAttribution(Result):
 
     p_influence: jax.Array
     q_influence: jax.Array
-    mauve: jax.Array
+    mauve: float
     temperature: jax.Array
     seeds: tuple[int, ...] = static_field()
     num_buckets: int = static_field()
@@ -289,5 +289,5 @@ def mauve_attribution(
     if not (np.all(np.isfinite(p_out)) and np.all(np.isfinite(q_out))):
         raise ValueError("p_features/q_features: the influences are not finite (features too large for float32?)")
     return MauveAttribution(p_influence=jnp.asarray(p_out), q_influence=jnp.asarray(q_out),
-                            mauve=jnp.asarray(np.mean(values), jnp.float32),
+                            mauve=float(np.mean(values)),
                             temperature=jnp.asarray(temps, jnp.float32), seeds=seeds, num_buckets=k)

@@ -34,7 +34,7 @@ The p-value of "systems ``i`` and ``j`` are the same distribution":
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -119,8 +119,8 @@ def compare_mauve(
 
     Args:
       p_features: ``[n_p, d]`` human-text features (P).
-      systems: ``{name: q_features [n_s, d]}`` (or a sequence, named ``system0``, ...) of at
-        least 2 systems; their sizes may differ (``'auto'`` buckets use the smallest set).
+      systems: ``{name: q_features [n_s, d]}`` of at least 2 systems (the names label the
+        leaderboard); their sizes may differ (``'auto'`` buckets use the smallest set).
       key: a ``jax.random`` key for the resampling (required).
       seeds: k-means seeds; one shared quantizer each, scores averaged over them.
       num_resamples: bootstrap replicates and randomization draws ``B >= 2``.
@@ -146,15 +146,12 @@ def compare_mauve(
       >>> cmp = compare_mauve(p, systems, key=jax.random.key(0), num_resamples=200)
       >>> cmp.names, bool(cmp.scores[0] > cmp.scores[1])
       (('close', 'far'), True)
-      >>> [(a, b) for a, b, _ in cmp.significant(0.05)]
+      >>> [(d.better, d.worse) for d in cmp.significant(0.05)]
       [('close', 'far')]
     """
-    if isinstance(systems, dict):
-        names, datas = tuple(str(k) for k in systems), list(systems.values())
-    elif isinstance(systems, (list, tuple)):
-        names, datas = tuple(f"system{i}" for i in range(len(systems))), list(systems)
-    else:
-        raise TypeError(f"systems: expected a dict {{name: q_features}} or a sequence, got {type(systems).__name__}")
+    if not isinstance(systems, Mapping):
+        raise TypeError(f"systems: expected a mapping {{name: q_features}}, got {type(systems).__name__}")
+    names, datas = tuple(map(str, systems)), list(systems.values())
     if len(datas) < 2:
         raise ValueError(f"systems: need at least 2 systems to compare, got {len(datas)}")
     V.check_key(key)

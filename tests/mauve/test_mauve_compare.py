@@ -41,11 +41,13 @@ def test_scores_are_the_shared_codebook_scores_averaged_over_seeds():
 def test_identical_systems_have_p_one_and_a_shifted_one_is_significant():
     p, a, b = _sets(n=300)
     for method in ("randomization", "bootstrap"):
-        cmp = compare_mauve(p, [a, a.copy(), b[:300]], key=jax.random.key(1), num_resamples=200, method=method)
+        cmp = compare_mauve(p, {"system0": a, "system1": a.copy(), "system2": b[:300]}, key=jax.random.key(1),
+                            num_resamples=200, method=method)
         assert cmp.names == ("system0", "system1", "system2") and cmp.method == method
         assert float(cmp.difference[0, 1]) == 0.0 and float(cmp.p_value[0, 1]) == 1.0
         assert float(cmp.p_value[0, 2]) < 0.01
-        assert [(x, y) for x, y, _ in cmp.significant(0.05)] == [("system0", "system2"), ("system1", "system2")]
+        assert [(d.better, d.worse) for d in cmp.significant(0.05)] == [("system0", "system2"), ("system1", "system2")]
+        assert all(d.p_value < 0.05 for d in cmp.significant(0.05))
 
 
 def test_reproducible_and_bad_input_named():
