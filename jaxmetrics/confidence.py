@@ -136,6 +136,25 @@ def _jackknife(statistic: Callable, samples: tuple, sizes: tuple[int, ...], batc
     return out
 
 
+def _checked(statistic, samples: tuple, key, num_resamples, confidence):
+    """The checks both interval functions make: ``(B, confidence, sample names, sizes, value)``,
+    ``value`` being the statistic on the data as given (it must be finite)."""
+    if not callable(statistic):
+        raise TypeError(f"statistic: expected a function of the samples, got {type(statistic).__name__}")
+    if not samples:
+        raise ValueError("samples: give at least one sample to resample")
+    check_key(key)
+    B = check_int(num_resamples, "num_resamples", minimum=2)
+    conf = check_open_unit(confidence, "confidence")
+    names = ["samples[0]"] if len(samples) == 1 else [f"samples[{i}]" for i in range(len(samples))]
+    sizes = tuple(_num_items(s, name) for s, name in zip(samples, names))
+    value = jnp.asarray(statistic(*samples))
+    bad = concrete_value(lambda v: jnp.sum(~jnp.isfinite(v)), value)
+    if bad is not None and int(bad):
+        raise ValueError("statistic: not finite on the data as given (the interval would be NaN)")
+    return B, conf, names, sizes, value
+
+
 def confidence_interval(statistic: Callable[..., Any], *samples: Any, key: jax.Array,
                         num_resamples: int = 1000, confidence: float = 0.95, method: str = "bca",
                         batch_size: int | None = None) -> Interval:
@@ -186,21 +205,8 @@ def confidence_interval(statistic: Callable[..., Any], *samples: Any, key: jax.A
       >>> float(d.value), bool(d.low < 15.0 < d.high)
       (15.0, True)
     """
-    if not callable(statistic):
-        raise TypeError(f"statistic: expected a function of the samples, got {type(statistic).__name__}")
-    if not samples:
-        raise ValueError("samples: give at least one sample to resample")
-    check_key(key)
-    B = check_int(num_resamples, "num_resamples", minimum=2)
-    conf = check_open_unit(confidence, "confidence")
     check_choice(method, "method", METHODS)
-    names = ["samples[0]"] if len(samples) == 1 else [f"samples[{i}]" for i in range(len(samples))]
-    sizes = tuple(_num_items(s, name) for s, name in zip(samples, names))
-
-    value = jnp.asarray(statistic(*samples))
-    bad = concrete_value(lambda v: jnp.sum(~jnp.isfinite(v)), value)
-    if bad is not None and int(bad):
-        raise ValueError("statistic: not finite on the data as given (the interval would be NaN)")
+    B, conf, names, sizes, value = _checked(statistic, samples, key, num_resamples, confidence)
 
     keys = jax.random.split(key, len(samples))
     indices = tuple(jax.random.randint(k, (B, n), 0, n) for k, n in zip(keys, sizes))
@@ -449,33 +455,21 @@ def subsample_interval(statistic: Callable[..., Any], *samples: Any, key: jax.Ar
 
     Examples:
       >>> import jax, jax.numpy as jnp
-      >>> x = jnp.arange(100.0)
-      >>> ci = subsample_interval(jnp.mean, x, key=jax.random.key(0))
-      >>> float(ci.value), bool(ci.low < 49.5 < ci.high), ci.method
-      (49.5, True, 'subsample')
-      >>> bool(abs(ci.standard_error - x.std(ddof=1) / 10) < 0.4)   # the mean's standard error
+      >>> heights = jnp.linspace(150.0, 190.0, 200)
+      >>> ci = subsample_interval(jnp.mean, heights, key=jax.random.key(0))
+      >>> float(ci.value), bool(ci.low < 170.0 < ci.high), ci.method
+      (170.0, True, 'subsample')
+      >>> se = heights.std(ddof=1) / jnp.sqrt(200.0)                 # the mean's standard error
+      >>> bool(abs(ci.standard_error - se) < 0.2 * se)
       True
     """
-    if not callable(statistic):
-        raise TypeError(f"statistic: expected a function of the samples, got {type(statistic).__name__}")
-    if not samples:
-        raise ValueError("samples: give at least one sample to resample")
-    check_key(key)
-    B = check_int(num_resamples, "num_resamples", minimum=2)
-    conf = check_open_unit(confidence, "confidence")
     frac = check_open_unit(fraction, "fraction")
-    names = ["samples[0]"] if len(samples) == 1 else [f"samples[{i}]" for i in range(len(samples))]
-    sizes = tuple(_num_items(s, name) for s, name in zip(samples, names))
+    B, conf, names, sizes, value = _checked(statistic, samples, key, num_resamples, confidence)
     subs = tuple(int(round(frac * n)) for n in sizes)
     for n, m, name in zip(sizes, subs, names):
         if not 1 <= m <= n - 1:
             raise ValueError(f"fraction: {frac} of the {n} items of {name} gives a subsample of {m}; it must keep "
                              f"at least 1 item and leave out at least 1")
-
-    value = jnp.asarray(statistic(*samples))
-    bad = concrete_value(lambda v: jnp.sum(~jnp.isfinite(v)), value)
-    if bad is not None and int(bad):
-        raise ValueError("statistic: not finite on the data as given (the interval would be NaN)")
 
     keys = tuple(jax.random.split(k, B) for k in jax.random.split(key, len(samples)))
 
