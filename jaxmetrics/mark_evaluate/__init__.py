@@ -9,8 +9,9 @@ statistics (``stats.py``: :func:`mark_evaluate_stats`), the population estimator
 :func:`capture_estimate`, :func:`m0_estimate`), the scores (``scores.py``:
 :func:`mark_evaluate_scores`, :func:`me_petersen`, :func:`me_schnabel`, :func:`me_capture`),
 baselines (``baselines.py``: :func:`improved_precision_recall`, :func:`prd`, :func:`fid`),
-states (``state.py``: :class:`MarkEvaluateState`, ...) and the text pipeline (``pipeline.py``:
-:func:`compute_mark_evaluate`, vectors from :mod:`jaxmetrics.models`). Arrays are
+states (``state.py``: :class:`MarkEvaluateState`, ...), the text pipeline (``pipeline.py``:
+:func:`compute_mark_evaluate`, vectors from :mod:`jaxmetrics.models`) and confidence intervals
+with both sets subsampled (``intervals.py``: :func:`mark_evaluate_interval`). Arrays are
 ``references=`` / ``candidates=``, keyword-only.
 """
 from jaxmetrics.mark_evaluate.hyperspheres import (
@@ -55,6 +56,7 @@ from jaxmetrics.mark_evaluate.baselines import (
 )
 from jaxmetrics.mark_evaluate.state import FIDState, IMPARState, MarkEvaluateState, PRDState
 from jaxmetrics.mark_evaluate.pipeline import MarkEvaluateResult, compute_mark_evaluate, embed_texts
+from jaxmetrics.mark_evaluate.intervals import mark_evaluate_interval
 
 __all__ = [
     # results
@@ -67,7 +69,7 @@ __all__ = [
     # functions
     "accuracy_score", "capture_estimate", "check_feature_pair", "check_occasions",
     "compute_mark_evaluate", "cross_membership", "embed_texts", "individual_hyperspheres", "fid", "frechet_distance", "improved_precision_recall", "knn_hyperspheres",
-    "m0_estimate", "mark_evaluate_scores", "mark_evaluate_stats", "me_capture", "me_petersen",
+    "m0_estimate", "mark_evaluate_interval", "mark_evaluate_scores", "mark_evaluate_stats", "me_capture", "me_petersen",
     "me_schnabel", "neighborhood_counts", "petersen_estimate", "prd", "prd_curve", "prd_f_beta",
     "schnabel_estimate",
 ]
