@@ -71,6 +71,21 @@ from jaxmetrics.mauve.sweep_results import MauveSweepResult, MauveSweepRow
 from jaxmetrics.mauve.sweep_stages import SWEEP_AXES
 from jaxmetrics.mauve.sweep_stats import PairedMauveDifference, RankAgreement, paired_mauve_difference, rank_agreement
 from jaxmetrics.mauve.sweeps import mauve_length_sweep, mauve_sweep
+from jaxmetrics.mauve.frontiers import DIVERGENCES, f_mauve, gaussian_frontier, mauve_from_log_ratios
+from jaxmetrics.mauve.estimators import (
+    ESTIMATORS,
+    ClassifierEstimator,
+    DensityRatioEstimator,
+    GaussianEstimator,
+    KNNEstimator,
+    LogRatios,
+    MauveEstimate,
+    QuantizedEstimator,
+    available_estimators,
+    estimate_mauve,
+    get_estimator,
+    register_estimator,
+)
 
 #: Exported names whose modules are imported on first access (Flax NNX / optax / flax.struct).
 _LAZY = {
@@ -157,6 +172,23 @@ __all__ = [
     "mauve_sweep",
     "paired_mauve_difference",
     "rank_agreement",
+    # the journal paper's family: f-divergence frontiers from density ratios, and their estimators
+    "DIVERGENCES",
+    "f_mauve",
+    "gaussian_frontier",
+    "mauve_from_log_ratios",
+    "ESTIMATORS",
+    "ClassifierEstimator",
+    "DensityRatioEstimator",
+    "GaussianEstimator",
+    "KNNEstimator",
+    "LogRatios",
+    "MauveEstimate",
+    "QuantizedEstimator",
+    "available_estimators",
+    "estimate_mauve",
+    "get_estimator",
+    "register_estimator",
 ]
 
 
