@@ -54,6 +54,7 @@ _EXPORTS = {
     "mauve_shared_codebook": "jaxmetrics.mauve",
     "mauve_attribution": "jaxmetrics.mauve",
     "compare_mauve": "jaxmetrics.mauve",
+    "estimate_mauve": "jaxmetrics.mauve",
     "KMeansQuantizer": "jaxmetrics.mauve",
     "register_quantizer": "jaxmetrics.mauve",
     "plot_divergence_curves": "jaxmetrics.mauve",
