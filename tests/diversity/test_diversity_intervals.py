@@ -228,7 +228,7 @@ def test_self_bleu_interval_covers_the_expected_value_at_n(sentences):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("order,n,draws", [(1, 100, 217), (2, 100, 217), (3, 100, 217), (2, 400, 162)])
+@pytest.mark.parametrize("order,n,draws", [(1, 100, 217), (2, 100, 217), (2, 400, 162), (3, 400, 162)])
 def test_distinct_n_coverage_full(sentences, order, n, draws):
     cov, width, truth = distinct_coverage(sentences, order, n, draws, num_resamples=1000)
     print(f"distinct-{order}, n={n}: coverage {cov:.3f} of {draws} draws, mean width {width:.4f}, "
@@ -249,3 +249,14 @@ def test_self_bleu_coverage_full(sentences, n, draws):
     boot, _, _ = self_bleu_coverage(sentences, n, 40, num_resamples=1000, method="bca")
     print(f"  bootstrap BCa (copies excluded from the references): coverage {boot:.3f} of 40 draws")
     assert boot <= 0.8
+
+
+@pytest.mark.slow
+def test_distinct_n_undercovers_with_few_repeated_ngrams(sentences):
+    """The documented limit: 100 sentences hold about 3 repeated trigrams on average (distinct-3 =
+    0.9976), a count near 0 whose small draws (0 or 1 repeat, distinct-3 at or near 1) give intervals
+    above the expected value; no resampling of those texts can show repeats they do not hold.
+    Measured 0.80; if this rises to nominal, update docs/diversity.md."""
+    cov, width, truth = distinct_coverage(sentences, 3, 100, 217, num_resamples=1000)
+    print(f"distinct-3, n=100: coverage {cov:.3f} of 217 draws, expected value {truth:.4f}")
+    assert 0.6 <= cov < 0.9, cov

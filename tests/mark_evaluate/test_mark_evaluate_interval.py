@@ -164,20 +164,42 @@ def test_capture_with_one_occasion_per_sample_is_one_on_these_pools(small_pools)
 
 @pytest.fixture(scope="module")
 def large_pools(minilm):
-    """4,000 reference and 4,000 candidate embeddings of different real sentences."""
+    """4,000 reference and 4,000 candidate embeddings of different real sentences (one population)."""
     e = _embed(_sentences(8000, seed=1), minilm)
     return e[:4000], e[4000:]
 
 
+def _encoder_words(minilm_dir: str) -> list[str]:
+    import os
+
+    with open(os.path.join(minilm_dir, "vocab.txt"), encoding="utf-8") as fh:
+        return sorted(w for w in (line.strip() for line in fh) if w.isascii() and w.isalpha() and len(w) >= 3)
+
+
+@pytest.fixture(scope="module")
+def degraded_pools(minilm, minilm_dir):
+    """The same 4,000 references; as candidates the other 4,000 sentences with each word swapped, with
+    probability 0.3, for a random whole word of the encoder's vocabulary (a quality detriment)."""
+    texts = _sentences(8000, seed=1)
+    words, rng = _encoder_words(minilm_dir), np.random.default_rng(2)
+
+    def swap(sentence):
+        return " ".join(str(rng.choice(words)) if rng.random() < 0.3 else w for w in sentence.split())
+    e = _embed(texts[:4000] + [swap(t) for t in texts[4000:]], minilm)
+    return e[:4000], e[4000:]
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("n,draws", [(100, 160), (200, 100)])
-def test_coverage_full(large_pools, n, draws):
-    cov, truth, spread = coverage(*large_pools, n=n, num_draws=draws, num_resamples=1000)
+@pytest.mark.parametrize("pools,n,draws", [("large_pools", 100, 160), ("large_pools", 200, 100),
+                                           ("degraded_pools", 100, 160)])
+def test_coverage_full(request, pools, n, draws):
+    ref_pool, cand_pool = request.getfixturevalue(pools)
+    cov, truth, spread = coverage(ref_pool, cand_pool, n=n, num_draws=draws, num_resamples=1000)
     names = ("petersen", "schnabel_quality", "schnabel_diversity", "capture(visits)")
-    print(f"\nn={n}, {draws} draws, subsampling (fraction 0.75):")
-    for name, c, t, s in zip(names, cov, truth, spread):
-        print(f"  {name}: coverage {c:.3f}, expected value {t:.4f} (sd {s:.4f})")
+    print(f"\n{pools}, n={n}, {draws} draws, subsampling (fraction 0.75):")
+    for name, c, t, sd in zip(names, cov, truth, spread):
+        print(f"  {name}: coverage {c:.3f}, expected value {t:.4f} (sd {sd:.4f})")
     assert np.all(cov >= 0.88) and np.mean(cov) >= 0.92, cov
-    boot, _, _ = coverage(*large_pools, n=n, num_draws=40, num_resamples=1000, method="bca")
+    boot, _, _ = coverage(ref_pool, cand_pool, n=n, num_draws=40, num_resamples=1000, method="bca")
     print(f"  bootstrap BCa, 40 draws: {dict(zip(names, np.round(boot, 3)))}")
     assert np.mean(boot) < 0.7, boot
