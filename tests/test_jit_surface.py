@@ -383,6 +383,31 @@ _PLOT = "plotting (matplotlib)"
 _PLACE = "host-side placement of arrays on devices (tested in tests/test_sharding.py)"
 
 EXCLUDED: dict[str, str] = {
+    # intervals, comparisons, attribution and estimators added with their own tests (host-level
+    # drivers around jitted / vmapped kernels, or Python-function statistics)
+    "confidence.subsample_interval": "takes the statistic as a Python function; its resamples are one lax.map "
+                                     "over vmapped chunks, tested in tests/test_subsample_interval.py",
+    "diversity.distinct_n_interval": "texts in (host tokenization); its statistic is traced in "
+                                     "tests/diversity/test_diversity_intervals.py",
+    "diversity.self_bleu_interval": "texts in (host tokenization); tests/diversity/test_diversity_intervals.py",
+    "diversity.ngram_rows": "texts to n-gram id rows on the host (no arrays in)",
+    "diversity.distinct_ngram_fraction": "traced under the resampling map in tests/diversity/test_diversity_intervals.py",
+    "diversity.resampled_self_bleu": "traced under the resampling map in tests/diversity/test_diversity_intervals.py",
+    "mark_evaluate.mark_evaluate_interval": "host driver of vmapped k-NN statistics; "
+                                            "tests/mark_evaluate/test_mark_evaluate_interval.py",
+    "mauve.compare_mauve": "fits k-means quantizers on the host, then jitted resampled counts; "
+                           "tests/mauve/test_mauve_compare.py",
+    "mauve.mauve_attribution": "fits k-means quantizers on the host; its gradient is a jitted value_and_grad, "
+                               "checked against jax.grad in tests/mauve/test_mauve_attribution.py",
+    "mauve.estimate_mauve": "fits estimators (folds, classifiers) on the host; tests/mauve/test_mauve_estimators.py",
+    "mauve.f_mauve": "histograms to the f-divergence frontier; checked against mauve_from_histograms in "
+                     "tests/mauve/test_mauve_estimators.py",
+    "mauve.mauve_from_log_ratios": "tests/mauve/test_mauve_estimators.py",
+    "mauve.gaussian_frontier": "closed form checked by numerical integration in tests/mauve/test_mauve_estimators.py",
+    "mauve.available_estimators": "registry lookup (no arrays)",
+    "mauve.get_estimator": "registry lookup (no arrays)",
+    "mauve.register_estimator": "registry (no arrays)",
+    "similarity.token_alignments": "texts in (tokenization and encoding on the host); tests/similarity/test_alignment.py",
     # confidence intervals
     "confidence.confidence_interval": "takes the statistic as a Python function (the case table passes arrays); "
                                       "jit, vmap over draws and chunking are tested in tests/test_confidence.py",

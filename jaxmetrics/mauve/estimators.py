@@ -58,6 +58,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxmetrics._ops import PRECISION
 from jaxmetrics import _validation as V
 from jaxmetrics.mauve.engine import fit_labels, project_features, split_counts
 from jaxmetrics.mauve.frontiers import check_divergence, mauve_from_log_ratios
@@ -176,9 +177,9 @@ def _platt(l, is_p):
     x = jnp.stack([l / scale, jnp.ones_like(l)], axis=1)
 
     def step(_, ab):
-        pi = jax.nn.sigmoid(x @ ab)
-        g = x.T @ (w * (pi - y)) + 1e-8 * ab
-        h = (x * (w * pi * (1.0 - pi))[:, None]).T @ x + 1e-8 * jnp.eye(2, dtype=l.dtype)
+        pi = jax.nn.sigmoid(jnp.matmul(x, ab, precision=PRECISION))
+        g = jnp.matmul(x.T, w * (pi - y), precision=PRECISION) + 1e-8 * ab
+        h = jnp.matmul((x * (w * pi * (1.0 - pi))[:, None]).T, x, precision=PRECISION) + 1e-8 * jnp.eye(2, dtype=l.dtype)
         d = jnp.linalg.solve(h, g)
         return ab - d / jnp.maximum(1.0, jnp.linalg.norm(d))
 
@@ -208,7 +209,7 @@ def _knn_counts(z, is_p, k, block=256):
     def one(b):
         rows = jax.lax.dynamic_slice_in_dim(zp, b * block, block)
         rid = b * block + jnp.arange(block)
-        d2 = jnp.sum(rows * rows, axis=1)[:, None] + sq[None, :] - 2.0 * rows @ z.T
+        d2 = jnp.sum(rows * rows, axis=1)[:, None] + sq[None, :] - 2.0 * jnp.matmul(rows, z.T, precision=PRECISION)
         d2 = jnp.where(rid[:, None] == cols[None, :], jnp.inf, d2)
         _, idx = jax.lax.top_k(-d2, k)
         return jnp.sum(is_p[idx], axis=1, dtype=jnp.int32)
@@ -280,14 +281,14 @@ def _crossfit_logistic(z, is_p, folds, l2, num_folds, num_iterations):
         w = w / jnp.sum(w)
 
         def step(_, beta):
-            s = x @ beta
+            s = jnp.matmul(x, beta, precision=PRECISION)
             pi = jax.nn.sigmoid(s)
-            g = x.T @ (w * (pi - y)) + pen * beta
-            h = (x * (w * pi * (1.0 - pi))[:, None]).T @ x + jnp.diag(pen) + 1e-10 * jnp.eye(x.shape[1], dtype=z.dtype)
+            g = jnp.matmul(x.T, w * (pi - y), precision=PRECISION) + pen * beta
+            h = jnp.matmul((x * (w * pi * (1.0 - pi))[:, None]).T, x, precision=PRECISION) + jnp.diag(pen) + 1e-10 * jnp.eye(x.shape[1], dtype=z.dtype)
             return beta - jnp.linalg.solve(h, g)
 
         beta = jax.lax.fori_loop(0, num_iterations, step, jnp.zeros(x.shape[1], z.dtype))
-        return x @ beta
+        return jnp.matmul(x, beta, precision=PRECISION)
 
     logits = jax.vmap(fit)(jnp.arange(num_folds))  # [F, N]
     return jnp.take_along_axis(logits, folds[None, :], axis=0)[0]
@@ -352,9 +353,9 @@ def _gauss_fit(z, is_p, w_rows, shrinkage, shared):
     wp = w_rows * is_p
     wq = w_rows * (~is_p)
     wp, wq = wp / jnp.sum(wp), wq / jnp.sum(wq)
-    mp, mq = wp @ z, wq @ z
-    cp = ((z - mp) * wp[:, None]).T @ (z - mp)
-    cq = ((z - mq) * wq[:, None]).T @ (z - mq)
+    mp, mq = jnp.matmul(wp, z, precision=PRECISION), jnp.matmul(wq, z, precision=PRECISION)
+    cp = jnp.matmul(((z - mp) * wp[:, None]).T, z - mp, precision=PRECISION)
+    cq = jnp.matmul(((z - mq) * wq[:, None]).T, z - mq, precision=PRECISION)
     if shared:
         cp = cq = 0.5 * (cp + cq)
     return mp, mq, _shrunk(cp, shrinkage), _shrunk(cq, shrinkage)
@@ -439,7 +440,7 @@ class GaussianEstimator:
         z, is_p, _, _ = _project(p_features, q_features, jax.random.key(0), self.normalize, self.explained_var)
         mp, mq, c, _ = _gauss_fit(z, is_p, jnp.ones(z.shape[0], z.dtype), self.shrinkage, True)
         d = mp - mq
-        return jnp.sqrt(d @ jnp.linalg.solve(c, d))
+        return jnp.sqrt(jnp.matmul(d, jnp.linalg.solve(c, d), precision=PRECISION))
 
 
 # --------------------------------------------------------------------------- quantized
