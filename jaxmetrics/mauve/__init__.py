@@ -72,6 +72,7 @@ from jaxmetrics.mauve.sweep_stages import SWEEP_AXES
 from jaxmetrics.mauve.sweep_stats import PairedMauveDifference, RankAgreement, paired_mauve_difference, rank_agreement
 from jaxmetrics.mauve.sweeps import mauve_length_sweep, mauve_sweep
 from jaxmetrics.mauve.frontiers import DIVERGENCES, f_mauve, gaussian_frontier, mauve_from_log_ratios
+from jaxmetrics.mauve.estimate import estimate_mauve
 from jaxmetrics.mauve.estimators import (
     ESTIMATORS,
     ClassifierEstimator,
@@ -82,7 +83,6 @@ from jaxmetrics.mauve.estimators import (
     MauveEstimate,
     QuantizedEstimator,
     available_estimators,
-    estimate_mauve,
     get_estimator,
     register_estimator,
 )

@@ -77,7 +77,6 @@ __all__ = [
     "register_estimator",
     "get_estimator",
     "available_estimators",
-    "estimate_mauve",
 ]
 
 #: ``fold_in`` salt of the cross-fitting folds' key.
@@ -547,66 +546,3 @@ def get_estimator(estimator: Any, **kwargs: Any) -> Any:
                         f"got {type(estimator).__name__}")
     return estimator
 
-
-def _estimator_name(est: Any) -> str:
-    for name, factory in ESTIMATORS.items():
-        if isinstance(factory, type) and type(est) is factory:
-            return name
-    return type(est).__name__
-
-
-def _signature(est, *, divergence, scaling, num_points, scoring) -> str:
-    from jaxmetrics.signature import make_signature
-
-    name = _estimator_name(est)
-    settings: dict[str, Any] = {}
-    if dataclasses.is_dataclass(est):
-        for f in dataclasses.fields(est):
-            v = getattr(est, f.name)
-            ok = v is None or isinstance(v, (bool, int, float, str))
-            settings[f"{name}_{f.name}"] = v if ok else type(v).__name__
-    return make_signature("mauve", estimator=name, divergence=divergence, mauve_scaling_factor=float(scaling),
-                          divergence_curve_discretization_size=int(num_points), scoring=scoring, **settings)
-
-
-def estimate_mauve(p_features: Any, q_features: Any, *, key: jax.Array, estimator: Any = "knn",
-                   divergence: str = "kl", scaling: float = 5.0, num_points: int = 25,
-                   scoring: str = "mauve-text") -> MauveEstimate:
-    """MAUVE_f of P (human, ``[n_p, d]``) and Q (model, ``[n_q, d]``) with any estimator of the family.
-
-    ``estimator`` (a name of :func:`available_estimators` or an instance) estimates ``l = log dP/dQ``
-    at every row; :func:`~jaxmetrics.mauve.frontiers.mauve_from_log_ratios` gives the curve of the
-    f-divergence ``divergence`` (:data:`~jaxmetrics.mauve.frontiers.DIVERGENCES`, default ``'kl'``:
-    today's MAUVE), its area and the frontier integral, in float64. ``key`` draws the estimator's
-    randomness (folds, quantizer); ``estimator='quantized'`` with ``key=jax.random.key(s)`` equals
-    ``compute_mauve(p_features=p, q_features=q, seed=s).mauve``.
-
-    Examples:
-      >>> import jax, numpy as np
-      >>> from jaxmetrics.mauve.estimators import estimate_mauve
-      >>> rng = np.random.default_rng(0)
-      >>> p, q = rng.normal(size=(300, 8)), rng.normal(size=(300, 8)) + 0.5
-      >>> out = estimate_mauve(p, q, key=jax.random.key(0), estimator="gaussian")
-      >>> out  # doctest: +ELLIPSIS
-      MauveEstimate(mauve=..., frontier_integral=..., divergence_curve=f64[27,2], p_log_ratio=f64[300], q_log_ratio=f64[300], estimator='gaussian', divergence='kl')
-      >>> same = estimate_mauve(p, rng.normal(size=(300, 8)), key=jax.random.key(0), estimator="gaussian")
-      >>> bool(same.mauve > out.mauve)
-      True
-    """
-    V.check_key(key)
-    divergence = check_divergence(divergence)
-    scoring = _check_scoring(scoring)
-    V.check_positive(scaling, "scaling")
-    V.check_int(num_points, "num_points", minimum=1)
-    est = get_estimator(estimator)
-    lr = est.log_ratios(p_features, q_features, key=key)
-    with jax.enable_x64(True):
-        lp = np.asarray(lr.p_log_ratio, np.float64)
-        lq = np.asarray(lr.q_log_ratio, np.float64)
-        res = mauve_from_log_ratios(lp, lq, divergence=divergence, scaling=float(scaling), num_points=num_points,
-                                    scoring=scoring)
-        return MauveEstimate(mauve=float(res.mauve), frontier_integral=float(res.frontier_integral),
-                             divergence_curve=np.asarray(res.divergence_curve), p_log_ratio=lp, q_log_ratio=lq,
-                             estimator=_estimator_name(est), divergence=divergence,
-                             signature=_signature(est, divergence=divergence, scaling=scaling,
-                                                  num_points=num_points, scoring=scoring))

@@ -17,12 +17,12 @@ from realtext_family import realtext_family  # noqa: F401 (session fixture)
 from scipy import integrate, stats
 
 from jaxmetrics.mauve import compute_mauve, mauve_from_histograms
+from jaxmetrics.mauve.estimate import estimate_mauve
 from jaxmetrics.mauve.estimators import (
     ClassifierEstimator,
     GaussianEstimator,
     KNNEstimator,
     QuantizedEstimator,
-    estimate_mauve,
     get_estimator,
 )
 from jaxmetrics.mauve.frontiers import DIVERGENCES, f_mauve, gaussian_frontier, mauve_from_log_ratios
