@@ -16,6 +16,7 @@ several pairs by quantizing them all with one codebook.
 """
 from __future__ import annotations
 
+import dataclasses
 import sys
 import time
 from typing import Any, Sequence
@@ -34,6 +35,8 @@ from jaxmetrics.mauve.engine import (
     project_bucketed,
     split_counts,
 )
+from jaxmetrics.mauve.estimate import estimate_seeds, is_quantized, scores_with_divergence
+from jaxmetrics.mauve.frontiers import check_divergence
 from jaxmetrics.mauve.histograms import _check_scoring
 from jaxmetrics.mauve.inputs import check_pooling, device_context, get_features
 from jaxmetrics.mauve.interval import BOOTSTRAP_SALT, seed_mean_intervals
@@ -72,6 +75,15 @@ class MauveOutput(Result):
       num_buckets: ``k`` (static).
       pooling: how text or token ids became features (static): ``'last'`` (mauve-text's final
         hidden state at the last token), ``'mean'`` or ``'cls'``; ``None`` when features were given.
+      estimator: the estimator of the frontier (static, not in the repr): ``'quantized'`` (the
+        histograms above) or a density-ratio estimator's name (``'knn'``, ``'classifier'``,
+        ``'gaussian'``; :mod:`jaxmetrics.mauve.estimators`), for which the histogram fields
+        (``mauve_star``, ``frontier_integral_star``, ``p_hist``, ``q_hist``, ``p_counts``,
+        ``q_counts``, ``num_buckets``) are ``None`` and ``p_log_ratio`` / ``q_log_ratio`` hold the
+        estimated ``log dP/dQ`` at each side's rows.
+      divergence: the f-divergence of ``mauve``, ``mauve_star`` and the curve (static, not in the
+        repr; :data:`~jaxmetrics.mauve.frontiers.DIVERGENCES`, default ``'kl'``); the frontier
+        integrals are KL-based whatever it is.
       signature: what the numbers depend on (static; :mod:`jaxmetrics.signature`): ``metric:mauve``,
         the featurizer with its weights' hash when text or tokens were featurized (with its layer,
         pooling, ``max_length`` and dtype), the seeds, ``num_buckets`` as given, the quantizer and
@@ -90,6 +102,10 @@ class MauveOutput(Result):
     num_buckets: int = static_field()
     pooling: str | None = static_field(default=None)
     signature: str = static_field(default="", repr=False)
+    estimator: str = static_field(default="quantized", repr=False)
+    divergence: str = static_field(default="kl", repr=False)
+    p_log_ratio: np.ndarray | None = dataclasses.field(default=None, repr=False)
+    q_log_ratio: np.ndarray | None = dataclasses.field(default=None, repr=False)
 
 
 class MauveSeedsOutput(Result):
@@ -120,6 +136,8 @@ class MauveSeedsOutput(Result):
       frontier_integral_interval: the same for ``frontier_integral_mean``.
       sampling_standard_error: with ``confidence``: the bootstrap standard error of
         ``mauve_mean`` over the rows (the sampling spread; ``mauve_std`` is the seed spread).
+      estimator, divergence: as in :class:`MauveOutput` (static, not in the repr); with a
+        density-ratio estimator the histogram fields and the ``mauve_star`` statistics are ``None``.
     """
 
     mauve_mean: float
@@ -142,10 +160,12 @@ class MauveSeedsOutput(Result):
     mauve_interval: Interval | None = None
     frontier_integral_interval: Interval | None = None
     sampling_standard_error: float | None = None
+    estimator: str = static_field(default="quantized", repr=False)
+    divergence: str = static_field(default="kl", repr=False)
 
 
-def _signature(inputs, quant, *, seeds, num_buckets, scaling, num_points, scoring) -> str:
-    """The signature of a MAUVE result (see :class:`MauveOutput`)."""
+def _signature(inputs, quant, *, seeds, num_buckets, scaling, num_points, scoring, divergence="kl") -> str:
+    """The signature of a MAUVE result (see :class:`MauveOutput`); ``divergence`` is named when not KL."""
     from jaxmetrics.mauve.quantizers import _quantizer_settings
     from jaxmetrics.signature import make_signature
 
@@ -153,7 +173,19 @@ def _signature(inputs, quant, *, seeds, num_buckets, scaling, num_points, scorin
                     divergence_curve_discretization_size=int(num_points), scoring=scoring, **_quantizer_settings(quant))
     if inputs.featurizer is not None:
         settings.update(layer=-1, pooling=inputs.pooling, max_length=inputs.max_length, dtype=inputs.dtype)
+    if divergence != "kl":
+        settings.update(divergence=divergence)
     return make_signature("mauve", model=inputs.featurizer, **settings)
+
+
+def _estimates(inputs, seeds, *, estimator, divergence, scaling, num_points, scoring):
+    """The density-ratio path: one :class:`~jaxmetrics.mauve.MauveEstimate` per seed."""
+    extra = {}
+    if inputs.featurizer is not None:
+        extra = dict(layer=-1, pooling=inputs.pooling, max_length=inputs.max_length, dtype=inputs.dtype)
+    return estimate_seeds(inputs.p_features, inputs.q_features, seeds=seeds, estimator=estimator,
+                          divergence=check_divergence(divergence), scaling=float(scaling), num_points=num_points,
+                          scoring=scoring, model=inputs.featurizer, **extra)
 
 
 def _check_common(*, kmeans_explained_var, kmeans_num_redo, kmeans_max_iter, pca_max_data, num_points, scaling):
@@ -175,19 +207,28 @@ def _make_quantizer(quantizer: Any, k: int, *, explained_var, num_redo, max_iter
 
 
 def _output(scores: MauveScores, p_counts, q_counts, k: int, pooling: str | None = None,
-            signature: str = "") -> MauveOutput:
+            signature: str = "", divergence: str = "kl") -> MauveOutput:
     return MauveOutput(mauve=float(scores.mauve), frontier_integral=float(scores.frontier_integral),
                        mauve_star=float(scores.mauve_star), frontier_integral_star=float(scores.frontier_integral_star),
                        p_hist=scores.p_hist, q_hist=scores.q_hist, divergence_curve=scores.divergence_curve,
                        p_counts=np.asarray(p_counts), q_counts=np.asarray(q_counts), num_buckets=int(k),
-                       pooling=pooling, signature=signature)
+                       pooling=pooling, signature=signature, divergence=divergence)
 
 
 def _prepare(p_features, q_features, p_tokens, q_tokens, p_text, q_text, *, num_buckets, pca_max_data,
              kmeans_explained_var, kmeans_num_redo, kmeans_max_iter, featurize_model_name, max_text_length,
              divergence_curve_discretization_size, mauve_scaling_factor, batch_size, model, quantizer, scoring,
-             pooling, verbose=False, dtype=None):
-    """Checks, features and quantizer of compute_mauve / compute_mauve_seeds: ``(inputs, quantizer, scoring)``."""
+             pooling, verbose=False, dtype=None, estimator="quantized", divergence="kl", mesh=None):
+    """Checks, features and quantizer of compute_mauve / compute_mauve_seeds: ``(inputs, quantizer, scoring)``;
+    the quantizer is ``None`` for a density-ratio estimator."""
+    check_divergence(divergence)
+    quantized = is_quantized(estimator)
+    if not quantized:
+        for name, value, default in (("quantizer", quantizer, "kmeans"), ("num_buckets", num_buckets, "auto"),
+                                     ("mesh", mesh, None)):
+            if not (value is default or (isinstance(value, str) and value == default)):
+                raise ValueError(f"{name}: applies to estimator='quantized' only, not to estimator={estimator!r} "
+                                 "(a density-ratio estimator takes its settings as an instance)")
     _check_common(kmeans_explained_var=kmeans_explained_var, kmeans_num_redo=kmeans_num_redo,
                   kmeans_max_iter=kmeans_max_iter, pca_max_data=pca_max_data,
                   num_points=divergence_curve_discretization_size, scaling=mauve_scaling_factor)
@@ -199,6 +240,8 @@ def _prepare(p_features, q_features, p_tokens, q_tokens, p_text, q_text, *, num_
                           featurize_model_name=featurize_model_name, max_length=max_text_length,
                           batch_size=batch_size, verbose=verbose, pooling=pooling, num_buckets=num_buckets,
                           dtype=dtype)
+    if not quantized:
+        return inputs, None, scoring
     k = resolve_num_buckets(num_buckets, (inputs.p_features.shape[0], inputs.q_features.shape[0]),
                             (inputs.p_source, inputs.q_source))
     quant = _make_quantizer(quantizer, k, explained_var=kmeans_explained_var, num_redo=kmeans_num_redo,
@@ -237,6 +280,8 @@ def compute_mauve(
     scoring: str = "mauve-text",
     pooling: str = "last",
     dtype: Any = None,
+    estimator: Any = "quantized",
+    divergence: str = "kl",
 ) -> MauveOutput:
     """MAUVE between P (human text) and Q (model text), with mauve-text 0.4.0's API.
 
@@ -313,6 +358,16 @@ def compute_mauve(
       dtype: keyword-only; the featurizer's compute dtype, ``'float32'`` or ``'bfloat16'``;
         ``None``: float32 for a path, a loaded model's own
         (:func:`~jaxmetrics.models.resolve_model`). Recorded in the signature.
+      estimator: keyword-only; how the divergence frontier is estimated (the MAUVE family,
+        ``docs/mauve.md``): ``'quantized'`` (default: the histograms of ``quantizer``, mauve-text's
+        numbers), or a density-ratio estimator of :mod:`jaxmetrics.mauve.estimators` by name
+        (``'knn'``, ``'classifier'``, ``'gaussian'``) or as an instance with its settings; key
+        ``jax.random.key(seed)``. ``quantizer``, ``num_buckets``, ``mesh`` and the k-means
+        settings apply to ``'quantized'`` only.
+      divergence: keyword-only; the f-divergence whose frontier ``mauve`` (and ``mauve_star``)
+        summarise: ``'kl'`` (default, MAUVE as published), ``'chi2'``, ``'hellinger'``, ``'tv'``,
+        ``'js'`` (:data:`~jaxmetrics.mauve.frontiers.DIVERGENCES`); the frontier integrals are
+        KL-based whatever it is.
 
     Returns:
       :class:`MauveOutput` with mauve-text's fields ``mauve, frontier_integral, mauve_star,
@@ -336,8 +391,18 @@ def compute_mauve(
             kmeans_max_iter=kmeans_max_iter, featurize_model_name=featurize_model_name,
             max_text_length=max_text_length, divergence_curve_discretization_size=divergence_curve_discretization_size,
             mauve_scaling_factor=mauve_scaling_factor, batch_size=batch_size, model=model, quantizer=quantizer,
-            scoring=scoring, pooling=pooling, verbose=verbose, dtype=dtype)
+            scoring=scoring, pooling=pooling, verbose=verbose, dtype=dtype, estimator=estimator,
+            divergence=divergence, mesh=mesh)
         p, q = inputs.p_features, inputs.q_features
+        if quant is None:
+            (est,) = _estimates(inputs, (seed,), estimator=estimator, divergence=divergence,
+                                scaling=mauve_scaling_factor, num_points=divergence_curve_discretization_size,
+                                scoring=scoring)
+            return MauveOutput(mauve=est.mauve, frontier_integral=est.frontier_integral, mauve_star=None,
+                               frontier_integral_star=None, p_hist=None, q_hist=None,
+                               divergence_curve=est.divergence_curve, p_counts=None, q_counts=None, num_buckets=None,
+                               pooling=inputs.pooling, signature=est.signature, estimator=est.estimator,
+                               divergence=est.divergence, p_log_ratio=est.p_log_ratio, q_log_ratio=est.q_log_ratio)
         stacked = np.concatenate([q, p], axis=0)
         t1 = time.perf_counter()
         rows = stacked
@@ -349,11 +414,13 @@ def compute_mauve(
         nb = int(fit.fitted.num_bins)
         q_counts, p_counts = split_counts(fit.labels, (q.shape[0], p.shape[0]), nb)
         t2 = time.perf_counter()
-        out = _output(mauve_scores(p_counts, q_counts, scaling=float(mauve_scaling_factor),
-                                   num_points=divergence_curve_discretization_size, scoring=scoring),
-                      p_counts, q_counts, nb, inputs.pooling,
+        kw = dict(scaling=float(mauve_scaling_factor), num_points=divergence_curve_discretization_size, scoring=scoring)
+        scores = scores_with_divergence(mauve_scores(p_counts, q_counts, **kw), p_counts, q_counts,
+                                        divergence=divergence, **kw)
+        out = _output(scores, p_counts, q_counts, nb, inputs.pooling,
                       _signature(inputs, quant, seeds=(seed,), num_buckets=num_buckets, scaling=mauve_scaling_factor,
-                                 num_points=divergence_curve_discretization_size, scoring=scoring))
+                                 num_points=divergence_curve_discretization_size, scoring=scoring,
+                                 divergence=divergence), divergence)
         if verbose:
             print(f"features {t1 - t0:.2f} s, quantization {t2 - t1:.2f} s, "
                   f"histogram stage {time.perf_counter() - t2:.2f} s; k = {nb}, mauve = {out.mauve:.4f}", file=sys.stderr)
@@ -386,6 +453,8 @@ def compute_mauve_seeds(
     dtype: Any = None,
     confidence: float | None = None,
     num_resamples: int = 1000,
+    estimator: Any = "quantized",
+    divergence: str = "kl",
 ) -> MauveSeedsOutput:
     """MAUVE over several k-means seeds: mean, sample standard deviation and per-seed values.
 
@@ -408,8 +477,11 @@ def compute_mauve_seeds(
     Args:
       p_features, q_features: as in :func:`compute_mauve`.
       seeds: the integer seeds (keys ``jax.random.key(s)``).
-      p_tokens, q_tokens, p_text, q_text, model, quantizer, scoring, pooling, dtype, ...: as in
-        :func:`compute_mauve` (``pooling`` defaults to ``'last'``, mauve-text's feature).
+      p_tokens, q_tokens, p_text, q_text, model, quantizer, scoring, pooling, dtype, estimator,
+      divergence, ...: as in :func:`compute_mauve` (``pooling`` defaults to ``'last'``, mauve-text's
+        feature). With a density-ratio ``estimator`` each seed is one :func:`~jaxmetrics.mauve.estimate_mauve`
+        with key ``jax.random.key(s)`` (the k-NN estimator is deterministic: its spread is 0), and
+        ``confidence`` is not available.
       confidence: ``None`` (no interval) or the intervals' nominal coverage in ``(0, 1)``.
       num_resamples: bootstrap resamples ``>= 2`` with ``confidence``.
 
@@ -446,8 +518,21 @@ def compute_mauve_seeds(
         kmeans_max_iter=kmeans_max_iter, featurize_model_name=featurize_model_name, max_text_length=max_text_length,
         divergence_curve_discretization_size=divergence_curve_discretization_size,
         mauve_scaling_factor=mauve_scaling_factor, batch_size=batch_size, model=model, quantizer=quantizer,
-        scoring=scoring, pooling=pooling, dtype=dtype)
+        scoring=scoring, pooling=pooling, dtype=dtype, estimator=estimator, divergence=divergence)
     p, q = inputs.p_features, inputs.q_features
+    if quant is None:
+        if confidence is not None:
+            raise ValueError(f"confidence: intervals need estimator='quantized', not {estimator!r}")
+        ests = _estimates(inputs, seeds, estimator=estimator, divergence=divergence, scaling=mauve_scaling_factor,
+                          num_points=divergence_curve_discretization_size, scoring=scoring)
+        m, fi = (np.asarray([getattr(e, f) for e in ests]) for f in ("mauve", "frontier_integral"))
+        (m_mean, m_std), (fi_mean, fi_std) = mean_std(m), mean_std(fi)
+        return MauveSeedsOutput(mauve_mean=m_mean, mauve_std=m_std, mauve_star_mean=None, mauve_star_std=None,
+                                frontier_integral_mean=fi_mean, frontier_integral_std=fi_std, mauve=m,
+                                frontier_integral=fi, mauve_star=None, frontier_integral_star=None, p_hist=None,
+                                q_hist=None, divergence_curve=np.stack([e.divergence_curve for e in ests]),
+                                num_buckets=None, seeds=seeds, pooling=inputs.pooling, signature=ests[0].signature,
+                                estimator=ests[0].estimator, divergence=ests[0].divergence)
     stacked = np.concatenate([q, p], axis=0)
     if isinstance(quant, KMeansQuantizer):  # one projection, the k-means of every seed in one call
         if quant.num_bins > stacked.shape[0]:
@@ -467,14 +552,17 @@ def compute_mauve_seeds(
         nb = int(per_seed[-1].fitted.num_bins)
     counts = split_counts(labels, (q.shape[0], p.shape[0]), nb)  # [S, 2, k]
     q_counts, p_counts = counts[:, 0], counts[:, 1]
-    sc = mauve_scores(p_counts, q_counts, scaling=float(mauve_scaling_factor),
-                      num_points=divergence_curve_discretization_size, scoring=scoring)
+    kw = dict(scaling=float(mauve_scaling_factor), num_points=divergence_curve_discretization_size, scoring=scoring)
+    sc = scores_with_divergence(mauve_scores(p_counts, q_counts, **kw), p_counts, q_counts, divergence=divergence,
+                                **kw)
     m_mean, m_std = mean_std(sc.mauve)
     ms_mean, ms_std = mean_std(sc.mauve_star)
     fi_mean, fi_std = mean_std(sc.frontier_integral)
     signature = _signature(inputs, quant, seeds=seeds, num_buckets=num_buckets, scaling=mauve_scaling_factor,
-                           num_points=divergence_curve_discretization_size, scoring=scoring)
+                           num_points=divergence_curve_discretization_size, scoring=scoring, divergence=divergence)
     intervals = {}
+    if confidence is not None and divergence != "kl":
+        raise ValueError(f"confidence: intervals are for divergence='kl', not {divergence!r}")
     if confidence is not None:
         m_ci, fi_ci, sampling_se = seed_mean_intervals(
             labels, (q.shape[0], p.shape[0]), nb, sc.mauve, sc.frontier_integral,
@@ -489,4 +577,4 @@ def compute_mauve_seeds(
                             frontier_integral=sc.frontier_integral, mauve_star=sc.mauve_star,
                             frontier_integral_star=sc.frontier_integral_star, p_hist=sc.p_hist, q_hist=sc.q_hist,
                             divergence_curve=sc.divergence_curve, num_buckets=int(nb), seeds=seeds,
-                            pooling=inputs.pooling, signature=signature, **intervals)
+                            pooling=inputs.pooling, signature=signature, divergence=divergence, **intervals)

@@ -11,12 +11,16 @@ import numpy as np
 from jaxmetrics._ops import PRECISION
 from jaxmetrics import _validation as V
 from jaxmetrics.mauve.engine import fit_labels, project_features, split_counts
-from jaxmetrics.mauve.frontiers import check_divergence, mauve_from_log_ratios
+from jaxmetrics.mauve.frontiers import check_divergence, f_mauve, mauve_from_log_ratios
 from jaxmetrics.mauve.histograms import _check_scoring
 from jaxmetrics.results import Result, static_field
 from jaxmetrics.mauve.estimators import ESTIMATORS, MauveEstimate, get_estimator
 
-__all__ = ["estimate_mauve"]
+__all__ = ["estimate_mauve", "is_quantized", "estimate_seeds", "scores_with_divergence"]
+
+#: The ``estimator=`` of compute_mauve / compute_mauve_seeds / mauve_sweep / the CLI that runs today's
+#: histogram pipeline (its ``quantizer=``, ``num_buckets`` and k-means settings).
+QUANTIZED = "quantized"
 
 
 def _estimator_name(est: Any) -> str:
@@ -26,7 +30,7 @@ def _estimator_name(est: Any) -> str:
     return type(est).__name__
 
 
-def _signature(est, *, divergence, scaling, num_points, scoring) -> str:
+def _signature(est, *, divergence, scaling, num_points, scoring, model: Any = None, **extra: Any) -> str:
     from jaxmetrics.signature import make_signature
 
     name = _estimator_name(est)
@@ -36,8 +40,78 @@ def _signature(est, *, divergence, scaling, num_points, scoring) -> str:
             v = getattr(est, f.name)
             ok = v is None or isinstance(v, (bool, int, float, str))
             settings[f"{name}_{f.name}"] = v if ok else type(v).__name__
-    return make_signature("mauve", estimator=name, divergence=divergence, mauve_scaling_factor=float(scaling),
-                          divergence_curve_discretization_size=int(num_points), scoring=scoring, **settings)
+    return make_signature("mauve", model=model, estimator=name, divergence=divergence,
+                          mauve_scaling_factor=float(scaling), divergence_curve_discretization_size=int(num_points),
+                          scoring=scoring, **extra, **settings)
+
+
+def is_quantized(estimator: Any) -> bool:
+    """Whether ``estimator`` names today's histogram pipeline (``'quantized'``), which the MAUVE
+    entry points run with their own ``quantizer=`` / ``num_buckets`` / k-means settings (and
+    ``mauve_star``); any other name or instance is a density-ratio estimator (:func:`estimate_mauve`).
+
+    Examples:
+      >>> from jaxmetrics.mauve.estimate import is_quantized
+      >>> is_quantized("quantized"), is_quantized("knn")
+      (True, False)
+    """
+    if isinstance(estimator, str):
+        if estimator != QUANTIZED:
+            get_estimator(estimator)  # an unknown name fails here, naming the argument
+        return estimator == QUANTIZED
+    get_estimator(estimator)
+    return False
+
+
+def estimate_seeds(p_features: Any, q_features: Any, *, seeds: Any, estimator: Any, divergence: str,
+                   scaling: float, num_points: int, scoring: str, model: Any = None,
+                   **signature_extra: Any) -> list[MauveEstimate]:
+    """:func:`estimate_mauve` once per seed (key ``jax.random.key(s)``), the signature naming every
+    seed and the featurizer ``model`` (the ratio path of compute_mauve / compute_mauve_seeds).
+
+    Examples:
+      >>> import numpy as np
+      >>> from jaxmetrics.mauve.estimate import estimate_seeds
+      >>> rng = np.random.default_rng(0)
+      >>> out = estimate_seeds(rng.normal(size=(80, 4)), rng.normal(size=(80, 4)), seeds=(1, 2), estimator="gaussian",
+      ...                      divergence="kl", scaling=5.0, num_points=25, scoring="mauve-text")
+      >>> len(out), out[0].estimator
+      (2, 'gaussian')
+    """
+    est = get_estimator(estimator)
+    out = [estimate_mauve(p_features, q_features, key=jax.random.key(s), estimator=est, divergence=divergence,
+                          scaling=scaling, num_points=num_points, scoring=scoring) for s in seeds]
+    sig = _signature(est, divergence=divergence, scaling=scaling, num_points=num_points, scoring=scoring,
+                     model=model, seeds=tuple(seeds), **signature_extra)
+    return [e.replace(signature=sig) for e in out]
+
+
+def scores_with_divergence(scores: Any, p_counts: Any, q_counts: Any, *, divergence: str, scaling: float,
+                           num_points: int, scoring: str) -> Any:
+    """Histogram scores (:class:`~jaxmetrics.mauve.engine.MauveScores`, ``[..., k]`` counts) with
+    ``mauve``, ``mauve_star`` and the curve of the f-divergence ``divergence``
+    (:func:`~jaxmetrics.mauve.frontiers.f_mauve` on the plain and on the ``+1/2`` smoothed
+    histograms); the frontier integrals stay KL-based. ``'kl'`` returns ``scores`` unchanged.
+
+    Examples:
+      >>> from jaxmetrics.mauve.engine import mauve_scores
+      >>> from jaxmetrics.mauve.estimate import scores_with_divergence
+      >>> s = mauve_scores([5, 0, 5], [5, 5, 0])
+      >>> tv = scores_with_divergence(s, [5, 0, 5], [5, 5, 0], divergence="tv", scaling=5.0, num_points=25,
+      ...                             scoring="mauve-text")
+      >>> bool(tv.mauve > s.mauve), float(tv.frontier_integral) == float(s.frontier_integral)
+      (True, True)
+    """
+    divergence = check_divergence(divergence)
+    if divergence == "kl":
+        return scores
+    with jax.enable_x64(True):
+        kw = dict(divergence=divergence, scaling=float(scaling), num_points=int(num_points), scoring=scoring)
+        plain = f_mauve(np.asarray(scores.p_hist, np.float64), np.asarray(scores.q_hist, np.float64), **kw)
+        smooth = [np.asarray(c, np.float64) + 0.5 for c in (p_counts, q_counts)]
+        star = f_mauve(*[c / c.sum(-1, keepdims=True) for c in smooth], **kw)
+        return scores.replace(mauve=np.asarray(plain.mauve), divergence_curve=np.asarray(plain.divergence_curve),
+                              mauve_star=np.asarray(star.mauve))
 
 
 def estimate_mauve(p_features: Any, q_features: Any, *, key: jax.Array, estimator: Any = "knn",
