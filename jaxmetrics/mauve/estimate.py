@@ -16,7 +16,7 @@ from jaxmetrics.mauve.histograms import _check_scoring
 from jaxmetrics.results import Result, static_field
 from jaxmetrics.mauve.estimators import ESTIMATORS, MauveEstimate, get_estimator
 
-__all__ = ["estimate_mauve", "is_quantized", "estimate_seeds", "scores_with_divergence"]
+__all__ = ["estimate_mauve", "is_quantized", "estimator_settings", "estimate_seeds", "scores_with_divergence"]
 
 #: The ``estimator=`` of compute_mauve / compute_mauve_seeds / mauve_sweep / the CLI that runs today's
 #: histogram pipeline (its ``quantizer=``, ``num_buckets`` and k-means settings).
@@ -30,19 +30,32 @@ def _estimator_name(est: Any) -> str:
     return type(est).__name__
 
 
-def _signature(est, *, divergence, scaling, num_points, scoring, model: Any = None, **extra: Any) -> str:
-    from jaxmetrics.signature import make_signature
+def estimator_settings(estimator: Any) -> dict[str, Any]:
+    """``{'estimator': name, '<name>_<setting>': value, ...}`` of an estimator (a name or an instance),
+    the entries of a result's signature (:mod:`jaxmetrics.signature`).
 
+    Examples:
+      >>> from jaxmetrics.mauve.estimate import estimator_settings
+      >>> estimator_settings("knn")
+      {'estimator': 'knn', 'knn_k': 50, 'knn_calibrate': True, 'knn_normalize': True, 'knn_explained_var': 0.9}
+    """
+    est = get_estimator(estimator)
     name = _estimator_name(est)
-    settings: dict[str, Any] = {}
+    settings: dict[str, Any] = {"estimator": name}
     if dataclasses.is_dataclass(est):
         for f in dataclasses.fields(est):
             v = getattr(est, f.name)
             ok = v is None or isinstance(v, (bool, int, float, str))
             settings[f"{name}_{f.name}"] = v if ok else type(v).__name__
-    return make_signature("mauve", model=model, estimator=name, divergence=divergence,
-                          mauve_scaling_factor=float(scaling), divergence_curve_discretization_size=int(num_points),
-                          scoring=scoring, **extra, **settings)
+    return settings
+
+
+def _signature(est, *, divergence, scaling, num_points, scoring, model: Any = None, **extra: Any) -> str:
+    from jaxmetrics.signature import make_signature
+
+    return make_signature("mauve", model=model, divergence=divergence, mauve_scaling_factor=float(scaling),
+                          divergence_curve_discretization_size=int(num_points), scoring=scoring, **extra,
+                          **estimator_settings(est))
 
 
 def is_quantized(estimator: Any) -> bool:

@@ -24,10 +24,11 @@ class MauveSweepRow(Result):
       system: the candidate system's name.
       mauve_mean: mean MAUVE over the seeds.
       mauve_std: sample standard deviation over the seeds (``ddof=1``; 0 for one seed).
-      mauve_star_mean: mean of the Krichevsky-Trofimov smoothed MAUVE.
+      mauve_star_mean: mean of the Krichevsky-Trofimov smoothed MAUVE (``None`` for a density-ratio
+        estimator, which has no histograms to smooth).
       frontier_integral_mean: mean frontier integral.
       num_seeds: number of seeds.
-      num_buckets: number of bins ``k`` used.
+      num_buckets: number of bins ``k`` used (``None`` for a density-ratio estimator).
       num_references: rows of P used.
       num_candidates: rows of Q used.
       references_length_mean: length sweep only: mean token length of P after truncation (else None).
@@ -41,10 +42,10 @@ class MauveSweepRow(Result):
     system: str
     mauve_mean: float
     mauve_std: float
-    mauve_star_mean: float
+    mauve_star_mean: float | None
     frontier_integral_mean: float
     num_seeds: int
-    num_buckets: int
+    num_buckets: int | None
     num_references: int
     num_candidates: int
     references_length_mean: float | None = None
@@ -63,11 +64,12 @@ class MauveSweepResult(Result):
 
     Attributes:
       mauve: ``[V, M, S]`` float64 MAUVE per setting, system and seed.
-      mauve_star: ``[V, M, S]`` Krichevsky-Trofimov smoothed MAUVE.
+      mauve_star: ``[V, M, S]`` Krichevsky-Trofimov smoothed MAUVE (``None`` for a density-ratio
+        estimator).
       frontier_integral: ``[V, M, S]`` frontier integral.
       mauve_mean: ``[V, M]`` mean over the seeds.
       mauve_std: ``[V, M]`` sample standard deviation over the seeds (``ddof=1``; 0 for one seed).
-      num_buckets: ``[V, M]`` int number of bins used.
+      num_buckets: ``[V, M]`` int number of bins used (``None`` for a density-ratio estimator).
       num_references: ``[V, M]`` int rows of P used.
       num_candidates: ``[V, M]`` int rows of Q used.
       references_length_quantiles: length sweep: ``[V, 3]`` 10 / 50 / 90 % quantiles of P's token
@@ -81,6 +83,8 @@ class MauveSweepResult(Result):
       seeds: the ``S`` seeds (static).
       pooling: length sweep: the named pooling that featurized the texts (static; ``None`` for
         sweeps of given features).
+      estimator: how the frontier was estimated (static, not in the repr): ``'quantized'`` (k-means
+        histograms) or a density-ratio estimator's name (:mod:`jaxmetrics.mauve.estimators`).
       signature: what the numbers depend on (static; :mod:`jaxmetrics.signature`):
         ``metric:mauve-sweep``, the swept setting (``over``) and its ``values`` (``default`` for
         the data-derived default sample sizes), the seeds and every fixed MAUVE setting (the
@@ -89,11 +93,11 @@ class MauveSweepResult(Result):
     """
 
     mauve: np.ndarray
-    mauve_star: np.ndarray
+    mauve_star: np.ndarray | None
     frontier_integral: np.ndarray
     mauve_mean: np.ndarray
     mauve_std: np.ndarray
-    num_buckets: np.ndarray
+    num_buckets: np.ndarray | None
     num_references: np.ndarray
     num_candidates: np.ndarray
     references_length_quantiles: np.ndarray | None = None
@@ -106,6 +110,7 @@ class MauveSweepResult(Result):
     seeds: tuple = static_field(default=())
     pooling: str | None = static_field(default=None)
     signature: str = static_field(default="", repr=False)
+    estimator: str = static_field(default="quantized", repr=False)
 
     def rows(self) -> list[MauveSweepRow]:
         """One :class:`MauveSweepRow` per (setting value, system), settings outer; ``row.to_dict()``
@@ -123,9 +128,10 @@ class MauveSweepResult(Result):
                 out.append(MauveSweepRow(
                     setting=self.setting, value=value, system=system,
                     mauve_mean=float(self.mauve_mean[v, m]), mauve_std=float(self.mauve_std[v, m]),
-                    mauve_star_mean=float(np.mean(self.mauve_star[v, m])),
+                    mauve_star_mean=None if self.mauve_star is None else float(np.mean(self.mauve_star[v, m])),
                     frontier_integral_mean=float(np.mean(self.frontier_integral[v, m])),
-                    num_seeds=len(self.seeds), num_buckets=int(self.num_buckets[v, m]),
+                    num_seeds=len(self.seeds),
+                    num_buckets=None if self.num_buckets is None else int(self.num_buckets[v, m]),
                     num_references=int(self.num_references[v, m]),
                     num_candidates=int(self.num_candidates[v, m]), **extra))
         return out

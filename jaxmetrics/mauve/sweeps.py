@@ -52,6 +52,9 @@ import numpy as np
 from jaxmetrics import _validation as V
 from jaxmetrics.mauve.compute import _check_common
 from jaxmetrics.mauve.engine import fit_labels, split_counts
+from jaxmetrics.mauve.estimate import estimator_settings, is_quantized
+from jaxmetrics.mauve.estimators import get_estimator
+from jaxmetrics.mauve.frontiers import mauve_from_log_ratios
 from jaxmetrics.mauve.inputs import check_pooling
 from jaxmetrics.mauve.quantizers import KMeansQuantizer, _quantizer_settings, get_quantizer
 from jaxmetrics.mauve.sweep_results import MauveSweepResult
@@ -90,6 +93,7 @@ def mauve_sweep(
     divergence_curve_discretization_size: int = 25,
     quantizer_options: Mapping[str, Mapping[str, Any]] | None = None,
     batch_size: int | None = None,
+    estimator: Any = "quantized",
 ) -> MauveSweepResult:
     """MAUVE of several candidate systems against one reference set, along one setting.
 
@@ -126,6 +130,12 @@ def mauve_sweep(
       batch_size: k-means problems per compiled call; ``None`` (default) runs them all in one call.
         Set it when ``problems x kmeans_num_redo x rows x k_max`` floats do not fit in memory
         (the chunks share one compiled program).
+      estimator: ``'quantized'`` (default: the k-means histograms above) or a density-ratio
+        estimator of the MAUVE family (``'knn'``, ``'classifier'``, ``'gaussian'`` or an instance;
+        :mod:`jaxmetrics.mauve.estimators`), which sweeps ``over="n"`` or ``"c"``: each (size,
+        system, seed) problem estimates the log ratios on the same row subsets as k-means would
+        get, with key ``jax.random.key(s)``, so at ``n`` = all rows it equals
+        ``compute_mauve(estimator=..., seed=s)``; ``mauve_star`` and ``num_buckets`` are then ``None``.
 
     Returns:
       :class:`MauveSweepResult` (arrays ``[V, M, S]`` and ``[V, M]``; ``rows()``, ``to_csv()``,
@@ -157,6 +167,17 @@ def mauve_sweep(
                   num_points=divergence_curve_discretization_size, scaling=mauve_scaling_factor)
     n_min = min([p.shape[0]] + [q.shape[0] for q in systems.values()])
     values = _check_values(over, values, n_min)
+    if not is_quantized(estimator):
+        if over not in ("n", "c"):
+            raise ValueError(f"over: a density-ratio estimator ({estimator!r}) is swept over 'n' or 'c', not {over!r}")
+        if not (isinstance(num_buckets, str) and num_buckets == "auto"):
+            raise ValueError(f"num_buckets: applies to estimator='quantized' only, not to estimator={estimator!r}")
+        sig = _sweep_signature(over, values if given_values is not None or over != "n" else "default", seeds,
+                               kmeans=False, divergence_curve_discretization_size=divergence_curve_discretization_size,
+                               **estimator_settings(estimator),
+                               **({} if over == "c" else dict(mauve_scaling_factor=float(mauve_scaling_factor))))
+        return _ratio_sweep(over, values, p, systems, seeds, get_estimator(estimator), sig=sig,
+                            scaling=float(mauve_scaling_factor), num_points=divergence_curve_discretization_size)
     if batch_size is not None:
         V.check_int(batch_size, "batch_size", minimum=1)
     if quantizer_options is not None and not isinstance(quantizer_options, Mapping):
@@ -248,10 +269,43 @@ def mauve_sweep(
     return _result("quantizer", labels, names, seeds, m_, ms, fi, ks, n_ref, n_cand, signature=sig)
 
 
-def _sweep_signature(over: str, values: Any, seeds: tuple, *, kmeans_explained_var, kmeans_num_redo, kmeans_max_iter,
-                     pca_max_data, model: Any = None, **settings: Any) -> str:
+def _ratio_sweep(over, values, p, systems, seeds, est, *, sig, scaling, num_points) -> MauveSweepResult:
+    """``mauve_sweep`` with a density-ratio estimator: one ``log_ratios`` per (size, system, seed) on
+    the rows the k-means sweep would use, scored for every ``c`` (float64)."""
+    names = list(systems)
+    settings = values if over == "n" else (None,)
+    cs = tuple(float(c) for c in values) if over == "c" else (scaling,)
+    ratios, n_ref, n_cand = [], [], []
+    for v in settings:
+        for m in names:
+            q = systems[m]
+            n_p, n_q = (v, v) if over == "n" else (p.shape[0], q.shape[0])
+            for s in seeds:
+                lr = est.log_ratios(p[_subset(s, 11, p.shape[0], n_p)], q[_subset(s, 13, q.shape[0], n_q)],
+                                    key=jax.random.key(s))
+                ratios.append((np.asarray(lr.p_log_ratio, np.float64), np.asarray(lr.q_log_ratio, np.float64)))
+            n_ref.append(n_p)
+            n_cand.append(n_q)
+    m_ = np.zeros((len(cs), len(ratios)))
+    fi = np.zeros_like(m_)
+    with jax.enable_x64(True):
+        for j, (lp, lq) in enumerate(ratios):
+            for i, c in enumerate(cs):
+                r = mauve_from_log_ratios(lp, lq, scaling=c, num_points=num_points)
+                m_[i, j], fi[i, j] = float(r.mauve), float(r.frontier_integral)
+    if over == "c":
+        n_ref, n_cand = n_ref * len(values), n_cand * len(values)
+    ks = np.zeros(len(values) * len(names), np.int64)
+    out = _result(over, values, names, seeds, m_, m_, fi, ks, n_ref, n_cand, signature=sig)
+    return out.replace(mauve_star=None, num_buckets=None, estimator=estimator_settings(est)["estimator"])
+
+
+def _sweep_signature(over: str, values: Any, seeds: tuple, *, kmeans_explained_var=None, kmeans_num_redo=None,
+                     kmeans_max_iter=None, pca_max_data=None, model: Any = None, kmeans: bool = True,
+                     **settings: Any) -> str:
     """The signature of a sweep (see :class:`MauveSweepResult`); a quantizer among ``values``
-    is written as its name and settings."""
+    is written as its name and settings; ``kmeans=False`` (a density-ratio estimator's sweep)
+    leaves the k-means settings out."""
     from jaxmetrics.signature import make_signature
 
     def label(v):
@@ -261,11 +315,13 @@ def _sweep_signature(over: str, values: Any, seeds: tuple, *, kmeans_explained_v
         name = q.pop("quantizer")
         return name + "(" + " ".join(f"{k[len(name) + 1:]}={x}" for k, x in q.items()) + ")"
 
+    vals = values if isinstance(values, str) else tuple(label(v) for v in values)
+    if not kmeans:
+        return make_signature("mauve-sweep", model=model, over=over, values=vals, seeds=tuple(seeds), **settings)
     kmeans = _quantizer_settings(KMeansQuantizer(2, explained_var=kmeans_explained_var, num_redo=kmeans_num_redo,
                                                  max_iter=kmeans_max_iter, pca_max_data=pca_max_data))
     if over == "quantizer":
         kmeans = {k: v for k, v in kmeans.items() if k != "quantizer"}
-    vals = values if isinstance(values, str) else tuple(label(v) for v in values)
     return make_signature("mauve-sweep", model=model, over=over, values=vals, seeds=tuple(seeds), **kmeans,
                           **settings)
 
