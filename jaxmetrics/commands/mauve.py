@@ -27,6 +27,16 @@ EXPLAIN_SEEDS = 5
 EXPLAIN_WIDTH = 100
 #: The truncation length when --max-length is not given: mauve-text's, capped at the model's positions.
 DEFAULT_MAX_LENGTH = 1024
+#: ``--estimator``'s choices: ``jaxmetrics.mauve.estimators.available_estimators()``, spelled out so that
+#: ``--help`` imports no JAX (a test keeps them equal).
+ESTIMATORS = ("quantized", "knn", "classifier", "gaussian")
+#: ``--divergence``'s choices: ``jaxmetrics.mauve.frontiers.DIVERGENCES`` (a test keeps them equal).
+DIVERGENCES = ("kl", "chi2", "hellinger", "tv", "js")
+#: Options that apply to ``--estimator quantized`` only, with their defaults (given otherwise: an error).
+QUANTIZED_ONLY = (("num_buckets", "--num-buckets", None),
+                  ("kmeans_explained_var", "--kmeans-explained-var", 0.9),
+                  ("kmeans_num_redo", "--kmeans-num-redo", 5), ("kmeans_max_iter", "--kmeans-max-iter", 500),
+                  ("pca_max_data", "--pca-max-data", -1), ("explain", "--explain", None))
 
 
 def add_mauve_options(p: argparse.ArgumentParser, *, seeds: tuple[int, ...], sweep: bool = False) -> None:
@@ -53,6 +63,51 @@ def add_mauve_options(p: argparse.ArgumentParser, *, seeds: tuple[int, ...], swe
     p.add_argument("--seeds", type=int, nargs="+", default=list(seeds), metavar="S",
                    help="k-means seeds, an explicit list of integers; mean and s.d. over them when there are "
                    f"several (default {' '.join(map(str, seeds))}" + (": mauve-text's seed)" if seeds == (25,) else ")"))
+
+
+def add_estimator_options(p: argparse.ArgumentParser) -> None:
+    """``--estimator`` and ``--divergence`` (the MAUVE family: ``compute_mauve(estimator=, divergence=)``)."""
+    p.add_argument("--estimator", choices=ESTIMATORS, default="quantized",
+                   help="how the divergence frontier is estimated: quantized (k-means histograms, "
+                   "mauve-text's numbers) or a density-ratio estimator, knn, classifier or gaussian, keyed by "
+                   "each seed (no MAUVE*, FI*, --num-buckets, k-means options or --explain) (default quantized)")
+    p.add_argument("--divergence", choices=DIVERGENCES, default="kl",
+                   help="the f-divergence whose frontier MAUVE (and MAUVE*) summarises: kl (MAUVE as "
+                   "published), chi2, hellinger, tv or js; the frontier integrals stay KL-based (default kl)")
+
+
+def check_estimator_options(args: argparse.Namespace) -> None:
+    """With a density-ratio ``--estimator``, an option of the k-means pipeline is an error naming
+    both options (it would be ignored); so is ``--explain`` with a ``--divergence`` other than kl
+    (its influences are those of the KL MAUVE*)."""
+    est = getattr(args, "estimator", "quantized")
+    if est != "quantized":
+        for name, option, default in QUANTIZED_ONLY:
+            value = getattr(args, name, default)
+            if value != default and not (name == "num_buckets" and value == "auto"):
+                raise ValueError(f"{option}: applies to --estimator quantized only, not to --estimator {est} "
+                                 "(a density-ratio estimator has no buckets, k-means or MAUVE*)")
+    if getattr(args, "explain", None) is not None and getattr(args, "divergence", "kl") != "kl":
+        raise ValueError(f"--explain: ranks the samples by their influence on the KL MAUVE*; not available "
+                         f"with --divergence {args.divergence}")
+
+
+def check_estimator_sizes(estimator: str, n_ref: int, n_cand: int, cand_option: str = "--candidates") -> None:
+    """The fewest rows a density-ratio ``estimator`` (its default settings) takes, checked before
+    any featurization: a ``ValueError`` naming ``--estimator`` and the sizes."""
+    from jaxmetrics.mauve.estimators import get_estimator
+
+    est = get_estimator(estimator)
+    sizes = f"--references has {n_ref} and {cand_option} {n_cand}"
+    if min(n_ref, n_cand) < 2:
+        raise ValueError(f"--estimator {estimator}: needs at least 2 rows on each side; {sizes}")
+    k = getattr(est, "k", None)   # k-NN: k neighbours among the n_p + n_q - 1 other rows
+    if isinstance(k, int) and n_ref + n_cand - 1 < k:
+        raise ValueError(f"--estimator {estimator}: its {k} neighbours need more than {k} rows in all; {sizes}")
+    folds = getattr(est, "num_folds", None)   # cross-fitting: a row of each side in every fold
+    if isinstance(folds, int) and min(n_ref, n_cand) < folds:
+        raise ValueError(f"--estimator {estimator}: its {folds} cross-fitting folds need at least {folds} rows "
+                         f"on each side; {sizes}")
 
 
 def option_error(e: Exception, renames: dict[str, str]) -> ValueError:
@@ -132,6 +187,7 @@ def register(subparsers) -> None:
     p.add_argument("--candidates", required=True, metavar="FILE",
                    help="model texts (Q): .txt / .jsonl, or .npy features [n_q, d]")
     add_mauve_options(p, seeds=DEFAULT_SEEDS)
+    add_estimator_options(p)
     p.add_argument("--pca-max-data", type=int, default=-1, help="rows used to fit the PCA, -1 for all (default -1)")
     p.add_argument("--divergence-curve-discretization-size", type=int, default=25,
                    help="interior points of the divergence curve (default 25)")
@@ -249,6 +305,10 @@ def settings(args: argparse.Namespace, features: bool, pooling, max_length) -> d
     for name in ("pca_max_data", "divergence_curve_discretization_size"):
         if hasattr(args, name):
             out[name] = getattr(args, name)
+    if hasattr(args, "estimator"):
+        out.update(estimator=args.estimator, divergence=args.divergence)
+        if args.estimator != "quantized":   # the k-means pipeline's settings did not apply
+            out.update({name: None for name, _, _ in QUANTIZED_ONLY if name in out}, quantizer=None)
     return out
 
 
@@ -257,16 +317,19 @@ def _result(out, seeds: tuple, n_ref: int, n_cand: int, conf: dict) -> dict:
     import numpy as np
 
     one = len(seeds) == 1
-    per = {f: np.atleast_1d(np.asarray(getattr(out, f), np.float64))
+    # a density-ratio estimator has no histograms: mauve_star, frontier_integral_star are None
+    per = {f: None if getattr(out, f) is None else np.atleast_1d(np.asarray(getattr(out, f), np.float64))
            for f in ("mauve", "mauve_star", "frontier_integral", "frontier_integral_star")}
     curves = np.asarray(out.divergence_curve, np.float64).reshape(len(seeds), -1, 2)
     rec = {}
     for f, v in per.items():
-        rec[f] = float(v[0]) if one else float(v.mean())
-        rec[f"{f}_std"] = None if one else float(v.std(ddof=1))
+        rec[f] = None if v is None else float(v[0]) if one else float(v.mean())
+        rec[f"{f}_std"] = None if one or v is None else float(v.std(ddof=1))
     for f, v in per.items():
-        rec[f"{f}_per_seed"] = [float(x) for x in v]
-    rec.update(seeds=list(seeds), num_buckets=int(out.num_buckets), num_references=int(n_ref),
+        rec[f"{f}_per_seed"] = None if v is None else [float(x) for x in v]
+    rec.update(estimator=out.estimator, divergence=out.divergence)
+    rec.update(seeds=list(seeds), num_buckets=None if out.num_buckets is None else int(out.num_buckets),
+               num_references=int(n_ref),
                num_candidates=int(n_cand), divergence_curve=curves.tolist(), settings=conf)
     return rec
 
@@ -305,8 +368,28 @@ def _explain(args: argparse.Namespace, p, q, p_texts, q_texts, seeds: tuple, kw:
             "temperature": [float(t) for t in att.temperature], "candidates": gens, "references": refs}
 
 
+def _score_line(rec: dict, n_ref: int, n_cand: int, how: str) -> str:
+    """The one line ``mauve`` prints: MAUVE, MAUVE*, FI, FI* (one seed) or MAUVE, MAUVE* ± s.d.
+    (several); MAUVE and FI only for a density-ratio estimator; the estimator and the divergence
+    named when they are not the defaults."""
+    quantized = rec["estimator"] == "quantized"
+    n_seeds = len(rec["seeds"])
+    extra = ("" if quantized else f"estimator {rec['estimator']}, ") + (
+        "" if rec["divergence"] == "kl" else f"divergence {rec['divergence']}, ")
+    where = (f"k = {rec['num_buckets']}, " if quantized else "") + extra + f"n = {n_ref} / {n_cand}{how}"
+    if n_seeds == 1:
+        fields = ("mauve", "mauve_star", "frontier_integral", "frontier_integral_star") if quantized else (
+            "mauve", "frontier_integral")
+        names = {"mauve": "MAUVE", "mauve_star": "MAUVE*", "frontier_integral": "FI", "frontier_integral_star": "FI*"}
+        return "  ".join(f"{names[f]} {rec[f]:.4f}" for f in fields) + f"  ({where})"
+    second = ("mauve_star", "MAUVE*") if quantized else ("frontier_integral", "FI")
+    return (f"MAUVE {rec['mauve']:.4f} +- {rec['mauve_std']:.4f}  {second[1]} {rec[second[0]]:.4f} +- "
+            f"{rec[second[0] + '_std']:.4f}  over {n_seeds} seeds ({where})")
+
+
 def run(args: argparse.Namespace) -> int:
     check_mauve_options(args)
+    check_estimator_options(args)
     if args.explain is not None and args.explain < 1:
         raise ValueError(f"--explain: expected a number of samples >= 1, got {args.explain}")
     features = _check_files(args)
@@ -320,7 +403,10 @@ def run(args: argparse.Namespace) -> int:
         p_in = nonempty_texts(args.references, "references", models.read_texts)
         q_in = nonempty_texts(args.candidates, "candidates", models.read_texts)
     n_ref, n_cand = len(p_in), len(q_in)
-    check_sizes(args, n_ref, n_cand)  # before the model is loaded
+    if args.estimator == "quantized":  # before the model is loaded
+        check_sizes(args, n_ref, n_cand)
+    else:
+        check_estimator_sizes(args.estimator, n_ref, n_cand)
     pooling = max_length = None
     if features:
         p, q = p_in, q_in
@@ -337,18 +423,15 @@ def run(args: argparse.Namespace) -> int:
               divergence_curve_discretization_size=args.divergence_curve_discretization_size,
               mauve_scaling_factor=5.0 if args.mauve_scaling_factor is None else args.mauve_scaling_factor)
     if progress_enabled(args):
-        print("jaxmetrics mauve: quantizing and computing MAUVE", file=sys.stderr)
-    out = compute_mauve(**kw, seed=seeds[0]) if len(seeds) == 1 else compute_mauve_seeds(**kw, seeds=seeds)
+        print("jaxmetrics mauve: " + ("quantizing and computing MAUVE" if args.estimator == "quantized" else
+                                      f"estimating density ratios ({args.estimator}) and computing MAUVE"),
+              file=sys.stderr)
+    family = dict(estimator=args.estimator, divergence=args.divergence)
+    out = (compute_mauve(**kw, **family, seed=seeds[0]) if len(seeds) == 1
+           else compute_mauve_seeds(**kw, **family, seeds=seeds))
     rec = _result(out, seeds, n_ref, n_cand, settings(args, features, pooling, max_length))
     rec = {"signature": featurized_signature(out.signature, None if features else lm, pooling, max_length), **rec}
-    how = "" if pooling is None else f", {pooling} pooling"
-    if len(seeds) == 1:
-        print(f"MAUVE {rec['mauve']:.4f}  MAUVE* {rec['mauve_star']:.4f}  FI {rec['frontier_integral']:.4f}  "
-              f"FI* {rec['frontier_integral_star']:.4f}  (k = {rec['num_buckets']}, n = {n_ref} / {n_cand}{how})")
-    else:
-        print(f"MAUVE {rec['mauve']:.4f} +- {rec['mauve_std']:.4f}  MAUVE* {rec['mauve_star']:.4f} +- "
-              f"{rec['mauve_star_std']:.4f}  over {len(seeds)} seeds (k = {rec['num_buckets']}, "
-              f"n = {n_ref} / {n_cand}{how})")
+    print(_score_line(rec, n_ref, n_cand, "" if pooling is None else f", {pooling} pooling"))
     if args.explain is not None:
         rec["explain"] = _explain(args, p, q, None if features else p_in, None if features else q_in, seeds, kw)
     if args.plot:

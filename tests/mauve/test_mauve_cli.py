@@ -66,7 +66,8 @@ def test_cli_json_carries_curve_sizes_seeds_and_settings(npy_files):
                                    batch_size=None,
                                    num_buckets=8, kmeans_explained_var=0.8, kmeans_num_redo=3, kmeans_max_iter=40,
                                    mauve_scaling_factor=4.0, seeds=[25], quantizer="kmeans", scoring="mauve-text",
-                                   pca_max_data=150, divergence_curve_discretization_size=11)
+                                   pca_max_data=150, divergence_curve_discretization_size=11,
+                                   estimator="quantized", divergence="kl")
 
 
 def test_cli_seeds(npy_files):
