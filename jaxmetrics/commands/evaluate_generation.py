@@ -9,12 +9,14 @@ import sys
 from jaxmetrics._cli_util import add_model_option, add_pooling_option, add_progress_options, progress_enabled
 from jaxmetrics._files import check_input_file
 from jaxmetrics._options import add_dtype_option
+from jaxmetrics.commands.mauve import DIVERGENCES, ESTIMATORS
 
 #: The library's argument names in error messages, and the options they come from.
 _OPTIONS = {"max_new_tokens": "--max-new-tokens", "prompt_tokens": "--prompt-tokens",
             "prompt_field": "--prompt-field", "reference_field": "--reference-field",
             "featurize_max_length": "--max-length", "mauve_seeds": "--mauve-seeds", "mauve_seed": "--mauve-seeds",
-            "mauve_scoring": "--mauve-scoring", "self_bleu_samples": "--self-bleu-samples",
+            "mauve_scoring": "--mauve-scoring", "mauve_estimator": "--mauve-estimator",
+            "mauve_divergence": "--mauve-divergence", "self_bleu_samples": "--self-bleu-samples",
             "batch_size": "--batch-size", "cache_dir": "--cache-dir", "out_dir": "--out",
             "similarity_model": "--similarity-model", "seeds": "--seeds", "decodings": "--decodings",
             "model": "--model", "featurizer": "--featurizer", "pooling": "--pooling"}
@@ -75,11 +77,19 @@ def register(subparsers) -> None:
                    help="encoder for BERTScore / TWMD F1: 'auto' (the featurizer if it is an encoder), 'none' "
                         "(skip), or a checkpoint (default: auto)")
     p.add_argument("--mauve-seeds", type=int, nargs="+", default=[25, 26, 27, 28, 29], metavar="S",
-                   help="k-means seeds of each setting's first run; run j shifts them by j times their span, so "
-                        "runs never share one (default: 25 26 27 28 29; run 2 then uses 30..34)")
+                   help="k-means (or --mauve-estimator) seeds of each setting's first run; run j shifts them "
+                        "by j times their span, so runs never share one (default: 25 26 27 28 29; run 2 then "
+                        "uses 30..34)")
     p.add_argument("--mauve-scoring", choices=("mauve-text", "paper"), default="mauve-text",
                    help="divergence-curve scoring: mauve-text's or the NeurIPS 2021 paper code's "
                         "(default: mauve-text)")
+    p.add_argument("--mauve-estimator", choices=ESTIMATORS, default="quantized",
+                   help="how MAUVE's divergence frontier is estimated: quantized (k-means histograms, mauve-text's "
+                        "numbers) or a density-ratio estimator, knn, classifier or gaussian, keyed by the "
+                        "--mauve-seeds (default: quantized)")
+    p.add_argument("--mauve-divergence", choices=DIVERGENCES, default="kl",
+                   help="the f-divergence whose frontier MAUVE summarises: kl, chi2, hellinger, tv or js; the "
+                        "frontier integral stays KL-based (default: kl)")
     p.add_argument("--hf-perplexity", action="store_true",
                    help="add Hugging Face evaluate's per-text perplexity column (ppl_evaluate) (default: off)")
     p.add_argument("--self-bleu-samples", type=int, default=500, help="Self-BLEU hypotheses (default: 500)")
@@ -134,7 +144,8 @@ def run(args: argparse.Namespace) -> int:
             max_new_tokens=args.max_new_tokens, prompt_tokens=args.prompt_tokens,
             prompt_field=args.prompt_field or None, reference_field=args.reference_field,
             include_prompt=not args.continuation_only, pooling=args.pooling, similarity_model=sim,
-            mauve_seeds=args.mauve_seeds, mauve_scoring=args.mauve_scoring, hf_perplexity=args.hf_perplexity,
+            mauve_seeds=args.mauve_seeds, mauve_scoring=args.mauve_scoring, mauve_estimator=args.mauve_estimator,
+            mauve_divergence=args.mauve_divergence, hf_perplexity=args.hf_perplexity,
             self_bleu_samples=args.self_bleu_samples, eos_token_id=None if args.no_eos else "default",
             batch_size=args.batch_size, featurize_max_length=args.max_length, cache_dir=args.cache_dir,
             out_dir=args.out, mesh=mesh, progress=progress_enabled(args), dtype=args.dtype)

@@ -53,14 +53,17 @@ def _read_dataset(dataset: Any, *, prompt_field, reference_field):
     return load_prompt_dataset(dataset, prompt_field=prompt_field, reference_field=reference_field)
 
 
-def _min_rows(*, mark_evaluate: bool, num_buckets) -> tuple[int, str]:
+def _min_rows(*, mark_evaluate: bool, num_buckets, mauve_estimator: str = "quantized") -> tuple[int, str]:
     """The fewest prompts a report is computed from, and why (``evaluate_generation``):
 
     * 2: Self-BLEU scores each text against the others, and MAUVE quantizes into at least 2
       k-means buckets;
     * 4 with ``mark_evaluate``: ME-Petersen's k = 3 needs k + 1 samples in each set;
     * ``ceil(num_buckets / 2)`` for an explicit ``num_buckets`` (a point per bucket over the human
-      and the model texts together).
+      and the model texts together);
+    * with a density-ratio ``mauve_estimator`` (its default settings): ``ceil((k + 1) / 2)`` for
+      the k-NN estimator's ``k`` neighbours among the other rows of both sets, ``num_folds`` for a
+      cross-fitted one (a row of each set in every fold).
     """
     from jaxmetrics.evaluation.scores import ME_K
 
@@ -69,11 +72,23 @@ def _min_rows(*, mark_evaluate: bool, num_buckets) -> tuple[int, str]:
         need, why = ME_K + 1, f"ME-Petersen's k = {ME_K} needs k + 1 texts per set"
     if not isinstance(num_buckets, str) and -(-int(num_buckets) // 2) > need:
         need, why = -(-int(num_buckets) // 2), f"num_buckets={num_buckets} needs a point per bucket over both sets"
+    if mauve_estimator != "quantized":
+        from jaxmetrics.mauve.estimators import get_estimator
+
+        est = get_estimator(mauve_estimator)
+        k, folds = getattr(est, "k", None), getattr(est, "num_folds", None)
+        if isinstance(k, int) and -(-(k + 1) // 2) > need:
+            need, why = (-(-(k + 1) // 2),
+                         f"mauve_estimator {mauve_estimator}: its {k} neighbours are taken among both sets")
+        if isinstance(folds, int) and folds > need:
+            need, why = folds, (f"mauve_estimator {mauve_estimator}: its {folds} cross-fitting folds need rows of "
+                                "each set")
     return need, why
 
 
-def _check_num_rows(n: int, source: str, *, mark_evaluate: bool, num_buckets, after: str = "") -> None:
-    need, why = _min_rows(mark_evaluate=mark_evaluate, num_buckets=num_buckets)
+def _check_num_rows(n: int, source: str, *, mark_evaluate: bool, num_buckets, after: str = "",
+                    mauve_estimator: str = "quantized") -> None:
+    need, why = _min_rows(mark_evaluate=mark_evaluate, num_buckets=num_buckets, mauve_estimator=mauve_estimator)
     if n < need:
         raise ValueError(f"dataset: {source} has {n} prompt(s){after}; the report needs at least {need} ({why})")
 

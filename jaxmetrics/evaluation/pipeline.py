@@ -7,9 +7,10 @@ human and the model texts → one report row per decoding setting:
 column                    definition (each run = one setting and one sampling seed)
 ========================  ==========================================================================
 ``mauve``                 MAUVE of the run's features against the human ones
-                          (:func:`~jaxmetrics.mauve.compute_mauve_seeds`, k-means), mean over
-                          ``mauve_seeds`` k-means seeds; the row is the mean over runs, ``mauve_std``
-                          their sample s.d. (greedy: one run, the s.d. over the k-means seeds)
+                          (:func:`~jaxmetrics.mauve.compute_mauve_seeds`, k-means or the
+                          ``mauve_estimator``), mean over ``mauve_seeds`` seeds; the row is the mean
+                          over runs, ``mauve_std`` their sample s.d. (greedy: one run, the s.d. over
+                          the seeds)
 ``frontier_integral``     the same for the frontier integral (lower = closer)
 ``gen_ppl``               :func:`~jaxmetrics.lm.generation_perplexity` of prompt + continuation
                           under the generating model (the MAUVE experiments' Gen. PPL)
@@ -104,7 +105,8 @@ def _dtype_name(lm) -> str | None:
 def _setup(*, model, data, featurizer, decodings, seeds, max_new_tokens, prompt_tokens, include_prompt, pooling,
            featurize_max_length, similarity_model, similarity_max_length, twmd_temperature, mark_evaluate,
            hf_perplexity, first_kmeans_seeds, mauve_scoring, num_buckets, kmeans_num_redo, kmeans_max_iter,
-           self_bleu_samples, eos_token_id, cache_dir, mesh, notes, dtype) -> _Setup:
+           self_bleu_samples, eos_token_id, cache_dir, mesh, notes, dtype, mauve_estimator="quantized",
+           mauve_divergence="kl") -> _Setup:
     """Resolve the models, tokenize the dataset (``data``: :func:`_read_dataset`'s), fix
     ``max_new_tokens``, compare the cache's manifest and derive the cache keys and the config;
     every problem is a ``ValueError`` raised before any generation."""
@@ -124,7 +126,7 @@ def _setup(*, model, data, featurizer, decodings, seeds, max_new_tokens, prompt_
     bos = getattr(lm.tokenizer, "bos_token_id", None) is not None
     prompts, refs, source = _prepare_ids(data, lm, prompt_tokens=prompt_tokens, notes=notes)
     _check_num_rows(len(prompts), source, mark_evaluate=mark_evaluate, num_buckets=num_buckets,
-                    after=" longer than prompt_tokens")
+                    after=" longer than prompt_tokens", mauve_estimator=mauve_estimator)
     max_new_tokens = _resolve_max_new_tokens(lm, prompts, max_new_tokens)
     refs = [r[:max_new_tokens] for r in refs]   # human continuations as long as the generations
 
@@ -157,6 +159,7 @@ def _setup(*, model, data, featurizer, decodings, seeds, max_new_tokens, prompt_
               "decodings": [d.name for d in decodings], "seeds": list(seeds), "mauve_seeds": len(first_kmeans_seeds),
               "mauve_seed": first_kmeans_seeds[0], "kmeans_seeds": list(first_kmeans_seeds),
               "mauve_scoring": mauve_scoring, "num_buckets": num_buckets,
+              "mauve_estimator": mauve_estimator, "mauve_divergence": mauve_divergence,
               "kmeans_num_redo": kmeans_num_redo, "kmeans_max_iter": kmeans_max_iter,
               "include_prompt": include_prompt, "similarity_model": None if sim is None else sim.name,
               "twmd_temperature": twmd_temperature, "self_bleu_samples": self_bleu_samples, "eos_token_id": eos,
@@ -169,7 +172,10 @@ def _setup(*, model, data, featurizer, decodings, seeds, max_new_tokens, prompt_
         "include_prompt", "twmd_temperature", "self_bleu_samples", "featurize_max_length", "similarity_max_length",
         "mark_evaluate", "hf_perplexity", "dtypes")} | {"featurizer": enc.fingerprint,
                                                "sim": None if sim is None else sim.fingerprint} | (
-        {} if _contiguous(first_kmeans_seeds) else {"kmeans_seeds": list(first_kmeans_seeds)}))
+        {} if _contiguous(first_kmeans_seeds) else {"kmeans_seeds": list(first_kmeans_seeds)}) | (
+        # another estimator or divergence never reuses the scores (the defaults keep older caches' keys)
+        {} if (mauve_estimator, mauve_divergence) == ("quantized", "kl")
+        else {"mauve_estimator": mauve_estimator, "mauve_divergence": mauve_divergence}))
 
     plan = [(d, s) for d in decodings for s in (seeds if d.stochastic else seeds[:1])]
     return _Setup(lm=lm, enc=enc, sim=sim, pooling=pooling, eos=eos, bos=bos, max_new_tokens=max_new_tokens,
@@ -178,6 +184,20 @@ def _setup(*, model, data, featurizer, decodings, seeds, max_new_tokens, prompt_
                   run_key={(d.name, s): (protocol, d.name, f"seed{s}") for d, s in plan},
                   human_run=(protocol, HUMAN), store=store, config=config, feature_key=fkey, similarity_key=sim_key,
                   score_key=skey)
+
+
+def _check_mauve_family(mauve_estimator, mauve_divergence, num_buckets) -> None:
+    """``mauve_estimator`` / ``mauve_divergence`` name an estimator and an f-divergence, and an
+    explicit ``num_buckets`` goes with the quantized estimator only: ``ValueError`` naming the argument."""
+    from jaxmetrics import _validation as V
+    from jaxmetrics.mauve.estimators import available_estimators
+    from jaxmetrics.mauve.frontiers import DIVERGENCES
+
+    V.check_choice(mauve_estimator, "mauve_estimator", available_estimators())
+    V.check_choice(mauve_divergence, "mauve_divergence", DIVERGENCES)
+    if mauve_estimator != "quantized" and num_buckets != "auto":
+        raise ValueError(f"num_buckets: applies to mauve_estimator='quantized' only, not to "
+                         f"mauve_estimator={mauve_estimator!r} (a density-ratio estimator has no buckets)")
 
 
 def _contiguous(seeds: tuple[int, ...]) -> bool:
@@ -288,6 +308,8 @@ def evaluate_generation(
     mauve_seeds: int | Sequence[int] = 5,
     mauve_seed: int | None = None,
     mauve_scoring: str = "mauve-text",
+    mauve_estimator: str = "quantized",
+    mauve_divergence: str = "kl",
     num_buckets: int | str = "auto",
     kmeans_num_redo: int = 5,
     kmeans_max_iter: int = 500,
@@ -356,7 +378,16 @@ def evaluate_generation(
         25..29 for the first run, 30..34 for the second (:func:`~jaxmetrics.evaluation.scores.kmeans_seeds`).
       mauve_scoring: ``'mauve-text'`` (default) or ``'paper'`` (the NeurIPS 2021 code's angular
         grid and unsymmetrised area; see :func:`~jaxmetrics.mauve.compute_mauve`).
-      num_buckets, kmeans_num_redo, kmeans_max_iter: as in :func:`~jaxmetrics.mauve.compute_mauve`.
+      mauve_estimator: how MAUVE's divergence frontier is estimated (``estimator=`` of
+        :func:`~jaxmetrics.mauve.compute_mauve_seeds`): ``'quantized'`` (default: k-means
+        histograms, mauve-text's numbers) or a density-ratio estimator, ``'knn'``,
+        ``'classifier'`` or ``'gaussian'``, keyed by each of the ``mauve_seeds`` (``num_buckets``
+        and the k-means settings then do not apply). Part of the config and of the scores' cache key.
+      mauve_divergence: the f-divergence whose frontier MAUVE summarises (``divergence=``):
+        ``'kl'`` (default), ``'chi2'``, ``'hellinger'``, ``'tv'``, ``'js'``; the frontier integral
+        stays KL-based. Part of the config and of the scores' cache key.
+      num_buckets, kmeans_num_redo, kmeans_max_iter: as in :func:`~jaxmetrics.mauve.compute_mauve`
+        (``mauve_estimator='quantized'`` only).
       self_bleu_samples: hypotheses sampled for Self-BLEU.
       eos_token_id: stop token (``'default'``: the model config's; ``None``: never stop).
       batch_size: prompts per generation batch (and texts per scoring batch).
@@ -409,6 +440,7 @@ def evaluate_generation(
     V.check_int(kmeans_num_redo, "kmeans_num_redo", minimum=1)
     V.check_int(kmeans_max_iter, "kmeans_max_iter", minimum=1)
     V.check_choice(mauve_scoring, "mauve_scoring", ("mauve-text", "paper"))
+    _check_mauve_family(mauve_estimator, mauve_divergence, num_buckets)
     V.check_choice(pooling, "pooling", ("auto", *POOLINGS))
     batch_size = V.check_int(batch_size, "batch_size", minimum=1)
     feature_batch_size = V.check_int(feature_batch_size, "feature_batch_size", minimum=1)
@@ -424,7 +456,7 @@ def evaluate_generation(
         _check_split(prompt_tokens)
     _check_num_rows(len(data[0]) if isinstance(data, tuple) else len(data),
                     "token ids" if isinstance(data, tuple) else data.source, mark_evaluate=mark_evaluate,
-                    num_buckets=num_buckets)
+                    num_buckets=num_buckets, mauve_estimator=mauve_estimator)
     st = _setup(model=model, data=data, featurizer=featurizer, decodings=decs, seeds=seeds,
                 max_new_tokens=max_new_tokens, prompt_tokens=prompt_tokens, include_prompt=include_prompt,
                 pooling=pooling, featurize_max_length=featurize_max_length, similarity_model=similarity_model,
@@ -432,7 +464,8 @@ def evaluate_generation(
                 mark_evaluate=mark_evaluate, hf_perplexity=hf_perplexity, first_kmeans_seeds=first_kmeans_seeds,
                 mauve_scoring=mauve_scoring, num_buckets=num_buckets, kmeans_num_redo=kmeans_num_redo,
                 kmeans_max_iter=kmeans_max_iter, self_bleu_samples=self_bleu_samples, eos_token_id=eos_token_id,
-                cache_dir=cache_dir, mesh=mesh, notes=notes, dtype=dtype)
+                cache_dir=cache_dir, mesh=mesh, notes=notes, dtype=dtype, mauve_estimator=mauve_estimator,
+                mauve_divergence=mauve_divergence)
     max_new_tokens_given, max_new_tokens = max_new_tokens, st.max_new_tokens
     seconds = {"generate": 0.0, "featurize": 0.0, "quantize": 0.0, "perplexity": 0.0, "text_statistics": 0.0,
                "similarity": 0.0, "score": 0.0}
@@ -461,7 +494,7 @@ def evaluate_generation(
         refs=st.refs, conts=conts, include_prompt=include_prompt, feats=feats, sims=sims, lm=st.lm,
         first_kmeans_seeds=first_kmeans_seeds,
         mauve_options=dict(num_buckets=num_buckets, kmeans_num_redo=kmeans_num_redo, kmeans_max_iter=kmeans_max_iter,
-                           scoring=mauve_scoring),
+                           scoring=mauve_scoring, estimator=mauve_estimator, divergence=mauve_divergence),
         mark_evaluate=mark_evaluate, self_bleu_samples=self_bleu_samples, batch_size=batch_size, mesh=mesh,
         bos=st.bos, hf=hf_perplexity, clock=seconds, progress=progress)
     seconds["score"] = time.perf_counter() - t0
@@ -477,7 +510,8 @@ def evaluate_generation(
         similarity_model=None if st.sim is None else model_id(st.sim), dtype=getattr(st.lm, "dtype", None),
         max_new_tokens="auto" if max_new_tokens_given is None else max_new_tokens,
         **{k: cfg[k] for k in ("pooling", "prompt_tokens", "decodings", "seeds", "kmeans_seeds", "mauve_scoring",
-                               "num_buckets", "kmeans_num_redo", "kmeans_max_iter", "include_prompt",
+                               "mauve_estimator", "mauve_divergence", "num_buckets", "kmeans_num_redo",
+                               "kmeans_max_iter", "include_prompt",
                                "twmd_temperature", "self_bleu_samples", "eos_token_id", "featurize_max_length",
                                "similarity_max_length", "mark_evaluate", "hf_perplexity")})
     decode = st.lm.tokenizer.batch_decode

@@ -156,12 +156,22 @@ def _seeds_caption(config: dict) -> str:
     return "; ".join(parts)
 
 
+def _mauve_caption(config: dict) -> str:
+    """How MAUVE was estimated: over how many k-means seeds (the quantized estimator), or with which
+    density-ratio estimator and over how many of its seeds; the f-divergence when it is not KL."""
+    est = config.get("mauve_estimator") or "quantized"
+    div = config.get("mauve_divergence") or "kl"
+    kind = "k-means" if est == "quantized" else f"{est}-estimator"
+    return (f"MAUVE over {config.get('mauve_seeds')} {kind} seeds per run ({config.get('mauve_scoring')} scoring"
+            + ("" if div == "kl" else f", {div} frontier") + f"), ± = s.d. over sampling runs (one run: over "
+            f"{kind} seeds)")
+
+
 def _default_caption(config: dict) -> list[str]:
     seeds = _seeds_caption(config)
     return [f"{config.get('num_prompts')} prompts; up to {config.get('max_new_tokens')} new tokens; "
             + (seeds + "; " if seeds else "")
-            + f"MAUVE over {config.get('mauve_seeds')} k-means seeds per run "
-            f"({config.get('mauve_scoring')} scoring), ± = s.d. over sampling runs (one run: over k-means seeds); "
+            + _mauve_caption(config) + "; "
             f"features: {config.get('featurizer')} ({config.get('pooling')} pooling)."]
 
 

@@ -3,7 +3,8 @@
 * ``_text_scores`` — Gen. PPL (and ``ppl_evaluate``), Distinct-4, Self-BLEU-4, Zipf, REP and
   mean length of one run's token ids (or of the human texts);
 * :func:`kmeans_seeds` / :func:`run_seeds` — the k-means seeds of each run;
-* :func:`score_runs` — those plus MAUVE / FI over ``mauve_seeds`` k-means seeds, ME-Petersen
+* :func:`score_runs` — those plus MAUVE / FI over ``mauve_seeds`` seeds (k-means, or the keys of
+  a density-ratio ``mauve_estimator``), ME-Petersen
   and the mean BERTScore / TWMD F1 of every run, cached in the run store;
 * :func:`summarize_runs` — one report row per setting: the mean over its runs with their sample
   s.d. (greedy: the s.d. over its k-means seeds), ``|Gen. PPL − human|``.
@@ -113,7 +114,9 @@ def score_runs(store: RunStore, score_key: str, *, human_run: tuple, run_key: di
     """Scores of the human texts and of every run of ``plan``, loaded from ``store`` under
     ``score_key`` when cached, else computed and saved at once.
 
-    Run ``j`` of a setting uses the k-means seeds ``run_seeds(first_kmeans_seeds, j)``. Rows
+    Run ``j`` of a setting uses the k-means seeds ``run_seeds(first_kmeans_seeds, j)`` (with a
+    density-ratio ``estimator`` in ``mauve_options``, the estimator's keys: its result has no
+    ``mauve_star``, which no score reads). Rows
     whose features are NaN (empty texts) are left out of MAUVE and ME-Petersen and counted in
     ``empty_texts``. Stage times are added to ``clock`` (``quantize``, ``perplexity``,
     ``text_statistics``).
