@@ -8,13 +8,17 @@ k-NN, classifier, Gaussian) and each ``n`` in ``--sizes``: MAUVE mean +- s.d. ov
 keys of every member, the Spearman correlation of the means with k-means', and the mean wall
 time of one call (after a warm-up call of the same shapes, so compilation is excluded).
 
-The sample-size table (``--sweep``) takes the first ``n`` rows of the largest family for each
-``n`` and reports the mean +- s.d. over the seeds for the identical-distribution pair and the
-50 % member, i.e. how many samples each estimator needs for a stable value.
+The sample-size table (``--sweep``, written to ``--sweep-out``) runs
+``mauve_sweep(over="n", estimator=...)`` for every estimator on the largest family's
+identical-distribution pair and 50 % member: each seed draws its own ``n`` rows per side from the
+pool, so the s.d. over seeds is the spread a user sees from one sample of ``n`` texts (sampling
+and the estimator's own randomness), i.e. how many samples each estimator needs for a stable
+value. One sweep call per ``n`` (k-means pads every problem of a call to the largest one).
 
 Usage:
   env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE .venv/bin/python benchmarks/mauve_estimators.py
   ... --sizes 1000 --seeds 2 --sweep 250,1000   (quick run)
+  ... --sizes '' --sweep 250,1000,2500,10000 --seeds 5   (the sample-size table only)
 """
 from __future__ import annotations
 
@@ -61,6 +65,7 @@ def main(argv=None) -> str:
     ap.add_argument("--sweep", default="250,500,1000,2000,5000,10000", help="sizes of the sample-size table ('' skips)")
     ap.add_argument("--cache-dir", default=str(Path(__file__).resolve().parents[1] / ".pytest_cache" / "d" / "realtext_family"))
     ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "mauve_estimators.md"))
+    ap.add_argument("--sweep-out", default=str(Path(__file__).parent / "results" / "mauve_estimators_sample_size.md"))
     args = ap.parse_args(argv)
     from scipy.stats import spearmanr
 
@@ -91,24 +96,43 @@ def main(argv=None) -> str:
             lines.append(f"| {name} | " + " | ".join(cells) + f" | {rho:.2f} | {dt:.2f} |")
             print(lines[-1], flush=True)
         lines.append("")
+    command = (f"Command: `env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE .venv/bin/python benchmarks/mauve_estimators.py "
+               f"--sizes '{args.sizes}' --seeds {args.seeds} --sweep '{args.sweep}'`")
+    out = None
+    if sizes:
+        out = save_table("\n".join(lines + [command]) + "\n", args.out)
     sweep = [int(s) for s in args.sweep.split(",") if s]
     if sweep:
-        big_p, big_qs = family(max(sweep), args.cache_dir)
-        lines += ["## Sample size: the same pairs at growing n (first n rows of the largest family)", "",
-                  "| estimator | member | " + " | ".join(f"n = {n}" for n in sweep) + " |",
-                  "|---|---|" + "---:|" * len(sweep)]
-        for name in ESTIMATORS:
-            for share in (0, 50):
-                cells = []
-                for n in sweep:
-                    v = np.asarray([score(name, big_p[:n], big_qs[share][:n], seed) for seed in seeds])
-                    cells.append(f"{v.mean():.3f} ± {v.std(ddof=1) if len(v) > 1 else 0.0:.3f}")
-                lines.append(f"| {name} | {share} % | " + " | ".join(cells) + " |")
-                print(lines[-1], flush=True)
-        lines.append("")
-    lines.append(f"Command: `env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE .venv/bin/python benchmarks/mauve_estimators.py "
-                 f"--sizes {args.sizes} --seeds {args.seeds} --sweep {args.sweep}`")
-    return save_table("\n".join(lines) + "\n", args.out)
+        out = sample_size_table(sweep, seeds, args.cache_dir, args.sweep_out, command)
+    return out
+
+
+def sample_size_table(sweep: list[int], seeds: list[int], cache_dir: str, path: str, command: str) -> str:
+    from jaxmetrics.mauve import mauve_sweep
+
+    big_p, big_qs = family(max(sweep), cache_dir)
+    systems = {"0 %": big_qs[0], "50 %": big_qs[50]}
+    lines = ["# MAUVE estimators: how many samples for a stable value", "",
+             f"`mauve_sweep(over='n', estimator=...)` on the real-text family (MiniLM features; pool of "
+             f"{max(sweep)} rows per side; Q identical in distribution (0 %) or with 50 % looping rows). Each of "
+             f"{len(seeds)} seeds draws its own n rows per side, so mean ± s.d. is the spread of one sample of n "
+             f"texts (sampling and the estimator's randomness); at n = {max(sweep)} every seed keeps the whole "
+             f"pool, so only the estimator's own randomness is left. k-means is `estimator='quantized'` "
+             f"(k = n / 10).", "",
+             "| estimator | member | " + " | ".join(f"n = {n}" for n in sweep) + " |",
+             "|---|---|" + "---:|" * len(sweep)]
+    for name in ESTIMATORS:
+        est = "quantized" if name == "kmeans" else name
+        cells: dict[str, list[str]] = {m: [] for m in systems}
+        for n in sweep:  # one call per n: k-means pads every problem of a call to the largest
+            res = mauve_sweep(references=big_p, candidates=systems, over="n", values=(n,), seeds=seeds, estimator=est)
+            for j, m in enumerate(systems):
+                cells[m].append(f"{res.mauve_mean[0, j]:.3f} ± {res.mauve_std[0, j]:.3f}")
+        for m in systems:
+            lines.append(f"| {name} | {m} | " + " | ".join(cells[m]) + " |")
+            print(lines[-1], flush=True)
+    lines += ["", command]
+    return save_table("\n".join(lines) + "\n", path)
 
 
 if __name__ == "__main__":
