@@ -9,11 +9,14 @@ import sys
 
 from jaxmetrics._cli_util import add_progress_options, check_outputs, progress_enabled
 from jaxmetrics._files import check_input_file
-from jaxmetrics.commands.mauve import (add_mauve_options, check_mauve_options, check_sizes, featurize_with,
-                                       featurized_signature, load_features, models_module, nonempty_texts, settings)
+from jaxmetrics.commands.mauve import (ESTIMATORS, add_mauve_options, check_estimator_options, check_estimator_sizes,
+                                       check_mauve_options, check_sizes, featurize_with, featurized_signature,
+                                       load_features, models_module, nonempty_texts, settings)
 
 _FEATURE_SUFFIX = ".npy"
 _OVER = ("n", "length", "k", "c", "quantizer")
+#: The settings a density-ratio ``--estimator`` is swept over (``mauve_sweep(estimator=...)``'s).
+_RATIO_OVER = ("n", "c")
 #: The sweep's seeds: mauve-text's 25 and the next four (jaxmetrics.mauve.mauve_sweep's default).
 DEFAULT_SEEDS = (25, 26, 27, 28, 29)
 
@@ -28,7 +31,9 @@ def register(subparsers) -> None:
         "length, features recomputed), k (clusters), c (scaling constant), quantizer (kmeans, drmm, "
         "lattice). Prints one line per setting and system, the Spearman correlation of the systems' "
         "ranking between settings, and paired seed-by-seed differences. Files are texts (one per line "
-        "or .jsonl with 'text') featurized with --model, or .npy features [n, d] (not for --over length).",
+        "or .jsonl with 'text') featurized with --model, or .npy features [n, d] (not for --over length). "
+        "--estimator knn, classifier or gaussian sweeps a density-ratio estimator of the MAUVE family "
+        "(--over n or c) instead of k-means histograms.",
     )
     p.add_argument("--references", required=True, metavar="FILE", help="human texts (P), or .npy features")
     p.add_argument("--candidates", required=True, nargs="+", metavar="FILE",
@@ -40,6 +45,11 @@ def register(subparsers) -> None:
                    "(quantizer); default: n/8, n/4, n/2, n (at least 20) for n; 32 64 128 256 (capped at the "
                    "model) for length; auto for k; 1 2 5 10 for c; kmeans drmm lattice for quantizer")
     add_mauve_options(p, seeds=DEFAULT_SEEDS, sweep=True)
+    p.add_argument("--estimator", choices=ESTIMATORS, default="quantized",
+                   help="how each MAUVE is estimated: quantized (k-means histograms, mauve-text's numbers) or a "
+                   "density-ratio estimator, knn, classifier or gaussian, keyed by each seed on the rows k-means "
+                   "would get; with one, --over n or c only, no --num-buckets or k-means options, and no k or "
+                   "MAUVE* in the results (default quantized)")
     p.add_argument("--json", dest="json_out", metavar="PATH",
                    help="write the signature, the sweep, its rows, the reports and the settings as JSON here "
                         "(default: none)")
@@ -110,6 +120,11 @@ def _names(paths: list[str]) -> list[str]:
 
 def _check(args: argparse.Namespace) -> tuple[bool, tuple | None]:
     """Every check that needs no model and reads no input: options, input files, output paths."""
+    if args.estimator != "quantized":
+        if args.over not in _RATIO_OVER:
+            raise ValueError(f"--over {args.over}: not available with --estimator {args.estimator}; a density-ratio "
+                             "estimator is swept over n or c only (--over n, --over c)")
+        check_estimator_options(args)   # --num-buckets, --kmeans-*: an error naming both options
     if args.over == "k" and args.num_buckets is not None:
         raise ValueError("--num-buckets: not used with --over k (the --values are the numbers of buckets)")
     if args.over == "c" and args.mauve_scaling_factor is not None:
@@ -136,16 +151,24 @@ def _check(args: argparse.Namespace) -> tuple[bool, tuple | None]:
 
 
 def _check_sizes(args: argparse.Namespace, values: tuple | None, n_ref: int, sizes: dict[str, int]) -> None:
-    """Sample sizes against --values and MAUVE's minimum sizes, before any model is loaded."""
+    """Sample sizes against --values and MAUVE's minimum sizes (those of a density-ratio
+    --estimator), before any model is loaded."""
     n_min = min([n_ref] + list(sizes.values()))
-    if args.over == "n" and values is not None:
+    if args.over == "n":
+        if values is None:   # mauve_sweep's documented default sizes (n_min / 8, / 4, / 2, n_min, at least
+            # 20), for the checks only: the sweep gets None and records 'default' in its signature
+            values = tuple(sorted({max(min(20, n_min), n_min // d) for d in (8, 4, 2, 1)}))
         big = [v for v in values if v > n_min]
         if big:
             raise ValueError(f"--values: sample size {big[0]} exceeds the smallest set ({n_min} texts or rows)")
     settings_ = values if args.over in ("n", "k") and values is not None else (None,)
     for v in settings_:
         for name, n in sizes.items():
-            if args.over == "n":
+            if args.estimator != "quantized":
+                n_p, n_q = (v, v) if args.over == "n" else (n_ref, n)
+                check_estimator_sizes(args.estimator, n_p, n_q,
+                                      f"--candidates {name}" + (f" (n = {v})" if args.over == "n" else ""))
+            elif args.over == "n":
                 check_sizes(args, v, v, f"--candidates {name} (n = {v})")
             else:
                 check_sizes(args, n_ref, n, f"--candidates {name}", num_buckets=v if args.over == "k" else None,
@@ -174,6 +197,7 @@ def run(args: argparse.Namespace) -> int:
 
     kw = dict(seeds=seeds, num_buckets=args.num_buckets, kmeans_explained_var=args.kmeans_explained_var,
               kmeans_num_redo=args.kmeans_num_redo, kmeans_max_iter=args.kmeans_max_iter)
+    ratio = args.estimator != "quantized"
     if args.over != "c":
         kw["mauve_scaling_factor"] = 5.0 if args.mauve_scaling_factor is None else args.mauve_scaling_factor
     pooling = max_length = None
@@ -198,20 +222,26 @@ def run(args: argparse.Namespace) -> int:
                                                         command="mauve-sweep")
             refs = feats.pop("references")
             cands = feats
-        _log(args, f"k-means and MAUVE for every {args.over} value, system and seed (one compiled call)")
+        _log(args, f"density ratios ({args.estimator}) and MAUVE for every {args.over} value, system and seed"
+             if ratio else f"k-means and MAUVE for every {args.over} value, system and seed (one compiled call)")
         if args.over == "k":
             kw.pop("num_buckets")
-        res = mauve_sweep(references=refs, candidates=cands, over=args.over, values=values, **kw)
+        res = mauve_sweep(references=refs, candidates=cands, over=args.over, values=values,
+                          estimator=args.estimator, **kw)
 
     rows = res.rows()
+    if ratio:
+        print(f"estimator {args.estimator} (density ratios, no k-means buckets: k is '-')")
     print(f"{'setting':>10} {'value':>8} {'system':>16}  MAUVE (mean ± s.d. over {len(seeds)} seeds)     k      n")
     for r in rows:
         tokens = ""
         if r.references_length_mean is not None:
             tokens = f"   mean tokens: references {r.references_length_mean:.1f}, {r.system} {r.candidates_length_mean:.1f}"
         print(f"{r.setting:>10} {str(r.value):>8} {r.system:>16}  {r.mauve_mean:.4f} ± {r.mauve_std:.4f}"
-              f"{'':>19}{r.num_buckets:>4} {r.num_candidates:>6}{tokens}")
-    conf = settings(args, features, pooling, max_length)
+              f"{'':>19}{'-' if r.num_buckets is None else r.num_buckets:>4} {r.num_candidates:>6}{tokens}")
+    # the sweep's MAUVE is exp(-c KL) (mauve_sweep takes no divergence); settings() records the
+    # estimator and, for a density-ratio one, None for the k-means settings
+    conf = settings(argparse.Namespace(**{"divergence": "kl", **vars(args)}), features, pooling, max_length)
     conf.update(over=args.over, values=list(res.values))
     if args.over == "c":
         conf["mauve_scaling_factor"] = None
