@@ -155,9 +155,10 @@ def _check_sizes(args: argparse.Namespace, values: tuple | None, n_ref: int, siz
     --estimator), before any model is loaded."""
     n_min = min([n_ref] + list(sizes.values()))
     if args.over == "n":
-        if values is None:   # mauve_sweep's documented default sizes (n_min / 8, / 4, / 2, n_min, at least
-            # 20), for the checks only: the sweep gets None and records 'default' in its signature
-            values = tuple(sorted({max(min(20, n_min), n_min // d) for d in (8, 4, 2, 1)}))
+        if values is None:   # mauve_sweep's default sizes, for the checks only: the sweep gets None
+            from jaxmetrics.mauve.sizes import default_sample_sizes  # and records 'default' in its signature
+
+            values = default_sample_sizes(n_min)
         big = [v for v in values if v > n_min]
         if big:
             raise ValueError(f"--values: sample size {big[0]} exceeds the smallest set ({n_min} texts or rows)")

@@ -44,6 +44,7 @@ __all__ = [
     "auto_num_buckets",
     "bucket_size",
     "check_sample_sizes",
+    "default_sample_sizes",
     "few_points_message",
     "resolve_num_buckets",
 ]
@@ -184,3 +185,17 @@ def _warn_at_caller(message: str) -> None:
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR + os.sep):
         frame, level = frame.f_back, level + 1
     warnings.warn(message, UserWarning, stacklevel=level)
+
+
+def default_sample_sizes(n_min: int) -> tuple[int, ...]:
+    """The sample sizes ``mauve_sweep(over="n")`` sweeps when no ``values`` are given: ``n_min / 8,
+    / 4, / 2`` and ``n_min`` (each at least 20, or ``n_min`` when smaller), for the smallest set's
+    ``n_min`` rows.
+
+    Examples:
+      >>> from jaxmetrics.mauve.sizes import default_sample_sizes
+      >>> default_sample_sizes(1000), default_sample_sizes(100), default_sample_sizes(12)
+      ((125, 250, 500, 1000), (20, 25, 50, 100), (12,))
+    """
+    n_min = V.check_int(n_min, "n_min", minimum=1)
+    return tuple(sorted({max(min(20, n_min), n_min // d) for d in (8, 4, 2, 1)}))

@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxmetrics import _validation as V
-from jaxmetrics.mauve.sizes import _warn_at_caller, auto_num_buckets, check_sample_sizes, few_points_message
+from jaxmetrics.mauve.sizes import _warn_at_caller, auto_num_buckets, check_sample_sizes, default_sample_sizes, few_points_message
 from jaxmetrics.mauve.engine import KMEANS_SALT, masked_kmeans_counts, mauve_scores, project_features
 from jaxmetrics.mauve.sweep_results import MauveSweepResult
 from jaxmetrics.numerics import mean_std
@@ -165,7 +165,7 @@ def _result(setting, values, systems, seeds, m, ms, fi, k, n_ref, n_cand, **extr
 def _check_values(over: str, values: Any, n_min: int) -> tuple:
     if values is None:
         if over == "n":
-            values = sorted({max(min(20, n_min), n_min // d) for d in (8, 4, 2, 1)})
+            values = default_sample_sizes(n_min)
         elif over == "k":
             values = ("auto",)
         elif over == "c":
