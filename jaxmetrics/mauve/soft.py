@@ -181,7 +181,14 @@ def _as_quantizer(quantizer: Any, dim: int) -> Any:
     return CentroidQuantizer(c)
 
 
-def _prepare(p_features, q_features, quantizer, p_mask, q_mask, pseudocount, scaling, num_points):
+def _histograms(p_features, q_features, quantizer, p_mask, q_mask, pseudocount, scaling, num_points, assign):
+    """The smoothed histograms ``(p, q)`` of :func:`soft_mauve` and :func:`hard_mauve`, after their checks.
+
+    ``assign(quantizer, x, mask, dtype)`` gives the ``[n, k]`` assignments (soft or one-hot) of one
+    side's rows ``x``; ``dtype`` is the float dtype of the checked ``p_features`` (float32 if they
+    are not float). Each side's assignments are counted under its mask and smoothed with
+    ``pseudocount``.
+    """
     p = jnp.asarray(V.check_features(p_features, "p_features"))
     q = jnp.asarray(V.check_features(q_features, "q_features", dim=p.shape[1]))
     pm = V.check_mask(p_mask, (p.shape[0],), "p_mask", nonempty=True)
@@ -191,21 +198,13 @@ def _prepare(p_features, q_features, quantizer, p_mask, q_mask, pseudocount, sca
     if is_concrete(scaling):
         V.check_positive(scaling, "scaling")
     V.check_int(num_points, "num_points", minimum=1)
-    return p, q, pm, qm, _as_quantizer(quantizer, p.shape[1])
+    quant = _as_quantizer(quantizer, p.shape[1])
+    dtype = p.dtype if jnp.issubdtype(p.dtype, jnp.floating) else jnp.float32
+    return tuple(_normalize(_counts(assign(quant, x, m, dtype), m), pseudocount) for x, m in ((p, pm), (q, qm)))
 
 
-def soft_mauve(
-    p_features: Any,
-    q_features: Any,
-    quantizer: Any,
-    *,
-    temperature: Any,
-    pseudocount: Any = 0.0,
-    scaling: Any = 5.0,
-    num_points: int = 25,
-    p_mask: Any = None,
-    q_mask: Any = None,
-) -> MauveResult:
+def soft_mauve(p_features: Any, q_features: Any, quantizer: Any, *, temperature: Any, pseudocount: Any = 0.0,
+               scaling: Any = 5.0, num_points: int = 25, p_mask: Any = None, q_mask: Any = None) -> MauveResult:
     """Soft MAUVE and frontier integral, differentiable in features, centroids and ``tau``.
 
     ``p_j = (sum_i m_i a_ij(P) + b) / sum_l (...)`` and likewise ``q`` with soft assignments
@@ -242,9 +241,8 @@ def soft_mauve(
     """
     if is_concrete(temperature):
         V.check_positive(temperature, "temperature")
-    p, q, pm, qm, quant = _prepare(p_features, q_features, quantizer, p_mask, q_mask, pseudocount, scaling, num_points)
-    ph = _normalize(_counts(quant.soft_assign(_fill_padding(p, pm), temperature), pm), pseudocount)
-    qh = _normalize(_counts(quant.soft_assign(_fill_padding(q, qm), temperature), qm), pseudocount)
+    ph, qh = _histograms(p_features, q_features, quantizer, p_mask, q_mask, pseudocount, scaling, num_points,
+                         lambda quant, x, m, dtype: quant.soft_assign(_fill_padding(x, m), temperature))
     r = mauve_from_histograms(ph, qh, scaling=scaling, num_points=num_points)
     return r.replace(frontier_integral=smooth_frontier_integral(ph, qh))
 
@@ -264,17 +262,8 @@ def _fill_padding(x: jax.Array, m: jax.Array | None) -> jax.Array:
     return jnp.where(w > 0, x, fill)
 
 
-def hard_mauve(
-    p_features: Any,
-    q_features: Any,
-    quantizer: Any,
-    *,
-    pseudocount: Any = 0.0,
-    scaling: Any = 5.0,
-    num_points: int = 25,
-    p_mask: Any = None,
-    q_mask: Any = None,
-) -> MauveResult:
+def hard_mauve(p_features: Any, q_features: Any, quantizer: Any, *, pseudocount: Any = 0.0, scaling: Any = 5.0,
+               num_points: int = 25, p_mask: Any = None, q_mask: Any = None) -> MauveResult:
     """MAUVE with a fixed, already fitted quantizer (hard bins); the ``tau -> 0`` limit of
     :func:`soft_mauve`.
 
@@ -288,11 +277,8 @@ def hard_mauve(
       >>> round(float(hard_mauve(jnp.array([[0.1], [0.2]]), jnp.array([[0.9], [1.1]]), c).mauve), 6)
       0.004072
     """
-    p, q, pm, qm, quant = _prepare(p_features, q_features, quantizer, p_mask, q_mask, pseudocount, scaling, num_points)
-    k = quant.num_bins
-    dtype = p.dtype if jnp.issubdtype(p.dtype, jnp.floating) else jnp.float32
-    ph = _normalize(_counts(jax.nn.one_hot(quant.assign(p), k, dtype=dtype), pm), pseudocount)
-    qh = _normalize(_counts(jax.nn.one_hot(quant.assign(q), k, dtype=dtype), qm), pseudocount)
+    ph, qh = _histograms(p_features, q_features, quantizer, p_mask, q_mask, pseudocount, scaling, num_points,
+                         lambda quant, x, m, dtype: jax.nn.one_hot(quant.assign(x), quant.num_bins, dtype=dtype))
     return mauve_from_histograms(ph, qh, scaling=scaling, num_points=num_points)
 
 
