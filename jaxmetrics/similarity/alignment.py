@@ -33,6 +33,7 @@ similarities).
 from __future__ import annotations
 
 import os
+from dataclasses import KW_ONLY
 from functools import partial
 from typing import TYPE_CHECKING, Any, Sequence
 
@@ -51,58 +52,91 @@ from jaxmetrics.similarity.sinkhorn import sinkhorn_plan
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
-__all__ = ["ALIGNMENT_METRICS", "PairAlignment", "TokenAlignments", "token_alignments"]
+__all__ = ["ALIGNMENT_METRICS", "AlignedTokens", "PairAlignment", "TokenAlignments", "token_alignments"]
 
 #: the metrics of :func:`compute_similarity` that have a token alignment
 ALIGNMENT_METRICS = ("bertscore", "rwmd", "twmd", "wmd")
 _PLAN_METRICS = ("twmd", "wmd")
 
 
-class PairAlignment(Result):
+class AlignedTokens(Result):
+    """One side of a token alignment: the candidate's tokens or the reference's, with their weights
+    and greedy matches (the ``candidate`` / ``reference`` of a :class:`PairAlignment`, the
+    ``candidates`` / ``references`` of a :class:`TokenAlignments`).
+
+    ``L`` is the side's number of scored tokens (``L1`` for the candidate, ``L2`` for the reference)
+    and "the other side" is the reference for the candidate and the candidate for the reference.
+    In a :class:`TokenAlignments` every array has a leading axis ``M`` (the aligned pairs) and is
+    padded to the longest of them: ``mask`` marks the real tokens, padding is 0 (``-1`` in ``match``).
+
+    Attributes:
+      mask: bool ``[L]``: the scored tokens (all True in a :class:`PairAlignment`, which is unpadded).
+      weights: float32 ``[L]``, the side's marginal (``a`` for the candidate, ``b`` for the
+        reference; sums to 1).
+      match: int32 ``[L]``, each token's best token on the other side (``argmax_j S_ij`` for
+        candidate token ``i``, ``argmax_i S_ij`` for reference token ``j``).
+      match_similarity: float32 ``[L]``, its similarity (``max_j S_ij`` / ``max_i S_ij``):
+        BERTScore's P is ``sum(weights * match_similarity)`` of the candidate, R that of the reference.
+      tokens: the ``L`` scored tokens as the tokenizer spells them (static; in a
+        :class:`TokenAlignments`, ``M`` tuples of them).
+    """
+
+    mask: np.ndarray
+    weights: np.ndarray
+    match: np.ndarray
+    match_similarity: np.ndarray
+    tokens: tuple = static_field()
+
+    def _unpadded(self, k: int) -> "AlignedTokens":
+        """Pair ``k`` of a batched side, unpadded."""
+        n = len(self.tokens[k])
+        return AlignedTokens(*(np.asarray(a)[k, :n] for a in (self.mask, self.weights, self.match,
+                                                              self.match_similarity)), tokens=self.tokens[k])
+
+
+class _Alignment(Result):
+    """The fields :class:`PairAlignment` and :class:`TokenAlignments` share (documented on each).
+    All but ``similarity`` are keyword-only."""
+
+    similarity: np.ndarray
+    _: KW_ONLY
+    precision_plan: np.ndarray | None = None
+    recall_plan: np.ndarray | None = None
+    metric: str = static_field()
+    temperature: float | None = static_field(default=None)
+    num_iterations: int | None = static_field(default=None)
+
+
+class PairAlignment(_Alignment):
     """The alignment of one candidate/reference pair (:meth:`TokenAlignments.pair`).
 
     ``L1`` = the candidate's scored tokens, ``L2`` = the reference's.
 
     Attributes:
-      precision: float, the pair's P (as :func:`~jaxmetrics.similarity.compute_similarity`).
-      recall: float, the pair's R.
-      f1: float, the pair's F1.
       similarity: float32 ``[L1, L2]``, ``S_ij``: cosine of candidate token i and reference token j
         after the metric's centering.
-      candidate_weights: float32 ``[L1]``, the row marginal ``a`` (sums to 1).
-      reference_weights: float32 ``[L2]``, the column marginal ``b`` (sums to 1).
-      candidate_match: int32 ``[L1]``, ``argmax_j S_ij`` for each candidate token.
-      candidate_match_similarity: float32 ``[L1]``, ``max_j S_ij`` (P of BERTScore averages it).
-      reference_match: int32 ``[L2]``, ``argmax_i S_ij`` for each reference token.
-      reference_match_similarity: float32 ``[L2]``, ``max_i S_ij`` (R of BERTScore averages it).
       precision_plan: float32 ``[L1, L2]`` transport plan of P (``twmd``, ``wmd``), else ``None``.
       recall_plan: float32 ``[L1, L2]`` transport plan of R (``twmd``, ``wmd``), else ``None``.
-      index: the pair's index in the input lists (static).
-      candidate_tokens: the candidate's ``L1`` scored tokens as the tokenizer spells them (static).
-      reference_tokens: the reference's ``L2`` scored tokens (static).
       metric: the similarity (static).
       temperature: T of ``twmd``, else ``None`` (static).
       num_iterations: Sinkhorn iterations of ``twmd``, else ``None`` (static).
+      precision: float, the pair's P (as :func:`~jaxmetrics.similarity.compute_similarity`).
+      recall: float, the pair's R.
+      f1: float, the pair's F1.
+      candidate: :class:`AlignedTokens` ``[L1]``: the candidate's tokens (as the tokenizer spells
+        them), weights ``a`` and greedy matches (``argmax_j S_ij``, ``max_j S_ij``: P of BERTScore
+        averages the latter).
+      reference: :class:`AlignedTokens` ``[L2]``: the reference's tokens, weights ``b`` and
+        matches (``argmax_i S_ij``, ``max_i S_ij``: R of BERTScore averages the latter).
+      index: the pair's index in the input lists (static).
     """
 
     precision: Any
     recall: Any
     f1: Any
-    similarity: np.ndarray
-    candidate_weights: np.ndarray
-    reference_weights: np.ndarray
-    candidate_match: np.ndarray
-    candidate_match_similarity: np.ndarray
-    reference_match: np.ndarray
-    reference_match_similarity: np.ndarray
-    precision_plan: np.ndarray | None
-    recall_plan: np.ndarray | None
+    candidate: AlignedTokens
+    reference: AlignedTokens
     index: int = static_field()
-    candidate_tokens: tuple = static_field()
-    reference_tokens: tuple = static_field()
-    metric: str = static_field()
-    temperature: float | None = static_field(default=None)
-    num_iterations: int | None = static_field(default=None)
 
     def plot(self, path: str | os.PathLike | None = None, *, title: str | None = None) -> "Figure":
         """:func:`~jaxmetrics.similarity.plot.plot_token_alignment` of this pair."""
@@ -111,58 +145,40 @@ class PairAlignment(Result):
         return plot_token_alignment(self, path, title=title)
 
 
-class TokenAlignments(Result):
+class TokenAlignments(_Alignment):
     """Token alignments of ``M`` candidate/reference pairs and the scores of all ``N`` pairs
     (:func:`token_alignments`).
 
     Arrays are padded to ``L1`` (the longest candidate among the ``M`` pairs, in scored tokens)
-    and ``L2`` (the longest reference); ``candidates_mask`` / ``references_mask`` mark the real
+    and ``L2`` (the longest reference); ``candidates.mask`` / ``references.mask`` mark the real
     entries, and padding is 0 (``-1`` in the match indices). :meth:`pair` gives one pair unpadded.
 
     Attributes:
-      scores: the :class:`~jaxmetrics.similarity.SimilarityResult` of all ``N`` pairs, the one
-        :func:`~jaxmetrics.similarity.compute_similarity` returns for the same arguments.
-      indices: int64 ``[M]``, the pairs that were aligned (indices into the ``N`` pairs).
       similarity: float32 ``[M, L1, L2]``, the similarity matrices ``S``.
-      candidates_mask: bool ``[M, L1]``; references_mask: bool ``[M, L2]``: scored tokens.
-      candidates_weights: float32 ``[M, L1]``, row marginals ``a`` (each sums to 1).
-      references_weights: float32 ``[M, L2]``, column marginals ``b`` (each sums to 1).
-      candidates_match: int32 ``[M, L1]``, the best reference token of each candidate token.
-      candidates_match_similarity: float32 ``[M, L1]``, its similarity.
-      references_match: int32 ``[M, L2]``, the best candidate token of each reference token.
-      references_match_similarity: float32 ``[M, L2]``, its similarity.
       precision_plan: float32 ``[M, L1, L2]`` (``twmd``, ``wmd``), else ``None``.
       recall_plan: float32 ``[M, L1, L2]`` (``twmd``, ``wmd``), else ``None``.
-      candidates_tokens: ``M`` tuples of token strings (static).
-      references_tokens: ``M`` tuples of token strings (static).
       metric: the similarity (static).
       temperature: T of ``twmd``, else ``None`` (static).
       num_iterations: Sinkhorn iterations of ``twmd``, else ``None`` (static).
+      scores: the :class:`~jaxmetrics.similarity.SimilarityResult` of all ``N`` pairs, the one
+        :func:`~jaxmetrics.similarity.compute_similarity` returns for the same arguments.
+      indices: int64 ``[M]``, the pairs that were aligned (indices into the ``N`` pairs).
+      candidates: :class:`AlignedTokens` ``[M, L1]``: the candidates' tokens (``M`` tuples),
+        masks, row marginals ``a`` (each sums to 1) and, for each candidate token, the best
+        reference token and its similarity.
+      references: :class:`AlignedTokens` ``[M, L2]``: the same for the references (column
+        marginals ``b``; the best candidate token of each reference token).
       signature: the scores' signature (static; :mod:`jaxmetrics.signature`).
     """
 
     scores: SimilarityResult
     indices: np.ndarray
-    similarity: np.ndarray
-    candidates_mask: np.ndarray
-    references_mask: np.ndarray
-    candidates_weights: np.ndarray
-    references_weights: np.ndarray
-    candidates_match: np.ndarray
-    candidates_match_similarity: np.ndarray
-    references_match: np.ndarray
-    references_match_similarity: np.ndarray
-    precision_plan: np.ndarray | None
-    recall_plan: np.ndarray | None
-    candidates_tokens: tuple = static_field()
-    references_tokens: tuple = static_field()
-    metric: str = static_field()
-    temperature: float | None = static_field(default=None)
-    num_iterations: int | None = static_field(default=None)
+    candidates: AlignedTokens
+    references: AlignedTokens
     signature: str = static_field(default="", repr=False)
 
     def __len__(self) -> int:
-        return len(self.candidates_tokens)
+        return len(self.candidates.tokens)
 
     @property
     def precision(self) -> np.ndarray:
@@ -189,19 +205,14 @@ class TokenAlignments(Result):
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 0 <= int(k) < m:
             raise ValueError(f"k: expected an int in [0, {m}), got {k!r}")
         k = int(k)
-        n1, n2 = len(self.candidates_tokens[k]), len(self.references_tokens[k])
-        plan = (lambda p: None if p is None else np.asarray(p)[k, :n1, :n2])
+        cand, ref = self.candidates._unpadded(k), self.references._unpadded(k)
+        cut = (lambda a: None if a is None else np.asarray(a)[k, :len(cand.tokens), :len(ref.tokens)])
         i = int(self.indices[k])
         s = self.scores
-        return PairAlignment(
-            float(s.precision[i]), float(s.recall[i]), float(s.f1[i]),
-            np.asarray(self.similarity)[k, :n1, :n2], np.asarray(self.candidates_weights)[k, :n1],
-            np.asarray(self.references_weights)[k, :n2], np.asarray(self.candidates_match)[k, :n1],
-            np.asarray(self.candidates_match_similarity)[k, :n1], np.asarray(self.references_match)[k, :n2],
-            np.asarray(self.references_match_similarity)[k, :n2], plan(self.precision_plan),
-            plan(self.recall_plan), index=i, candidate_tokens=self.candidates_tokens[k],
-            reference_tokens=self.references_tokens[k], metric=self.metric, temperature=self.temperature,
-            num_iterations=self.num_iterations)
+        return PairAlignment(cut(self.similarity), float(s.precision[i]), float(s.recall[i]), float(s.f1[i]),
+                             cand, ref, index=i, precision_plan=cut(self.precision_plan),
+                             recall_plan=cut(self.recall_plan), metric=self.metric, temperature=self.temperature,
+                             num_iterations=self.num_iterations)
 
     def plot(self, k: int = 0, path: str | os.PathLike | None = None, *, title: str | None = None) -> "Figure":
         """:func:`~jaxmetrics.similarity.plot.plot_token_alignment` of the ``k``-th aligned pair."""
@@ -255,7 +266,8 @@ def token_alignments(*, references: Sequence[str], candidates: Sequence[str], mo
 
     Returns:
       :class:`TokenAlignments`: ``scores`` of all ``N`` pairs and, for the ``M`` aligned pairs,
-      tokens, ``similarity [M, L1, L2]``, weights, greedy matches and (``twmd``, ``wmd``) plans;
+      ``similarity [M, L1, L2]``, (``twmd``, ``wmd``) plans and each side's tokens, weights and
+      greedy matches (``candidates``, ``references``: :class:`AlignedTokens`);
       ``.pair(k)`` one pair unpadded, ``.plot(k)`` its heatmap.
 
     Raises:
@@ -268,11 +280,11 @@ def token_alignments(*, references: Sequence[str], candidates: Sequence[str], mo
       >>> al = token_alignments(references=["a cat was on the mat"], candidates=["a cat sat on the mat"],
       ...                       model=path, metric="bertscore")
       >>> p = al.pair(0)
-      >>> p.candidate_tokens, p.reference_tokens
+      >>> p.candidate.tokens, p.reference.tokens
       (('a', 'cat', 'sat', 'on', 'the', 'mat'), ('a', 'cat', 'was', 'on', 'the', 'mat'))
-      >>> [p.reference_tokens[j] for j in p.candidate_match]
+      >>> [p.reference.tokens[j] for j in p.candidate.match]
       ['a', 'cat', 'was', 'on', 'the', 'mat']
-      >>> bool(abs(p.candidate_match_similarity.mean() - p.precision) < 1e-6)
+      >>> bool(abs(p.candidate.match_similarity.mean() - p.precision) < 1e-6)
       True
     """
     from jaxmetrics._validation import check_choice, check_texts
@@ -314,13 +326,11 @@ def token_alignments(*, references: Sequence[str], candidates: Sequence[str], mo
     layout = PairLayout(offsets, real, take, ci[idx], ri[idx], pair_chunk)
     m = len(idx)
     l1, l2 = int(layout.count[ci[idx]].max()), int(layout.count[ri[idx]].max())
-    out = {"similarity": np.zeros((m, l1, l2), np.float32),
-           "candidates_mask": np.zeros((m, l1), bool), "references_mask": np.zeros((m, l2), bool),
-           "candidates_weights": np.zeros((m, l1), np.float32), "references_weights": np.zeros((m, l2), np.float32),
-           "candidates_match": np.full((m, l1), -1, np.int32),
-           "candidates_match_similarity": np.zeros((m, l1), np.float32),
-           "references_match": np.full((m, l2), -1, np.int32),
-           "references_match_similarity": np.zeros((m, l2), np.float32)}
+    out = {"similarity": np.zeros((m, l1, l2), np.float32)}
+    for side, length in (("candidates", l1), ("references", l2)):  # the AlignedTokens arrays, padded
+        out.update({f"{side}.mask": np.zeros((m, length), bool), f"{side}.weights": np.zeros((m, length), np.float32),
+                    f"{side}.match": np.full((m, length), -1, np.int32),
+                    f"{side}.match_similarity": np.zeros((m, length), np.float32)})
     if metric in _PLAN_METRICS:
         out["precision_plan"] = np.zeros((m, l1, l2), np.float32)
         out["recall_plan"] = np.zeros((m, l1, l2), np.float32)
@@ -347,15 +357,12 @@ def token_alignments(*, references: Sequence[str], candidates: Sequence[str], mo
     for texts in (ci[idx], ri[idx]):
         names.append(tuple(tuple(str(t) for t in tok.convert_ids_to_tokens(
             encoding.token_ids[t, layout.pos[t, :layout.count[t]]].tolist())) for t in texts))
-    return TokenAlignments(scores, idx, out.pop("similarity"), out.pop("candidates_mask"),
-                           out.pop("references_mask"), out.pop("candidates_weights"),
-                           out.pop("references_weights"), out.pop("candidates_match"),
-                           out.pop("candidates_match_similarity"), out.pop("references_match"),
-                           out.pop("references_match_similarity"), out.pop("precision_plan", None),
-                           out.pop("recall_plan", None), candidates_tokens=names[0], references_tokens=names[1],
+    sides = [AlignedTokens(*(out.pop(f"{side}.{name}") for name in ("mask", "weights", "match", "match_similarity")),
+                           tokens=tokens) for side, tokens in zip(("candidates", "references"), names)]
+    return TokenAlignments(out.pop("similarity"), scores, idx, *sides, signature=scores.signature,
+                           precision_plan=out.pop("precision_plan", None), recall_plan=out.pop("recall_plan", None),
                            metric=metric, temperature=temperature if metric == "twmd" else None,
-                           num_iterations=num_iterations if metric == "twmd" else None,
-                           signature=scores.signature)
+                           num_iterations=num_iterations if metric == "twmd" else None)
 
 
 def _check_indices(indices: Any, n: int) -> np.ndarray:
@@ -385,12 +392,11 @@ def _chunk_alignments(xe, xm, xw, xmean, ye, ym, yw, ymean, temperature, *, metr
         a, b = _marginal(mx, wx), _marginal(my, wy)
         best_x, best_y = greedy_match(s, valid)
         masked = jnp.where(valid, s, -jnp.inf)
-        res = {"similarity": s, "candidates_mask": mx, "references_mask": my,
-               "candidates_weights": a, "references_weights": b,
-               "candidates_match": jnp.where(mx, jnp.argmax(masked, axis=1), -1).astype(jnp.int32),
-               "candidates_match_similarity": jnp.where(mx, best_x, 0.0),
-               "references_match": jnp.where(my, jnp.argmax(masked, axis=0), -1).astype(jnp.int32),
-               "references_match_similarity": jnp.where(my, best_y, 0.0)}
+        res = {"similarity": s}
+        for side, mask, w, best, axis in (("candidates", mx, a, best_x, 1), ("references", my, b, best_y, 0)):
+            res.update({f"{side}.mask": mask, f"{side}.weights": w,
+                        f"{side}.match": jnp.where(mask, jnp.argmax(masked, axis=axis), -1).astype(jnp.int32),
+                        f"{side}.match_similarity": jnp.where(mask, best, 0.0)})
         if metric == "twmd":
             kw = dict(row_weights=a, col_weights=b)
             res["precision_plan"] = sinkhorn_plan(s, mx, my, temperature, num_iterations, order="cols_first", **kw)

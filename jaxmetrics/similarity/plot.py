@@ -175,11 +175,11 @@ def plot_token_alignment(alignment: Any, path: str | os.PathLike | None = None, 
 
     Examples:
       >>> import numpy as np
-      >>> from jaxmetrics.similarity import PairAlignment
+      >>> from jaxmetrics.similarity.alignment import AlignedTokens, PairAlignment
       >>> s = np.array([[0.9, 0.1], [0.2, 0.8], [0.3, 0.7]], np.float32)
-      >>> pa = PairAlignment(0.8, 0.85, 0.82, s, np.full(3, 1 / 3, np.float32), np.full(2, 0.5, np.float32),
-      ...                    s.argmax(1), s.max(1), s.argmax(0), s.max(0), None, None, index=0,
-      ...                    candidate_tokens=("a", "cat", "$5"), reference_tokens=("a", "dog"),
+      >>> side = lambda tokens, axis: AlignedTokens(np.ones(len(tokens), bool), np.full(len(tokens), 1 / len(tokens),
+      ...                                           np.float32), s.argmax(axis), s.max(axis), tokens=tokens)
+      >>> pa = PairAlignment(s, 0.8, 0.85, 0.82, side(("a", "cat", "$5"), 1), side(("a", "dog"), 0), index=0,
       ...                    metric="bertscore")
       >>> [len(ax.collections) for ax in plot_token_alignment(pa).axes[:1]]
       [2]
@@ -201,14 +201,14 @@ def plot_token_alignment(alignment: Any, path: str | os.PathLike | None = None, 
     height = min(12.0, max(2.5, 0.28 * n1 + 1.8))
     fig = Figure(figsize=(width * len(panels) + 0.8, height))
     axes = np.atleast_1d(fig.subplots(1, len(panels)))
-    ylabels = [_label(t) for t in pa.candidate_tokens]
-    xlabels = [_label(t) for t in pa.reference_tokens]
+    ylabels = [_label(t) for t in pa.candidate.tokens]
+    xlabels = [_label(t) for t in pa.reference.tokens]
     for k, (ax, (name, mat, cmap)) in enumerate(zip(axes, panels)):
         if k == 0:
             lim = max(1e-12, float(np.max(np.abs(mat))))
             im = ax.imshow(mat, cmap=cmap, vmin=-lim, vmax=lim, aspect="auto", interpolation="nearest")
-            cm = np.asarray(pa.candidate_match)
-            rm = np.asarray(pa.reference_match)
+            cm = np.asarray(pa.candidate.match)
+            rm = np.asarray(pa.reference.match)
             ax.scatter(cm, np.arange(n1), s=60, marker="o", facecolors="none", edgecolors="black", linewidths=1.2)
             ax.scatter(np.arange(n2), rm, s=40, marker="x", color="darkorange", linewidths=1.2)
         else:

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from jaxmetrics.similarity import (PairAlignment, TokenAlignments, compute_similarity, token_alignments)
+from jaxmetrics.similarity.alignment import AlignedTokens
 from jaxmetrics.similarity.plot import plot_token_alignment
 
 
@@ -62,23 +63,23 @@ def test_greedy_matches_make_bertscore(minilm, texts, aligned, idf):
     refs, cands = texts
     al = aligned("bertscore", idf=idf)
     want = compute_similarity(references=refs, candidates=cands, model=minilm, metric="bertscore", idf=idf)
-    p = np.sum(al.candidates_weights * al.candidates_match_similarity, axis=1)
-    r = np.sum(al.references_weights * al.references_match_similarity, axis=1)
+    p = np.sum(al.candidates.weights * al.candidates.match_similarity, axis=1)
+    r = np.sum(al.references.weights * al.references.match_similarity, axis=1)
     np.testing.assert_allclose(p, want.precision, rtol=0, atol=1e-6)
     np.testing.assert_allclose(r, want.recall, rtol=0, atol=1e-6)
     np.testing.assert_allclose(2 * p * r / (p + r), want.f1, rtol=0, atol=1e-6)
     for pa in _pairs(al):  # each match is the row / column maximum of the similarity matrix
         s = pa.similarity
-        assert s.shape == (len(pa.candidate_tokens), len(pa.reference_tokens))
-        np.testing.assert_array_equal(pa.candidate_match, s.argmax(axis=1))
-        np.testing.assert_array_equal(pa.candidate_match_similarity, s.max(axis=1))
-        np.testing.assert_array_equal(pa.reference_match, s.argmax(axis=0))
-        np.testing.assert_array_equal(pa.reference_match_similarity, s.max(axis=0))
-        np.testing.assert_allclose(pa.candidate_weights.sum(), 1.0, atol=1e-6)
-        assert idf or np.ptp(pa.candidate_weights) == 0  # uniform without idf
+        assert s.shape == (len(pa.candidate.tokens), len(pa.reference.tokens))
+        np.testing.assert_array_equal(pa.candidate.match, s.argmax(axis=1))
+        np.testing.assert_array_equal(pa.candidate.match_similarity, s.max(axis=1))
+        np.testing.assert_array_equal(pa.reference.match, s.argmax(axis=0))
+        np.testing.assert_array_equal(pa.reference.match_similarity, s.max(axis=0))
+        np.testing.assert_allclose(pa.candidate.weights.sum(), 1.0, atol=1e-6)
+        assert idf or np.ptp(pa.candidate.weights) == 0  # uniform without idf
     # padding: no match, no weight
-    assert np.all(al.candidates_match[~al.candidates_mask] == -1)
-    assert np.all(al.references_weights[~al.references_mask] == 0)
+    assert np.all(al.candidates.match[~al.candidates.mask] == -1)
+    assert np.all(al.references.weights[~al.references.mask] == 0)
 
 
 def test_greedy_matches_make_batch_centred_rwmd(minilm, texts, aligned):
@@ -89,8 +90,8 @@ def test_greedy_matches_make_batch_centred_rwmd(minilm, texts, aligned):
     al = aligned("rwmd")
     want = compute_similarity(references=refs, candidates=cands, model=minilm, metric="rwmd")
     assert want.centering == "batch"
-    p = np.sum(al.candidates_weights * al.candidates_match_similarity, axis=1)
-    r = np.sum(al.references_weights * al.references_match_similarity, axis=1)
+    p = np.sum(al.candidates.weights * al.candidates.match_similarity, axis=1)
+    r = np.sum(al.references.weights * al.references.match_similarity, axis=1)
     np.testing.assert_allclose(p, want.precision, rtol=0, atol=1e-6)
     np.testing.assert_allclose(r, want.recall, rtol=0, atol=1e-6)
     np.testing.assert_allclose(2 * p * r / (p + r), want.f1, rtol=0, atol=1e-6)
@@ -98,7 +99,7 @@ def test_greedy_matches_make_batch_centred_rwmd(minilm, texts, aligned):
 
 def _marginal_errors(al):
     """max abs error of the exact marginals, and the largest per-pair L1 error of the others."""
-    a, b = al.candidates_weights, al.references_weights
+    a, b = al.candidates.weights, al.references.weights
     pp, rp = al.precision_plan, al.recall_plan
     exact = max(np.abs(pp.sum(2) - a).max(), np.abs(rp.sum(1) - b).max())
     other = max(np.abs(pp.sum(1) - b).sum(1).max(), np.abs(rp.sum(2) - a).sum(1).max())
@@ -119,7 +120,7 @@ def test_transport_plan_marginals(aligned):
         exact, other = _marginal_errors(al)
         assert exact < 1e-6, (m, exact)
         errors[m] = other
-        assert np.all(al.precision_plan >= 0) and np.all(al.precision_plan[~al.candidates_mask] == 0)
+        assert np.all(al.precision_plan >= 0) and np.all(al.precision_plan[~al.candidates.mask] == 0)
     assert errors[1] > 1e-2 and errors[5] < 2e-2 and errors[30] < 1e-5, errors
     assert errors[1] > errors[5] > errors[30]
     exact, other = _marginal_errors(aligned("wmd"))
@@ -151,10 +152,10 @@ def test_identical_sentences_align_token_to_token(minilm, texts, metric):
     al = token_alignments(references=refs, candidates=refs, model=minilm, metric=metric)
     np.testing.assert_allclose(al.f1, 1.0, atol=1e-5)
     for pa in _pairs(al):
-        n = len(pa.candidate_tokens)
-        assert pa.candidate_tokens == pa.reference_tokens
-        np.testing.assert_array_equal(pa.candidate_match, np.arange(n))
-        np.testing.assert_array_equal(pa.reference_match, np.arange(n))
+        n = len(pa.candidate.tokens)
+        assert pa.candidate.tokens == pa.reference.tokens
+        np.testing.assert_array_equal(pa.candidate.match, np.arange(n))
+        np.testing.assert_array_equal(pa.reference.match, np.arange(n))
         np.testing.assert_allclose(np.diag(pa.similarity), 1.0, atol=1e-5)
         if metric == "twmd":  # each token sends most of its mass to itself
             np.testing.assert_array_equal(pa.precision_plan.argmax(axis=1), np.arange(n))
@@ -165,11 +166,11 @@ def test_tokens_are_the_tokenizers_and_special_tokens_follow_the_metric(minilm, 
     refs, cands = texts
     al = aligned("bertscore")
     for k, pa in enumerate(_pairs(al)):
-        assert list(pa.candidate_tokens) == minilm.tokenizer.tokenize(cands[k])
-        assert list(pa.reference_tokens) == minilm.tokenizer.tokenize(refs[k])
+        assert list(pa.candidate.tokens) == minilm.tokenizer.tokenize(cands[k])
+        assert list(pa.reference.tokens) == minilm.tokenizer.tokenize(refs[k])
     kept = aligned("bertscore", special_tokens="keep").pair(0)
-    assert kept.candidate_tokens == ("[CLS]",) + al.pair(0).candidate_tokens + ("[SEP]",)
-    assert kept.similarity.shape == (len(kept.candidate_tokens), len(kept.reference_tokens))
+    assert kept.candidate.tokens == ("[CLS]",) + al.pair(0).candidate.tokens + ("[SEP]",)
+    assert kept.similarity.shape == (len(kept.candidate.tokens), len(kept.reference.tokens))
 
 
 def test_indices_align_some_pairs_with_all_pairs_centering(minilm, texts, aligned):
@@ -180,7 +181,7 @@ def test_indices_align_some_pairs_with_all_pairs_centering(minilm, texts, aligne
     np.testing.assert_array_equal(some.scores.f1, full.scores.f1)
     for k, i in enumerate((2, 0)):
         a, b = some.pair(k), full.pair(i)
-        assert a.index == b.index == i and a.candidate_tokens == b.candidate_tokens
+        assert a.index == b.index == i and a.candidate.tokens == b.candidate.tokens
         np.testing.assert_allclose(a.similarity, b.similarity, atol=1e-6)
         np.testing.assert_allclose(a.precision_plan, b.precision_plan, atol=1e-6)
 
@@ -193,8 +194,12 @@ def test_result_is_a_frozen_pytree_with_json(aligned):
         al.metric = "x"
     leaves = jax.tree.leaves(al)
     assert any(getattr(x, "shape", None) == al.similarity.shape for x in leaves)
-    d = json.loads(json.dumps(al.pair(1).to_dict()))
-    assert d["index"] == 1 and len(d["precision_plan"]) == len(d["candidate_tokens"])
+    pa = al.pair(1)  # each side is one AlignedTokens, unpadded in the pair
+    assert isinstance(pa.candidate, AlignedTokens) and isinstance(al.references, AlignedTokens)
+    assert pa.candidate.mask.all() and pa.reference.mask.shape == (len(pa.reference.tokens),)
+    np.testing.assert_array_equal(pa.reference.weights, al.references.weights[1][al.references.mask[1]])
+    d = json.loads(json.dumps(pa.to_dict()))
+    assert d["index"] == 1 and len(d["precision_plan"]) == len(d["candidate"]["tokens"])
     assert "similarity=f32[4," in repr(al) and "0.1" in repr(al.pair(0))
 
 
@@ -230,7 +235,7 @@ def test_plots_draw_and_save(tmp_path, aligned):
     assert len(heatmaps) == 3  # similarity, precision plan, recall plan
     assert len(heatmaps[0].collections) == 2  # the two sets of greedy matches
     labels = [t.get_text() for t in heatmaps[0].get_yticklabels()]
-    assert labels == list(tw.pair(1).candidate_tokens)
+    assert labels == list(tw.pair(1).candidate.tokens)
     assert (tmp_path / "twmd.png").stat().st_size > 1000
     fig = plot_token_alignment(aligned("bertscore"), tmp_path / "bert.pdf", index=2, title="pair 2")
     assert len([ax for ax in fig.axes if ax.images]) == 1 and fig._suptitle.get_text() == "pair 2"
@@ -259,7 +264,7 @@ def test_cli_alignments_folder(minilm_dir, texts, tmp_path, capsys, monkeypatch)
     np.testing.assert_allclose(scores["f1"], want.f1, atol=1e-6)  # all 4 pairs scored
     p0 = data["pairs"][0]
     assert p0["f1"] == pytest.approx(float(want.f1[0]), abs=1e-6)
-    assert np.mean(p0["candidate_match_similarity"]) == pytest.approx(float(want.precision[0]), abs=1e-6)
+    assert np.mean(p0["candidate"]["match_similarity"]) == pytest.approx(float(want.precision[0]), abs=1e-6)
     capsys.readouterr()
     # refused before any work, naming the option
 
