@@ -394,7 +394,7 @@ def test_signature_is_mauve_texts():
     assert all(p.kind == p.POSITIONAL_OR_KEYWORD for p in params[: len(names)])
     assert {p.name: p.kind for p in params[len(names):]} == {n: inspect.Parameter.KEYWORD_ONLY
                                                              for n in ("model", "quantizer", "mesh", "scoring", "pooling",
-                                                                       "dtype")}
+                                                                       "dtype", "estimator", "divergence")}
     mt = pytest.importorskip("mauve")
     ref = inspect.signature(mt.compute_mauve).parameters
     ours = inspect.signature(compute_mauve).parameters
