@@ -147,17 +147,18 @@ def test_bad_combinations_name_the_argument(pq):
 
 
 def test_real_text_family_through_compute_mauve(realtext_family):
-    """MiniLM features of the bundled sentences (0 / 50 / 100 % of Q's rows looping), n = 500: every
-    estimator called through compute_mauve_seeds orders the family as k-means does."""
-    n = 500
+    """MiniLM features of the bundled sentences (0 / 50 / 100 % of Q's rows looping), n = 300: every
+    estimator called through compute_mauve_seeds orders the family as k-means does (n = 1,000 through
+    estimate_mauve: tests/mauve/test_mauve_estimators.py)."""
+    n = 300
     fam = realtext_family(n, members=("human", "repeated"))
     p, q_human = fam["human"]
     q_rep = fam["repeated"][1]
     half = np.where((np.arange(n) % 2 == 0)[:, None], q_rep, q_human)
     qs = (q_human, half, q_rep)
-    km = [compute_mauve_seeds(p, q, seeds=(1, 2)).mauve_mean for q in qs]
+    km = [compute_mauve_seeds(p, q, seeds=(1,)).mauve_mean for q in qs]
     assert km[0] > km[1] > km[2]
     for name in RATIO:
-        vals = [compute_mauve_seeds(p, q, seeds=(1, 2), estimator=name).mauve_mean for q in qs]
+        vals = [compute_mauve_seeds(p, q, seeds=(1,), estimator=name).mauve_mean for q in qs]
         assert stats.spearmanr(km, vals).statistic == pytest.approx(1.0), (name, km, vals)
         assert vals[0] >= 0.95 and vals[-1] <= 0.1, (name, vals)
