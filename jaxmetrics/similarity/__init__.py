@@ -35,7 +35,7 @@ Examples:
     >>> [round(float(v), 4) for v in F]
     [1.0, 1.0]
 """
-from jaxmetrics.similarity.alignment import ALIGNMENT_METRICS, PairAlignment, TokenAlignments, token_alignments
+from jaxmetrics.similarity.alignment import ALIGNMENT_METRICS, AlignedTokens, PairAlignment, TokenAlignments, token_alignments
 from jaxmetrics.similarity.anisotropy import (ANISOTROPY_STATISTICS, AnisotropyResult, LayerSimilarities,
                                               compute_anisotropy, layer_similarities)
 from jaxmetrics.similarity.centering import CENTERING_METHODS, center_embeddings
@@ -61,4 +61,4 @@ __all__ += ["CorrelationRow", "CorrelationSweep", "GroupedCorrelation", "ScoredP
             "grouped_correlation", "read_scored_pairs"]
 __all__ += ["ANISOTROPY_STATISTICS", "AnisotropyResult", "LayerSimilarities", "compute_anisotropy",
             "layer_similarities"]
-__all__ += ["ALIGNMENT_METRICS", "PairAlignment", "TokenAlignments", "token_alignments"]
+__all__ += ["ALIGNMENT_METRICS", "AlignedTokens", "PairAlignment", "TokenAlignments", "token_alignments"]
