@@ -9,7 +9,7 @@ import sys
 from jaxmetrics._cli_util import add_model_option, add_pooling_option, add_progress_options, progress_enabled
 from jaxmetrics._files import check_input_file
 from jaxmetrics._options import add_dtype_option
-from jaxmetrics.commands.mauve import DIVERGENCES, ESTIMATORS
+from jaxmetrics.commands.mauve import add_estimator_options
 
 #: The library's argument names in error messages, and the options they come from.
 _OPTIONS = {"max_new_tokens": "--max-new-tokens", "prompt_tokens": "--prompt-tokens",
@@ -83,13 +83,7 @@ def register(subparsers) -> None:
     p.add_argument("--mauve-scoring", choices=("mauve-text", "paper"), default="mauve-text",
                    help="divergence-curve scoring: mauve-text's or the NeurIPS 2021 paper code's "
                         "(default: mauve-text)")
-    p.add_argument("--mauve-estimator", choices=ESTIMATORS, default="quantized",
-                   help="how MAUVE's divergence frontier is estimated: quantized (k-means histograms, mauve-text's "
-                        "numbers) or a density-ratio estimator, knn, classifier or gaussian, keyed by the "
-                        "--mauve-seeds (default: quantized)")
-    p.add_argument("--mauve-divergence", choices=DIVERGENCES, default="kl",
-                   help="the f-divergence whose frontier MAUVE summarises: kl, chi2, hellinger, tv or js; the "
-                        "frontier integral stays KL-based (default: kl)")
+    add_estimator_options(p, prefix="--mauve-", without="no --num-buckets")
     p.add_argument("--hf-perplexity", action="store_true",
                    help="add Hugging Face evaluate's per-text perplexity column (ppl_evaluate) (default: off)")
     p.add_argument("--self-bleu-samples", type=int, default=500, help="Self-BLEU hypotheses (default: 500)")

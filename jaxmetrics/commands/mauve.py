@@ -65,13 +65,16 @@ def add_mauve_options(p: argparse.ArgumentParser, *, seeds: tuple[int, ...], swe
                    f"several (default {' '.join(map(str, seeds))}" + (": mauve-text's seed)" if seeds == (25,) else ")"))
 
 
-def add_estimator_options(p: argparse.ArgumentParser) -> None:
-    """``--estimator`` and ``--divergence`` (the MAUVE family: ``compute_mauve(estimator=, divergence=)``)."""
-    p.add_argument("--estimator", choices=ESTIMATORS, default="quantized",
+def add_estimator_options(p: argparse.ArgumentParser, *, prefix: str = "--",
+                          without: str = "no MAUVE*, FI*, --num-buckets, k-means options or --explain") -> None:
+    """``--estimator`` and ``--divergence`` (the MAUVE family: ``compute_mauve(estimator=, divergence=)``);
+    ``prefix='--mauve-'`` names them ``--mauve-estimator`` / ``--mauve-divergence``, ``without`` says
+    what a density-ratio estimator does not give in that command."""
+    p.add_argument(f"{prefix}estimator", choices=ESTIMATORS, default="quantized",
                    help="how the divergence frontier is estimated: quantized (k-means histograms, "
                    "mauve-text's numbers) or a density-ratio estimator, knn, classifier or gaussian, keyed by "
-                   "each seed (no MAUVE*, FI*, --num-buckets, k-means options or --explain) (default quantized)")
-    p.add_argument("--divergence", choices=DIVERGENCES, default="kl",
+                   f"each seed ({without}) (default quantized)")
+    p.add_argument(f"{prefix}divergence", choices=DIVERGENCES, default="kl",
                    help="the f-divergence whose frontier MAUVE (and MAUVE*) summarises: kl (MAUVE as "
                    "published), chi2, hellinger, tv or js; the frontier integrals stay KL-based (default kl)")
 
