@@ -16,7 +16,7 @@ NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
     [
         ("mauve_as_a_loss.ipynb", {"JM_NB_N": "150", "JM_NB_STEPS": "40"}),
         ("metric_gradients.ipynb", {"JM_NB_N": "120"}),
-        ("confidence_and_attribution.ipynb", {"JM_NB_N": "200"}),
+        ("confidence_and_attribution.ipynb", {"JM_NB_N": "120"}),
     ],
 )
 def test_notebook_runs(name, env, monkeypatch):
