@@ -22,7 +22,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from jaxmetrics.data import demo_model_dir, load_shakespeare
+from generation_records import shakespeare_records
+from jaxmetrics.data import demo_model_dir
 from jaxmetrics.evaluation import evaluate_generation, generation
 
 N = 32
@@ -30,16 +31,10 @@ SMALL = dict(decodings=["greedy", "top_k=20"], seeds=[0, 1], max_new_tokens=12, 
              self_bleu_samples=10, hf_perplexity=True, progress=False)
 
 
+
 def _records(n=N):
-    lines = [ln for ln in load_shakespeare("heldout") if len(ln.split()) >= 30][:n]
-    return [{"prompt": " ".join(ln.split()[:6]), "continuation": " " + " ".join(ln.split()[6:])} for ln in lines]
+    return shakespeare_records(n)
 
-
-@pytest.fixture(scope="module")
-def lm():
-    from jaxmetrics.models import load_model
-
-    return load_model(demo_model_dir())
 
 
 @pytest.fixture(scope="module")

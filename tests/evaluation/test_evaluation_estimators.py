@@ -12,23 +12,18 @@ import json
 import numpy as np
 import pytest
 
-from jaxmetrics.data import demo_model_dir, load_shakespeare
+from generation_records import shakespeare_records
+from jaxmetrics.data import demo_model_dir
 from jaxmetrics.evaluation import evaluate_generation, generation
 
 SMALL = dict(decodings=["greedy"], seeds=[0], max_new_tokens=8, mauve_seeds=2, mark_evaluate=False,
              self_bleu_samples=4, progress=False)
 
 
+
 def _records(n=32):
-    lines = [ln for ln in load_shakespeare("heldout") if len(ln.split()) >= 30][:n]
-    return [{"prompt": " ".join(ln.split()[:6]), "continuation": " " + " ".join(ln.split()[6:])} for ln in lines]
+    return shakespeare_records(n)
 
-
-@pytest.fixture(scope="module")
-def lm():
-    from jaxmetrics.models import load_model
-
-    return load_model(demo_model_dir())
 
 
 @pytest.fixture(scope="module")

@@ -14,16 +14,17 @@ import numpy as np
 import pytest
 
 from jaxmetrics.cli import main
-from jaxmetrics.data import demo_model_dir, load_shakespeare
+from generation_records import shakespeare_records
+from jaxmetrics.data import demo_model_dir
 from jaxmetrics.evaluation import evaluate_generation, format_markdown, generation
 
 SMALL = dict(decodings=["greedy", "top_k=20"], seeds=[0, 1], max_new_tokens=6, mauve_seeds=2, batch_size=8,
              self_bleu_samples=4, progress=False)
 
 
+
 def _records(n):
-    lines = [ln for ln in load_shakespeare("heldout") if len(ln.split()) >= 30][:n]
-    return [{"prompt": " ".join(ln.split()[:6]), "continuation": " " + " ".join(ln.split()[6:])} for ln in lines]
+    return shakespeare_records(n)
 
 
 def _text_files(tmp_path, n):
@@ -33,12 +34,6 @@ def _text_files(tmp_path, n):
     rr.write_text("\n".join(r["continuation"] for r in recs) + "\n")
     return str(pp), str(rr)
 
-
-@pytest.fixture(scope="module")
-def lm():
-    from jaxmetrics.models import load_model
-
-    return load_model(demo_model_dir())
 
 
 class _Loaded(AssertionError):

@@ -10,16 +10,7 @@ import pytest
 from jaxmetrics.cli import main
 
 
-@pytest.fixture
-def no_model(monkeypatch):
-    """Loading a model or featurizing fails the test (and --model points nowhere)."""
-    import jaxmetrics.models as MO
-
-    def boom(*a, **k):
-        raise AssertionError("a model was loaded or a text featurized before the options were checked")
-
-    for name in ("load_model", "resolve_model", "encode"):
-        monkeypatch.setattr(MO, name, boom)
+# no_model: tests/mauve/conftest.py
 
 
 @pytest.fixture

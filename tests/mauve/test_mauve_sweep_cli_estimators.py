@@ -27,15 +27,7 @@ def feats(tmp_path_factory):
     return d, p, a, b
 
 
-@pytest.fixture
-def no_model(monkeypatch):
-    import jaxmetrics.models as MO
-
-    def boom(*a, **k):
-        raise AssertionError("a model was loaded or a text featurized before the options were checked")
-
-    for name in ("load_model", "resolve_model", "encode"):
-        monkeypatch.setattr(MO, name, boom)
+# no_model: tests/mauve/conftest.py
 
 
 def _code(argv):
