@@ -51,7 +51,7 @@ def score(name: str, p, q, seed: int) -> float:
     import jax
 
     from jaxmetrics.mauve import compute_mauve
-    from jaxmetrics.mauve.estimate import estimate_mauve
+    from jaxmetrics.mauve.frontier.estimate import estimate_mauve
 
     if name == "kmeans":
         return compute_mauve(p_features=p, q_features=q, seed=seed).mauve

@@ -3,7 +3,7 @@
 Every decomposable metric in jaxmetrics is written once as sufficient statistics (sums and
 counts, never means) plus a ``compute`` step, in a state class that lives next to the metric's
 kernel (``jaxmetrics.lm.state``, ``jaxmetrics.similarity.state``, ``jaxmetrics.diversity.state``,
-``jaxmetrics.mark_evaluate.state``, ``jaxmetrics.mauve.state``). States are small pytrees
+``jaxmetrics.mark_evaluate.state``, ``jaxmetrics.mauve.pipeline.state``). States are small pytrees
 (:class:`flax.struct.PyTreeNode`) with the CLU-style protocol
 
 * ``empty(...)``   – the identity element (concrete dtypes, so ``jit`` never retraces),

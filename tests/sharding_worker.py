@@ -50,8 +50,8 @@ def main() -> None:
 
     # ---- MAUVE quantization: k-means (assignment + centroid updates) and PCA
     from jaxmetrics.mauve import kmeans
-    from jaxmetrics.mauve.clustering import _assign_to_centroids
-    from jaxmetrics.mauve.pca import _pca_eigen, fit_pca, pca_transform
+    from jaxmetrics.mauve.quantize.clustering import _assign_to_centroids
+    from jaxmetrics.mauve.quantize.pca import _pca_eigen, fit_pca, pca_transform
 
     centers = rng.normal(size=(4, 8)) * 4
     x = (centers[rng.integers(0, 4, 64)] + rng.normal(size=(64, 8))).astype(np.float32)

@@ -101,7 +101,7 @@ def pq():
 
 def test_compute_mauve_signature(pq):
     from jaxmetrics.mauve import compute_mauve
-    from jaxmetrics.mauve.quantizers import KMeansQuantizer
+    from jaxmetrics.mauve.quantize.quantizers import KMeansQuantizer
 
     p, q = pq
 

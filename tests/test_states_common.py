@@ -7,7 +7,7 @@ import pytest
 from jaxmetrics.diversity.state import NGramState
 from jaxmetrics.lm.state import LMScoreState, PerplexityState
 from jaxmetrics.mark_evaluate.state import FIDState, IMPARState, MarkEvaluateState, PRDState
-from jaxmetrics.mauve.state import MauveState
+from jaxmetrics.mauve.pipeline.state import MauveState
 from jaxmetrics.similarity.state import SimilarityState
 from jaxmetrics.state import merge_all, merge_stacked
 from state_helpers import corpus, pad_sequences

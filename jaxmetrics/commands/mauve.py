@@ -27,10 +27,10 @@ EXPLAIN_SEEDS = 5
 EXPLAIN_WIDTH = 100
 #: The truncation length when --max-length is not given: mauve-text's, capped at the model's positions.
 DEFAULT_MAX_LENGTH = 1024
-#: ``--estimator``'s choices: ``jaxmetrics.mauve.estimators.available_estimators()``, spelled out so that
+#: ``--estimator``'s choices: ``jaxmetrics.mauve.frontier.estimators.available_estimators()``, spelled out so that
 #: ``--help`` imports no JAX (a test keeps them equal).
 ESTIMATORS = ("quantized", "knn", "classifier", "gaussian")
-#: ``--divergence``'s choices: ``jaxmetrics.mauve.frontiers.DIVERGENCES`` (a test keeps them equal).
+#: ``--divergence``'s choices: ``jaxmetrics.mauve.frontier.divergences.DIVERGENCES`` (a test keeps them equal).
 DIVERGENCES = ("kl", "chi2", "hellinger", "tv", "js")
 #: Options that apply to ``--estimator quantized`` only, with their defaults (given otherwise: an error).
 QUANTIZED_ONLY = (("num_buckets", "--num-buckets", None),
@@ -98,7 +98,7 @@ def check_estimator_options(args: argparse.Namespace) -> None:
 def check_estimator_sizes(estimator: str, n_ref: int, n_cand: int, cand_option: str = "--candidates") -> None:
     """The fewest rows a density-ratio ``estimator`` (its default settings) takes, checked before
     any featurization: a ``ValueError`` naming ``--estimator`` and the sizes."""
-    from jaxmetrics.mauve.estimators import get_estimator
+    from jaxmetrics.mauve.frontier.estimators import get_estimator
 
     est = get_estimator(estimator)
     sizes = f"--references has {n_ref} and {cand_option} {n_cand}"

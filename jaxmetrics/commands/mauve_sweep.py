@@ -96,7 +96,7 @@ def _values(over: str, raw: list[str] | None) -> tuple | None:
             raise ValueError(f"--values: {v!r} is not {kind} (--over {over}){hint}") from None
         out.append(x)
     if over == "quantizer":
-        from jaxmetrics.mauve.quantizers import available_quantizers
+        from jaxmetrics.mauve.quantize.quantizers import available_quantizers
 
         known = available_quantizers()
         for v in out:

@@ -73,7 +73,7 @@ def _min_rows(*, mark_evaluate: bool, num_buckets, mauve_estimator: str = "quant
     if not isinstance(num_buckets, str) and -(-int(num_buckets) // 2) > need:
         need, why = -(-int(num_buckets) // 2), f"num_buckets={num_buckets} needs a point per bucket over both sets"
     if mauve_estimator != "quantized":
-        from jaxmetrics.mauve.estimators import get_estimator
+        from jaxmetrics.mauve.frontier.estimators import get_estimator
 
         est = get_estimator(mauve_estimator)
         k, folds = getattr(est, "k", None), getattr(est, "num_folds", None)

@@ -190,8 +190,8 @@ def _check_mauve_family(mauve_estimator, mauve_divergence, num_buckets) -> None:
     """``mauve_estimator`` / ``mauve_divergence`` name an estimator and an f-divergence, and an
     explicit ``num_buckets`` goes with the quantized estimator only: ``ValueError`` naming the argument."""
     from jaxmetrics import _validation as V
-    from jaxmetrics.mauve.estimators import available_estimators
-    from jaxmetrics.mauve.frontiers import DIVERGENCES
+    from jaxmetrics.mauve.frontier.estimators import available_estimators
+    from jaxmetrics.mauve.frontier.divergences import DIVERGENCES
 
     V.check_choice(mauve_estimator, "mauve_estimator", available_estimators())
     V.check_choice(mauve_divergence, "mauve_divergence", DIVERGENCES)

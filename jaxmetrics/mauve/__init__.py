@@ -1,21 +1,22 @@
-"""MAUVE in JAX: histogram stage, quantizers, the ``compute_mauve`` pipeline and soft MAUVE.
+"""MAUVE in JAX: quantize, score the divergence frontier, and the analyses built on both.
 
 P is the human text (the references), Q the model text (the candidates); MAUVE keeps the
 paper's ``p`` / ``q`` names in its kernels and states.
 
-Layers: :mod:`.engine` (the stages every MAUVE goes through: project, quantize, count, score),
-:mod:`.histograms` (pure kernels: divergence curve, area, frontier integral, smoothing),
-:mod:`.pca` and :mod:`.clustering` (quantization kernels; :func:`kmeans` is the library's one
-k-means), :mod:`.quantizers` (the ``Quantizer`` interface and registry), :mod:`.inputs` (features
-from text or tokens), :mod:`.sizes` (the number of buckets, MAUVE's minimum sizes and the
-few-points warning), :mod:`.compute` (mauve-text-compatible pipeline), :mod:`.interval` (the
-intervals of ``compute_mauve_seeds(confidence=...)``: sampling and seed spreads), :mod:`.codebook` (one
-codebook for several pairs), :mod:`.compare` (systems compared under one quantizer, with intervals and p-values), :mod:`.attribution` (each sample's influence on MAUVE), :mod:`.soft` (differentiable MAUVE), :mod:`.state`
-(:class:`MauveState`, feature buffers), :mod:`.plot` (every MAUVE figure), :mod:`.loss_recipe`
-(:func:`fit_to_mauve`, MAUVE as a training loss), :mod:`.drmm` and :mod:`.lattice` (learned
-quantizers), :mod:`.sweeps` with :mod:`.sweep_stages` and :mod:`.sweep_results` (MAUVE along
-sample size, text length, k, c and quantizer) and :mod:`.sweep_stats` (rank agreement and paired
-seed comparisons).
+The sub-packages follow the stages of one MAUVE computation:
+
+* :mod:`.engine` — the stages every MAUVE goes through (project, quantize, count, score) and
+  :mod:`.sizes` (the number of buckets, minimum sizes, the few-points warning);
+* :mod:`.quantize` — PCA, the library's one k-means, the ``Quantizer`` interface, DRMM and
+  lattice quantizers;
+* :mod:`.frontier` — divergence curves of histograms, f-divergence frontiers of density ratios
+  and the density-ratio estimators (``estimate_mauve``);
+* :mod:`.pipeline` — features from text or tokens, ``compute_mauve`` (mauve-text's API) and
+  ``compute_mauve_seeds``, their intervals, shared codebooks, ``MauveState``;
+* :mod:`.analysis` — sweeps along n, length, k, c and quantizer, rank agreement, ``compare_mauve``
+  and ``mauve_attribution``;
+* :mod:`.training` — soft and hard MAUVE, ``mauve_loss`` and ``fit_to_mauve``;
+* :mod:`.plot` — every MAUVE figure.
 
 ``DRMMQuantizer``, ``LatticeQuantizer`` (Flax NNX and optax), ``fit_to_mauve`` (optax) and ``MauveState`` are
 imported on first access, so ``import jaxmetrics.mauve`` stays light; ``plot_divergence_curves``
@@ -25,7 +26,7 @@ from __future__ import annotations
 
 import importlib
 
-from jaxmetrics.mauve.histograms import (
+from jaxmetrics.mauve.frontier.histograms import (
     MauveResult,
     area_under_divergence_curve,
     divergence_curve,
@@ -34,9 +35,9 @@ from jaxmetrics.mauve.histograms import (
     mauve_from_histograms,
     smooth_counts,
 )
-from jaxmetrics.mauve.clustering import KMeansResult, kmeans
-from jaxmetrics.mauve.pca import PCAProjection, fit_pca, pca_transform
-from jaxmetrics.mauve.quantizers import (
+from jaxmetrics.mauve.quantize.clustering import KMeansResult, kmeans
+from jaxmetrics.mauve.quantize.pca import PCAProjection, fit_pca, pca_transform
+from jaxmetrics.mauve.quantize.quantizers import (
     QUANTIZERS,
     FittedKMeansQuantizer,
     FittedQuantizer,
@@ -61,19 +62,19 @@ from jaxmetrics.mauve.engine import (
     project_features,
     split_counts,
 )
-from jaxmetrics.mauve.compute import MauveOutput, MauveSeedsOutput, auto_num_buckets, compute_mauve, compute_mauve_seeds
-from jaxmetrics.mauve.codebook import fit_quantizer, mauve_shared_codebook
-from jaxmetrics.mauve.attribution import MauveAttribution, RankedSample, mauve_attribution
-from jaxmetrics.mauve.compare import MauveComparison, compare_mauve
-from jaxmetrics.mauve.soft import CentroidQuantizer, hard_mauve, mauve_loss, soft_mauve
+from jaxmetrics.mauve.pipeline.compute import MauveOutput, MauveSeedsOutput, auto_num_buckets, compute_mauve, compute_mauve_seeds
+from jaxmetrics.mauve.pipeline.codebook import fit_quantizer, mauve_shared_codebook
+from jaxmetrics.mauve.analysis.attribution import MauveAttribution, RankedSample, mauve_attribution
+from jaxmetrics.mauve.analysis.compare import MauveComparison, compare_mauve
+from jaxmetrics.mauve.training.soft import CentroidQuantizer, hard_mauve, mauve_loss, soft_mauve
 from jaxmetrics.mauve.plot import plot_divergence_curves, plot_sweep
-from jaxmetrics.mauve.sweep_results import MauveSweepResult, MauveSweepRow
-from jaxmetrics.mauve.sweep_stages import SWEEP_AXES
-from jaxmetrics.mauve.sweep_stats import PairedMauveDifference, RankAgreement, paired_mauve_difference, rank_agreement
-from jaxmetrics.mauve.sweeps import mauve_length_sweep, mauve_sweep
-from jaxmetrics.mauve.frontiers import DIVERGENCES, f_mauve, gaussian_frontier, mauve_from_log_ratios
-from jaxmetrics.mauve.estimate import estimate_mauve
-from jaxmetrics.mauve.estimators import (
+from jaxmetrics.mauve.analysis.sweep_results import MauveSweepResult, MauveSweepRow
+from jaxmetrics.mauve.analysis.sweep_stages import SWEEP_AXES
+from jaxmetrics.mauve.analysis.sweep_stats import PairedMauveDifference, RankAgreement, paired_mauve_difference, rank_agreement
+from jaxmetrics.mauve.analysis.sweeps import mauve_length_sweep, mauve_sweep
+from jaxmetrics.mauve.frontier.divergences import DIVERGENCES, f_mauve, gaussian_frontier, mauve_from_log_ratios
+from jaxmetrics.mauve.frontier.estimate import estimate_mauve
+from jaxmetrics.mauve.frontier.estimators import (
     ESTIMATORS,
     ClassifierEstimator,
     DensityRatioEstimator,
@@ -89,11 +90,11 @@ from jaxmetrics.mauve.estimators import (
 
 #: Exported names whose modules are imported on first access (Flax NNX / optax / flax.struct).
 _LAZY = {
-    "DRMMQuantizer": "jaxmetrics.mauve.drmm",
-    "LatticeQuantizer": "jaxmetrics.mauve.lattice",
-    "MauveState": "jaxmetrics.mauve.state",
-    "MauveFitResult": "jaxmetrics.mauve.loss_recipe",
-    "fit_to_mauve": "jaxmetrics.mauve.loss_recipe",
+    "DRMMQuantizer": "jaxmetrics.mauve.quantize.drmm",
+    "LatticeQuantizer": "jaxmetrics.mauve.quantize.lattice",
+    "MauveState": "jaxmetrics.mauve.pipeline.state",
+    "MauveFitResult": "jaxmetrics.mauve.training.fit",
+    "fit_to_mauve": "jaxmetrics.mauve.training.fit",
 }
 
 __all__ = [

@@ -7,7 +7,7 @@ gives one number whichever entry point computes it:
 
 1. **project** (:func:`project_features`, :func:`apply_projection`): rows L2-normalised, PCA
    fitted to ``explained_var`` (its row subsample drawn from ``fold_in(key, 5)``), rows projected.
-2. **quantize**: any :class:`~jaxmetrics.mauve.quantizers.Quantizer` fitted on the stacked sets
+2. **quantize**: any :class:`~jaxmetrics.mauve.quantize.quantizers.Quantizer` fitted on the stacked sets
    ``[Q; P]`` labels every row (:func:`fit_labels`); the k-means quantizer's hot loop is
    :func:`~jaxmetrics.mauve.kmeans` with the key ``fold_in(key, 2)``, run for several seeds at
    once by :func:`kmeans_labels` or, for many subsets and cluster counts at once (the sweeps),
@@ -42,9 +42,9 @@ import numpy as np
 
 from jaxmetrics import _validation as V
 from jaxmetrics._ops import is_concrete, l2_normalize
-from jaxmetrics.mauve.clustering import kmeans
-from jaxmetrics.mauve.histograms import _mauve_core
-from jaxmetrics.mauve.pca import PCAProjection, _project, fit_pca
+from jaxmetrics.mauve.quantize.clustering import kmeans
+from jaxmetrics.mauve.frontier.histograms import _mauve_core
+from jaxmetrics.mauve.quantize.pca import PCAProjection, _project, fit_pca
 from jaxmetrics.mauve.sizes import bucket_size
 from jaxmetrics.results import Result
 
@@ -94,7 +94,7 @@ class ProjectedFeatures(Result):
     """Output of :func:`project_features`.
 
     Attributes:
-      pca: the fitted :class:`~jaxmetrics.mauve.pca.PCAProjection`.
+      pca: the fitted :class:`~jaxmetrics.mauve.quantize.pca.PCAProjection`.
       z: ``[N, m_pad]`` float32 projected rows.
     """
 

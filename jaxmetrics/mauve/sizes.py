@@ -93,7 +93,7 @@ def auto_num_buckets(*sizes: int) -> int:
     """mauve-text's ``'auto'`` rule: ``max(2, round(min(sizes) / 10))`` (Python rounding).
 
     Examples:
-      >>> from jaxmetrics.mauve.compute import auto_num_buckets
+      >>> from jaxmetrics.mauve.pipeline.compute import auto_num_buckets
       >>> auto_num_buckets(1000, 5000), auto_num_buckets(15, 15), auto_num_buckets(25, 30)
       (100, 2, 2)
     """

@@ -203,7 +203,7 @@ def test_disjoint_halves_converge_large():
 
 def test_mauve_too_few_points_per_bucket_warns():
     """MAUVE histograms with fewer than 2 points per bucket on a side warn (num_buckets named)."""
-    from jaxmetrics.mauve.compute import resolve_num_buckets
+    from jaxmetrics.mauve.pipeline.compute import resolve_num_buckets
 
     with pytest.warns(UserWarning, match=r"^num_buckets: 50 buckets but one side has only 60 points"):
         assert resolve_num_buckets(50, (60, 500)) == 50

@@ -13,7 +13,7 @@ from jaxmetrics.mark_evaluate import (
     prd,
 )
 from jaxmetrics.mark_evaluate.state import FIDState, IMPARState, MarkEvaluateState, PRDState
-from jaxmetrics.mauve.state import MauveState
+from jaxmetrics.mauve.pipeline.state import MauveState
 from jaxmetrics.state import merge_all
 from state_helpers import padded, random_splits
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from jaxmetrics.mauve import QUANTIZERS, compute_mauve
-from jaxmetrics.mauve.drmm import (
+from jaxmetrics.mauve.quantize.drmm import (
     DRMMQuantizer,
     FittedDRMMQuantizer,
     _assign,

@@ -20,8 +20,8 @@ from realtext_family import FAMILY_ORDER, realtext_family  # noqa: F401 (session
 from scipy.stats import spearmanr
 
 from jaxmetrics.mauve import compute_mauve
-from jaxmetrics.mauve.drmm import DRMMQuantizer
-from jaxmetrics.mauve.lattice import LatticeQuantizer
+from jaxmetrics.mauve.quantize.drmm import DRMMQuantizer
+from jaxmetrics.mauve.quantize.lattice import LatticeQuantizer
 
 DELTAS = (0.0, 0.15, 0.3, 0.45, 0.6, 0.9)
 

@@ -10,9 +10,9 @@ import pytest
 from flax import nnx
 
 from jaxmetrics.mauve import QUANTIZERS, compute_mauve
-from jaxmetrics.mauve.quantizers import get_quantizer
+from jaxmetrics.mauve.quantize.quantizers import get_quantizer
 from realtext_family import FAMILY_ORDER, realtext_family  # noqa: F401 (fixture)
-from jaxmetrics.mauve.lattice import (
+from jaxmetrics.mauve.quantize.lattice import (
     LatticeQuantizer,
     SpreadingNet,
     _nearest,

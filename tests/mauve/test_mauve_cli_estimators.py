@@ -33,8 +33,8 @@ def _run(d, *extra):
 
 def test_choices_are_the_library_s():
     from jaxmetrics.commands.mauve import DIVERGENCES, ESTIMATORS
-    from jaxmetrics.mauve.estimators import available_estimators
-    from jaxmetrics.mauve.frontiers import DIVERGENCES as LIB_DIVERGENCES
+    from jaxmetrics.mauve.frontier.estimators import available_estimators
+    from jaxmetrics.mauve.frontier.divergences import DIVERGENCES as LIB_DIVERGENCES
 
     assert sorted(ESTIMATORS) == available_estimators() and ESTIMATORS[0] == "quantized"
     assert DIVERGENCES == LIB_DIVERGENCES

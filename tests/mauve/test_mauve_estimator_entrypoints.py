@@ -12,9 +12,9 @@ from realtext_family import realtext_family  # noqa: F401 (session fixture)
 from scipy import stats
 
 from jaxmetrics.mauve import compute_mauve, compute_mauve_seeds, mauve_sweep
-from jaxmetrics.mauve.estimate import estimate_mauve
-from jaxmetrics.mauve.estimators import GaussianEstimator
-from jaxmetrics.mauve.frontiers import f_mauve
+from jaxmetrics.mauve.frontier.estimate import estimate_mauve
+from jaxmetrics.mauve.frontier.estimators import GaussianEstimator
+from jaxmetrics.mauve.frontier.divergences import f_mauve
 
 RATIO = ("knn", "classifier", "gaussian")
 

@@ -1,5 +1,5 @@
 """The MAUVE family of the journal paper: f-divergence frontiers and the k-NN, classifier and
-Gaussian estimators (``jaxmetrics/mauve/frontiers.py``, ``jaxmetrics/mauve/estimators.py``).
+Gaussian estimators (``jaxmetrics/mauve/frontier/divergences.py``, ``jaxmetrics/mauve/frontier/estimators.py``).
 
 Known answers: on histograms the frontier of per-bin log ratios is the histogram MAUVE; for two
 Gaussians with one covariance the frontier is a one-dimensional integral
@@ -17,15 +17,15 @@ from realtext_family import realtext_family  # noqa: F401 (session fixture)
 from scipy import integrate, stats
 
 from jaxmetrics.mauve import compute_mauve, mauve_from_histograms
-from jaxmetrics.mauve.estimate import estimate_mauve
-from jaxmetrics.mauve.estimators import (
+from jaxmetrics.mauve.frontier.estimate import estimate_mauve
+from jaxmetrics.mauve.frontier.estimators import (
     ClassifierEstimator,
     GaussianEstimator,
     KNNEstimator,
     QuantizedEstimator,
     get_estimator,
 )
-from jaxmetrics.mauve.frontiers import DIVERGENCES, f_mauve, gaussian_frontier, mauve_from_log_ratios
+from jaxmetrics.mauve.frontier.divergences import DIVERGENCES, f_mauve, gaussian_frontier, mauve_from_log_ratios
 
 RAW = dict(normalize=False, explained_var=None)
 

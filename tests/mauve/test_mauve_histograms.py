@@ -16,7 +16,7 @@ from jaxmetrics.mauve import (
     mauve_from_histograms,
     smooth_counts,
 )
-from jaxmetrics.mauve import histograms as H
+from jaxmetrics.mauve.frontier import histograms as H
 
 pytest.importorskip("mauve")
 import mauve  # noqa: E402,F401  (mauve-text)
@@ -210,7 +210,7 @@ def test_frontier_integral_float32_near_equal_bins_is_nonnegative():
     """The textbook FI term cancels catastrophically as p -> q; ours stays >= 0 in float32."""
     import jax.numpy as jnp
 
-    from jaxmetrics.mauve.histograms import frontier_integral
+    from jaxmetrics.mauve.frontier.histograms import frontier_integral
 
     p = jnp.array([0.3, 0.7], jnp.float32)
     for eps in (1e-4, 1e-6, 3e-8):

@@ -15,8 +15,8 @@ import sklearn.metrics
 import jax.numpy as jnp
 
 from jaxmetrics.mauve import compute_mauve, compute_mauve_seeds, mauve_from_histograms
-from jaxmetrics.mauve import histograms as H
-from jaxmetrics.mauve.codebook import mauve_shared_codebook
+from jaxmetrics.mauve.frontier import histograms as H
+from jaxmetrics.mauve.pipeline.codebook import mauve_shared_codebook
 
 
 def _kl_multinomial(p, q):

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from jaxmetrics.mauve import compute_mauve, compute_mauve_seeds
-from jaxmetrics.mauve.inputs import get_features
+from jaxmetrics.mauve.pipeline.inputs import get_features
 from jaxmetrics.models import encode
 
 N, MAX_LEN = 24, 64

@@ -28,11 +28,11 @@ from jaxmetrics.mauve import (
     soft_bin_counts,
 )
 from jaxmetrics._ops import l2_normalize
-from jaxmetrics.mauve import compute as C
-from jaxmetrics.mauve import histograms as H
+from jaxmetrics.mauve.pipeline import compute as C
+from jaxmetrics.mauve.frontier import histograms as H
 import importlib
 
-KM = importlib.import_module("jaxmetrics.mauve.clustering")
+KM = importlib.import_module("jaxmetrics.mauve.quantize.clustering")
 
 N, D = 120, 12
 
@@ -123,7 +123,7 @@ def test_kmeans_tiled_nearest_equals_untiled_definition():
     """The Lloyd step's tiled argmin (whole tiles plus a remainder) equals the argmin / min of the
     full squared-distance matrix."""
     from jaxmetrics._ops import squared_distances
-    from jaxmetrics.mauve.clustering import _nearest_tiled
+    from jaxmetrics.mauve.quantize.clustering import _nearest_tiled
 
     rng = np.random.default_rng(8)
     x = jnp.asarray(rng.normal(size=(23, 5)), jnp.float32)

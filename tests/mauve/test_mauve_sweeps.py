@@ -24,7 +24,7 @@ from jaxmetrics.mauve import (
     paired_mauve_difference,
     rank_agreement,
 )
-from jaxmetrics.mauve import sweep_stages as SW
+from jaxmetrics.mauve.analysis import sweep_stages as SW
 from jaxmetrics.mauve.engine import masked_kmeans_counts, project_features
 
 N = 100

@@ -10,8 +10,8 @@ import optax
 import pytest
 from jax.test_util import check_grads
 
-from jaxmetrics.mauve.histograms import mauve_from_histograms
-from jaxmetrics.mauve.soft import (
+from jaxmetrics.mauve.frontier.histograms import mauve_from_histograms
+from jaxmetrics.mauve.training.soft import (
     CentroidQuantizer,
     hard_mauve,
     mauve_loss,
@@ -146,8 +146,8 @@ def test_soft_tends_to_hard_as_temperature_goes_to_zero(x64, rng):
 
 
 def test_stable_frontier_integral(rng):
-    from jaxmetrics.mauve.histograms import frontier_integral
-    from jaxmetrics.mauve.histograms import smooth_frontier_integral as _stable_frontier_integral
+    from jaxmetrics.mauve.frontier.histograms import frontier_integral
+    from jaxmetrics.mauve.frontier.histograms import smooth_frontier_integral as _stable_frontier_integral
 
     with jax.enable_x64(True):  # same value as the mauve-text formula, with empty/one-sided bins
         for _ in range(5):
@@ -309,7 +309,7 @@ def _shift(d: int, size: float = 2.0) -> np.ndarray:
 
 def _real_text_recipe(shakespeare_minilm, n, **fit_kwargs):
     from jaxmetrics.mauve import compute_mauve
-    from jaxmetrics.mauve.loss_recipe import fit_to_mauve
+    from jaxmetrics.mauve.training.fit import fit_to_mauve
 
     p, other = shakespeare_minilm(n)
     q0 = other + _shift(p.shape[1])  # shifted copies of other sentences' features
@@ -339,7 +339,7 @@ def test_mauve_as_a_loss_real_text_large_and_output_layer(shakespeare_minilm):
     recipe refits: a codebook fitted once on P alone scores the shifted cloud far higher than a
     fresh ``compute_mauve`` does."""
     from jaxmetrics.mauve import KMeansQuantizer, compute_mauve
-    from jaxmetrics.mauve.loss_recipe import fit_to_mauve
+    from jaxmetrics.mauve.training.fit import fit_to_mauve
 
     p, other, r = _real_text_recipe(shakespeare_minilm, 1000, num_steps=100, eval_every=25)
     assert r.eval_steps.tolist() == [0, 25, 50, 75, 100]
@@ -362,7 +362,7 @@ def _toy_cloud(n=60, d=8):
 
 
 def test_fit_to_mauve_history_schedule_and_generator():
-    from jaxmetrics.mauve.loss_recipe import MauveFitResult, fit_to_mauve
+    from jaxmetrics.mauve.training.fit import MauveFitResult, fit_to_mauve
 
     p, q0 = _toy_cloud()
     # a generator with a pytree of parameters: a per-feature scale and a bias on fixed inputs
@@ -386,7 +386,7 @@ def test_fit_to_mauve_history_schedule_and_generator():
 
 
 def test_fit_to_mauve_bad_input():
-    from jaxmetrics.mauve.loss_recipe import fit_to_mauve
+    from jaxmetrics.mauve.training.fit import fit_to_mauve
 
     p, q0 = _toy_cloud()
     key = jax.random.key(0)

@@ -59,7 +59,7 @@ import numpy as np
 
 from jaxmetrics import _validation as V
 from jaxmetrics._ops import PRECISION
-from jaxmetrics.mauve.quantizers import register_quantizer
+from jaxmetrics.mauve.quantize.quantizers import register_quantizer
 from jaxmetrics.results import Result, static_field
 
 __all__ = ["DRMMLogProbs", "DRMMSummary", "drmm_layer_log_probs", "DRMMQuantizer", "FittedDRMMQuantizer"]

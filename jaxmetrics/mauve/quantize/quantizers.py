@@ -20,9 +20,9 @@ import numpy as np
 
 from jaxmetrics import _validation as V
 from jaxmetrics._ops import is_concrete, squared_distances
-from jaxmetrics.mauve.clustering import _assign_to_centroids, kmeans
+from jaxmetrics.mauve.quantize.clustering import _assign_to_centroids, kmeans
 from jaxmetrics.mauve.engine import KMEANS_SALT, _counts, apply_projection, project_bucketed, project_features
-from jaxmetrics.mauve.pca import PCAProjection
+from jaxmetrics.mauve.quantize.pca import PCAProjection
 from jaxmetrics.mauve.sizes import bucket_size
 from jaxmetrics.results import Result, static_field
 
@@ -66,7 +66,7 @@ class FittedKMeansQuantizer(Result):
     A pytree, so it can be passed to (and returned from) jitted functions.
 
     Attributes:
-      pca: the fitted :class:`~jaxmetrics.mauve.pca.PCAProjection`.
+      pca: the fitted :class:`~jaxmetrics.mauve.quantize.pca.PCAProjection`.
       centroids: ``[k, m_pad]`` in the projected space; ``num_bins`` is ``k``.
       train_labels: ``[N]`` labels of the fitting rows (saves one assignment pass), or ``None``.
       normalize: whether rows are L2-normalised before the projection (static).
@@ -116,7 +116,7 @@ class KMeansQuantizer:
       normalize: L2-normalise rows first (mauve-text's ``norm='l2'``).
 
     Examples:
-      >>> from jaxmetrics.mauve.quantizers import KMeansQuantizer
+      >>> from jaxmetrics.mauve.quantize.quantizers import KMeansQuantizer
       >>> import jax, numpy as np
       >>> x = np.random.default_rng(0).normal(size=(60, 8)).astype("float32")
       >>> fitted = KMeansQuantizer(4).fit(x, key=jax.random.key(0))
@@ -174,14 +174,14 @@ QUANTIZERS: dict[str, Callable[..., Quantizer]] = {"kmeans": KMeansQuantizer}  #
 
 # Quantizers shipped in other modules, which register themselves when imported; looked up
 # lazily so ``import jaxmetrics.mauve`` stays light (they pull in Flax and optax).
-_LAZY_MODULES = {"drmm": "jaxmetrics.mauve.drmm", "lattice": "jaxmetrics.mauve.lattice"}
+_LAZY_MODULES = {"drmm": "jaxmetrics.mauve.quantize.drmm", "lattice": "jaxmetrics.mauve.quantize.lattice"}
 
 
 def register_quantizer(name: str, factory: Callable[..., Quantizer]) -> None:
     """Register ``factory(num_bins, **kwargs) -> Quantizer`` under ``name`` (overwrites).
 
     Examples:
-      >>> from jaxmetrics.mauve.quantizers import register_quantizer, get_quantizer, KMeansQuantizer, QUANTIZERS
+      >>> from jaxmetrics.mauve.quantize.quantizers import register_quantizer, get_quantizer, KMeansQuantizer, QUANTIZERS
       >>> register_quantizer("kmeans-3redo", lambda k, **kw: KMeansQuantizer(k, num_redo=3))
       >>> get_quantizer("kmeans-3redo", 10).num_redo
       3
@@ -199,7 +199,7 @@ def available_quantizers() -> list[str]:
     them on first use (``'drmm'``, ``'lattice'``), sorted; nothing is imported.
 
     Examples:
-      >>> from jaxmetrics.mauve.quantizers import available_quantizers
+      >>> from jaxmetrics.mauve.quantize.quantizers import available_quantizers
       >>> available_quantizers()
       ['drmm', 'kmeans', 'lattice']
     """
@@ -210,7 +210,7 @@ def get_quantizer(quantizer: str | Quantizer, num_bins: int, **kwargs: Any) -> Q
     """Resolve ``quantizer`` (a registered name or an instance) to a :class:`Quantizer`.
 
     Examples:
-      >>> from jaxmetrics.mauve.quantizers import get_quantizer
+      >>> from jaxmetrics.mauve.quantize.quantizers import get_quantizer
       >>> get_quantizer("kmeans", 8).num_bins
       8
     """
@@ -250,7 +250,7 @@ def bin_counts(fitted: FittedQuantizer, features: Any) -> jax.Array:
     ``counts_j = sum_i 1[assign(x_i) = j]``.
 
     Examples:
-      >>> from jaxmetrics.mauve.quantizers import bin_counts, KMeansQuantizer
+      >>> from jaxmetrics.mauve.quantize.quantizers import bin_counts, KMeansQuantizer
       >>> import jax, numpy as np
       >>> x = np.random.default_rng(0).normal(size=(40, 6)).astype("float32")
       >>> fitted = KMeansQuantizer(4).fit(x, key=jax.random.key(1))
@@ -264,7 +264,7 @@ def soft_bin_counts(fitted: FittedQuantizer, features: Any, temperature: float) 
     """Soft counts ``[num_bins]``: ``sum_i soft_assign(x_i, T)`` (differentiable in the features).
 
     Examples:
-      >>> from jaxmetrics.mauve.quantizers import soft_bin_counts, KMeansQuantizer
+      >>> from jaxmetrics.mauve.quantize.quantizers import soft_bin_counts, KMeansQuantizer
       >>> import jax, numpy as np
       >>> x = np.random.default_rng(0).normal(size=(40, 6)).astype("float32")
       >>> fitted = KMeansQuantizer(4).fit(x, key=jax.random.key(1))

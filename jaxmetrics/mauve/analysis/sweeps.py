@@ -8,7 +8,7 @@ The MAUVE paper studies its score along several axes; each is one call here:
   clusters (``num_buckets='auto'``; an integer fixes ``k``).
 * ``over="k"`` and ``over="c"`` (Table 6): the number of clusters and the scaling constant.
 * ``over="quantizer"`` (Table 5): k-means, DRMM, lattice (names of
-  :func:`~jaxmetrics.mauve.quantizers.get_quantizer`, or :class:`Quantizer` instances).
+  :func:`~jaxmetrics.mauve.quantize.quantizers.get_quantizer`, or :class:`Quantizer` instances).
 * :func:`mauve_length_sweep` (Figure 3): texts truncated to each maximum length, features
   recomputed, with the token length distribution of each side next to the scores.
 
@@ -50,15 +50,15 @@ import jax
 import numpy as np
 
 from jaxmetrics import _validation as V
-from jaxmetrics.mauve.compute import _check_common
+from jaxmetrics.mauve.pipeline.compute import _check_common
 from jaxmetrics.mauve.engine import fit_labels, split_counts
-from jaxmetrics.mauve.estimate import estimator_settings, is_quantized
-from jaxmetrics.mauve.estimators import get_estimator
-from jaxmetrics.mauve.frontiers import mauve_from_log_ratios
-from jaxmetrics.mauve.inputs import check_pooling
-from jaxmetrics.mauve.quantizers import KMeansQuantizer, _quantizer_settings, get_quantizer
-from jaxmetrics.mauve.sweep_results import MauveSweepResult
-from jaxmetrics.mauve.sweep_stages import (
+from jaxmetrics.mauve.frontier.estimate import estimator_settings, is_quantized
+from jaxmetrics.mauve.frontier.estimators import get_estimator
+from jaxmetrics.mauve.frontier.divergences import mauve_from_log_ratios
+from jaxmetrics.mauve.pipeline.inputs import check_pooling
+from jaxmetrics.mauve.quantize.quantizers import KMeansQuantizer, _quantizer_settings, get_quantizer
+from jaxmetrics.mauve.analysis.sweep_results import MauveSweepResult
+from jaxmetrics.mauve.analysis.sweep_stages import (
     DEFAULT_SEEDS,
     SWEEP_AXES,
     _check_systems,
@@ -109,11 +109,11 @@ def mauve_sweep(
     * ``over="c"``: ``values`` are scaling constants (one quantization per seed, scored for every
       ``c``).
     * ``over="quantizer"``: ``values`` are quantizer names (``'kmeans'``, ``'drmm'``, ``'lattice'``
-      or any registered name) or :class:`~jaxmetrics.mauve.quantizers.Quantizer` instances.
+      or any registered name) or :class:`~jaxmetrics.mauve.quantize.quantizers.Quantizer` instances.
       k-means runs in the shared computation; the others are fitted on each ``[Q; P]`` with key
       ``jax.random.key(s)``, as ``compute_mauve_seeds(quantizer=...)`` does (DRMM and lattice train
       networks: minutes on a CPU). ``quantizer_options={name: kwargs}`` go to
-      :func:`~jaxmetrics.mauve.quantizers.get_quantizer`.
+      :func:`~jaxmetrics.mauve.quantize.quantizers.get_quantizer`.
 
     Args:
       references: ``[n_p, d]`` features of the human text (P).
@@ -132,7 +132,7 @@ def mauve_sweep(
         (the chunks share one compiled program).
       estimator: ``'quantized'`` (default: the k-means histograms above) or a density-ratio
         estimator of the MAUVE family (``'knn'``, ``'classifier'``, ``'gaussian'`` or an instance;
-        :mod:`jaxmetrics.mauve.estimators`), which sweeps ``over="n"`` or ``"c"``: each (size,
+        :mod:`jaxmetrics.mauve.frontier.estimators`), which sweeps ``over="n"`` or ``"c"``: each (size,
         system, seed) problem estimates the log ratios on the same row subsets as k-means would
         get, with key ``jax.random.key(s)``, so at ``n`` = all rows it equals
         ``compute_mauve(estimator=..., seed=s)``; ``mauve_star`` and ``num_buckets`` are then ``None``.

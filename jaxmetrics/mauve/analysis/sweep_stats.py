@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from jaxmetrics.mauve.sweep_results import MauveSweepResult
+from jaxmetrics.mauve.analysis.sweep_results import MauveSweepResult
 from jaxmetrics.numerics import average_ranks, mean_std, pearson
 from jaxmetrics.results import Result, static_field
 

@@ -60,7 +60,7 @@ import numpy as np
 
 from jaxmetrics import _validation as V
 from jaxmetrics._ops import is_concrete
-from jaxmetrics.mauve.histograms import _W_EPS, MauveResult, _check_scoring, _paper_weights
+from jaxmetrics.mauve.frontier.histograms import _W_EPS, MauveResult, _check_scoring, _paper_weights
 from jaxmetrics.numerics import trapezoid_area
 
 __all__ = ["DIVERGENCES", "mauve_from_log_ratios", "f_mauve", "gaussian_frontier"]
@@ -168,7 +168,7 @@ def mauve_from_log_ratios(p_log_ratio: Any, q_log_ratio: Any, *, p_weights: Any 
 
     Examples:
       >>> import jax.numpy as jnp
-      >>> from jaxmetrics.mauve.frontiers import mauve_from_log_ratios
+      >>> from jaxmetrics.mauve.frontier.divergences import mauve_from_log_ratios
       >>> same = mauve_from_log_ratios(jnp.zeros(4), jnp.zeros(3))
       >>> float(same.mauve), float(same.frontier_integral)
       (1.0, 0.0)
@@ -200,7 +200,7 @@ def f_mauve(p_hist: Any, q_hist: Any, *, divergence: str = "kl", scaling: float 
     ``divergence='kl'`` is :func:`~jaxmetrics.mauve.mauve_from_histograms` (equal to 1e-12 in float64).
 
     Examples:
-      >>> from jaxmetrics.mauve.frontiers import f_mauve
+      >>> from jaxmetrics.mauve.frontier.divergences import f_mauve
       >>> from jaxmetrics.mauve import mauve_from_histograms
       >>> p, q = [0.5, 0.3, 0.2, 0.0], [0.1, 0.3, 0.3, 0.3]
       >>> abs(float(f_mauve(p, q).mauve) - float(mauve_from_histograms(p, q).mauve)) < 1e-6
@@ -234,7 +234,7 @@ def gaussian_frontier(mahalanobis: Any, *, divergence: str = "kl", scaling: floa
     samples).
 
     Examples:
-      >>> from jaxmetrics.mauve.frontiers import gaussian_frontier
+      >>> from jaxmetrics.mauve.frontier.divergences import gaussian_frontier
       >>> float(gaussian_frontier(0.0).mauve)
       1.0
       >>> [round(float(gaussian_frontier(d).mauve), 3) for d in (0.5, 1.0, 2.0)]

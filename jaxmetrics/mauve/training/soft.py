@@ -11,7 +11,7 @@ point's one-hot bin by a softmax over bins gives a smooth surrogate:
   mask of the features, ``p_mask`` / ``q_mask``, or ``assignments_mask``), and the
   add-constant smoothed histogram ``p_j = (n_j + b) / sum_l (n_l + b)``;
 * the divergence curve, MAUVE and frontier integral of ``(p, q)`` from
-  :func:`jaxmetrics.mauve.histograms.mauve_from_histograms`.
+  :func:`jaxmetrics.mauve.frontier.histograms.mauve_from_histograms`.
 
 Everything is differentiable with respect to the features, the centroids and ``tau``. As
 ``tau -> 0`` the soft assignment tends to the nearest-centroid one-hot, so soft MAUVE with
@@ -30,7 +30,7 @@ import numpy as np
 
 from jaxmetrics import _validation as V
 from jaxmetrics._ops import PRECISION, is_concrete
-from jaxmetrics.mauve.histograms import MauveResult, mauve_from_histograms, smooth_frontier_integral
+from jaxmetrics.mauve.frontier.histograms import MauveResult, mauve_from_histograms, smooth_frontier_integral
 from jaxmetrics.results import Result
 
 __all__ = [
@@ -209,9 +209,9 @@ def soft_mauve(p_features: Any, q_features: Any, quantizer: Any, *, temperature:
 
     ``p_j = (sum_i m_i a_ij(P) + b) / sum_l (...)`` and likewise ``q`` with soft assignments
     ``a`` (see the module docstring), then MAUVE / FI / divergence curve of ``(p, q)`` exactly
-    as :func:`~jaxmetrics.mauve.histograms.mauve_from_histograms` (the frontier integral uses an
+    as :func:`~jaxmetrics.mauve.frontier.histograms.mauve_from_histograms` (the frontier integral uses an
     algebraically identical form that stays well conditioned, with stable gradients, when
-    ``p_j ~ q_j``; see :func:`~jaxmetrics.mauve.histograms.smooth_frontier_integral`). With ``b = 0``, soft MAUVE
+    ``p_j ~ q_j``; see :func:`~jaxmetrics.mauve.frontier.histograms.smooth_frontier_integral`). With ``b = 0``, soft MAUVE
     tends to hard MAUVE (:func:`hard_mauve`) on the same quantizer as ``tau -> 0``.
 
     Args:
@@ -226,7 +226,7 @@ def soft_mauve(p_features: Any, q_features: Any, quantizer: Any, *, temperature:
       p_mask, q_mask: optional ``[n_p]`` / ``[n_q]`` masks (0 = padding, ignored).
 
     Returns:
-      :class:`~jaxmetrics.mauve.histograms.MauveResult` ``(mauve, frontier_integral, divergence_curve)``.
+      :class:`~jaxmetrics.mauve.frontier.histograms.MauveResult` ``(mauve, frontier_integral, divergence_curve)``.
 
     Examples:
       >>> import jax, jax.numpy as jnp
@@ -268,7 +268,7 @@ def hard_mauve(p_features: Any, q_features: Any, quantizer: Any, *, pseudocount:
     :func:`soft_mauve`.
 
     Counts ``n_j = sum_i m_i [bin(x_i) = j]`` (one-hot sums), ``p_j = (n_j + b)/sum_l (n_l + b)``,
-    then :func:`~jaxmetrics.mauve.histograms.mauve_from_histograms`. ``b = 0`` is mauve-text's
+    then :func:`~jaxmetrics.mauve.frontier.histograms.mauve_from_histograms`. ``b = 0`` is mauve-text's
     ``mauve``, ``b = 0.5`` its ``mauve_star``.
 
     Examples:

@@ -13,10 +13,10 @@ import jax
 import numpy as np
 
 from jaxmetrics import _validation as V
-from jaxmetrics.mauve.compute import MauveOutput, _check_common, _make_quantizer, _output, resolve_num_buckets
+from jaxmetrics.mauve.pipeline.compute import MauveOutput, _check_common, _make_quantizer, _output, resolve_num_buckets
 from jaxmetrics.mauve.engine import mauve_scores, split_counts
-from jaxmetrics.mauve.histograms import _check_scoring
-from jaxmetrics.mauve.quantizers import FittedQuantizer, Quantizer
+from jaxmetrics.mauve.frontier.histograms import _check_scoring
+from jaxmetrics.mauve.quantize.quantizers import FittedQuantizer, Quantizer
 
 __all__ = ["fit_quantizer", "mauve_shared_codebook"]
 
@@ -77,7 +77,7 @@ def mauve_shared_codebook(
     from its own histograms as in :func:`compute_mauve` (``scoring`` as there).
 
     Examples:
-      >>> from jaxmetrics.mauve.codebook import mauve_shared_codebook
+      >>> from jaxmetrics.mauve.pipeline.codebook import mauve_shared_codebook
       >>> import numpy as np
       >>> rng = np.random.default_rng(0)
       >>> h = rng.normal(size=(100, 8))

@@ -13,7 +13,7 @@ import jax.numpy as jnp
 from jaxmetrics.state import PairBuffer
 
 if TYPE_CHECKING:  # pragma: no cover
-    from jaxmetrics.mauve.compute import MauveOutput
+    from jaxmetrics.mauve.pipeline.compute import MauveOutput
 
 __all__ = ["MauveState"]
 
@@ -57,7 +57,7 @@ class MauveState(PairBuffer):
 
     def compute(self, **compute_mauve_kwargs: Any) -> "MauveOutput":
         """:func:`jaxmetrics.mauve.compute_mauve` on the buffered features (keyword arguments passed on)."""
-        from jaxmetrics.mauve.compute import compute_mauve
+        from jaxmetrics.mauve.pipeline.compute import compute_mauve
 
         p, q = self._values(("p_features", "q_features"))
         return compute_mauve(p_features=p, q_features=q, **compute_mauve_kwargs)

@@ -35,12 +35,12 @@ from jaxmetrics.mauve.engine import (
     project_bucketed,
     split_counts,
 )
-from jaxmetrics.mauve.estimate import estimate_seeds, is_quantized, scores_with_divergence
-from jaxmetrics.mauve.frontiers import check_divergence
-from jaxmetrics.mauve.histograms import _check_scoring
-from jaxmetrics.mauve.inputs import check_pooling, device_context, get_features
-from jaxmetrics.mauve.interval import BOOTSTRAP_SALT, seed_mean_intervals
-from jaxmetrics.mauve.quantizers import FittedQuantizer, KMeansQuantizer, Quantizer, get_quantizer
+from jaxmetrics.mauve.frontier.estimate import estimate_seeds, is_quantized, scores_with_divergence
+from jaxmetrics.mauve.frontier.divergences import check_divergence
+from jaxmetrics.mauve.frontier.histograms import _check_scoring
+from jaxmetrics.mauve.pipeline.inputs import check_pooling, device_context, get_features
+from jaxmetrics.mauve.pipeline.interval import BOOTSTRAP_SALT, seed_mean_intervals
+from jaxmetrics.mauve.quantize.quantizers import FittedQuantizer, KMeansQuantizer, Quantizer, get_quantizer
 from jaxmetrics.mauve.sizes import auto_num_buckets, bucket_size, resolve_num_buckets
 from jaxmetrics.numerics import mean_std
 from jaxmetrics.confidence import Interval
@@ -77,12 +77,12 @@ class MauveOutput(Result):
         hidden state at the last token), ``'mean'`` or ``'cls'``; ``None`` when features were given.
       estimator: the estimator of the frontier (static, not in the repr): ``'quantized'`` (the
         histograms above) or a density-ratio estimator's name (``'knn'``, ``'classifier'``,
-        ``'gaussian'``; :mod:`jaxmetrics.mauve.estimators`), for which the histogram fields
+        ``'gaussian'``; :mod:`jaxmetrics.mauve.frontier.estimators`), for which the histogram fields
         (``mauve_star``, ``frontier_integral_star``, ``p_hist``, ``q_hist``, ``p_counts``,
         ``q_counts``, ``num_buckets``) are ``None`` and ``p_log_ratio`` / ``q_log_ratio`` hold the
         estimated ``log dP/dQ`` at each side's rows.
       divergence: the f-divergence of ``mauve``, ``mauve_star`` and the curve (static, not in the
-        repr; :data:`~jaxmetrics.mauve.frontiers.DIVERGENCES`, default ``'kl'``); the frontier
+        repr; :data:`~jaxmetrics.mauve.frontier.divergences.DIVERGENCES`, default ``'kl'``); the frontier
         integrals are KL-based whatever it is.
       signature: what the numbers depend on (static; :mod:`jaxmetrics.signature`): ``metric:mauve``,
         the featurizer with its weights' hash when text or tokens were featurized (with its layer,
@@ -132,7 +132,7 @@ class MauveSeedsOutput(Result):
         the signature of ``compute_mauve(..., seed=s)``.
       mauve_interval: with ``confidence``: :class:`~jaxmetrics.confidence.Interval` of
         ``mauve_mean`` for the estimator's value at this size, combining the sampling and the
-        seed spread (:mod:`jaxmetrics.mauve.interval`); else ``None``.
+        seed spread (:mod:`jaxmetrics.mauve.pipeline.interval`); else ``None``.
       frontier_integral_interval: the same for ``frontier_integral_mean``.
       sampling_standard_error: with ``confidence``: the bootstrap standard error of
         ``mauve_mean`` over the rows (the sampling spread; ``mauve_std`` is the seed spread).
@@ -166,7 +166,7 @@ class MauveSeedsOutput(Result):
 
 def _signature(inputs, quant, *, seeds, num_buckets, scaling, num_points, scoring, divergence="kl") -> str:
     """The signature of a MAUVE result (see :class:`MauveOutput`); ``divergence`` is named when not KL."""
-    from jaxmetrics.mauve.quantizers import _quantizer_settings
+    from jaxmetrics.mauve.quantize.quantizers import _quantizer_settings
     from jaxmetrics.signature import make_signature
 
     settings = dict(seeds=tuple(seeds), num_buckets=num_buckets, mauve_scaling_factor=float(scaling),
@@ -337,7 +337,7 @@ def compute_mauve(
         local checkpoint directory, resolved by :func:`jaxmetrics.models.resolve_model`. When
         given it is used instead of ``featurize_model_name``.
       quantizer: keyword-only; ``'kmeans'`` (default), another registered name, or a
-        :class:`~jaxmetrics.mauve.quantizers.Quantizer` instance (its own settings are used).
+        :class:`~jaxmetrics.mauve.quantize.quantizers.Quantizer` instance (its own settings are used).
       mesh: keyword-only; optional :class:`jax.sharding.Mesh` (``jaxmetrics.sharding.make_mesh()``):
         the stacked feature rows are sharded over it for the PCA and k-means (XLA inserts the
         collectives); needs ``n_p + n_q`` to be a multiple of the device count, else it runs
@@ -360,13 +360,13 @@ def compute_mauve(
         (:func:`~jaxmetrics.models.resolve_model`). Recorded in the signature.
       estimator: keyword-only; how the divergence frontier is estimated (the MAUVE family,
         ``docs/mauve.md``): ``'quantized'`` (default: the histograms of ``quantizer``, mauve-text's
-        numbers), or a density-ratio estimator of :mod:`jaxmetrics.mauve.estimators` by name
+        numbers), or a density-ratio estimator of :mod:`jaxmetrics.mauve.frontier.estimators` by name
         (``'knn'``, ``'classifier'``, ``'gaussian'``) or as an instance with its settings; key
         ``jax.random.key(seed)``. ``quantizer``, ``num_buckets``, ``mesh`` and the k-means
         settings apply to ``'quantized'`` only.
       divergence: keyword-only; the f-divergence whose frontier ``mauve`` (and ``mauve_star``)
         summarise: ``'kl'`` (default, MAUVE as published), ``'chi2'``, ``'hellinger'``, ``'tv'``,
-        ``'js'`` (:data:`~jaxmetrics.mauve.frontiers.DIVERGENCES`); the frontier integrals are
+        ``'js'`` (:data:`~jaxmetrics.mauve.frontier.divergences.DIVERGENCES`); the frontier integrals are
         KL-based whatever it is.
 
     Returns:
@@ -375,7 +375,7 @@ def compute_mauve(
       the bin counts ``p_counts``, ``q_counts`` and the ``pooling`` used.
 
     Examples:
-      >>> from jaxmetrics.mauve.compute import compute_mauve
+      >>> from jaxmetrics.mauve.pipeline.compute import compute_mauve
       >>> import numpy as np
       >>> rng = np.random.default_rng(0)
       >>> p = rng.normal(size=(200, 16)).astype("float32")
@@ -470,7 +470,7 @@ def compute_mauve_seeds(
     ``frontier_integral_mean`` for the estimator's value at this sample size: a bootstrap over
     each side's rows (every resample scored from its bin counts under every seed's clusters, in
     one vmapped float64 computation; key ``fold_in(jax.random.key(seeds[0]), BOOTSTRAP_SALT)``)
-    combined with the seed spread. See :mod:`jaxmetrics.mauve.interval` for the construction,
+    combined with the seed spread. See :mod:`jaxmetrics.mauve.pipeline.interval` for the construction,
     what it covers and its coverage on real text (91 % for a nominal 95 % with three seeds);
     with one seed it misses the quantization spread and is too narrow.
 
@@ -491,7 +491,7 @@ def compute_mauve_seeds(
       and curves ``[S, m + 2, 2]``.
 
     Examples:
-      >>> from jaxmetrics.mauve.compute import compute_mauve_seeds
+      >>> from jaxmetrics.mauve.pipeline.compute import compute_mauve_seeds
       >>> import numpy as np
       >>> rng = np.random.default_rng(0)
       >>> p, q = rng.normal(size=(150, 8)), rng.normal(size=(150, 8)) + 1.0

@@ -205,7 +205,7 @@ def smooth_frontier_integral(p: jax.Array, q: jax.Array) -> jax.Array:
 
     Examples:
       >>> import jax.numpy as jnp
-      >>> from jaxmetrics.mauve.histograms import smooth_frontier_integral
+      >>> from jaxmetrics.mauve.frontier.histograms import smooth_frontier_integral
       >>> round(float(smooth_frontier_integral(jnp.array([0.5, 0.5]), jnp.array([0.5, 0.5]))), 12)
       0.0
     """
@@ -260,7 +260,7 @@ def divergence_curve(p_hist: Any, q_hist: Any, *, scaling: float = 5.0, num_poin
         :func:`mauve_from_histograms`.
 
     Examples:
-      >>> from jaxmetrics.mauve.histograms import divergence_curve
+      >>> from jaxmetrics.mauve.frontier.histograms import divergence_curve
       >>> import jax.numpy as jnp
       >>> divergence_curve(jnp.array([0.5, 0.5]), jnp.array([0.5, 0.5]), num_points=3).tolist()
       [[1.0, 0.0], [1.0, 1.0], [1.0, 1.0], [1.0, 1.0], [0.0, 1.0]]
@@ -278,7 +278,7 @@ def area_under_divergence_curve(curve: Any) -> jax.Array:
     ``area = sum_j (x_j - x_{j+1}) (y_j + y_{j+1}) / 2``.
 
     Examples:
-      >>> from jaxmetrics.mauve.histograms import area_under_divergence_curve
+      >>> from jaxmetrics.mauve.frontier.histograms import area_under_divergence_curve
       >>> import jax.numpy as jnp
       >>> float(area_under_divergence_curve(jnp.array([[1.0, 0.0], [1.0, 1.0], [0.0, 1.0]])))
       1.0
@@ -297,7 +297,7 @@ def frontier_integral(p_hist: Any, q_hist: Any) -> jax.Array:
     (mauve-text's guard). Gradients are finite everywhere (double-where).
 
     Examples:
-      >>> from jaxmetrics.mauve.histograms import frontier_integral
+      >>> from jaxmetrics.mauve.frontier.histograms import frontier_integral
       >>> import jax.numpy as jnp
       >>> float(frontier_integral(jnp.array([1.0, 0.0]), jnp.array([0.0, 1.0])))
       1.0
@@ -343,7 +343,7 @@ def mauve_from_histograms(
       ``divergence_curve [..., m + 2, 2]``.
 
     Examples:
-      >>> from jaxmetrics.mauve.histograms import mauve_from_histograms
+      >>> from jaxmetrics.mauve.frontier.histograms import mauve_from_histograms
       >>> import jax.numpy as jnp
       >>> float(mauve_from_histograms(jnp.array([0.2, 0.8]), jnp.array([0.2, 0.8])).mauve)
       1.0
@@ -370,7 +370,7 @@ def smooth_counts(counts: Any, *, pseudocount: float = 0.5) -> jax.Array:
     fractional (soft counts); ``pseudocount`` is traced.
 
     Examples:
-      >>> from jaxmetrics.mauve.histograms import smooth_counts
+      >>> from jaxmetrics.mauve.frontier.histograms import smooth_counts
       >>> import jax.numpy as jnp
       >>> smooth_counts(jnp.array([3.0, 0.0]), pseudocount=0.5).tolist()
       [0.875, 0.125]
@@ -415,7 +415,7 @@ def mauve_from_counts(
     ``pseudocount=0`` gives its plain ``mauve``.
 
     Examples:
-      >>> from jaxmetrics.mauve.histograms import mauve_from_counts
+      >>> from jaxmetrics.mauve.frontier.histograms import mauve_from_counts
       >>> import jax.numpy as jnp
       >>> mauve_from_counts(jnp.array([5, 0, 5]), jnp.array([5, 5, 0]), pseudocount=0.5)
       MauveResult(mauve=0.30106, frontier_integral=0.292375, divergence_curve=f32[27,2])

@@ -150,7 +150,7 @@ def get_features(
 
     Examples:
       >>> import numpy as np
-      >>> from jaxmetrics.mauve.inputs import get_features
+      >>> from jaxmetrics.mauve.pipeline.inputs import get_features
       >>> x = np.zeros((3, 4), np.float32)
       >>> out = get_features(x, x, None, None, None, None, model=None,
       ...     featurize_model_name="gpt2", max_length=8, batch_size=1, verbose=False)

@@ -243,7 +243,7 @@ def kmeans(
       :class:`KMeansResult`. Fully jitted; ``jax.vmap`` over ``key`` gives independent seeds.
 
     Examples:
-      >>> from jaxmetrics.mauve.clustering import kmeans
+      >>> from jaxmetrics.mauve.quantize.clustering import kmeans
       >>> import jax, jax.numpy as jnp
       >>> x = jnp.concatenate([jnp.zeros((5, 2)), jnp.ones((5, 2)) * 10]) + jnp.arange(10.0)[:, None] * 0.01
       >>> res = kmeans(x, jax.random.key(0), num_clusters=2, num_redo=3)

@@ -1,6 +1,6 @@
 """MAUVE as a loss that raises the MAUVE a fresh ``compute_mauve`` reports.
 
-:func:`~jaxmetrics.mauve.soft.mauve_loss` is ``1 - soft MAUVE`` on *one* codebook. Minimising it
+:func:`~jaxmetrics.mauve.training.soft.mauve_loss` is ``1 - soft MAUVE`` on *one* codebook. Minimising it
 against a codebook that stays fixed (for instance k-means fitted on P alone) can drive the
 loss to 0 while the MAUVE that :func:`~jaxmetrics.mauve.compute_mauve` reports -- which fits a
 new codebook on ``P ∪ Q`` -- does not move: a codebook fitted on P is blind to the directions
@@ -19,7 +19,7 @@ the fresh MAUVE rises too:
    ``temperature_end`` over the steps: broad soft cells first (far points feel every cell),
    nearly hard ones at the end (soft MAUVE close to hard MAUVE).
 3. **Smoothed histograms.** ``pseudocount = 0.5`` (Krichevsky-Trofimov), as
-   :func:`~jaxmetrics.mauve.soft.mauve_loss`, so cells one side has not reached still pass a
+   :func:`~jaxmetrics.mauve.training.soft.mauve_loss`, so cells one side has not reached still pass a
    gradient.
 
 The trained object is any pytree ``params`` with ``generator(params) -> q_features [n_q, d]``
@@ -36,11 +36,11 @@ import numpy as np
 import optax
 
 from jaxmetrics import _validation as V
-from jaxmetrics.mauve.compute import compute_mauve
+from jaxmetrics.mauve.pipeline.compute import compute_mauve
 from jaxmetrics.mauve.sizes import resolve_num_buckets
 from jaxmetrics.mauve.engine import apply_projection
-from jaxmetrics.mauve.quantizers import KMeansQuantizer
-from jaxmetrics.mauve.soft import CentroidQuantizer, hard_mauve, mauve_loss
+from jaxmetrics.mauve.quantize.quantizers import KMeansQuantizer
+from jaxmetrics.mauve.training.soft import CentroidQuantizer, hard_mauve, mauve_loss
 from jaxmetrics.results import Result, static_field
 
 __all__ = ["MauveFitResult", "fit_to_mauve"]
@@ -132,7 +132,7 @@ def fit_to_mauve(
     """Train ``params`` so that ``Q = generator(params)`` raises a *fresh* MAUVE against P.
 
     This is the library's recipe for "MAUVE as a loss": the loss is
-    :func:`~jaxmetrics.mauve.soft.mauve_loss` (``1 - soft MAUVE``) on a k-means codebook that is
+    :func:`~jaxmetrics.mauve.training.soft.mauve_loss` (``1 - soft MAUVE``) on a k-means codebook that is
     refitted on ``P ∪ Q`` every ``refit_every`` steps (``compute_mauve``'s preprocessing:
     L2-normalise, PCA to ``kmeans_explained_var`` on the union, k-means), at the temperature
     ``tau_t = s * r_start * (r_end / r_start) ** (t / (num_steps - 1))`` with ``s`` the median
@@ -171,7 +171,7 @@ def fit_to_mauve(
 
     Examples:
       >>> import jax, numpy as np
-      >>> from jaxmetrics.mauve.loss_recipe import fit_to_mauve
+      >>> from jaxmetrics.mauve.training.fit import fit_to_mauve
       >>> rng = np.random.default_rng(0)
       >>> p = rng.normal(size=(60, 8)).astype("float32") + 2.0
       >>> q = p[::-1] + np.eye(8, dtype="float32")[0] * 4.0   # P's rows, shifted away

@@ -92,7 +92,7 @@ def num_components_for_variance(eigenvalues: Any, explained_var: float) -> int:
     """``m* = 1 + argmax_j(cumsum(lambda / sum(lambda))_j >= v)`` (host-side; mauve-text's rule).
 
     Examples:
-      >>> from jaxmetrics.mauve.pca import num_components_for_variance
+      >>> from jaxmetrics.mauve.quantize.pca import num_components_for_variance
       >>> num_components_for_variance([5.0, 3.0, 1.0, 1.0], 0.75)
       2
     """
@@ -143,7 +143,7 @@ def fit_pca(
       ``explained_variance_ratio [min(N, d)]``, ``num_components``).
 
     Examples:
-      >>> from jaxmetrics.mauve.pca import fit_pca, pca_transform
+      >>> from jaxmetrics.mauve.quantize.pca import fit_pca, pca_transform
       >>> import jax, jax.numpy as jnp
       >>> x = jax.random.normal(jax.random.key(0), (50, 8)) * jnp.array([5.0, 3, 1, 1, 1, 1, 1, 1])
       >>> pca = fit_pca(x, key=jax.random.key(1), explained_var=0.5, pad_to=4)
@@ -194,7 +194,7 @@ def pca_transform(pca: PCAProjection, x: Any) -> jax.Array:
     an argument of the compiled projection, so fits keeping different ``m*`` share it.
 
     Examples:
-      >>> from jaxmetrics.mauve.pca import pca_transform, PCAProjection
+      >>> from jaxmetrics.mauve.quantize.pca import pca_transform, PCAProjection
       >>> import jax.numpy as jnp
       >>> p = PCAProjection(mean=jnp.zeros(2), components=jnp.array([[1.0], [0.0]]),
       ...                   explained_variance_ratio=jnp.array([1.0, 0.0]), num_components=1)

@@ -1,5 +1,5 @@
 """``estimate_mauve``: MAUVE from any density-ratio estimator (:mod:`.estimators`) and f-divergence
-(:mod:`.frontiers`), kept apart from the estimators themselves (one concern per file)."""
+(:mod:`.divergences`), kept apart from the estimators themselves (one concern per file)."""
 from __future__ import annotations
 
 import dataclasses
@@ -11,10 +11,10 @@ import numpy as np
 from jaxmetrics._ops import PRECISION
 from jaxmetrics import _validation as V
 from jaxmetrics.mauve.engine import fit_labels, project_features, split_counts
-from jaxmetrics.mauve.frontiers import check_divergence, f_mauve, mauve_from_log_ratios
-from jaxmetrics.mauve.histograms import _check_scoring
+from jaxmetrics.mauve.frontier.divergences import check_divergence, f_mauve, mauve_from_log_ratios
+from jaxmetrics.mauve.frontier.histograms import _check_scoring
 from jaxmetrics.results import Result, static_field
-from jaxmetrics.mauve.estimators import ESTIMATORS, MauveEstimate, get_estimator
+from jaxmetrics.mauve.frontier.estimators import ESTIMATORS, MauveEstimate, get_estimator
 
 __all__ = ["estimate_mauve", "is_quantized", "estimator_settings", "estimate_seeds", "scores_with_divergence"]
 
@@ -35,7 +35,7 @@ def estimator_settings(estimator: Any) -> dict[str, Any]:
     the entries of a result's signature (:mod:`jaxmetrics.signature`).
 
     Examples:
-      >>> from jaxmetrics.mauve.estimate import estimator_settings
+      >>> from jaxmetrics.mauve.frontier.estimate import estimator_settings
       >>> estimator_settings("knn")
       {'estimator': 'knn', 'knn_k': 50, 'knn_calibrate': True, 'knn_normalize': True, 'knn_explained_var': 0.9}
     """
@@ -64,7 +64,7 @@ def is_quantized(estimator: Any) -> bool:
     ``mauve_star``); any other name or instance is a density-ratio estimator (:func:`estimate_mauve`).
 
     Examples:
-      >>> from jaxmetrics.mauve.estimate import is_quantized
+      >>> from jaxmetrics.mauve.frontier.estimate import is_quantized
       >>> is_quantized("quantized"), is_quantized("knn")
       (True, False)
     """
@@ -84,7 +84,7 @@ def estimate_seeds(p_features: Any, q_features: Any, *, seeds: Any, estimator: A
 
     Examples:
       >>> import numpy as np
-      >>> from jaxmetrics.mauve.estimate import estimate_seeds
+      >>> from jaxmetrics.mauve.frontier.estimate import estimate_seeds
       >>> rng = np.random.default_rng(0)
       >>> out = estimate_seeds(rng.normal(size=(80, 4)), rng.normal(size=(80, 4)), seeds=(1, 2), estimator="gaussian",
       ...                      divergence="kl", scaling=5.0, num_points=25, scoring="mauve-text")
@@ -103,12 +103,12 @@ def scores_with_divergence(scores: Any, p_counts: Any, q_counts: Any, *, diverge
                            num_points: int, scoring: str) -> Any:
     """Histogram scores (:class:`~jaxmetrics.mauve.engine.MauveScores`, ``[..., k]`` counts) with
     ``mauve``, ``mauve_star`` and the curve of the f-divergence ``divergence``
-    (:func:`~jaxmetrics.mauve.frontiers.f_mauve` on the plain and on the ``+1/2`` smoothed
+    (:func:`~jaxmetrics.mauve.frontier.divergences.f_mauve` on the plain and on the ``+1/2`` smoothed
     histograms); the frontier integrals stay KL-based. ``'kl'`` returns ``scores`` unchanged.
 
     Examples:
       >>> from jaxmetrics.mauve.engine import mauve_scores
-      >>> from jaxmetrics.mauve.estimate import scores_with_divergence
+      >>> from jaxmetrics.mauve.frontier.estimate import scores_with_divergence
       >>> s = mauve_scores([5, 0, 5], [5, 5, 0])
       >>> tv = scores_with_divergence(s, [5, 0, 5], [5, 5, 0], divergence="tv", scaling=5.0, num_points=25,
       ...                             scoring="mauve-text")
@@ -133,8 +133,8 @@ def estimate_mauve(p_features: Any, q_features: Any, *, key: jax.Array, estimato
     """MAUVE_f of P (human, ``[n_p, d]``) and Q (model, ``[n_q, d]``) with any estimator of the family.
 
     ``estimator`` (a name of :func:`available_estimators` or an instance) estimates ``l = log dP/dQ``
-    at every row; :func:`~jaxmetrics.mauve.frontiers.mauve_from_log_ratios` gives the curve of the
-    f-divergence ``divergence`` (:data:`~jaxmetrics.mauve.frontiers.DIVERGENCES`, default ``'kl'``:
+    at every row; :func:`~jaxmetrics.mauve.frontier.divergences.mauve_from_log_ratios` gives the curve of the
+    f-divergence ``divergence`` (:data:`~jaxmetrics.mauve.frontier.divergences.DIVERGENCES`, default ``'kl'``:
     today's MAUVE), its area and the frontier integral, in float64. ``key`` draws the estimator's
     randomness (folds, quantizer); ``estimator='quantized'`` with ``key=jax.random.key(s)`` equals
     ``compute_mauve(p_features=p, q_features=q, seed=s).mauve``.

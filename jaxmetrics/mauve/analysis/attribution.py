@@ -50,9 +50,9 @@ import numpy as np
 
 from jaxmetrics import _validation as V
 from jaxmetrics._ops import squared_distances
-from jaxmetrics.mauve.codebook import fit_quantizer
-from jaxmetrics.mauve.histograms import mauve_from_histograms
-from jaxmetrics.mauve.quantizers import FittedKMeansQuantizer, Quantizer
+from jaxmetrics.mauve.pipeline.codebook import fit_quantizer
+from jaxmetrics.mauve.frontier.histograms import mauve_from_histograms
+from jaxmetrics.mauve.quantize.quantizers import FittedKMeansQuantizer, Quantizer
 from jaxmetrics.results import Result, static_field
 
 __all__ = ["MauveAttribution", "RankedSample", "mauve_attribution"]
@@ -216,7 +216,7 @@ def mauve_attribution(
         ``mauve_star``; keeps every gradient finite where a bin is empty on one side).
       mauve_scaling_factor: ``c > 0``. divergence_curve_discretization_size: interior mixture weights.
       quantizer: ``'kmeans'`` (mauve-text's settings), another registered name, or a
-        :class:`~jaxmetrics.mauve.quantizers.Quantizer` instance with its own settings (e.g.
+        :class:`~jaxmetrics.mauve.quantize.quantizers.Quantizer` instance with its own settings (e.g.
         ``KMeansQuantizer(k, explained_var=0.95)``, whose ``num_bins`` replaces ``num_buckets``);
         a quantizer other than k-means needs a numeric ``temperature`` in its ``soft_assign`` units.
 

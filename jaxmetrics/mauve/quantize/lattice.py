@@ -67,7 +67,7 @@ from flax import nnx
 
 from jaxmetrics import _validation as V
 from jaxmetrics._ops import PRECISION
-from jaxmetrics.mauve.quantizers import register_quantizer
+from jaxmetrics.mauve.quantize.quantizers import register_quantizer
 from jaxmetrics.results import Result, static_field
 
 __all__ = [

@@ -12,7 +12,7 @@ import numpy as np
 from jaxmetrics import _validation as V
 from jaxmetrics.mauve.sizes import _warn_at_caller, auto_num_buckets, check_sample_sizes, default_sample_sizes, few_points_message
 from jaxmetrics.mauve.engine import KMEANS_SALT, masked_kmeans_counts, mauve_scores, project_features
-from jaxmetrics.mauve.sweep_results import MauveSweepResult
+from jaxmetrics.mauve.analysis.sweep_results import MauveSweepResult
 from jaxmetrics.numerics import mean_std
 
 #: The settings :func:`~jaxmetrics.mauve.mauve_sweep` varies (``"length"`` is :func:`~jaxmetrics.mauve.mauve_length_sweep`'s).

@@ -7,7 +7,7 @@ estimation and (arXiv v1) by a parametric Gaussian approximation. Its full text 
 read here; each estimator below is derived from the definitions and its assumptions are stated.
 
 Every estimator returns the same thing, the log density ratio ``l = log dP/dQ`` at each sample of
-both sides (:class:`LogRatios`); :func:`~jaxmetrics.mauve.frontiers.mauve_from_log_ratios` turns
+both sides (:class:`LogRatios`); :func:`~jaxmetrics.mauve.frontier.divergences.mauve_from_log_ratios` turns
 it into the frontier, MAUVE_f and the frontier integral (sample averages over the mixtures
 ``R_w = w P + (1 - w) Q``). So the engine reads: project -> estimate ``l`` -> frontier -> summary,
 and the quantizers fit in as one estimator among others (:class:`QuantizedEstimator`: every row
@@ -45,7 +45,7 @@ P]``; ``normalize=False`` / ``explained_var=None`` switch these off).
   fits one covariance per side), ``l`` the log ratio of the two Gaussian densities, cross-fitted
   like the classifier. With a shared covariance the frontier of two Gaussians depends only on
   their Mahalanobis distance and has a one-dimensional closed form
-  (:func:`~jaxmetrics.mauve.frontiers.gaussian_frontier`); :meth:`GaussianEstimator.mahalanobis`
+  (:func:`~jaxmetrics.mauve.frontier.divergences.gaussian_frontier`); :meth:`GaussianEstimator.mahalanobis`
   gives the fitted distance. Differentiable in the features (without the PCA).
 """
 from __future__ import annotations
@@ -61,8 +61,8 @@ import numpy as np
 from jaxmetrics._ops import PRECISION
 from jaxmetrics import _validation as V
 from jaxmetrics.mauve.engine import fit_labels, project_features, split_counts
-from jaxmetrics.mauve.frontiers import check_divergence, mauve_from_log_ratios
-from jaxmetrics.mauve.histograms import _check_scoring
+from jaxmetrics.mauve.frontier.divergences import check_divergence, mauve_from_log_ratios
+from jaxmetrics.mauve.frontier.histograms import _check_scoring
 from jaxmetrics.results import Result, static_field
 
 __all__ = [
@@ -228,7 +228,7 @@ class KNNEstimator:
 
     Examples:
       >>> import jax, numpy as np
-      >>> from jaxmetrics.mauve.estimators import KNNEstimator
+      >>> from jaxmetrics.mauve.frontier.estimators import KNNEstimator
       >>> rng = np.random.default_rng(0)
       >>> lr = KNNEstimator(k=5).log_ratios(rng.normal(size=(30, 4)), rng.normal(size=(20, 4)) + 3, key=jax.random.key(0))
       >>> lr.p_log_ratio.shape, bool(lr.p_log_ratio.mean() > 0 > lr.q_log_ratio.mean())
@@ -306,7 +306,7 @@ class ClassifierEstimator:
 
     Examples:
       >>> import jax, numpy as np
-      >>> from jaxmetrics.mauve.estimators import ClassifierEstimator
+      >>> from jaxmetrics.mauve.frontier.estimators import ClassifierEstimator
       >>> rng = np.random.default_rng(0)
       >>> est = ClassifierEstimator(num_folds=2)
       >>> lr = est.log_ratios(rng.normal(size=(40, 4)), rng.normal(size=(40, 4)) + 2, key=jax.random.key(0))
@@ -387,14 +387,14 @@ class GaussianEstimator:
       shrinkage: covariance shrinkage ``s`` in (0, 1) (> 0: the PCA's padding columns are
         constant): ``(1 - s) S + s tr(S)/m I``.
       shared_covariance: one pooled covariance (linear ``l``, the closed-form frontier of
-        :func:`~jaxmetrics.mauve.frontiers.gaussian_frontier`) or one per side (quadratic ``l``).
+        :func:`~jaxmetrics.mauve.frontier.divergences.gaussian_frontier`) or one per side (quadratic ``l``).
       num_folds: cross-fitting folds (>= 2), or 1 to score the rows with the Gaussians fitted on
         all of them (in-sample: biased towards larger divergences).
       normalize, explained_var: as :class:`KNNEstimator`.
 
     Examples:
       >>> import jax, numpy as np
-      >>> from jaxmetrics.mauve.estimators import GaussianEstimator
+      >>> from jaxmetrics.mauve.frontier.estimators import GaussianEstimator
       >>> rng = np.random.default_rng(0)
       >>> est = GaussianEstimator(normalize=False, explained_var=None)
       >>> lr = est.log_ratios(rng.normal(size=(400, 3)), rng.normal(size=(400, 3)) + [1.0, 0, 0], key=jax.random.key(0))
@@ -434,7 +434,7 @@ class GaussianEstimator:
 
     def mahalanobis(self, p_features: Any, q_features: Any) -> jax.Array:
         """Mahalanobis distance of the two fitted means under the pooled (shrunk) covariance, on all
-        rows, as a 0-d array; with it :func:`~jaxmetrics.mauve.frontiers.gaussian_frontier` gives the
+        rows, as a 0-d array; with it :func:`~jaxmetrics.mauve.frontier.divergences.gaussian_frontier` gives the
         Gaussian approximation's frontier in closed form."""
         z, is_p, _, _ = _project(p_features, q_features, jax.random.key(0), self.normalize, self.explained_var)
         mp, mq, c, _ = _gauss_fit(z, is_p, jnp.ones(z.shape[0], z.dtype), self.shrinkage, True)
@@ -461,7 +461,7 @@ class QuantizedEstimator:
 
     Examples:
       >>> import jax, numpy as np
-      >>> from jaxmetrics.mauve.estimators import QuantizedEstimator
+      >>> from jaxmetrics.mauve.frontier.estimators import QuantizedEstimator
       >>> rng = np.random.default_rng(0)
       >>> lr = QuantizedEstimator().log_ratios(rng.normal(size=(50, 4)), rng.normal(size=(50, 4)), key=jax.random.key(0))
       >>> lr.p_log_ratio.shape
@@ -473,7 +473,7 @@ class QuantizedEstimator:
 
     def log_ratios(self, p_features: Any, q_features: Any, *, key: jax.Array) -> LogRatios:
         """Per-row ``log(p_hist[bin] / q_hist[bin])`` (``+-inf`` in a bin one side leaves empty)."""
-        from jaxmetrics.mauve.quantizers import get_quantizer
+        from jaxmetrics.mauve.quantize.quantizers import get_quantizer
         from jaxmetrics.mauve.sizes import resolve_num_buckets
 
         V.check_key(key)
@@ -505,7 +505,7 @@ def register_estimator(name: str, factory: Callable[..., Any]) -> None:
     """Register ``factory(**kwargs) -> estimator`` (an object with ``log_ratios(p, q, key=)``) under ``name``.
 
     Examples:
-      >>> from jaxmetrics.mauve.estimators import register_estimator, get_estimator, KNNEstimator, ESTIMATORS
+      >>> from jaxmetrics.mauve.frontier.estimators import register_estimator, get_estimator, KNNEstimator, ESTIMATORS
       >>> register_estimator("knn5", lambda **kw: KNNEstimator(k=5, **kw))
       >>> get_estimator("knn5").k
       5
@@ -522,7 +522,7 @@ def available_estimators() -> list[str]:
     """Names :func:`get_estimator` accepts, sorted.
 
     Examples:
-      >>> from jaxmetrics.mauve.estimators import available_estimators
+      >>> from jaxmetrics.mauve.frontier.estimators import available_estimators
       >>> available_estimators()
       ['classifier', 'gaussian', 'knn', 'quantized']
     """
@@ -533,7 +533,7 @@ def get_estimator(estimator: Any, **kwargs: Any) -> Any:
     """Resolve ``estimator`` (a registered name, with ``kwargs`` for its settings, or an instance).
 
     Examples:
-      >>> from jaxmetrics.mauve.estimators import get_estimator
+      >>> from jaxmetrics.mauve.frontier.estimators import get_estimator
       >>> get_estimator("knn", k=10)
       KNNEstimator(k=10, calibrate=True, normalize=True, explained_var=0.9)
     """

@@ -44,7 +44,7 @@ import numpy as np
 from jax.scipy.special import ndtri
 
 from jaxmetrics.confidence import Interval, confidence_interval
-from jaxmetrics.mauve.histograms import mauve_from_counts
+from jaxmetrics.mauve.frontier.histograms import mauve_from_counts
 from jaxmetrics.numerics import mean_std
 
 __all__ = ["BOOTSTRAP_SALT", "seed_mean_intervals"]

@@ -42,10 +42,10 @@ import numpy as np
 
 from jaxmetrics import _validation as V
 from jaxmetrics.confidence import SystemComparison
-from jaxmetrics.mauve.codebook import fit_quantizer
+from jaxmetrics.mauve.pipeline.codebook import fit_quantizer
 from jaxmetrics.mauve.engine import mauve_scores, split_counts
-from jaxmetrics.mauve.histograms import _check_scoring
-from jaxmetrics.mauve.quantizers import Quantizer
+from jaxmetrics.mauve.frontier.histograms import _check_scoring
+from jaxmetrics.mauve.quantize.quantizers import Quantizer
 from jaxmetrics.results import static_field
 
 __all__ = ["MauveComparison", "compare_mauve"]
@@ -129,7 +129,7 @@ def compare_mauve(
       num_buckets, mauve_scaling_factor, divergence_curve_discretization_size, scoring: as
         :func:`~jaxmetrics.mauve.compute_mauve`.
       quantizer: ``'kmeans'`` (mauve-text's settings), another registered name, or a
-        :class:`~jaxmetrics.mauve.quantizers.Quantizer` instance with its own settings (its
+        :class:`~jaxmetrics.mauve.quantize.quantizers.Quantizer` instance with its own settings (its
         ``num_bins`` replaces ``num_buckets``).
 
     Returns:
