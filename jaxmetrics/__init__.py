@@ -135,7 +135,7 @@ _EXPORTS = {
 }
 
 _SUBMODULES = ("evaluation", "mauve", "lm", "similarity", "mark_evaluate", "diversity", "models", "sharding", "state",
-               "results", "testing", "compilation")
+               "results", "settings", "testing", "compilation")
 
 __all__ = sorted(_EXPORTS) + list(_SUBMODULES)
 
