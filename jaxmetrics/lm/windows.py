@@ -424,22 +424,51 @@ def perplexity(token_ids, *, model, max_length: int | None = None, stride: int |
     lens = np.array([d.size for d in docs])
     lay = window_layout(lens, L, s, convention=convention)
     flat = np.concatenate(docs)
-    offsets = np.cumsum(lens) - lens
-    ids, mask, tmask = _gather_windows(flat, offsets, lay, lm.pad_token_id)
-    W = lay.num_windows
-    first = (lay.score_from - 1).astype(np.int32)
-    # Two groups of windows, each with a static number k of LM-head rows: windows scoring at most
-    # one step of new tokens (k = step) and the rest (first windows of documents, k = T - 1).
+    ids, mask, tmask = _gather_windows(flat, np.cumsum(lens) - lens, lay, lm.pad_token_id)
+    plan = _batch_plan(lay, s, L, convention=convention, batch_size=bs, mesh=mesh)
+    t0 = time.perf_counter()
+    win_nll, win_cnt = _score_windows(lm, plan, (ids, mask, tmask, (lay.score_from - 1).astype(np.int32)),
+                                      lay.num_windows, mesh=mesh, progress=progress)
+    seconds = time.perf_counter() - t0
+    if not np.all(np.isfinite(win_nll)):
+        raise ValueError("model: produced non-finite log-probabilities (NaN/inf logits); check the weights and dtype")
+    if np.any(win_cnt != lay.num_scored):  # pragma: no cover - internal consistency
+        raise AssertionError("internal error: scored-token count does not match the window layout")
+    doc_nll, doc_tok = _document_sums(lay, win_nll, win_cnt, len(docs), convention=convention)
+    total_nll, total_tok = float(doc_nll.sum()), int(doc_tok.sum())
+    if total_tok <= 0:
+        raise ValueError("token_ids: no token could be scored with this window layout")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        doc_ppl = np.where(doc_tok > 0, np.exp(doc_nll / np.maximum(doc_tok, 1)), np.nan)
+    corpus = float(np.exp(total_nll / total_tok))
+    scored_docs = doc_tok > 0
+    seq_mean = float(np.mean(doc_ppl[scored_docs]))
+    return PerplexityResult(
+        perplexity=corpus if reduction == "corpus" else seq_mean, nll=total_nll, num_tokens=total_tok,
+        corpus_perplexity=corpus, mean_sequence_perplexity=seq_mean, doc_nll=doc_nll, doc_tokens=doc_tok,
+        doc_perplexity=doc_ppl, num_windows=lay.num_windows, seconds=seconds, convention=convention, max_length=L,
+        stride=s, reduction=reduction, signature=make_signature("perplexity", model=lm, max_length=L, stride=s,
+                                                                convention=convention, reduction=reduction,
+                                                                dtype=getattr(lm, "dtype", None)))
+
+
+def _batch_plan(lay, s: int, L: int, *, convention: str, batch_size: int, mesh) -> list:
+    """The batches of :func:`perplexity`: ``[(window indices, k)]``, each a ``[B]`` array of window
+    indices (``-1`` for a dummy window filling the batch) and its static number ``k`` of LM-head
+    rows.
+
+    Two groups of windows, each with one ``k``: windows scoring at most one step of new tokens
+    (``k = step``) and the rest (first windows of documents, ``k = T - 1``). Each group is cut into
+    the fewest batches of at most ``batch_size``, made as even as possible (padding < number of
+    batches); with a mesh the batch size is rounded up to a multiple of its devices."""
     step = min(s, L - 1) if convention == "exact" else s
     k_small = min(step, lay.width - 1)
     small = lay.num_scored <= k_small
-    groups = [(np.nonzero(~small)[0], lay.width - 1), (np.nonzero(small)[0], k_small)]
     plan = []
-    for idx, k in groups:
+    for idx, k in ((np.nonzero(~small)[0], lay.width - 1), (np.nonzero(small)[0], k_small)):
         if idx.size == 0:
             continue
-        # fewest batches of at most `bs`, made as even as possible (padding < number of batches)
-        n_batches = -(-idx.size // bs)
+        n_batches = -(-idx.size // batch_size)
         bs_eff = -(-idx.size // n_batches)
         if mesh is not None:
             n_dev = int(mesh.devices.size)
@@ -448,6 +477,16 @@ def perplexity(token_ids, *, model, max_length: int | None = None, stride: int |
         idx_p = np.concatenate([idx, np.full(pad, -1)])
         for b in range(0, idx_p.size, bs_eff):
             plan.append((idx_p[b:b + bs_eff], k))
+    return plan
+
+
+def _score_windows(lm, plan: list, windows, num_windows: int, *, mesh, progress: bool):
+    """Run the scorer over every batch of ``plan``; ``windows`` is ``(ids, mask, targets_mask,
+    first)`` of every window. Returns the summed NLL ``[W]`` (float64) and the scored-token count
+    ``[W]`` of each window (gathered on every process with a multi-process mesh)."""
+    from jaxmetrics.progress import progress_bar
+
+    ids, mask, tmask, first = windows
 
     def batch_arrays(sel):
         real = sel >= 0
@@ -459,9 +498,6 @@ def perplexity(token_ids, *, model, max_length: int | None = None, stride: int |
         return np.where(real[:, None], ids[j], lm.pad_token_id), m, tm, np.where(real, first[j], 0)
 
     run, state = _scorer(lm)
-    t0 = time.perf_counter()
-    from jaxmetrics.progress import progress_bar
-
     bar = progress_bar(len(plan), desc="perplexity", unit="batch", enabled=progress)
     outs = []
     for sel, k in plan:
@@ -476,8 +512,8 @@ def perplexity(token_ids, *, model, max_length: int | None = None, stride: int |
             jax.block_until_ready(outs[-1][1])
         bar.update(1)
     bar.close()
-    win_nll = np.zeros(W, np.float64)
-    win_cnt = np.zeros(W, np.int64)
+    win_nll = np.zeros(num_windows, np.float64)
+    win_cnt = np.zeros(num_windows, np.int64)
     if mesh is not None:  # a mesh over several processes: gather each batch's sums on every process
         from jaxmetrics.sharding import to_host
 
@@ -486,32 +522,16 @@ def perplexity(token_ids, *, model, max_length: int | None = None, stride: int |
         real = sel >= 0
         win_nll[sel[real]] = np.asarray(nll_b, dtype=np.float64)[real]
         win_cnt[sel[real]] = np.asarray(cnt_b)[real]
-    seconds = time.perf_counter() - t0
-    if not np.all(np.isfinite(win_nll)):
-        raise ValueError("model: produced non-finite log-probabilities (NaN/inf logits); check the weights and dtype")
-    if np.any(win_cnt != lay.num_scored):  # pragma: no cover - internal consistency
-        raise AssertionError("internal error: scored-token count does not match the window layout")
+    return win_nll, win_cnt
 
+
+def _document_sums(lay, win_nll: np.ndarray, win_cnt: np.ndarray, num_docs: int, *, convention: str):
+    """Each document's NLL and scored-token count from its windows' sums (``'document'``: each
+    window's mean NLL times the tokens it adds to its document, the Hugging Face doc's number)."""
     if convention == "exact":
-        contrib, counts = win_nll, lay.doc_count
+        contrib = win_nll
     else:
         contrib = np.where(win_cnt > 0, win_nll / np.maximum(win_cnt, 1), 0.0) * lay.doc_count
-        counts = lay.doc_count
-    D = len(docs)
-    doc_nll = np.bincount(lay.doc, weights=contrib, minlength=D)
-    doc_tok = np.bincount(lay.doc, weights=counts, minlength=D).astype(np.int64)
-    total_nll, total_tok = float(doc_nll.sum()), int(doc_tok.sum())
-    if total_tok <= 0:
-        raise ValueError("token_ids: no token could be scored with this window layout")
-    with np.errstate(divide="ignore", invalid="ignore"):
-        doc_ppl = np.where(doc_tok > 0, np.exp(doc_nll / np.maximum(doc_tok, 1)), np.nan)
-    corpus = float(np.exp(total_nll / total_tok))
-    scored_docs = doc_tok > 0
-    seq_mean = float(np.mean(doc_ppl[scored_docs]))
-    return PerplexityResult(
-        perplexity=corpus if reduction == "corpus" else seq_mean, nll=total_nll, num_tokens=total_tok,
-        corpus_perplexity=corpus, mean_sequence_perplexity=seq_mean, doc_nll=doc_nll, doc_tokens=doc_tok,
-        doc_perplexity=doc_ppl, num_windows=W, seconds=seconds, convention=convention, max_length=L,
-        stride=s, reduction=reduction, signature=make_signature("perplexity", model=lm, max_length=L, stride=s,
-                                                                convention=convention, reduction=reduction,
-                                                                dtype=getattr(lm, "dtype", None)))
+    doc_nll = np.bincount(lay.doc, weights=contrib, minlength=num_docs)
+    doc_tok = np.bincount(lay.doc, weights=lay.doc_count, minlength=num_docs).astype(np.int64)
+    return doc_nll, doc_tok
