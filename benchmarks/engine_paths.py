@@ -75,7 +75,7 @@ def workload(name: str, size: int) -> dict:
                               temperatures=[0.05, 0.1])
     elif name == "evaluate_generation":
         from jaxmetrics.data import demo_model_dir, load_shakespeare
-        from jaxmetrics.evaluation import evaluate_generation
+        from jaxmetrics.evaluation import GenerationSettings, MauveScoring, ScoringSettings, evaluate_generation
 
         lm = load_model(demo_model_dir())
         toks = lm.tokenizer(" ".join(load_shakespeare("heldout")))["input_ids"]
@@ -85,10 +85,13 @@ def workload(name: str, size: int) -> dict:
 
         def run():
             with tempfile.TemporaryDirectory() as d:
-                rep = evaluate_generation(model=lm, featurizer=enc, dataset=(prompts, refs),
-                                          decodings=["greedy", "top_p=0.9"], seeds=[1], max_new_tokens=50,
-                                          eos_token_id=None, mauve_seeds=2, self_bleu_samples=100,
-                                          mark_evaluate=False, cache_dir=None, out_dir=d, progress=False)
+                rep = evaluate_generation(
+                    model=lm, featurizer=enc, dataset=(prompts, refs),
+                    generation=GenerationSettings(decodings=("greedy", "top_p=0.9"), seeds=(1,), max_new_tokens=50,
+                                                  eos_token_id=None),
+                    scoring=ScoringSettings(mauve=MauveScoring(seeds=(25, 26)), self_bleu_samples=100,
+                                            mark_evaluate=False),
+                    cache_dir=None, out_dir=d, progress=False)
             stages["encode"] = rep.seconds["featurize"] + rep.seconds.get("similarity", 0.0)
     elif name == "anisotropy":
         from jaxmetrics.similarity import compute_anisotropy

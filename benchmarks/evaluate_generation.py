@@ -172,13 +172,15 @@ def reference(model_dir: Path, prompts, refs, seeds, mauve_seeds: int, batch: in
 
 
 # ------------------------------------------------------------------------- jaxmetrics side
-def ours(lm, prompts, refs, seeds, mauve_seeds, batch):
-    from jaxmetrics.evaluation import evaluate_generation
+def ours(lm, prompts, refs, seeds, num_mauve_seeds, batch):
+    from jaxmetrics.evaluation import GenerationSettings, MauveScoring, ScoringSettings, evaluate_generation
 
     t0 = time.perf_counter()
-    rep = evaluate_generation(model=lm, featurizer=lm, dataset=(list(prompts), list(refs)), decodings=list(SETTINGS),
-                              seeds=seeds, max_new_tokens=refs.shape[1], eos_token_id=None, mauve_seeds=mauve_seeds,
-                              similarity_model=None, mark_evaluate=False, batch_size=batch, feature_batch_size=64,
+    generation = GenerationSettings(decodings=tuple(SETTINGS), seeds=tuple(seeds), max_new_tokens=refs.shape[1],
+                                    eos_token_id=None)
+    scoring = ScoringSettings(mauve=MauveScoring(seeds=tuple(range(25, 25 + num_mauve_seeds))), mark_evaluate=False)
+    rep = evaluate_generation(model=lm, featurizer=lm, dataset=(list(prompts), list(refs)), generation=generation,
+                              scoring=scoring, similarity_model=None, batch_size=batch, feature_batch_size=64,
                               progress=False, cache_dir=None)
     return rep, time.perf_counter() - t0
 

@@ -123,6 +123,11 @@ _EXPORTS = {
     # end-to-end evaluation of generations
     "evaluate_generation": "jaxmetrics.evaluation",
     "GenerationReport": "jaxmetrics.evaluation",
+    "GenerationSettings": "jaxmetrics.evaluation",
+    "FeatureSettings": "jaxmetrics.evaluation",
+    "ScoringSettings": "jaxmetrics.evaluation",
+    "MauveScoring": "jaxmetrics.evaluation",
+    "SimilarityScoring": "jaxmetrics.evaluation",
     # compile once per machine
     "enable_compilation_cache": "jaxmetrics.compilation",
     "disable_compilation_cache": "jaxmetrics.compilation",

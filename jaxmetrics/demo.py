@@ -89,7 +89,8 @@ class DemoConfig:
       encoder_max_length: MiniLM truncation length (256, the model's own; no demo text is longer).
       ppl_max_length, ppl_stride: sliding-window perplexity settings.
       ppl_max_tokens: held-out tokens scored by the sliding-window perplexity (``None`` = all).
-      mauve_seeds: k-means seeds averaged into each run's MAUVE (greedy: its ± is over these).
+      num_mauve_seeds: k-means seeds averaged into each run's MAUVE (greedy: its ± is over these):
+        ``seed + 25, ...`` for the first run, the next ones for each further run.
       sampling_runs: independent runs of pure and nucleus sampling (new sampling key and
         k-means seeds each, as the paper's 5 runs); the table shows their mean ± s.d.
       batch_size: prompts per generation batch.
@@ -105,7 +106,7 @@ class DemoConfig:
     ppl_max_length: int = 128
     ppl_stride: int = 64
     ppl_max_tokens: int | None = 60_000
-    mauve_seeds: int = 5
+    num_mauve_seeds: int = 5
     sampling_runs: int = 3
     batch_size: int = 128
 
@@ -114,7 +115,7 @@ SIZES = {
     "full": DemoConfig(),
     # Reduced for the test suite, but not in what decides pure vs nucleus (500 prompts of 128
     # tokens, 3 runs each): at 250 prompts their MAUVE runs already overlap.
-    "small": DemoConfig(mauve_seeds=3, self_bleu_samples=100, ppl_max_tokens=8_000),
+    "small": DemoConfig(num_mauve_seeds=3, self_bleu_samples=100, ppl_max_tokens=8_000),
 }
 
 
@@ -222,7 +223,7 @@ def _caption(rows: dict, cfg: DemoConfig, sliding_window: SlidingWindowPPL | Non
              f"texts = {cfg.prompt_len + cfg.gen_len} tokens (prompt included); the bundled demo GPT-2.",
              f"MAUVE and FI: mean ± s.d. over {cfg.sampling_runs} runs of each sampling method "
              f"(a new sampling key per run, as the paper's runs; each run's value is the mean over "
-             f"{cfg.mauve_seeds} k-means seeds) and over those seeds for greedy; the other "
+             f"{cfg.num_mauve_seeds} k-means seeds) and over those seeds for greedy; the other "
              f"sampled columns are run means (features: all-MiniLM-L6-v2 sentence embeddings)."]
     pu, nu = rows.get("pure", {}), rows.get("nucleus", {})
     if {"mauve", "mauve_std"} <= set(pu) and {"mauve", "mauve_std"} <= set(nu):
@@ -301,7 +302,8 @@ def run_demo(cfg: DemoConfig = SIZES["full"], out_dir: str | os.PathLike = "demo
     import jax
 
     from jaxmetrics.data import demo_encoder_dir, demo_model_dir
-    from jaxmetrics.evaluation import curve_legend, evaluate_generation, write_report
+    from jaxmetrics.evaluation import (FeatureSettings, GenerationSettings, MauveScoring, ScoringSettings,
+                                       SimilarityScoring, curve_legend, evaluate_generation, write_report)
     from jaxmetrics.lm import perplexity
     from jaxmetrics.models import load_model
 
@@ -320,13 +322,17 @@ def run_demo(cfg: DemoConfig = SIZES["full"], out_dir: str | os.PathLike = "demo
     # the demo's rows are evaluate_generation's settings under the paper's names
     setting = {"greedy": "greedy", "pure": "sample", "nucleus": f"top_p={cfg.top_p}"}
     labels = {"human": ROW_LABELS["human"], **{setting[r]: ROW_LABELS[r] for r in DECODINGS}}
+    generation = GenerationSettings(decodings=tuple(setting[r] for r in DECODINGS),
+                                    seeds=tuple(cfg.seed + 1 + j for j in range(cfg.sampling_runs)),
+                                    max_new_tokens=cfg.gen_len, eos_token_id=None)
+    first_kmeans_seed = cfg.seed + 25
+    scoring = ScoringSettings(
+        mauve=MauveScoring(seeds=tuple(range(first_kmeans_seed, first_kmeans_seed + cfg.num_mauve_seeds))),
+        similarity=SimilarityScoring(max_length=cfg.encoder_max_length), self_bleu_samples=cfg.self_bleu_samples)
     rep = evaluate_generation(
         model=lm, featurizer=encoder, dataset=(list(windows[:, :cfg.prompt_len]), list(windows[:, cfg.prompt_len:])),
-        decodings=[setting[r] for r in DECODINGS], seeds=[cfg.seed + 1 + j for j in range(cfg.sampling_runs)],
-        max_new_tokens=cfg.gen_len, eos_token_id=None, featurize_max_length=cfg.encoder_max_length,
-        similarity_max_length=cfg.encoder_max_length, mauve_seeds=cfg.mauve_seeds, mauve_seed=cfg.seed + 25,
-        self_bleu_samples=cfg.self_bleu_samples, batch_size=cfg.batch_size, cache_dir=out_dir / "cache",
-        progress=True, row_labels=labels)
+        generation=generation, features=FeatureSettings(max_length=cfg.encoder_max_length), scoring=scoring,
+        batch_size=cfg.batch_size, cache_dir=out_dir / "cache", progress=True, row_labels=labels)
     write_report(rep, out_dir, labels=labels, curves_title="Shakespeare (P) vs demo GPT-2 (Q)")
     rows = {"human": rep.rows["human"], **{r: rep.rows[setting[r]] for r in DECODINGS}}
 

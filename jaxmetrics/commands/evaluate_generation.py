@@ -11,26 +11,45 @@ from jaxmetrics._files import check_input_file
 from jaxmetrics._options import add_dtype_option
 from jaxmetrics.commands.mauve import add_estimator_options
 
-#: The library's argument names in error messages, and the options they come from.
+#: The library's argument names in error messages, and the options they come from: those of
+#: ``evaluate_generation`` and ``load_prompt_dataset``, then those of each stage object the
+#: command builds (a field name such as ``seeds`` means another option in another object).
 _OPTIONS = {"max_new_tokens": "--max-new-tokens", "prompt_tokens": "--prompt-tokens",
             "prompt_field": "--prompt-field", "reference_field": "--reference-field",
-            "featurize_max_length": "--max-length", "mauve_seeds": "--mauve-seeds", "mauve_seed": "--mauve-seeds",
-            "mauve_scoring": "--mauve-scoring", "mauve_estimator": "--mauve-estimator",
-            "mauve_divergence": "--mauve-divergence", "self_bleu_samples": "--self-bleu-samples",
             "batch_size": "--batch-size", "cache_dir": "--cache-dir", "out_dir": "--out",
-            "similarity_model": "--similarity-model", "seeds": "--seeds", "decodings": "--decodings",
-            "model": "--model", "featurizer": "--featurizer", "pooling": "--pooling"}
-_NAME = re.compile(r"(?<![\w/.-])(" + "|".join(sorted(_OPTIONS, key=len, reverse=True)) + r")(?![\w/-]|\.\w)")
+            "similarity_model": "--similarity-model", "model": "--model", "featurizer": "--featurizer",
+            "scoring.mauve.estimator": "--mauve-estimator"}
+_STAGE_OPTIONS = {
+    "GenerationSettings": {"decodings": "--decodings", "seeds": "--seeds", "max_new_tokens": "--max-new-tokens",
+                           "prompt_tokens": "--prompt-tokens"},
+    "FeatureSettings": {"pooling": "--pooling", "max_length": "--max-length"},
+    "MauveScoring": {"seeds": "--mauve-seeds", "scoring": "--mauve-scoring", "estimator": "--mauve-estimator",
+                     "divergence": "--mauve-divergence"},
+    "ScoringSettings": {"self_bleu_samples": "--self-bleu-samples"},
+}
 
 
-def _with_options(message: str) -> str:
+def _with_options(message: str, options: dict[str, str] = _OPTIONS) -> str:
     """A library error in the command's words: the argument it starts with, and every argument
-    name with an underscore in it, replaced by its option (``max_new_tokens`` → ``--max-new-tokens``)."""
+    name with an underscore or a dot in it, replaced by its option (``max_new_tokens`` →
+    ``--max-new-tokens``)."""
     head, sep, rest = message.partition(": ")
-    if sep and head in _OPTIONS:
-        head = _OPTIONS[head]
-    text = head + sep + rest
-    return _NAME.sub(lambda m: _OPTIONS[m.group(1)] if "_" in m.group(1) else m.group(1), text)
+    if sep and head in options:
+        head = options[head]
+    names = [n for n in options if "_" in n or "." in n]
+    if names:
+        pattern = re.compile(r"(?<![\w/.-])(" + "|".join(map(re.escape, sorted(names, key=len, reverse=True)))
+                             + r")(?![\w/-]|\.\w)")
+        rest = pattern.sub(lambda m: options[m.group(1)], rest)
+    return head + sep + rest
+
+
+def _build(cls, **kwargs):
+    """A stage object of the command's options; its error names the option."""
+    try:
+        return cls(**kwargs)
+    except (ValueError, TypeError) as e:
+        raise type(e)(_with_options(str(e), _STAGE_OPTIONS[cls.__name__])) from None
 
 
 def register(subparsers) -> None:
@@ -130,18 +149,24 @@ def run(args: argparse.Namespace) -> int:
         mesh = make_mesh(jax.devices()[:n])
     sim = None if args.similarity_model == "none" else args.similarity_model
 
-    from jaxmetrics.evaluation import evaluate_generation
+    from jaxmetrics.evaluation import (FeatureSettings, GenerationSettings, MauveScoring, ScoringSettings,
+                                       evaluate_generation, load_prompt_dataset)
 
+    generation = _build(GenerationSettings, decodings=args.decodings, seeds=args.seeds,
+                        max_new_tokens=args.max_new_tokens, prompt_tokens=args.prompt_tokens,
+                        eos_token_id=None if args.no_eos else "default")
+    features = _build(FeatureSettings, pooling=args.pooling, max_length=args.max_length,
+                      include_prompt=not args.continuation_only)
+    mauve = _build(MauveScoring, seeds=args.mauve_seeds, scoring=args.mauve_scoring, estimator=args.mauve_estimator,
+                   divergence=args.mauve_divergence)
+    scoring = _build(ScoringSettings, mauve=mauve, self_bleu_samples=args.self_bleu_samples,
+                     hf_perplexity=args.hf_perplexity)
     try:
+        data = load_prompt_dataset(dataset, prompt_field=args.prompt_field or None,
+                                   reference_field=args.reference_field)
         rep = evaluate_generation(
-            model=args.model, featurizer=args.featurizer, dataset=dataset, decodings=args.decodings, seeds=args.seeds,
-            max_new_tokens=args.max_new_tokens, prompt_tokens=args.prompt_tokens,
-            prompt_field=args.prompt_field or None, reference_field=args.reference_field,
-            include_prompt=not args.continuation_only, pooling=args.pooling, similarity_model=sim,
-            mauve_seeds=args.mauve_seeds, mauve_scoring=args.mauve_scoring, mauve_estimator=args.mauve_estimator,
-            mauve_divergence=args.mauve_divergence, hf_perplexity=args.hf_perplexity,
-            self_bleu_samples=args.self_bleu_samples, eos_token_id=None if args.no_eos else "default",
-            batch_size=args.batch_size, featurize_max_length=args.max_length, cache_dir=args.cache_dir,
+            model=args.model, featurizer=args.featurizer, dataset=data, similarity_model=sim, generation=generation,
+            features=features, scoring=scoring, batch_size=args.batch_size, cache_dir=args.cache_dir,
             out_dir=args.out, mesh=mesh, progress=progress_enabled(args), dtype=args.dtype)
     except (ValueError, TypeError) as e:
         raise type(e)(_with_options(str(e))) from None

@@ -40,9 +40,13 @@ def _tokenize(texts: list[str], lm) -> list[np.ndarray]:
 DEFAULT_MAX_NEW_TOKENS = 128
 
 
-def _read_dataset(dataset: Any, *, prompt_field, reference_field):
+def _read_dataset(dataset: Any):
     """The dataset as read before any model is loaded: ``(prompt_ids, continuation_ids)`` lists of
-    1-D int32 arrays for the token-id form, else a :class:`PromptDataset` of texts."""
+    1-D int32 arrays for the token-id form, else a :class:`PromptDataset` of texts (one given as
+    such is taken as it is; anything else is read by :func:`load_prompt_dataset` with its
+    default fields)."""
+    if isinstance(dataset, PromptDataset):
+        return dataset
     if (isinstance(dataset, (tuple, list)) and len(dataset) == 2 and all(isinstance(c, (list, tuple)) for c in dataset)
             and _is_id_rows(dataset[0])):
         prompts = [np.asarray(p, np.int32).reshape(-1) for p in dataset[0]]
@@ -50,45 +54,47 @@ def _read_dataset(dataset: Any, *, prompt_field, reference_field):
         if len(prompts) != len(refs):
             raise ValueError(f"dataset: {len(prompts)} prompts but {len(refs)} continuations")
         return prompts, refs
-    return load_prompt_dataset(dataset, prompt_field=prompt_field, reference_field=reference_field)
+    return load_prompt_dataset(dataset)
 
 
-def _min_rows(*, mark_evaluate: bool, num_buckets, mauve_estimator: str = "quantized") -> tuple[int, str]:
-    """The fewest prompts a report is computed from, and why (``evaluate_generation``):
+def _min_rows(scoring) -> tuple[int, str]:
+    """The fewest prompts a report is computed from, and why (``evaluate_generation``;
+    ``scoring``: its :class:`~jaxmetrics.evaluation.ScoringSettings`):
 
     * 2: Self-BLEU scores each text against the others, and MAUVE quantizes into at least 2
       k-means buckets;
     * 4 with ``mark_evaluate``: ME-Petersen's k = 3 needs k + 1 samples in each set;
     * ``ceil(num_buckets / 2)`` for an explicit ``num_buckets`` (a point per bucket over the human
       and the model texts together);
-    * with a density-ratio ``mauve_estimator`` (its default settings): ``ceil((k + 1) / 2)`` for
+    * with a density-ratio MAUVE ``estimator`` (its default settings): ``ceil((k + 1) / 2)`` for
       the k-NN estimator's ``k`` neighbours among the other rows of both sets, ``num_folds`` for a
       cross-fitted one (a row of each set in every fold).
     """
     from jaxmetrics.evaluation.scores import ME_K
 
+    mauve = scoring.mauve
     need, why = 2, "Self-BLEU compares each text with the others and MAUVE quantizes into at least 2 buckets"
-    if mark_evaluate:
+    if scoring.mark_evaluate:
         need, why = ME_K + 1, f"ME-Petersen's k = {ME_K} needs k + 1 texts per set"
-    if not isinstance(num_buckets, str) and -(-int(num_buckets) // 2) > need:
-        need, why = -(-int(num_buckets) // 2), f"num_buckets={num_buckets} needs a point per bucket over both sets"
-    if mauve_estimator != "quantized":
+    if not isinstance(mauve.num_buckets, str) and -(-int(mauve.num_buckets) // 2) > need:
+        need, why = (-(-int(mauve.num_buckets) // 2),
+                     f"scoring.mauve.num_buckets={mauve.num_buckets} needs a point per bucket over both sets")
+    if mauve.estimator != "quantized":
         from jaxmetrics.mauve.frontier.estimators import get_estimator
 
-        est = get_estimator(mauve_estimator)
+        est = get_estimator(mauve.estimator)
         k, folds = getattr(est, "k", None), getattr(est, "num_folds", None)
         if isinstance(k, int) and -(-(k + 1) // 2) > need:
             need, why = (-(-(k + 1) // 2),
-                         f"mauve_estimator {mauve_estimator}: its {k} neighbours are taken among both sets")
+                         f"scoring.mauve.estimator {mauve.estimator}: its {k} neighbours are taken among both sets")
         if isinstance(folds, int) and folds > need:
-            need, why = folds, (f"mauve_estimator {mauve_estimator}: its {folds} cross-fitting folds need rows of "
-                                "each set")
+            need, why = folds, (f"scoring.mauve.estimator {mauve.estimator}: its {folds} cross-fitting folds need "
+                                "rows of each set")
     return need, why
 
 
-def _check_num_rows(n: int, source: str, *, mark_evaluate: bool, num_buckets, after: str = "",
-                    mauve_estimator: str = "quantized") -> None:
-    need, why = _min_rows(mark_evaluate=mark_evaluate, num_buckets=num_buckets, mauve_estimator=mauve_estimator)
+def _check_num_rows(n: int, source: str, scoring, *, after: str = "") -> None:
+    need, why = _min_rows(scoring)
     if n < need:
         raise ValueError(f"dataset: {source} has {n} prompt(s){after}; the report needs at least {need} ({why})")
 

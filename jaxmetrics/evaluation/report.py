@@ -76,7 +76,10 @@ class GenerationReport(Result):
         several runs. A row holds only the columns its options computed (the table's ``—``).
       runs: ``{setting: [per-run dict]}`` with each run's sampling seed (``None`` for a
         deterministic setting such as greedy), values and per-text ``ppl_evaluate_per_text``.
-      config: the settings of the call (JSON-able).
+      config: the settings of the call (JSON-able): the models' names, ``dataset``,
+        ``num_prompts``, the resolved ``max_new_tokens``, ``pooling`` and ``eos_token_id``, the
+        stage objects as given (``generation``, ``features``, ``scoring``: their
+        :meth:`~jaxmetrics.settings.Settings.to_dict`), ``cache_dir``, ``devices``, ``dtypes``.
       notes: what was dropped or skipped, in words.
       seconds: wall time per stage (``generate``, ``featurize``, ``score``, ``total``).
       files: the :class:`ReportFiles` written under ``out_dir`` (``None`` without one).
@@ -91,7 +94,8 @@ class GenerationReport(Result):
         ``metric:evaluate-generation``, the generating model with its weights' hash, the
         featurizer's and the similarity model's ids, the decodings, sampling seeds, k-means seeds,
         ``max_new_tokens`` (``auto`` when derived from the prompts), pooling, truncation lengths,
-        every scoring option and the models' dtypes. In ``report.json``.
+        every scoring option (the stage objects' ``signature_fields()``) and the models' dtypes.
+        In ``report.json``.
     """
 
     rows: dict
@@ -145,12 +149,13 @@ def _seeds_caption(config: dict) -> str:
     """Which settings the sampling seeds apply to: the sampled ones only (greedy has no seed)."""
     from jaxmetrics.evaluation.decodings import parse_decoding
 
-    names = list(config.get("decodings") or [])
+    generation = config.get("generation") or {}
+    names = list(generation.get("decodings") or [])
     sampled = [n for n in names if parse_decoding(n).stochastic]
     fixed = [n for n in names if n not in sampled]
     parts = []
     if sampled:
-        parts.append(f"sampling seeds {config.get('seeds')} ({', '.join(sampled)})")
+        parts.append(f"sampling seeds {generation.get('seeds')} ({', '.join(sampled)})")
     if fixed:
         parts.append(f"{', '.join(fixed)}: one deterministic run, no seed")
     return "; ".join(parts)
@@ -159,10 +164,11 @@ def _seeds_caption(config: dict) -> str:
 def _mauve_caption(config: dict) -> str:
     """How MAUVE was estimated: over how many k-means seeds (the quantized estimator), or with which
     density-ratio estimator and over how many of its seeds; the f-divergence when it is not KL."""
-    est = config.get("mauve_estimator") or "quantized"
-    div = config.get("mauve_divergence") or "kl"
+    mauve = (config.get("scoring") or {}).get("mauve") or {}
+    est = mauve.get("estimator") or "quantized"
+    div = mauve.get("divergence") or "kl"
     kind = "k-means" if est == "quantized" else f"{est}-estimator"
-    return (f"MAUVE over {config.get('mauve_seeds')} {kind} seeds per run ({config.get('mauve_scoring')} scoring"
+    return (f"MAUVE over {len(mauve.get('seeds') or ())} {kind} seeds per run ({mauve.get('scoring')} scoring"
             + ("" if div == "kl" else f", {div} frontier") + f"), ± = s.d. over sampling runs (one run: over "
             f"{kind} seeds)")
 

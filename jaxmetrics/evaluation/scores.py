@@ -2,9 +2,10 @@
 
 * ``_text_scores`` — Gen. PPL (and ``ppl_evaluate``), Distinct-4, Self-BLEU-4, Zipf, REP and
   mean length of one run's token ids (or of the human texts);
-* :func:`kmeans_seeds` / :func:`run_seeds` — the k-means seeds of each run;
-* :func:`score_runs` — those plus MAUVE / FI over ``mauve_seeds`` seeds (k-means, or the keys of
-  a density-ratio ``mauve_estimator``), ME-Petersen
+* :func:`run_seeds` — the k-means seeds of each run;
+* :func:`score_runs` — those plus MAUVE / FI over the seeds of
+  :class:`~jaxmetrics.evaluation.MauveScoring` (k-means, or the keys of a density-ratio
+  ``estimator``), ME-Petersen
   and the mean BERTScore / TWMD F1 of every run, cached in the run store;
 * :func:`summarize_runs` — one report row per setting: the mean over its runs with their sample
   s.d. (greedy: the s.d. over its k-means seeds), ``|Gen. PPL − human|``.
@@ -18,60 +19,33 @@ import numpy as np
 
 from jaxmetrics.evaluation.decodings import Decoding
 from jaxmetrics.evaluation.report import COLUMNS, HUMAN
-from jaxmetrics.evaluation.store import RunStore, _has_keys
+from jaxmetrics.evaluation.settings import FeatureSettings, ScoringSettings
+from jaxmetrics.evaluation.store import _has_keys
 from jaxmetrics.numerics import mean_std
 from jaxmetrics.progress import progress_bar
 
-__all__ = ["ME_K", "kmeans_seeds", "run_seeds", "score_runs", "summarize_runs"]
+__all__ = ["ME_K", "run_seeds", "score_runs", "summarize_runs"]
 
 _TEXT_STATS = ("gen_ppl", "ppl_evaluate", "zipf", "rep", "distinct_4", "self_bleu_4", "mean_length")
 
 #: k of the report's ME-Petersen column.
 ME_K = 3
 
-def kmeans_seeds(mauve_seeds: Any, mauve_seed: int | None = None) -> tuple[int, ...]:
-    """The k-means seeds of a setting's first run, from ``evaluate_generation``'s arguments.
-
-    ``mauve_seeds`` is a count ``m`` (seeds ``mauve_seed, ..., mauve_seed + m - 1``,
-    ``mauve_seed`` 25 by default) or an explicit list of distinct non-negative seeds
-    (``mauve_seed`` must then be ``None``). Run ``j`` of a setting shifts them by ``j`` times their
-    span (``max - min + 1``), so runs never share a k-means seed: with the default ``25..29``, run
-    ``j`` uses ``25 + 5j, ..., 29 + 5j``.
+def run_seeds(first: tuple[int, ...], nth: int) -> tuple[int, ...]:
+    """The k-means seeds of run ``nth`` of a setting, from those of its first run
+    (:attr:`MauveScoring.seeds <jaxmetrics.evaluation.MauveScoring>`): shifted by ``nth`` times
+    their span (``max - min + 1``), so runs never share a k-means seed: with the default
+    ``25..29``, run ``j`` uses ``25 + 5j, ..., 29 + 5j``.
 
     Examples:
-      >>> kmeans_seeds(5), kmeans_seeds(2, 10), kmeans_seeds([25, 26, 27, 28, 29])
-      ((25, 26, 27, 28, 29), (10, 11), (25, 26, 27, 28, 29))
       >>> run_seeds((25, 26), 1), run_seeds((0, 7), 2)
       ((27, 28), (16, 23))
     """
-    from jaxmetrics import _validation as V
-
-    if isinstance(mauve_seeds, (int, np.integer)) and not isinstance(mauve_seeds, bool):
-        m = V.check_int(mauve_seeds, "mauve_seeds", minimum=1)
-        first = 25 if mauve_seed is None else V.check_int(mauve_seed, "mauve_seed", minimum=0)
-        return tuple(range(first, first + m))
-    if mauve_seed is not None:
-        raise ValueError("mauve_seed: give the first k-means seed only with a count mauve_seeds=m; "
-                         f"mauve_seeds={mauve_seeds!r} lists the seeds")
-    try:
-        seeds = tuple(mauve_seeds)
-    except TypeError:
-        raise TypeError(f"mauve_seeds: expected a count or a list of seeds, got {type(mauve_seeds).__name__}") from None
-    if not seeds:
-        raise ValueError("mauve_seeds: at least one k-means seed is needed")
-    seeds = tuple(V.check_int(x, "mauve_seeds", minimum=0) for x in seeds)
-    if len(set(seeds)) != len(seeds):
-        raise ValueError(f"mauve_seeds: repeated seeds {list(seeds)}")
-    return seeds
-
-
-def run_seeds(first: tuple[int, ...], nth: int) -> tuple[int, ...]:
-    """The k-means seeds of run ``nth`` of a setting (see :func:`kmeans_seeds`)."""
     span = max(first) - min(first) + 1
     return tuple(s + span * nth for s in first)
 
 
-def _text_scores(full_ids, stat_ids, cont_ids, lm, *, self_bleu_samples, batch_size, mesh, bos, hf, clock) -> dict:
+def _text_scores(full_ids, stat_ids, cont_ids, lm, *, scoring: ScoringSettings, batch_size, mesh, bos, clock) -> dict:
     """Model- and n-gram-based statistics of one run (or of the human texts); stage times are
     added to ``clock``."""
     from jaxmetrics.diversity import distinct_n, repetition_fraction, self_bleu, zipf_coefficient
@@ -82,7 +56,7 @@ def _text_scores(full_ids, stat_ids, cont_ids, lm, *, self_bleu_samples, batch_s
     scored = [x for x in full_ids if x.size >= 2]
     out["gen_ppl"] = float(generation_perplexity(scored, model=lm, max_length=None, batch_size=batch_size,
                                                  mesh=mesh).perplexity)
-    if hf:
+    if scoring.hf_perplexity:
         texts = lm.tokenizer.batch_decode([list(map(int, x)) for x in full_ids])
         n_pos = getattr(lm.config, "n_positions", None) or getattr(lm.config, "max_position_embeddings", None)
         ev = text_perplexities(texts, model=lm, batch_size=batch_size, add_start_token=bos, max_length=n_pos)
@@ -92,7 +66,7 @@ def _text_scores(full_ids, stat_ids, cont_ids, lm, *, self_bleu_samples, batch_s
     clock["perplexity"] += t1 - t0
     seqs = [np.asarray(x, np.int32) for x in stat_ids if x.size]
     out["distinct_4"] = float(distinct_n(seqs, 4))
-    out["self_bleu_4"] = float(self_bleu(seqs, 4, num_samples=min(self_bleu_samples, len(seqs)), seed=1234))
+    out["self_bleu_4"] = float(self_bleu(seqs, 4, num_samples=min(scoring.self_bleu_samples, len(seqs)), seed=1234))
     out["zipf"] = float(zipf_coefficient(seqs))
     out["rep"] = 100.0 * float(repetition_fraction(seqs))
     out["mean_length"] = float(np.mean([x.size for x in cont_ids]))
@@ -105,48 +79,50 @@ def _with_prompts(prompts: list[np.ndarray], conts: list[np.ndarray]) -> list[np
     return [np.concatenate([p, c]) for p, c in zip(prompts, conts)]
 
 
-def score_runs(store: RunStore, score_key: str, *, human_run: tuple, run_key: dict[tuple, tuple],
-               plan: list[tuple[Decoding, int]], prompts: list[np.ndarray], refs: list[np.ndarray],
-               conts: dict[tuple, list[np.ndarray]], include_prompt: bool, feats: dict[Any, np.ndarray],
-               sims: dict[Any, np.ndarray], lm: Any, first_kmeans_seeds: tuple[int, ...], mauve_options: dict,
-               mark_evaluate: bool, self_bleu_samples: int, batch_size: int, mesh: Any, bos: bool, hf: bool,
-               clock: dict[str, float], progress: bool) -> tuple[dict, dict[tuple, dict]]:
-    """Scores of the human texts and of every run of ``plan``, loaded from ``store`` under
-    ``score_key`` when cached, else computed and saved at once.
+def score_runs(st: Any, conts: dict[tuple, list[np.ndarray]], feats: dict[Any, np.ndarray],
+               sims: dict[Any, np.ndarray], *, scoring: ScoringSettings, features: FeatureSettings, batch_size: int,
+               mesh: Any, clock: dict[str, float], progress: bool) -> tuple[dict, dict[tuple, dict]]:
+    """Scores of the human texts and of every run of the evaluation's plan, loaded from its store
+    under its score key when cached, else computed and saved at once.
 
-    Run ``j`` of a setting uses the k-means seeds ``run_seeds(first_kmeans_seeds, j)`` (with a
-    density-ratio ``estimator`` in ``mauve_options``, the estimator's keys: its result has no
-    ``mauve_star``, which no score reads). Rows
-    whose features are NaN (empty texts) are left out of MAUVE and ME-Petersen and counted in
-    ``empty_texts``. Stage times are added to ``clock`` (``quantize``, ``perplexity``,
-    ``text_statistics``).
+    ``st`` is the evaluation's setup (its ``store``, ``score_key``, ``human_run``, ``run_key``,
+    ``plan``, ``prompts``, ``refs``, ``lm``, ``bos``); ``conts`` the continuations, ``feats`` the
+    features and ``sims`` the per-pair similarities of every run. Run ``j`` of a setting uses
+    the k-means seeds ``run_seeds(scoring.mauve.seeds, j)`` (with a density-ratio estimator, the
+    estimator's keys: its result has no ``mauve_star``, which no score reads). The texts scored
+    include the prompts with ``features.include_prompt``. Rows whose features are NaN (empty
+    texts) are left out of MAUVE and ME-Petersen and counted in ``empty_texts``. Stage times are
+    added to ``clock`` (``quantize``, ``perplexity``, ``text_statistics``).
 
     Returns:
       ``(human scores, {(setting name, seed): run scores})``.
     """
     from jaxmetrics.mauve import compute_mauve_seeds
 
+    store, score_key, plan, prompts = st.store, st.score_key, st.plan, st.prompts
+    mauve = scoring.mauve
+
     def stat_ids(cs):
-        return _with_prompts(prompts, cs) if include_prompt else cs
+        return _with_prompts(prompts, cs) if features.include_prompt else cs
 
     def text_scores(cs):
-        return _text_scores(_with_prompts(prompts, cs), stat_ids(cs), cs, lm, self_bleu_samples=self_bleu_samples,
-                            batch_size=batch_size, mesh=mesh, bos=bos, hf=hf, clock=clock)
+        return _text_scores(_with_prompts(prompts, cs), stat_ids(cs), cs, st.lm, scoring=scoring,
+                            batch_size=batch_size, mesh=mesh, bos=st.bos, clock=clock)
 
     def check(keys):
         return lambda sc: _has_keys(sc, keys)
 
-    human_scores = store.load_json(human_run, score_key, check=check(("gen_ppl",)))
+    human_scores = store.load_json(st.human_run, score_key, check=check(("gen_ppl",)))
     if human_scores is None:
-        human_scores = text_scores(refs)
-        store.save_json(human_run, score_key, human_scores)
+        human_scores = text_scores(st.refs)
+        store.save_json(st.human_run, score_key, human_scores)
     p_feat = feats[HUMAN]
     p_ok = ~np.isnan(p_feat).any(axis=1)
     run_scores: dict[tuple, dict] = {}
     bar = progress_bar(len(plan), desc="score runs", unit="run", enabled=progress)
     try:
         for d, s in plan:
-            key, rk = (d.name, s), run_key[(d.name, s)]
+            key, rk = (d.name, s), st.run_key[(d.name, s)]
             sc = store.load_json(rk, score_key, check=check(("seed", "gen_ppl", "mauve", "curve")))
             if sc is None:
                 sc = {"seed": s}
@@ -156,16 +132,16 @@ def score_runs(store: RunStore, score_key: str, *, human_run: tuple, run_key: di
                 if (~q_ok).any():
                     sc["empty_texts"] = int((~q_ok).sum())
                 nth = [ss for dd, ss in plan if dd.name == d.name].index(s)  # run index within its setting
-                kseeds = run_seeds(first_kmeans_seeds, nth)
+                kseeds = run_seeds(mauve.seeds, nth)
                 t1 = time.perf_counter()
-                res = compute_mauve_seeds(p_features=p_feat[p_ok], q_features=q[q_ok], seeds=kseeds, **mauve_options)
+                res = compute_mauve_seeds(p_features=p_feat[p_ok], q_features=q[q_ok], seeds=kseeds, **mauve.options())
                 sc.update(mauve=float(res.mauve_mean), mauve_seeds_std=float(res.mauve_std),
                           mauve_per_seed=[float(v) for v in np.asarray(res.mauve)],
                           frontier_integral=float(res.frontier_integral_mean),
                           frontier_integral_seeds_std=float(res.frontier_integral_std),
                           frontier_integral_per_seed=[float(v) for v in np.asarray(res.frontier_integral)],
                           kmeans_seeds=list(kseeds), curve=np.asarray(res.divergence_curve)[0].tolist())
-                if mark_evaluate:
+                if scoring.mark_evaluate:
                     from jaxmetrics.mark_evaluate import me_petersen
 
                     sc["me_petersen"] = float(me_petersen(references=p_feat[p_ok], candidates=q[q_ok], k=ME_K))

