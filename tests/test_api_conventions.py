@@ -16,7 +16,8 @@ methods of exported classes) and fails on:
    ``jaxmetrics/`` importing another top-level package's ``_private`` name, or library code
    (outside ``commands/``, ``cli.py``, ``_cli_util.py``) importing the CLI layer.
 10. (primitives, parsed with ``ast``) a primitive written outside the module that owns it:
-   squared distances, k-NN selection, soft assignment, a length capped at the model's positions.
+   squared distances, k-NN selection, soft assignment, a length capped at the model's positions,
+   the resampling draws and p-values, the MAUVE frontier's grid.
 
 Rule 5 also holds for classes: every ``jaxmetrics`` class that an exported function returns is
 a ``Result``, except the metric states of rule 6 and the loaded model.
@@ -440,6 +441,8 @@ _PRIMITIVE_OWNERS = {
     "k-NN selection": ("mark_evaluate/hyperspheres.py",),
     "soft assignment": ("mauve/quantize/quantizers.py",),
     "max_length cap": ("models/",),
+    "resampling": ("confidence.py",),
+    "frontier grid": ("mauve/frontier/histograms.py",),
 }
 
 
@@ -493,6 +496,24 @@ def _primitive_kinds(tree: ast.AST) -> list[tuple[int, str]]:
                 and isinstance(n.args[0].left, ast.UnaryOp) and isinstance(n.args[0].left.op, ast.USub) \
                 and "d2" in ast.dump(n.args[0].left):
             found.append((n.lineno, "soft assignment"))
+        # the bootstrap's draw randint(k, (B, n), 0, n), a randomization swap bernoulli(k, 0.5, ...),
+        # a resampling p-value (1 + count) / (B + 1)
+        if isinstance(n, ast.Call) and _call_name(n) == "randint" and len(n.args) >= 4 \
+                and isinstance(n.args[1], ast.Tuple) and n.args[1].elts \
+                and ast.dump(n.args[1].elts[-1]) == ast.dump(n.args[3]):
+            found.append((n.lineno, "resampling"))
+        if isinstance(n, ast.Call) and _call_name(n) == "bernoulli" and len(n.args) >= 2 \
+                and isinstance(n.args[1], ast.Constant) and n.args[1].value == 0.5:
+            found.append((n.lineno, "resampling"))
+        one = lambda x: isinstance(x, ast.Constant) and x.value == 1  # noqa: E731
+        if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Div) \
+                and isinstance(n.left, ast.BinOp) and isinstance(n.left.op, ast.Add) and one(n.left.left) \
+                and isinstance(n.right, ast.BinOp) and isinstance(n.right.op, ast.Add) and one(n.right.right):
+            found.append((n.lineno, "resampling"))
+        # the frontier's mixture grid (mixture_weights) and end points (frontier_curve)
+        if isinstance(n, ast.Call) and (_call_name(n) == "_paper_weights" or _call_name(n) == "linspace"
+                                        and "_W_EPS" in ast.dump(n)):
+            found.append((n.lineno, "frontier grid"))
         # a length compared with (or min-ed against) the model's positions
         if isinstance(n, (ast.Compare, ast.Call)) and (not isinstance(n, ast.Call) or _call_name(n) in ("min", "max")):
             names = {x.id for x in ast.walk(n) if isinstance(x, ast.Name)} | \
@@ -526,13 +547,17 @@ def test_primitive_checks_catch_what_they_should(tmp_path, monkeypatch):
         "limit = getattr(lm, 'max_positions', None)\n"
         "if max_length > limit:\n"                                                          # 6
         "    pass\n"
+        "idx = jax.random.randint(k, (B, n), 0, n)\n"                                       # 8
+        "p = (1.0 + extreme) / (B + 1.0)\n"                                                 # 9
+        "w = jnp.linspace(_W_EPS, 1.0 - _W_EPS, m)\n"                                       # 10
         "v, i = jax.lax.top_k(a, r)\n"                                                      # largest: fine
         "u = jnp.sum((a - b) ** 2, -1)\n")                                                  # paired: fine
     monkeypatch.setattr(__import__(__name__), "_ROOT", root)
     assert _primitive_offenders(sorted(root.rglob("*.py"))) == [
         "jaxmetrics/mauve/x.py:1: squared distance", "jaxmetrics/mauve/x.py:2: squared distance",
         "jaxmetrics/mauve/x.py:3: k-NN selection", "jaxmetrics/mauve/x.py:4: soft assignment",
-        "jaxmetrics/mauve/x.py:6: max_length cap"]
+        "jaxmetrics/mauve/x.py:6: max_length cap", "jaxmetrics/mauve/x.py:8: resampling",
+        "jaxmetrics/mauve/x.py:9: resampling", "jaxmetrics/mauve/x.py:10: frontier grid"]
 
 
 def test_each_primitive_is_written_once():
@@ -540,4 +565,6 @@ def test_each_primitive_is_written_once():
     assert not bad, "a primitive written again; call its one implementation (squared distances: " \
                     "jaxmetrics._ops.squared_distances; k-NN: mark_evaluate.hyperspheres.knn_hyperspheres; soft " \
                     "assignment: mauve.quantize.quantizers.soft_assignment; a length against the model's positions: " \
-                    "jaxmetrics.models.check_max_length) (docs/conventions.md, rule 10):\n" + "\n".join(bad)
+                    "jaxmetrics.models.check_max_length; resampling draws and p-values: bootstrap_indices, randomization_draws, " \
+                    "resampling_p_values of jaxmetrics.confidence; the frontier's grid and end points: mixture_weights, " \
+                    "frontier_curve of mauve.frontier.histograms) (docs/conventions.md, rule 10):\n" + "\n".join(bad)
