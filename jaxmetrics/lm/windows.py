@@ -49,6 +49,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxmetrics._validation import check_choice, check_int
+from jaxmetrics.models.batching import plan_rows
 from jaxmetrics.models.protocol import resolve_model
 from jaxmetrics.results import Result, static_field
 from jaxmetrics.signature import make_signature
@@ -434,20 +435,8 @@ def perplexity(token_ids, *, model, max_length: int | None = None, stride: int |
     k_small = min(step, lay.width - 1)
     small = lay.num_scored <= k_small
     groups = [(np.nonzero(~small)[0], lay.width - 1), (np.nonzero(small)[0], k_small)]
-    plan = []
-    for idx, k in groups:
-        if idx.size == 0:
-            continue
-        # fewest batches of at most `bs`, made as even as possible (padding < number of batches)
-        n_batches = -(-idx.size // bs)
-        bs_eff = -(-idx.size // n_batches)
-        if mesh is not None:
-            n_dev = int(mesh.devices.size)
-            bs_eff = -(-bs_eff // n_dev) * n_dev
-        pad = (-idx.size) % bs_eff
-        idx_p = np.concatenate([idx, np.full(pad, -1)])
-        for b in range(0, idx_p.size, bs_eff):
-            plan.append((idx_p[b:b + bs_eff], k))
+    n_dev = 1 if mesh is None else int(mesh.devices.size)
+    plan = [(sel, k) for idx, k in groups for sel in plan_rows(idx, batch_size=bs, devices=n_dev)]
 
     def batch_arrays(sel):
         real = sel >= 0
