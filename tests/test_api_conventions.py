@@ -17,7 +17,7 @@ methods of exported classes) and fails on:
    (outside ``commands/``, ``cli.py``, ``_cli_util.py``) importing the CLI layer.
 10. (primitives, parsed with ``ast``) a primitive written outside the module that owns it:
    squared distances, k-NN selection, soft assignment, a length capped at the model's positions,
-   the resampling draws and p-values, the MAUVE frontier's grid.
+   the resampling draws and p-values, the MAUVE frontier's grid, batches planned by hand in ``lm/``.
 
 Rule 5 also holds for classes: every ``jaxmetrics`` class that an exported function returns is
 a ``Result``, except the metric states of rule 6 and the loaded model.
@@ -443,6 +443,7 @@ _PRIMITIVE_OWNERS = {
     "max_length cap": ("models/",),
     "resampling": ("confidence.py",),
     "frontier grid": ("mauve/frontier/histograms.py",),
+    "LM batch planning": ("models/batching.py",),
 }
 
 
@@ -524,12 +525,29 @@ def _primitive_kinds(tree: ast.AST) -> list[tuple[int, str]]:
     return sorted(set(found))
 
 
+def _batch_planning(tree: ast.AST) -> list[tuple[int, str]]:
+    """Batches cut by hand: ``range(0, n, <batch>)`` or ``-(-n // <batch>)`` with a batch-size
+    name (``bs``, ``batch_size``, ...). Checked in ``lm/``, whose passes the engine's planner lays out."""
+    batchy = lambda x: any(isinstance(v, ast.Name) and ("bs" in v.id or "batch" in v.id)  # noqa: E731
+                           for v in ast.walk(x))
+    found = []
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Call) and _call_name(n) == "range" and len(n.args) == 3 and batchy(n.args[2]):
+            found.append((n.lineno, "LM batch planning"))
+        if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.USub) and isinstance(n.operand, ast.BinOp) \
+                and isinstance(n.operand.op, ast.FloorDiv) and isinstance(n.operand.left, ast.UnaryOp) \
+                and batchy(n.operand.right):
+            found.append((n.lineno, "LM batch planning"))
+    return found
+
+
 def _primitive_offenders(files) -> list[str]:
     bad = []
     for path in files:
         rel = path.relative_to(_ROOT).as_posix()
         tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-        for line, kind in _primitive_kinds(tree):
+        kinds = _primitive_kinds(tree) + (_batch_planning(tree) if rel.startswith("lm/") else [])
+        for line, kind in sorted(set(kinds)):
             if not any(rel == o or (o.endswith("/") and rel.startswith(o)) for o in _PRIMITIVE_OWNERS[kind]):
                 bad.append(f"{path.relative_to(_ROOT.parent)}:{line}: {kind}")
     return bad
@@ -538,7 +556,9 @@ def _primitive_offenders(files) -> list[str]:
 def test_primitive_checks_catch_what_they_should(tmp_path, monkeypatch):
     root = tmp_path / "jaxmetrics"
     (root / "mauve").mkdir(parents=True)
+    (root / "lm").mkdir()
     (root / "_ops.py").write_text("d = jnp.sum((x[:, None, :] - y[None]) ** 2, -1)\n")  # the owner: fine
+    (root / "lm" / "y.py").write_text("n_batches = -(-n // bs)\nfor b in range(0, n, bs_eff):\n    pass\n")
     (root / "mauve" / "x.py").write_text(
         "d = jnp.sum((x[:, None, :] - y[None]) ** 2, -1)\n"                                  # 1
         "d = jnp.sum(x * x, 1)[:, None] + s[None] - 2.0 * jnp.matmul(x, y.T)\n"              # 2
@@ -554,6 +574,7 @@ def test_primitive_checks_catch_what_they_should(tmp_path, monkeypatch):
         "u = jnp.sum((a - b) ** 2, -1)\n")                                                  # paired: fine
     monkeypatch.setattr(__import__(__name__), "_ROOT", root)
     assert _primitive_offenders(sorted(root.rglob("*.py"))) == [
+        "jaxmetrics/lm/y.py:1: LM batch planning", "jaxmetrics/lm/y.py:2: LM batch planning",
         "jaxmetrics/mauve/x.py:1: squared distance", "jaxmetrics/mauve/x.py:2: squared distance",
         "jaxmetrics/mauve/x.py:3: k-NN selection", "jaxmetrics/mauve/x.py:4: soft assignment",
         "jaxmetrics/mauve/x.py:6: max_length cap", "jaxmetrics/mauve/x.py:8: resampling",
@@ -567,4 +588,4 @@ def test_each_primitive_is_written_once():
                     "assignment: mauve.quantize.quantizers.soft_assignment; a length against the model's positions: " \
                     "jaxmetrics.models.check_max_length; resampling draws and p-values: bootstrap_indices, randomization_draws, " \
                     "resampling_p_values of jaxmetrics.confidence; the frontier's grid and end points: mixture_weights, " \
-                    "frontier_curve of mauve.frontier.histograms) (docs/conventions.md, rule 10):\n" + "\n".join(bad)
+                    "frontier_curve of mauve.frontier.histograms; LM batches: plan_batches / plan_rows of models.batching) (docs/conventions.md, rule 10):\n" + "\n".join(bad)
