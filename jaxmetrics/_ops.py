@@ -64,12 +64,17 @@ def index_dtype() -> Any:
 
 def squared_distances(x: jax.Array, y: jax.Array, *, x_sq: jax.Array | None = None,
                       y_sq: jax.Array | None = None, tie_rtol: float = 0.0,
-                      precision: Any = PRECISION) -> jax.Array:
+                      precision: Any = PRECISION, by_difference: bool = False) -> jax.Array:
     """Squared Euclidean distances ``[n, m]`` by the matmul expansion.
 
     ``d_ij = max(0, ||x_i||² + ||y_j||² - 2 x_i·y_j)``; with ``tie_rtol > 0``, values at or below
     ``tie_rtol · (||x_i||² + ||y_j||²)`` (the expansion's rounding level) are set to exactly 0, so
     identical rows are at distance 0 however the rows are blocked.
+
+    With ``by_difference=True`` it is ``sum_d (x_id - y_jd)²`` from the ``[n, m, d]`` differences
+    instead: exact near 0 (the expansion's absolute error is about ``eps (||x||² + ||y||²)``), at
+    ``n·m·d`` memory, for small sets whose smallest distances matter (the KoLeo entropy term).
+    The other options are ignored then.
 
     Args:
       x: ``[n, d]``; y: ``[m, d]``.
@@ -85,7 +90,11 @@ def squared_distances(x: jax.Array, y: jax.Array, *, x_sq: jax.Array | None = No
       >>> import jax.numpy as jnp
       >>> squared_distances(jnp.array([[0.0, 0.0], [3.0, 4.0]]), jnp.array([[3.0, 4.0]])).tolist()
       [[25.0], [0.0]]
+      >>> squared_distances(jnp.array([[1.0, 1.0]]), jnp.array([[1.0, 1.0001]]), by_difference=True).item() > 0
+      True
     """
+    if by_difference:
+        return jnp.sum((x[:, None, :] - y[None, :, :]) ** 2, axis=-1)
     if x_sq is None:
         x_sq = jnp.sum(x * x, axis=-1)
     if y_sq is None:

@@ -45,7 +45,8 @@ from jax.scipy.special import ndtr, ndtri
 from jaxmetrics._validation import check_choice, check_int, check_key, check_open_unit, concrete_value
 from jaxmetrics.results import Result, static_field
 
-__all__ = ["Interval", "SignificantDifference", "SystemComparison", "compare_systems", "confidence_interval", "subsample_interval"]
+__all__ = ["Interval", "SignificantDifference", "SystemComparison", "bootstrap_indices", "compare_systems",
+           "confidence_interval", "randomization_draws", "resampling_p_values", "subsample_interval"]
 
 #: elements gathered per vmapped chunk when ``batch_size`` is not given (about 256 MiB of float32)
 CHUNK_ELEMENTS = 1 << 26
@@ -155,6 +156,76 @@ def _checked(statistic, samples: tuple, key, num_resamples, confidence):
     return B, conf, names, sizes, value
 
 
+# ------------------------------------------------------------------------------ the resampling core
+# The draws and the p-values every resampling function of the library uses (confidence_interval,
+# compare_systems, jaxmetrics.mauve.compare_mauve): written once here.
+
+
+def bootstrap_indices(keys: Any, num_resamples: int, sizes: Any) -> tuple[jax.Array, ...]:
+    """The bootstrap's draws: for every sample ``s``, ``[B, n_s]`` item indices drawn uniformly
+    with replacement, ``jax.random.randint(keys[s], (B, n_s), 0, n_s)``.
+
+    Args:
+      keys: one ``jax.random`` key per sample (``jax.random.split(key, S)`` for independent
+        samples; one key for the paired bootstrap, whose systems share the draws).
+      num_resamples: ``B``.
+      sizes: ``n_s`` per sample.
+
+    Returns:
+      a tuple of ``[B, n_s]`` int32 arrays.
+
+    Examples:
+      >>> import jax
+      >>> idx, = bootstrap_indices([jax.random.key(0)], 4, [3])
+      >>> idx.shape, bool((idx >= 0).all() and (idx < 3).all())
+      ((4, 3), True)
+    """
+    return tuple(jax.random.randint(k, (int(num_resamples), int(n)), 0, int(n)) for k, n in zip(keys, sizes))
+
+
+def randomization_draws(key: jax.Array, num_resamples: int, n: int, *, paired: bool) -> jax.Array:
+    """Approximate randomization's draws ``[B, n]``, one per key of ``jax.random.split(key, B)``.
+
+    * ``paired=True`` (two systems scored on the same items): bool swap masks, each item's two
+      entries exchanged with probability 1/2 (``jax.random.bernoulli(k, 0.5, (n,))``);
+    * ``paired=False`` (two sets pooled, ``n`` rows in all): permutations of the pooled rows
+      (``jax.random.permutation(k, n)``); the first ``n_a`` rows of a permutation form the
+      first set's stand-in.
+
+    Examples:
+      >>> import jax
+      >>> randomization_draws(jax.random.key(0), 3, 5, paired=True).shape
+      (3, 5)
+      >>> sorted(randomization_draws(jax.random.key(0), 2, 4, paired=False)[0].tolist())
+      [0, 1, 2, 3]
+    """
+    keys = jax.random.split(key, int(num_resamples))
+    if paired:
+        return jax.vmap(lambda k: jax.random.bernoulli(k, 0.5, (int(n),)))(keys)
+    return jax.vmap(lambda k: jax.random.permutation(k, int(n)))(keys)
+
+
+def resampling_p_values(difference: Any, null_differences: Any, *, tolerance: float = 0.0) -> Any:
+    """Two-sided p-values of "no difference" from resampled differences.
+
+    ``p_ij = (1 + #{b : |null_bij| >= |difference_ij| - tolerance}) / (B + 1)``, and 1 on the
+    diagonal. ``null_differences [B, S, S]`` are the differences under "no difference": the
+    bootstrap's resampled differences centred on their mean, or the differences of the
+    randomization draws. NumPy inputs are counted on the host in their own precision (float64
+    stays float64) and give NumPy; JAX inputs give JAX.
+
+    Examples:
+      >>> import numpy as np
+      >>> null = np.array([[[0.0, 0.1], [-0.1, 0.0]], [[0.0, 0.5], [-0.5, 0.0]], [[0.0, -0.2], [0.2, 0.0]]])
+      >>> resampling_p_values(np.array([[0.0, 0.3], [-0.3, 0.0]]), null).tolist()
+      [[1.0, 0.5], [0.5, 1.0]]
+    """
+    xp = np if isinstance(null_differences, np.ndarray) else jnp
+    extreme = xp.sum(xp.abs(null_differences) >= xp.abs(difference) - tolerance, axis=0)
+    p = (1.0 + extreme) / (null_differences.shape[0] + 1.0)
+    return xp.where(xp.eye(p.shape[-1], dtype=bool), 1.0, p)
+
+
 def confidence_interval(statistic: Callable[..., Any], *samples: Any, key: jax.Array,
                         num_resamples: int = 1000, confidence: float = 0.95, method: str = "bca",
                         batch_size: int | None = None) -> Interval:
@@ -208,8 +279,7 @@ def confidence_interval(statistic: Callable[..., Any], *samples: Any, key: jax.A
     check_choice(method, "method", METHODS)
     B, conf, names, sizes, value = _checked(statistic, samples, key, num_resamples, confidence)
 
-    keys = jax.random.split(key, len(samples))
-    indices = tuple(jax.random.randint(k, (B, n), 0, n) for k, n in zip(keys, sizes))
+    indices = bootstrap_indices(jax.random.split(key, len(samples)), B, sizes)
 
     def one(idx):
         return jnp.asarray(statistic(*(_take(s, i) for s, i in zip(samples, idx))))
@@ -363,7 +433,7 @@ def compare_systems(statistic: Callable[[Any], Any], systems: Any, *, key: jax.A
         raise ValueError("statistic: not finite on a system's data as given")
     diff = scores[:, None] - scores[None, :]
     k_boot, k_perm = jax.random.split(key)
-    idx = jax.random.randint(k_boot, (B, n), 0, n)
+    idx, = bootstrap_indices([k_boot], B, [n])
     chunk = _chunk(batch_size, tuple(datas), B)
     boot = jax.lax.map(lambda i: per_system(jax.tree.map(lambda x: jnp.take(x, i, axis=1), stacked)), idx,
                        batch_size=chunk)                                          # [B, S]
@@ -371,13 +441,11 @@ def compare_systems(statistic: Callable[[Any], Any], systems: Any, *, key: jax.A
     alpha = (1.0 - conf) / 2.0
     low, high = (jnp.quantile(bdiff, q, axis=0) for q in (alpha, 1.0 - alpha))
     if method == "bootstrap":
-        extreme = jnp.abs(bdiff - jnp.mean(bdiff, axis=0)) >= jnp.abs(diff)
+        null = bdiff - jnp.mean(bdiff, axis=0)
     else:
         ii, jj = np.triu_indices(S, 1)
 
-        def permuted(k):
-            swap = jax.random.bernoulli(k, 0.5, (n,))
-
+        def permuted(swap):
             def pair(i, j):
                 pick = lambda x: jnp.where(swap.reshape((n,) + (1,) * (x.ndim - 2)), x[j], x[i])
                 unpick = lambda x: jnp.where(swap.reshape((n,) + (1,) * (x.ndim - 2)), x[i], x[j])
@@ -385,11 +453,10 @@ def compare_systems(statistic: Callable[[Any], Any], systems: Any, *, key: jax.A
                     jnp.asarray(statistic(jax.tree.map(unpick, stacked)))
             return jax.vmap(pair)(jnp.asarray(ii), jnp.asarray(jj))               # [pairs]
 
-        rdiff = jax.lax.map(permuted, jax.random.split(k_perm, B), batch_size=chunk)   # [B, pairs]
-        upper = jnp.abs(rdiff) >= jnp.abs(diff[ii, jj])
-        extreme = jnp.zeros((B, S, S), bool).at[:, ii, jj].set(upper).at[:, jj, ii].set(upper)
-    p = (1.0 + jnp.sum(extreme, axis=0)) / (B + 1.0)
-    p = jnp.where(jnp.eye(S, dtype=bool), 1.0, p)
+        swaps = randomization_draws(k_perm, B, n, paired=True)
+        rdiff = jax.lax.map(permuted, swaps, batch_size=chunk)                    # [B, pairs]
+        null = jnp.zeros((B, S, S), rdiff.dtype).at[:, ii, jj].set(rdiff).at[:, jj, ii].set(rdiff)
+    p = resampling_p_values(diff, null)
     return SystemComparison(scores=scores, difference=diff, low=low, high=high, p_value=p, names=names,
                             method=method, confidence=conf, num_resamples=B)
 

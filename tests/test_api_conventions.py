@@ -15,6 +15,9 @@ methods of exported classes) and fails on:
 9. (seams, parsed with ``ast``, imports inside functions included) a module under
    ``jaxmetrics/`` importing another top-level package's ``_private`` name, or library code
    (outside ``commands/``, ``cli.py``, ``_cli_util.py``) importing the CLI layer.
+10. (primitives, parsed with ``ast``) a primitive written outside the module that owns it:
+   squared distances, k-NN selection, soft assignment, a length capped at the model's positions,
+   the resampling draws and p-values, the MAUVE frontier's grid, batches planned by hand in ``lm/``.
 
 Rule 5 also holds for classes: every ``jaxmetrics`` class that an exported function returns is
 a ``Result``, except the metric states of rule 6 and the loaded model.
@@ -428,3 +431,161 @@ def test_library_code_never_imports_the_cli_layer():
     bad = _cli_import_offenders(_library_files())
     assert not bad, "library code imports the CLI layer (jaxmetrics._cli_util / jaxmetrics.commands); move what " \
                     "it needs into the library (docs/conventions.md, rule 9):\n" + "\n".join(bad)
+
+
+# ------------------------------------------------------------- one implementation per primitive (rule 10)
+# Each primitive is written once, in the module that owns it; these checks (parsed with ``ast``)
+# fail when one is written again elsewhere.
+_PRIMITIVE_OWNERS = {
+    "squared distance": ("_ops.py",),
+    "k-NN selection": ("mark_evaluate/hyperspheres.py",),
+    "soft assignment": ("mauve/quantize/quantizers.py",),
+    "max_length cap": ("models/",),
+    "resampling": ("confidence.py",),
+    "frontier grid": ("mauve/frontier/histograms.py",),
+    "LM batch planning": ("models/batching.py",),
+}
+
+
+def _call_name(node: ast.AST) -> str:
+    f = node.func if isinstance(node, ast.Call) else None
+    return f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+
+
+def _has_none_index(node: ast.AST) -> bool:
+    return any(isinstance(n, ast.Subscript) and any(isinstance(c, ast.Constant) and c.value is None
+                                                    for c in ast.walk(n.slice)) for n in ast.walk(node))
+
+
+def _is_self_product_sum(node: ast.AST) -> bool:
+    """``sum(a * a, ...)``: a squared norm."""
+    if not (isinstance(node, ast.Call) and _call_name(node) == "sum" and node.args):
+        return False
+    a = node.args[0]
+    return isinstance(a, ast.BinOp) and isinstance(a.op, ast.Mult) and ast.dump(a.left) == ast.dump(a.right)
+
+
+def _primitive_kinds(tree: ast.AST) -> list[tuple[int, str]]:
+    """``(line, primitive)`` of every hand-written primitive in a parsed module."""
+    found = []
+    limit_names = {t.id for n in ast.walk(tree) if isinstance(n, ast.Assign) and "max_positions" in ast.dump(n.value)
+                   for t in n.targets if isinstance(t, ast.Name)}
+    for n in ast.walk(tree):
+        # jnp.sum((a[:, None] - b[None]) ** 2): pairwise differences squared by broadcasting
+        # (host-side NumPy in float64 is not the kernel's business)
+        if isinstance(n, ast.Call) and _call_name(n) == "sum" and isinstance(n.func, ast.Attribute) \
+                and isinstance(n.func.value, ast.Name) and n.func.value.id == "jnp" and n.args:
+            a = n.args[0]
+            if isinstance(a, ast.BinOp) and isinstance(a.op, ast.Pow) and isinstance(a.left, ast.BinOp) \
+                    and isinstance(a.left.op, ast.Sub) and _has_none_index(a.left):
+                found.append((n.lineno, "squared distance"))
+        # |x|^2 (+ |y|^2) - 2 x.y: the matmul expansion
+        if isinstance(n, ast.BinOp) and isinstance(n.op, (ast.Add, ast.Sub)):
+            parts = list(ast.walk(n))
+            two_dot = any(isinstance(p, ast.BinOp) and isinstance(p.op, ast.Mult) and isinstance(p.left, ast.Constant)
+                          and p.left.value == 2 and _call_name(p.right) in ("matmul", "dot", "einsum")
+                          for p in parts)
+            if two_dot and any(_is_self_product_sum(p) for p in parts):
+                found.append((n.lineno, "squared distance"))
+        # top_k of negated values: the k smallest, i.e. a nearest-neighbour search
+        if isinstance(n, ast.Call) and _call_name(n) == "top_k" and n.args \
+                and isinstance(n.args[0], ast.UnaryOp) and isinstance(n.args[0].op, ast.USub):
+            found.append((n.lineno, "k-NN selection"))
+        # softmax(-distances / tau)
+        if isinstance(n, ast.Call) and _call_name(n) == "softmax" and n.args and "squared_distances" in ast.dump(n.args[0]) \
+                or isinstance(n, ast.Call) and _call_name(n) == "softmax" and n.args and isinstance(n.args[0], ast.BinOp) \
+                and isinstance(n.args[0].left, ast.UnaryOp) and isinstance(n.args[0].left.op, ast.USub) \
+                and "d2" in ast.dump(n.args[0].left):
+            found.append((n.lineno, "soft assignment"))
+        # the bootstrap's draw randint(k, (B, n), 0, n), a randomization swap bernoulli(k, 0.5, ...),
+        # a resampling p-value (1 + count) / (B + 1)
+        if isinstance(n, ast.Call) and _call_name(n) == "randint" and len(n.args) >= 4 \
+                and isinstance(n.args[1], ast.Tuple) and n.args[1].elts \
+                and ast.dump(n.args[1].elts[-1]) == ast.dump(n.args[3]):
+            found.append((n.lineno, "resampling"))
+        if isinstance(n, ast.Call) and _call_name(n) == "bernoulli" and len(n.args) >= 2 \
+                and isinstance(n.args[1], ast.Constant) and n.args[1].value == 0.5:
+            found.append((n.lineno, "resampling"))
+        one = lambda x: isinstance(x, ast.Constant) and x.value == 1  # noqa: E731
+        if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Div) \
+                and isinstance(n.left, ast.BinOp) and isinstance(n.left.op, ast.Add) and one(n.left.left) \
+                and isinstance(n.right, ast.BinOp) and isinstance(n.right.op, ast.Add) and one(n.right.right):
+            found.append((n.lineno, "resampling"))
+        # the frontier's mixture grid (mixture_weights) and end points (frontier_curve)
+        if isinstance(n, ast.Call) and (_call_name(n) == "_paper_weights" or _call_name(n) == "linspace"
+                                        and "_W_EPS" in ast.dump(n)):
+            found.append((n.lineno, "frontier grid"))
+        # a length compared with (or min-ed against) the model's positions
+        if isinstance(n, (ast.Compare, ast.Call)) and (not isinstance(n, ast.Call) or _call_name(n) in ("min", "max")):
+            names = {x.id for x in ast.walk(n) if isinstance(x, ast.Name)} | \
+                    {x.attr for x in ast.walk(n) if isinstance(x, ast.Attribute)}
+            if any("max_length" in x for x in names) and (names & limit_names or names & {
+                    "max_positions", "n_positions", "max_position_embeddings"}):
+                found.append((n.lineno, "max_length cap"))
+    return sorted(set(found))
+
+
+def _batch_planning(tree: ast.AST) -> list[tuple[int, str]]:
+    """Batches cut by hand: ``range(0, n, <batch>)`` or ``-(-n // <batch>)`` with a batch-size
+    name (``bs``, ``batch_size``, ...). Checked in ``lm/``, whose passes the engine's planner lays out."""
+    batchy = lambda x: any(isinstance(v, ast.Name) and ("bs" in v.id or "batch" in v.id)  # noqa: E731
+                           for v in ast.walk(x))
+    found = []
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Call) and _call_name(n) == "range" and len(n.args) == 3 and batchy(n.args[2]):
+            found.append((n.lineno, "LM batch planning"))
+        if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.USub) and isinstance(n.operand, ast.BinOp) \
+                and isinstance(n.operand.op, ast.FloorDiv) and isinstance(n.operand.left, ast.UnaryOp) \
+                and batchy(n.operand.right):
+            found.append((n.lineno, "LM batch planning"))
+    return found
+
+
+def _primitive_offenders(files) -> list[str]:
+    bad = []
+    for path in files:
+        rel = path.relative_to(_ROOT).as_posix()
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        kinds = _primitive_kinds(tree) + (_batch_planning(tree) if rel.startswith("lm/") else [])
+        for line, kind in sorted(set(kinds)):
+            if not any(rel == o or (o.endswith("/") and rel.startswith(o)) for o in _PRIMITIVE_OWNERS[kind]):
+                bad.append(f"{path.relative_to(_ROOT.parent)}:{line}: {kind}")
+    return bad
+
+
+def test_primitive_checks_catch_what_they_should(tmp_path, monkeypatch):
+    root = tmp_path / "jaxmetrics"
+    (root / "mauve").mkdir(parents=True)
+    (root / "lm").mkdir()
+    (root / "_ops.py").write_text("d = jnp.sum((x[:, None, :] - y[None]) ** 2, -1)\n")  # the owner: fine
+    (root / "lm" / "y.py").write_text("n_batches = -(-n // bs)\nfor b in range(0, n, bs_eff):\n    pass\n")
+    (root / "mauve" / "x.py").write_text(
+        "d = jnp.sum((x[:, None, :] - y[None]) ** 2, -1)\n"                                  # 1
+        "d = jnp.sum(x * x, 1)[:, None] + s[None] - 2.0 * jnp.matmul(x, y.T)\n"              # 2
+        "_, i = jax.lax.top_k(-d, k)\n"                                                     # 3
+        "a = jax.nn.softmax(-squared_distances(z, c) / t, axis=-1)\n"                        # 4
+        "limit = getattr(lm, 'max_positions', None)\n"
+        "if max_length > limit:\n"                                                          # 6
+        "    pass\n"
+        "idx = jax.random.randint(k, (B, n), 0, n)\n"                                       # 8
+        "p = (1.0 + extreme) / (B + 1.0)\n"                                                 # 9
+        "w = jnp.linspace(_W_EPS, 1.0 - _W_EPS, m)\n"                                       # 10
+        "v, i = jax.lax.top_k(a, r)\n"                                                      # largest: fine
+        "u = jnp.sum((a - b) ** 2, -1)\n")                                                  # paired: fine
+    monkeypatch.setattr(__import__(__name__), "_ROOT", root)
+    assert _primitive_offenders(sorted(root.rglob("*.py"))) == [
+        "jaxmetrics/lm/y.py:1: LM batch planning", "jaxmetrics/lm/y.py:2: LM batch planning",
+        "jaxmetrics/mauve/x.py:1: squared distance", "jaxmetrics/mauve/x.py:2: squared distance",
+        "jaxmetrics/mauve/x.py:3: k-NN selection", "jaxmetrics/mauve/x.py:4: soft assignment",
+        "jaxmetrics/mauve/x.py:6: max_length cap", "jaxmetrics/mauve/x.py:8: resampling",
+        "jaxmetrics/mauve/x.py:9: resampling", "jaxmetrics/mauve/x.py:10: frontier grid"]
+
+
+def test_each_primitive_is_written_once():
+    bad = _primitive_offenders(_library_files())
+    assert not bad, "a primitive written again; call its one implementation (squared distances: " \
+                    "jaxmetrics._ops.squared_distances; k-NN: mark_evaluate.hyperspheres.knn_hyperspheres; soft " \
+                    "assignment: mauve.quantize.quantizers.soft_assignment; a length against the model's positions: " \
+                    "jaxmetrics.models.check_max_length; resampling draws and p-values: bootstrap_indices, randomization_draws, " \
+                    "resampling_p_values of jaxmetrics.confidence; the frontier's grid and end points: mixture_weights, " \
+                    "frontier_curve of mauve.frontier.histograms; LM batches: plan_batches / plan_rows of models.batching) (docs/conventions.md, rule 10):\n" + "\n".join(bad)

@@ -165,12 +165,9 @@ def _mauve_board(args, lm, refs, systems):
     import jax
 
     from jaxmetrics.mauve import compare_mauve
-    from jaxmetrics.models import resolve_pooling
+    from jaxmetrics.models import check_max_length, resolve_pooling
 
-    limit = getattr(lm, "max_positions", None)
-    max_length = args.max_length or 1024
-    if limit is not None:
-        max_length = min(max_length, int(limit))
+    max_length = check_max_length(lm, args.max_length, 1024, name="--max-length")
     pooling = resolve_pooling(lm, args.pooling, name="--pooling")
     kw = dict(max_length=max_length, batch_size=args.batch_size, progress=progress_enabled(args))
     p = pooled_features(refs, lm, pooling, **kw)

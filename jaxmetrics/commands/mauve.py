@@ -11,7 +11,6 @@ import importlib
 import json
 import os
 import sys
-import warnings
 
 from jaxmetrics._cli_util import (add_model_option, add_pooling_option, add_progress_options, check_outputs, pooled_features,
                                   progress_enabled)
@@ -270,13 +269,7 @@ def featurize_with(args: argparse.Namespace, lm, texts: dict, *, command: str) -
     pooling on stderr. Returns ``(features by key, pooling used, max length used)``."""
     models = models_module()
     pooling = models.resolve_pooling(lm, args.pooling, name="--pooling")
-    limit = getattr(lm, "max_positions", None)
-    max_length = args.max_length
-    if max_length is None:
-        max_length = DEFAULT_MAX_LENGTH if limit is None else min(DEFAULT_MAX_LENGTH, int(limit))
-    elif limit is not None and max_length > limit:  # the engine's rule: capped at the positions, with a warning
-        warnings.warn(f"--max-length: {max_length} exceeds the {limit} positions of {args.model}; using {limit}")
-        max_length = int(limit)
+    max_length = models.check_max_length(lm, args.max_length, DEFAULT_MAX_LENGTH, name="--max-length")
     print(f"jaxmetrics {command}: featurizing with {args.model}: {pooling} pooling"
           f"{' (--pooling auto)' if args.pooling == 'auto' else ''}, max length {max_length} tokens",
           file=sys.stderr, flush=True)

@@ -27,6 +27,7 @@ import numpy as np
 from jaxmetrics._validation import check_int, check_positive, check_probability
 from jaxmetrics.lm.kernels import token_scores
 from jaxmetrics.lm.windows import _as_documents, _causal, _context_length
+from jaxmetrics.models.batching import layout_batch, plan_batches
 from jaxmetrics.results import Result, static_field
 
 __all__ = ["DecodingScores", "decoding_scores"]
@@ -138,20 +139,13 @@ def decoding_scores(texts, *, model, epsilon: float | Sequence[float] = 1e-4, te
     short = [i for i, d in enumerate(docs) if d.size < 2]
     if short:
         raise ValueError(f"texts: document {short[0]} has fewer than 2 tokens; at least 2 are needed")
-    width = max(d.size for d in docs)
-    n = len(docs)
-    bs_eff = min(bs, n)
-    n_pad = n + (-n) % bs_eff
-    ids = np.full((n_pad, width), lm.pad_token_id, np.int32)
-    mask = np.zeros((n_pad, width), bool)
-    for i, d in enumerate(docs):
-        ids[i, :d.size] = d
-        mask[i, :d.size] = True
-    mask[n:, 0] = True  # dummy rows: one attended token, nothing scored
     run, state = _compiled(lm)
     tot = None
-    for b in range(0, n_pad, bs_eff):
-        out = run(state, jnp.asarray(ids[b:b + bs_eff]), jnp.asarray(mask[b:b + bs_eff]),
+    # the encoding engine's planner: longest first, padded to length buckets; filler rows see one
+    # token and score nothing
+    for batch in plan_batches([d.size for d in docs], batch_size=bs, max_length=L):
+        arrays = layout_batch(batch, docs, lm.pad_token_id)
+        out = run(state, jnp.asarray(arrays.input_ids), jnp.asarray(arrays.attention_mask),
                   jnp.asarray(eps, jnp.float32), jnp.float32(temperature), jnp.float32(1.0 if top_p is None else top_p),
                   top_k=top_k, use_top_p=top_p is not None)
         out = [np.asarray(o, np.float64) for o in out]

@@ -49,6 +49,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxmetrics._validation import check_choice, check_int
+from jaxmetrics.models.batching import plan_rows
 from jaxmetrics.models.protocol import resolve_model
 from jaxmetrics.results import Result, static_field
 from jaxmetrics.signature import make_signature
@@ -464,20 +465,9 @@ def _batch_plan(lay, s: int, L: int, *, convention: str, batch_size: int, mesh) 
     step = min(s, L - 1) if convention == "exact" else s
     k_small = min(step, lay.width - 1)
     small = lay.num_scored <= k_small
-    plan = []
-    for idx, k in ((np.nonzero(~small)[0], lay.width - 1), (np.nonzero(small)[0], k_small)):
-        if idx.size == 0:
-            continue
-        n_batches = -(-idx.size // batch_size)
-        bs_eff = -(-idx.size // n_batches)
-        if mesh is not None:
-            n_dev = int(mesh.devices.size)
-            bs_eff = -(-bs_eff // n_dev) * n_dev
-        pad = (-idx.size) % bs_eff
-        idx_p = np.concatenate([idx, np.full(pad, -1)])
-        for b in range(0, idx_p.size, bs_eff):
-            plan.append((idx_p[b:b + bs_eff], k))
-    return plan
+    groups = [(np.nonzero(~small)[0], lay.width - 1), (np.nonzero(small)[0], k_small)]
+    n_dev = 1 if mesh is None else int(mesh.devices.size)
+    return [(sel, k) for idx, k in groups for sel in plan_rows(idx, batch_size=batch_size, devices=n_dev)]
 
 
 def _score_windows(lm, plan: list, windows, num_windows: int, *, mesh, progress: bool):

@@ -1,7 +1,8 @@
 """The batch planner: how texts of different lengths are laid out for forward passes.
 
-Every forward pass over texts in jaxmetrics — the encoding engine (:func:`~jaxmetrics.models.encode`)
-and the per-text perplexity's logits passes — is planned here, so a layout improvement reaches
+Every forward pass over texts in jaxmetrics — the encoding engine (:func:`~jaxmetrics.models.encode`),
+the per-text perplexity's logits passes, the LM scores' passes (:func:`plan_batches`) and the
+sliding-window perplexity's fixed-width windows (:func:`plan_rows`) — is planned here, so a layout improvement reaches
 every caller at once. Two layouts:
 
 * **padded**: texts sorted longest first, cut into batches of ``batch_size`` rows, each right-padded
@@ -34,7 +35,7 @@ import numpy as np
 from jaxmetrics.results import Result, static_field
 
 __all__ = ["PACK_LENGTH", "PACK_ROWS", "Batch", "BatchArrays", "bucket_length", "layout_batch", "pack_rows",
-           "plan_batches"]
+           "plan_batches", "plan_rows"]
 
 _MIN_BUCKET = 8
 
@@ -156,6 +157,33 @@ def plan_batches(lengths, *, batch_size: int, max_length: int, packable=None, de
     padded_only = _plan(lengths, batch_size, max_length, None, devices)
     cost = lambda plan: sum(b.num_rows * b.length for b in plan)
     return with_packing if cost(with_packing) <= cost(padded_only) else padded_only
+
+
+def plan_rows(items, *, batch_size: int, devices: int = 1) -> list[np.ndarray]:
+    """The passes over rows of one fixed width (perplexity's windows): the fewest batches of at
+    most ``batch_size`` rows, made as even as possible (less padding than there are batches),
+    every batch of the same row count (one compiled shape), a multiple of ``devices``.
+
+    Args:
+      items: int ``[N]`` indices of the rows, in the order they are to be laid out.
+      batch_size: most rows per pass (before rounding up to ``devices``).
+      devices: rows of every pass are rounded up to a multiple of this (a mesh's data axis).
+
+    Returns:
+      ``list`` of int ``[rows]`` index arrays; the last one padded with ``-1`` (filler rows).
+
+    Examples:
+      >>> [b.tolist() for b in plan_rows(np.arange(5), batch_size=4)]
+      [[0, 1, 2], [3, 4, -1]]
+    """
+    items = np.asarray(items)
+    if items.size == 0:
+        return []
+    n_batches = -(-items.size // batch_size)
+    rows = -(-items.size // n_batches)
+    rows = -(-rows // devices) * devices
+    padded = np.concatenate([items, np.full((-items.size) % rows, -1)])
+    return [padded[b:b + rows] for b in range(0, padded.size, rows)]
 
 
 def _plan(lengths: np.ndarray, batch_size: int, max_length: int, packable, devices: int) -> list[Batch]:

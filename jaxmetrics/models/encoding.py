@@ -121,22 +121,40 @@ def warn_at_caller(message: str) -> None:
     warnings.warn(message, UserWarning, stacklevel=level)
 
 
-def check_max_length(model: Any, max_length: Any, default: int) -> int:
-    """The truncation length for ``model``: ``None`` means ``min(default, the model's
-    positions)``, silently; an explicit value above the model's positions is clipped to them
-    with a warning; anything else but a positive integer raises naming ``max_length``."""
-    limit = model.max_positions
+def check_max_length(model: Any, max_length: Any, default: int, *, name: str = "max_length") -> int:
+    """The truncation length for ``model``: the library's one rule for a length against the
+    model's positions (every pipeline and command calls it).
+
+    * ``None``: ``min(default, the model's positions)``, silently (the default was not the
+      caller's choice);
+    * an explicit value above the model's positions: clipped to them with a warning naming
+      ``name``;
+    * anything else but a positive integer raises naming ``name``.
+
+    Examples:
+      >>> import types, warnings
+      >>> lm = types.SimpleNamespace(max_positions=128, name="tiny", kind="gpt2")
+      >>> check_max_length(lm, None, 1024), check_max_length(lm, 64, 1024)
+      (128, 64)
+      >>> with warnings.catch_warnings(record=True) as rec:
+      ...     warnings.simplefilter("always")
+      ...     capped = check_max_length(lm, 512, 1024, name="--max-length")
+      >>> capped, str(rec[0].message).split(";")[0]
+      (128, '--max-length: 512 exceeds the 128 positions of tiny')
+    """
+    limit = getattr(model, "max_positions", None)
     if max_length is None:
         return default if limit is None else min(default, int(limit))
     if isinstance(max_length, bool) or not isinstance(max_length, (int, np.integer)):
-        raise TypeError(f"max_length: expected an integer or None, got {type(max_length).__name__}")
+        raise TypeError(f"{name}: expected an integer or None, got {type(max_length).__name__}")
     max_length = int(max_length)
     if max_length < 1:
-        raise ValueError(f"max_length: must be >= 1, got {max_length}")
+        raise ValueError(f"{name}: must be >= 1, got {max_length}")
     if limit is not None and max_length > limit:
-        warn_at_caller(f"max_length: {max_length} exceeds the {limit} positions of {model.name or model.kind}; "
-                       f"using {limit} (pass max_length=None for the model's own limit)")
-        max_length = limit
+        who = getattr(model, "name", None) or getattr(model, "kind", "the model")
+        warn_at_caller(f"{name}: {max_length} exceeds the {limit} positions of {who}; "
+                       f"using {limit} (leave {name} unset for the model's own limit)")
+        max_length = int(limit)
     return max_length
 
 

@@ -28,6 +28,7 @@ from jaxmetrics.mauve import (
     soft_bin_counts,
 )
 from jaxmetrics._ops import l2_normalize
+from jaxmetrics.models.encoding import check_max_length
 from jaxmetrics.mauve.pipeline import compute as C
 from jaxmetrics.mauve.frontier import histograms as H
 import importlib
@@ -312,6 +313,7 @@ def _fake_models(calls):
         return types.SimpleNamespace(pooled=np.stack(rows).astype(np.float32)[None])
 
     fake.resolve_model, fake.resolve_pooling, fake.encode = resolve_model, resolve_pooling, encode
+    fake.check_max_length = check_max_length
     fake.FakeModel = FakeModel
     return fake
 

@@ -126,11 +126,6 @@ def _lowest(values: Any, n: int, name: str) -> np.ndarray:
     return np.argsort(v, kind="stable")[: min(n, v.shape[0])]
 
 
-@jax.jit
-def _soft_rows(z: jax.Array, centroids: jax.Array, temperature: jax.Array) -> jax.Array:
-    return jax.nn.softmax(-squared_distances(z, centroids) / temperature, axis=-1)
-
-
 def _chunks(x: np.ndarray):
     """Row chunks of ``x`` padded to :data:`CHUNK_ROWS` rows (or the next power of two below it),
     with the number of real rows, so that every chunk has one of few shapes."""
@@ -162,8 +157,6 @@ def _influence(fitted: Any, x: np.ndarray, temperature: float, grad_counts: jax.
 def _assign(fitted: Any, rows: np.ndarray, temperature: float) -> jax.Array:
     if temperature == 0:
         return jax.nn.one_hot(fitted.assign(rows), fitted.num_bins, dtype=jnp.float32)
-    if isinstance(fitted, FittedKMeansQuantizer):
-        return _soft_rows(fitted.transform(rows), fitted.centroids, jnp.asarray(temperature, jnp.float32))
     return fitted.soft_assign(rows, temperature)
 
 
@@ -173,7 +166,7 @@ def _auto_temperature(fitted: FittedKMeansQuantizer, rows: np.ndarray, key: jax.
     if rows.shape[0] > TEMPERATURE_ROWS:
         rows = rows[np.asarray(jax.random.choice(key, rows.shape[0], (TEMPERATURE_ROWS,), replace=False))]
     d2 = squared_distances(fitted.transform(rows), fitted.centroids)
-    two = -jax.lax.top_k(-d2, 2)[0]
+    two = jnp.sort(d2, axis=-1)[:, :2]
     gap = float(jnp.median(two[:, 1] - two[:, 0]))
     return 2.0 * max(gap, 1e-6)
 

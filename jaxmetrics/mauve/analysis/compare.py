@@ -41,7 +41,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxmetrics import _validation as V
-from jaxmetrics.confidence import SystemComparison
+from jaxmetrics.confidence import SystemComparison, bootstrap_indices, randomization_draws, resampling_p_values
 from jaxmetrics.mauve.pipeline.codebook import fit_quantizer
 from jaxmetrics.mauve.engine import mauve_scores, split_counts
 from jaxmetrics.mauve.frontier.histograms import _check_scoring
@@ -84,19 +84,18 @@ def _resampled_counts(labels: jax.Array, idx: jax.Array, num_bins_like: jax.Arra
 
 
 @jax.jit
-def _split_counts_permuted(labels: jax.Array, keys: jax.Array, first: jax.Array, num_bins_like: jax.Array):
+def _split_counts_permuted(labels: jax.Array, perms: jax.Array, first: jax.Array, num_bins_like: jax.Array):
     """Counts ``[B, 2, T, K]`` of the first ``first`` rows and of the rest of ``labels [T, n]`` after
-    each draw's random permutation of the rows (the same for every seed's labels)."""
+    each draw's permutation ``perms [B, n]`` of the rows (the same for every seed's labels)."""
     k, n = num_bins_like.shape[0], labels.shape[1]
 
-    def one(key):
-        perm = jax.random.permutation(key, n)
+    def one(perm):
         in_first = (jnp.arange(n) < first)[None, :].astype(jnp.int32)
         lab = labels[:, perm]
         count = lambda w: jax.vmap(lambda l, ww: jnp.zeros(k, jnp.int32).at[l].add(ww))(lab, jnp.broadcast_to(w, lab.shape))
         return jnp.stack([count(in_first), count(1 - in_first)])
 
-    return jax.lax.map(one, keys, batch_size=64)
+    return jax.lax.map(one, perms, batch_size=64)
 
 
 def compare_mauve(
@@ -186,8 +185,8 @@ def compare_mauve(
     point = scores_of(np.broadcast_to(counts[:1], (S, T, k)), counts[1:])                       # [S]
     keys = jax.random.split(key, len(sets))
     like = jnp.zeros(k)
-    boot_counts = [np.asarray(_resampled_counts(jnp.asarray(lab), jax.random.randint(kk, (B, n), 0, n), like))
-                   for lab, kk, n in zip(per_set, keys, sizes)]                                 # each [B, T, k]
+    boot_counts = [np.asarray(_resampled_counts(jnp.asarray(lab), idx, like))
+                   for lab, idx in zip(per_set, bootstrap_indices(keys, B, sizes))]             # each [B, T, k]
     bp = np.broadcast_to(boot_counts[0][:, None], (B, S, T, k))
     bq = np.stack(boot_counts[1:], axis=1)                                                       # [B, S, T, k]
     boot = np.concatenate([scores_of(bp[i:i + SCORE_CHUNK], bq[i:i + SCORE_CHUNK])
@@ -201,21 +200,20 @@ def compare_mauve(
     bdev = bdiff - bdiff.mean(axis=0)
     low, high = diff - np.quantile(bdev, 1.0 - alpha, axis=0), diff - np.quantile(bdev, alpha, axis=0)
     if method == "bootstrap":
-        extreme = (np.abs(bdev) >= np.abs(diff) - 1e-12).sum(axis=0)
+        null = bdev
     else:
-        extreme = np.zeros((S, S))
+        null = np.zeros((B, S, S))
         pkeys = jax.random.split(jax.random.fold_in(key, 1), S * S)
         for i in range(S):
             for j in range(i + 1, S):
                 pooled = jnp.asarray(np.concatenate([per_set[1 + i], per_set[1 + j]], axis=1))
-                perm = np.asarray(_split_counts_permuted(pooled, jax.random.split(pkeys[i * S + j], B),
-                                                         jnp.asarray(sizes[1 + i]), like))           # [B, 2, T, k]
+                draws = randomization_draws(pkeys[i * S + j], B, pooled.shape[1], paired=False)
+                perm = np.asarray(_split_counts_permuted(pooled, draws, jnp.asarray(sizes[1 + i]), like))  # [B, 2, T, k]
                 pc = np.broadcast_to(counts[0], (B, 2, T, k))
                 m = np.concatenate([scores_of(pc[c:c + SCORE_CHUNK], perm[c:c + SCORE_CHUNK])
                                     for c in range(0, B, SCORE_CHUNK)])                              # [B, 2]
-                extreme[i, j] = extreme[j, i] = np.sum(np.abs(m[:, 0] - m[:, 1]) >= abs(diff[i, j]) - 1e-12)
-    pval = (1.0 + extreme) / (B + 1.0)
-    np.fill_diagonal(pval, 1.0)
+                null[:, i, j] = null[:, j, i] = m[:, 0] - m[:, 1]
+    pval = resampling_p_values(diff, null, tolerance=1e-12)
     f32 = lambda a: jnp.asarray(np.asarray(a, np.float32))
     return MauveComparison(scores=f32(point), difference=f32(diff), low=f32(low), high=f32(high), p_value=f32(pval),
                            names=names, method=method, confidence=conf, num_resamples=B,

@@ -332,6 +332,18 @@ def _token_lengths(texts: list[str], lm: Any) -> np.ndarray:
     return np.asarray([len(x) for x in enc["input_ids"]], np.int64)
 
 
+def _capped_lengths(lm: Any, lengths: tuple[int, ...]) -> tuple[int, ...]:
+    """Each of ``lengths`` by the library's one rule (:func:`jaxmetrics.models.check_max_length`:
+    a length above the model's positions is capped at them, with a warning); two lengths that
+    the cap makes equal would be one point twice, so they raise."""
+    from jaxmetrics.models import check_max_length
+
+    capped = tuple(check_max_length(lm, v, v, name="lengths") for v in lengths)
+    if len(set(capped)) != len(capped):
+        raise ValueError(f"lengths: {lengths} capped at the model's positions repeat a value: {capped}")
+    return capped
+
+
 def mauve_length_sweep(
     *,
     references: Sequence[str],
@@ -365,7 +377,8 @@ def mauve_length_sweep(
       candidates: ``{system name: model texts}`` (Q).
       model: featurizer: a loaded model, a hub id or a local checkpoint directory
         (:func:`jaxmetrics.models.resolve_model`).
-      lengths: maximum lengths in tokens (each at most the model's positions).
+      lengths: maximum lengths in tokens; one above the model's positions is capped at them with a
+        warning (:func:`jaxmetrics.models.check_max_length`), and two that the cap makes equal raise.
       seeds: integer seeds; keys ``jax.random.key(s)``.
       pooling: ``'auto'`` (mean for encoders, last token for decoders), ``'last'``, ``'mean'`` or
         ``'cls'`` (the pooling table of :mod:`jaxmetrics.models.pooling`); the result records the
@@ -413,9 +426,7 @@ def mauve_length_sweep(
     for m, texts in cands.items():  # MAUVE's minimum sizes, before the model is loaded
         _resolve_k(num_buckets, len(refs), len(texts), m)
     lm = resolve_model(model, dtype=dtype)
-    limit = getattr(lm, "max_positions", None)
-    if limit is not None and max(lengths) > limit:
-        raise ValueError(f"lengths: {max(lengths)} exceeds the model's {limit} positions")
+    lengths = _capped_lengths(lm, lengths)
     kind = resolve_pooling(lm, pooling)
     names = list(cands)
     raw = {"references": _token_lengths(refs, lm)} | {m: _token_lengths(t, lm) for m, t in cands.items()}

@@ -60,7 +60,7 @@ import numpy as np
 
 from jaxmetrics import _validation as V
 from jaxmetrics._ops import is_concrete
-from jaxmetrics.mauve.frontier.histograms import _W_EPS, MauveResult, _check_scoring, _paper_weights
+from jaxmetrics.mauve.frontier.histograms import MauveResult, _check_scoring, frontier_curve, mixture_weights
 from jaxmetrics.numerics import trapezoid_area
 
 __all__ = ["DIVERGENCES", "mauve_from_log_ratios", "f_mauve", "gaussian_frontier"]
@@ -107,12 +107,7 @@ def _normalized(w: jax.Array) -> jax.Array:
 
 @functools.partial(jax.jit, static_argnames=("divergence", "num_points", "scoring"))
 def _frontier(lp, lq, wp, wq, scaling, divergence, num_points, scoring):
-    if scoring == "paper":
-        w_np, wc_np = _paper_weights(num_points)
-        w, wc = jnp.asarray(w_np, lp.dtype), jnp.asarray(wc_np, lp.dtype)
-    else:
-        w = jnp.linspace(_W_EPS, 1.0 - _W_EPS, num_points, dtype=lp.dtype)
-        wc = 1.0 - w
+    w, wc = mixture_weights(num_points, scoring=scoring, dtype=lp.dtype)
     wp, wq = _normalized(wp), _normalized(wq)
     lw, lwc = jnp.log(w), jnp.log(wc)
 
@@ -129,11 +124,7 @@ def _frontier(lp, lq, wp, wq, scaling, divergence, num_points, scoring):
     qa, qb = side(lq, wq)
     d_p = w * pa + wc * qa  # D_f(P || R_w)  [..., m]
     d_q = w * pb + wc * qb  # D_f(Q || R_w)
-    interior = jnp.exp(-scaling * jnp.stack([d_q, d_p], axis=-1))
-    batch = interior.shape[:-2]
-    first = jnp.broadcast_to(jnp.array([1.0, 0.0], lp.dtype), batch + (1, 2))
-    last = jnp.broadcast_to(jnp.array([0.0, 1.0], lp.dtype), batch + (1, 2))
-    curve = jnp.concatenate([first, interior, last], axis=-2)
+    curve = frontier_curve(d_q, d_p, scaling)
     fi = jnp.sum(wp * _psi(lp), axis=-1) + jnp.sum(wq * _psi(lq), axis=-1)
     return MauveResult(mauve=trapezoid_area(curve), frontier_integral=fi, divergence_curve=curve)
 

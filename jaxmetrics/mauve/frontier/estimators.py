@@ -60,6 +60,7 @@ import numpy as np
 
 from jaxmetrics._ops import PRECISION
 from jaxmetrics import _validation as V
+from jaxmetrics.mark_evaluate.hyperspheres import knn_hyperspheres
 from jaxmetrics.mauve.engine import fit_labels, project_features, split_counts
 from jaxmetrics.mauve.frontier.divergences import check_divergence, mauve_from_log_ratios
 from jaxmetrics.mauve.frontier.histograms import _check_scoring
@@ -196,24 +197,11 @@ def _finish(l, is_p, n_q, calibrate):
 # --------------------------------------------------------------------------- k-NN
 
 
-@functools.partial(jax.jit, static_argnames=("k", "block"))
-def _knn_counts(z, is_p, k, block=256):
-    """Number of P rows among the ``k`` nearest other rows of every row: ``[N]`` int32."""
-    n = z.shape[0]
-    nb = -(-n // block)
-    zp = jnp.pad(z, ((0, nb * block - n), (0, 0)))
-    sq = jnp.sum(z * z, axis=1)
-    cols = jnp.arange(n)
-
-    def one(b):
-        rows = jax.lax.dynamic_slice_in_dim(zp, b * block, block)
-        rid = b * block + jnp.arange(block)
-        d2 = jnp.sum(rows * rows, axis=1)[:, None] + sq[None, :] - 2.0 * jnp.matmul(rows, z.T, precision=PRECISION)
-        d2 = jnp.where(rid[:, None] == cols[None, :], jnp.inf, d2)
-        _, idx = jax.lax.top_k(-d2, k)
-        return jnp.sum(is_p[idx], axis=1, dtype=jnp.int32)
-
-    return jax.lax.map(one, jnp.arange(nb)).reshape(-1)[:n]
+@functools.partial(jax.jit, static_argnames=("k",))
+def _knn_counts(z, is_p, k):
+    """Number of P rows among the ``k`` nearest other rows of every row: ``[N]`` int32 (the
+    library's one k-NN pass, :func:`jaxmetrics.mark_evaluate.hyperspheres.knn_hyperspheres`)."""
+    return jnp.sum(is_p[knn_hyperspheres(z, k).neighbors], axis=1, dtype=jnp.int32)
 
 
 @dataclasses.dataclass(frozen=True)

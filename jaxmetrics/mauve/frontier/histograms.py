@@ -56,6 +56,8 @@ __all__ = [
     "smooth_counts",
     "smooth_frontier_integral",
     "mauve_from_counts",
+    "mixture_weights",
+    "frontier_curve",
 ]
 
 #: Mixture weights stay this far from 0 and 1 (mauve-text's grid).
@@ -119,28 +121,59 @@ def _safe_kl(a: jax.Array, b: jax.Array) -> jax.Array:
     return jnp.sum(jnp.where(pos, a * (jnp.log(a_safe) - jnp.log(b_safe)), 0.0), axis=-1)
 
 
+def mixture_weights(num_points: int, *, scoring: str = "mauve-text", dtype: Any = jnp.float32):
+    """The frontier's mixture grid ``(w, 1 - w)``, each ``[num_points]``: the one grid of every
+    MAUVE frontier (histograms here, density ratios in :mod:`.divergences`).
+
+    ``scoring='mauve-text'``: ``w = linspace(1e-6, 1 - 1e-6, num_points)``; ``'paper'``: the
+    NeurIPS 2021 code's angular grid, with ``1 - w`` computed in float64 on the host so that it
+    survives a float32 cast. ``num_points`` and ``scoring`` are static (call inside ``jit``).
+
+    Examples:
+      >>> from jaxmetrics.mauve.frontier.histograms import mixture_weights
+      >>> w, wc = mixture_weights(3)
+      >>> w.tolist(), (w + wc).tolist()
+      ([9.999999974752427e-07, 0.5, 0.9999989867210388], [1.0, 1.0, 1.0])
+    """
+    if scoring == "paper":
+        w_np, wc_np = _paper_weights(num_points)
+        return jnp.asarray(w_np, dtype), jnp.asarray(wc_np, dtype)
+    w = jnp.linspace(_W_EPS, 1.0 - _W_EPS, num_points, dtype=dtype)
+    return w, 1.0 - w
+
+
+def frontier_curve(div_q: jax.Array, div_p: jax.Array, scaling: jax.Array) -> jax.Array:
+    """The divergence curve ``[..., m + 2, 2]`` from ``D(Q || R_w)`` and ``D(P || R_w)``
+    ``[..., m]`` on the grid of :func:`mixture_weights`: ``(1, 0)``, then
+    ``(exp(-c D(Q||R_w)), exp(-c D(P||R_w)))`` for each ``w``, then ``(0, 1)`` (mauve-text's end
+    points). MAUVE is its trapezoid area.
+
+    Examples:
+      >>> import jax.numpy as jnp
+      >>> from jaxmetrics.mauve.frontier.histograms import frontier_curve
+      >>> frontier_curve(jnp.zeros(1), jnp.zeros(1), 5.0).tolist()
+      [[1.0, 0.0], [1.0, 1.0], [0.0, 1.0]]
+    """
+    interior = jnp.exp(-scaling * jnp.stack([div_q, div_p], axis=-1))  # [..., m, 2]
+    batch = interior.shape[:-2]
+    first = jnp.broadcast_to(jnp.array([1.0, 0.0], interior.dtype), batch + (1, 2))
+    last = jnp.broadcast_to(jnp.array([0.0, 1.0], interior.dtype), batch + (1, 2))
+    return jnp.concatenate([first, interior, last], axis=-2)
+
+
 @functools.partial(jax.jit, static_argnames=("num_points", "scoring"))
 def _curve(p: jax.Array, q: jax.Array, scaling: jax.Array, num_points: int,
            scoring: str = "mauve-text") -> jax.Array:
+    w, wc = mixture_weights(num_points, scoring=scoring, dtype=p.dtype)
     if scoring == "paper":
-        w_np, wc_np = _paper_weights(num_points)
-        w = jnp.asarray(w_np, p.dtype)[:, None]
-        wc = jnp.asarray(wc_np, p.dtype)[:, None]
         # the paper's arithmetic, w p + (1 - w) q: near w = 1 (1 - w ~ 5e-13) the form below
         # would cancel in the bins where p = 0.
-        r = w * p[..., None, :] + wc * q[..., None, :]  # [..., m, k]
+        r = w[:, None] * p[..., None, :] + wc[:, None] * q[..., None, :]  # [..., m, k]
     else:
-        w = jnp.linspace(_W_EPS, 1.0 - _W_EPS, num_points, dtype=p.dtype)  # [m]
         # q + w (p - q) rather than w p + (1 - w) q: identical histograms then give R == p == q
         # exactly (MAUVE exactly 1 in float32 too); equal to the other form up to rounding.
         r = q[..., None, :] + w[:, None] * (p - q)[..., None, :]  # [..., m, k]
-    kl_q = _safe_kl(q[..., None, :], r)  # [..., m]
-    kl_p = _safe_kl(p[..., None, :], r)
-    interior = jnp.exp(-scaling * jnp.stack([kl_q, kl_p], axis=-1))  # [..., m, 2]
-    batch = interior.shape[:-2]
-    first = jnp.broadcast_to(jnp.array([1.0, 0.0], p.dtype), batch + (1, 2))
-    last = jnp.broadcast_to(jnp.array([0.0, 1.0], p.dtype), batch + (1, 2))
-    return jnp.concatenate([first, interior, last], axis=-2)
+    return frontier_curve(_safe_kl(q[..., None, :], r), _safe_kl(p[..., None, :], r), scaling)
 
 
 def _fi_terms(p: jax.Array, q: jax.Array, tol: float) -> jax.Array:

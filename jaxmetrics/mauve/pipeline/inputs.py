@@ -126,9 +126,6 @@ def _features_from_tokens(tokens: Any, name: str, models: Any, lm: Any, batch_si
 def _features_from_text(texts: Any, name: str, models: Any, lm: Any, max_length: int, batch_size: int,
                         pooling: str) -> np.ndarray:
     kept = texts  # checked, empty strings dropped, by get_features
-    limit = getattr(lm, "max_positions", None)
-    if limit is not None and max_length > limit:  # mauve-text's 1024 on a shorter model: cap silently
-        max_length = int(limit)
     return np.asarray(models.encode(kept, model=lm, layers=-1, pooling=pooling, max_length=max_length,
                                     batch_size=batch_size, desc="featurize").pooled[0])
 
@@ -181,7 +178,7 @@ def get_features(
     if num_buckets is not None:  # MAUVE's minimum sizes, before any model is loaded
         resolve_num_buckets(num_buckets, sizes, sources, warn=False)
     need = [src for src, (feats, _, _) in zip(sources, sides.values()) if feats is None]
-    models = lm = None
+    models = lm = length = None
     used = None
     if need:
         if any(src.endswith("_text") for src in need):
@@ -193,25 +190,27 @@ def get_features(
             print(f"loading featurizer {which if isinstance(which, str) else getattr(which, 'name', 'model')}", file=sys.stderr)
         lm = models.resolve_model(which, dtype=dtype)
         used = models.resolve_pooling(lm, pooling)
+        if any(src.endswith("_text") for src in need):
+            # the library's one rule (jaxmetrics.models.check_max_length); mauve-text's default
+            # 1024 counts as the default: capped at a shorter model's positions silently
+            length = models.check_max_length(lm, None if max_length == 1024 else max_length, 1024,
+                                             name="max_text_length")
     out = []
     for side in ("p", "q"):
         feats, toks, text = sides[side]
         if feats is None and toks is not None:
             feats = _features_from_tokens(toks, f"{side}_tokens", models, lm, batch_size, used)
         elif feats is None:
-            feats = _features_from_text(text, f"{side}_text", models, lm, max_length, batch_size, used)
+            feats = _features_from_text(text, f"{side}_text", models, lm, length, batch_size, used)
         out.append(feats)
     p = V.check_features(out[0], "p_features")
     q = V.check_features(out[1], "q_features", dim=p.shape[1])
-    who = dtype = length = None
+    who = dtype = None
     if lm is not None:
         from jaxmetrics.signature import model_id
 
         who, dtype = model_id(lm), getattr(lm, "dtype", None)
         dtype = None if dtype is None else np.dtype(dtype).name
-        if any(src.endswith("_text") for src in need):
-            limit = getattr(lm, "max_positions", None)
-            length = int(max_length if limit is None else min(max_length, int(limit)))
     return MauveInputs(p_features=p, q_features=q, p_source=sources[0], q_source=sources[1], pooling=used,
                        featurizer=who, dtype=dtype, max_length=length)
 

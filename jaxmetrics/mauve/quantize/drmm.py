@@ -58,7 +58,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxmetrics import _validation as V
-from jaxmetrics._ops import PRECISION
+from jaxmetrics._ops import PRECISION, squared_distances
 from jaxmetrics.mauve.quantize.quantizers import register_quantizer
 from jaxmetrics.results import Result, static_field
 
@@ -143,12 +143,6 @@ def drmm_layer_log_probs(means: jax.Array, log_sigma: jax.Array, logits: jax.Arr
     return DRMMLogProbs(log_probs=lp, components=ks)
 
 
-def _sq_dists(r: jax.Array, mu: jax.Array) -> jax.Array:
-    """``||r_i - mu_k||^2`` ``[n, C]`` (clipped at 0)."""
-    d2 = jnp.sum(r * r, -1, keepdims=True) - 2.0 * jnp.matmul(r, mu.T, precision=PRECISION) + jnp.sum(mu * mu, -1)[None]
-    return jnp.maximum(d2, 0.0)
-
-
 def _bins_from_components(ks: jax.Array, num_components: int) -> jax.Array:
     num_layers = ks.shape[0]
     powers = num_components ** jnp.arange(num_layers - 1, -1, -1, dtype=jnp.int32)
@@ -191,11 +185,11 @@ def _init_from_batch(batch: jax.Array, key: jax.Array, num_layers: int, num_comp
     means = []
     for kl in jax.random.split(key, num_layers):  # static loop over the few layers
         mu = r[jax.random.permutation(kl, r.shape[0])[:num_components]]
-        oh = jax.nn.one_hot(jnp.argmin(_sq_dists(r, mu), axis=-1), num_components, dtype=r.dtype)
+        oh = jax.nn.one_hot(jnp.argmin(squared_distances(r, mu), axis=-1), num_components, dtype=r.dtype)
         cnt = jnp.sum(oh, axis=0)
         mu = jnp.where(cnt[:, None] > 0, jnp.matmul(oh.T, r, precision=PRECISION) / jnp.maximum(cnt, 1.0)[:, None], mu)
         means.append(mu)
-        r = r - mu[jnp.argmin(_sq_dists(r, mu), axis=-1)]
+        r = r - mu[jnp.argmin(squared_distances(r, mu), axis=-1)]
     return jnp.stack(means)
 
 
@@ -203,7 +197,7 @@ def _e_step(means, x):
     """Hard E-step along the residual chain: nearest-mean choices ``[L, n]`` and the layer inputs ``[L, n, d]``."""
     r, ks, rs = x, [], []
     for l in range(means.shape[0]):  # static loop over layers
-        k = jnp.argmin(_sq_dists(r, means[l]), axis=-1).astype(jnp.int32)
+        k = jnp.argmin(squared_distances(r, means[l]), axis=-1).astype(jnp.int32)
         ks.append(k)
         rs.append(r)
         r = r - means[l][k]

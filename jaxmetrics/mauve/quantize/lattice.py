@@ -66,8 +66,9 @@ import optax
 from flax import nnx
 
 from jaxmetrics import _validation as V
-from jaxmetrics._ops import PRECISION
-from jaxmetrics.mauve.quantize.quantizers import register_quantizer
+from jaxmetrics._ops import PRECISION, squared_distances
+from jaxmetrics.mark_evaluate.hyperspheres import knn_hyperspheres
+from jaxmetrics.mauve.quantize.quantizers import register_quantizer, soft_assignment
 from jaxmetrics.results import Result, static_field
 
 __all__ = [
@@ -270,7 +271,7 @@ def koleo_loss(y: jax.Array, *, eps: float = 1e-8) -> jax.Array:
       >>> bool(koleo_loss(far) < koleo_loss(near))
       True
     """
-    sq = jnp.sum((y[:, None, :] - y[None, :, :]) ** 2, axis=-1)
+    sq = squared_distances(y, y, by_difference=True)
     sq = jnp.where(jnp.eye(y.shape[0], dtype=bool), jnp.inf, sq)
     # sqrt of the minimum squared distance, guarded so the gradient is finite at 0.
     dmin = jnp.sqrt(jnp.maximum(jnp.min(sq, axis=-1), 1e-24))
@@ -296,22 +297,6 @@ def triplet_loss(anchor: jax.Array, positive: jax.Array, negative: jax.Array) ->
 # ----------------------------------------------------------------------------- training
 
 
-def _knn(x: jax.Array, k: int, *, block: int = 1024) -> jax.Array:
-    """Indices of the ``k`` nearest other rows of ``x`` (squared L2), ``[n, k]``; by row blocks."""
-    n = x.shape[0]
-    sq = jnp.sum(x * x, axis=1)
-    nb = -(-n // block)
-    pad = nb * block - n
-    rows = jnp.pad(jnp.arange(n), (0, pad)).reshape(nb, block)
-
-    def one(r):
-        d = sq[r][:, None] + sq[None, :] - 2.0 * jnp.matmul(x[r], x.T, precision=PRECISION)
-        d = d.at[jnp.arange(r.shape[0]), r].set(jnp.inf)  # exclude self
-        return jax.lax.top_k(-d, k)[1]
-
-    return jax.lax.map(one, rows).reshape(nb * block, k)[:n]
-
-
 @functools.partial(jax.jit, static_argnames=("graphdef",))
 def _embed(graphdef, params, stats, x):
     model = nnx.merge(graphdef, params, stats, copy=True)
@@ -333,7 +318,7 @@ def _make_epoch(graphdef, lr: float, quarter: int, batch_size: int, rank_positiv
         n = x.shape[0]
         # Negatives: the rank_negative-th nearest neighbour in output space, this epoch.
         y = nnx.merge(graphdef, params, stats, copy=True)(x, train=False)
-        neg = _knn(y, rank_negative)[:, rank_negative - 1]
+        neg = knn_hyperspheres(y, rank_negative).neighbors[:, rank_negative - 1]
         kperm, kpos = jax.random.split(key)
         nbatch = n // batch_size
         order = jax.random.permutation(kperm, n)[: nbatch * batch_size].reshape(nbatch, batch_size)
@@ -448,7 +433,7 @@ class LatticeQuantizer:
         steps_per_epoch = max(n // bs, 1)
         q = max(epochs // 4, 1) * steps_per_epoch
         opt_state = _lattice_tx(lr, q).init(params)
-        pos_nn = _knn(xs, rank_pos)
+        pos_nn = knn_hyperspheres(xs, rank_pos).neighbors
         epoch = _make_epoch(graphdef, lr, q, bs, rank_pos, rank_neg, lam)
         losses = []
         for e, k in enumerate(jax.random.split(ktrain, epochs)):  # loop over epochs, not data
@@ -518,8 +503,7 @@ class FittedLatticeQuantizer(Result):
         """Soft bins ``[n, num_bins]``: softmax of ``-||sqrt(r2) f(x) - z||^2 / temperature``."""
         u = self.embed(features)
         r = jnp.sqrt(jnp.sum(self.atoms[0] ** 2))
-        d2 = jnp.sum((r * u[:, None, :] - self.atoms[None]) ** 2, axis=-1)
-        return jax.nn.softmax(-d2 / temperature, axis=-1)
+        return soft_assignment(r * u, self.atoms.astype(u.dtype), jnp.asarray(temperature, u.dtype))
 
 
 def _factory(num_bins: int | None = None, **kwargs: Any) -> LatticeQuantizer:

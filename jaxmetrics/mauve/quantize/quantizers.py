@@ -37,6 +37,7 @@ __all__ = [
     "available_quantizers",
     "bin_counts",
     "soft_bin_counts",
+    "soft_assignment",
 ]
 
 
@@ -94,12 +95,28 @@ class FittedKMeansQuantizer(Result):
         """Soft assignments ``[n, k]``: ``softmax(-||z - c||^2 / temperature)`` (rows sum to 1)."""
         if is_concrete(temperature):
             V.check_positive(temperature, "temperature")
-        return _soft(self.transform(features), self.centroids, jnp.asarray(temperature, jnp.float32))
+        return soft_assignment(self.transform(features), self.centroids, jnp.asarray(temperature, jnp.float32))
 
 
 @jax.jit
-def _soft(z: jax.Array, c: jax.Array, t: jax.Array) -> jax.Array:
-    return jax.nn.softmax(-squared_distances(z, c) / t, axis=-1)
+def soft_assignment(points: jax.Array, centroids: jax.Array, temperature: jax.Array) -> jax.Array:
+    """Soft assignment of points to centroids, ``[n, k]``: the one kernel every quantizer's
+    ``soft_assign`` and soft MAUVE use.
+
+    ``a_ij = softmax_j(-||x_i - c_j||^2 / tau)`` with the distances of
+    :func:`jaxmetrics._ops.squared_distances` (rows sum to 1; no validation: callers check
+    ``tau > 0`` at their public boundary).
+
+    Args:
+      points: ``[n, d]``; centroids: ``[k, d]`` (same dtype).
+      temperature: ``tau > 0``, traced, in units of squared distance.
+
+    Examples:
+      >>> import jax.numpy as jnp
+      >>> soft_assignment(jnp.array([[0.0], [1.0]]), jnp.array([[0.0], [1.0]]), 0.01).round(3).tolist()
+      [[1.0, 0.0], [0.0, 1.0]]
+    """
+    return jax.nn.softmax(-squared_distances(points, centroids) / temperature, axis=-1)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -29,7 +29,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxmetrics import _validation as V
-from jaxmetrics._ops import PRECISION, is_concrete
+from jaxmetrics._ops import is_concrete
+from jaxmetrics.mauve.quantize.clustering import _assign_to_centroids
+from jaxmetrics.mauve.quantize.quantizers import soft_assignment
 from jaxmetrics.mauve.frontier.histograms import MauveResult, mauve_from_histograms, smooth_frontier_integral
 from jaxmetrics.results import Result
 
@@ -42,13 +44,6 @@ __all__ = [
     "hard_mauve",
     "mauve_loss",
 ]
-
-
-@jax.jit
-def _soft_assign(x: jax.Array, c: jax.Array, temperature: jax.Array) -> jax.Array:
-    # ||x - c||^2 = |x|^2 - 2 x.c + |c|^2; the |x|^2 term cancels in the softmax.
-    logits = (2.0 * jnp.matmul(x, c.T, precision=PRECISION) - jnp.sum(c * c, axis=-1)) / temperature
-    return jax.nn.softmax(logits, axis=-1)
 
 
 def soft_assign(features: Any, centroids: Any, temperature: Any) -> jax.Array:
@@ -72,7 +67,7 @@ def soft_assign(features: Any, centroids: Any, temperature: Any) -> jax.Array:
     x = jnp.asarray(V.check_features(features, "features"))
     c = jnp.asarray(V.check_features(centroids, "centroids", dim=x.shape[1]))
     dtype = jnp.result_type(x, c)
-    return _soft_assign(x.astype(dtype), c.astype(dtype), jnp.asarray(temperature, dtype))
+    return soft_assignment(x.astype(dtype), c.astype(dtype), jnp.asarray(temperature, dtype))
 
 
 def soft_counts(assignments: Any, assignments_mask: Any = None) -> jax.Array:
@@ -153,14 +148,13 @@ class CentroidQuantizer(Result):
         """Index ``[n]`` int32 of the nearest centroid of each row of ``features [n, d]``."""
         x = jnp.asarray(features)
         c = self.centroids.astype(x.dtype) if jnp.issubdtype(x.dtype, jnp.floating) else self.centroids
-        d2 = jnp.sum(c * c, axis=-1) - 2.0 * jnp.matmul(x, c.T, precision=PRECISION)
-        return jnp.argmin(d2, axis=-1).astype(jnp.int32)
+        return _assign_to_centroids(x, c)
 
     def soft_assign(self, features: Any, temperature: Any) -> jax.Array:
         """:func:`soft_assign` of ``features [n, d]`` to the centroids: ``[n, k]``, rows sum to 1."""
         x = jnp.asarray(features)
         dtype = jnp.result_type(x, self.centroids)
-        return _soft_assign(x.astype(dtype), self.centroids.astype(dtype), jnp.asarray(temperature, dtype))
+        return soft_assignment(x.astype(dtype), self.centroids.astype(dtype), jnp.asarray(temperature, dtype))
 
 
 def _as_quantizer(quantizer: Any, dim: int) -> Any:
