@@ -32,10 +32,8 @@ from jaxmetrics._ops import l2_normalize
 from jaxmetrics.similarity.greedy import batch_bertscore
 from jaxmetrics.similarity.kernels import PRF, batch_similarity
 
-__all__ = ["SPECIAL_TOKENS", "PairLayout", "center_chunk", "centering_batches", "pad_rows", "score_chunk",
+__all__ = ["PairLayout", "center_chunk", "centering_batches", "pad_rows", "score_chunk",
            "select_tokens"]
-
-SPECIAL_TOKENS = ("drop", "cls", "keep")
 
 
 def select_tokens(real: np.ndarray, special: np.ndarray, special_tokens: str, ci: np.ndarray,

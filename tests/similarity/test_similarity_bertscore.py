@@ -38,9 +38,11 @@ def test_matches_bert_score_package(minilm, minilm_dir, idf):
     # encoder.layer); nthreads=0 avoids its multiprocessing pool for idf.
     want = bert_score.score(CANDS, REFS, model_type=minilm_dir, num_layers=6, idf=idf,
                             batch_size=4, nthreads=0, device="cpu")
-    got = compute_similarity(references=REFS, candidates=CANDS, model=minilm, layer=6,
-                             metric="bertscore", centering="none", idf=idf,
-                             bert_score_compat=True, compat_batch_size=4)
+    from jaxmetrics.similarity import SimilaritySettings
+
+    compat = SimilaritySettings(layer=6, metric="bertscore", centering="none", idf=idf, bert_score_compat=True,
+                                compat_batch_size=4)
+    got = compute_similarity(references=REFS, candidates=CANDS, model=minilm, settings=compat)
     for w, g in zip(want, (got.precision, got.recall, got.f1)):
         np.testing.assert_allclose(g, w.numpy(), atol=1e-4, rtol=0)
     # the default (correct masking, special tokens dropped) is a different, defined number

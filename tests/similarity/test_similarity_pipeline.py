@@ -5,8 +5,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxmetrics.similarity import (PRF, SimilarityResult, bertscore_scores, center_embeddings,
-                                   compute_similarity, default_layer, default_temperature,
+from jaxmetrics.similarity import (PRF, SimilarityResult, SimilaritySettings, bertscore_scores,
+                                   center_embeddings, compute_similarity, default_layer, default_temperature,
                                    similarity_scores)
 
 
@@ -79,8 +79,9 @@ REFS = ["a cat was sitting on a mat", "it is raining", "apples were bought at th
 def test_pipeline_equals_manual_composition(minilm):
     from jaxmetrics.models import token_embeddings
 
-    got = compute_similarity(references=REFS, candidates=CANDS, model=minilm, metric="twmd",
-                             num_iterations=2, center_batch_size=2, pair_chunk=2)
+    got = compute_similarity(references=REFS, candidates=CANDS, model=minilm,
+                             settings=SimilaritySettings(metric="twmd", num_iterations=2, center_batch_size=2,
+                                                         pair_chunk=2))
     assert isinstance(got, SimilarityResult)
     assert got.layer == 6 and got.temperature == 0.10
     c = token_embeddings(CANDS, model=minilm, layer=6, progress=False)
@@ -102,8 +103,9 @@ def test_pipeline_chunks_in_length_order_equal_input_order_composition(minilm, c
     from jaxmetrics.models import token_embeddings
 
     cands, refs = CANDS + [CANDS[0]], REFS + [REFS[2]]
-    got = compute_similarity(references=refs, candidates=cands, model=minilm, metric="bertscore",
-                             centering=centering, center_batch_size=2, pair_chunk=2)
+    got = compute_similarity(references=refs, candidates=cands, model=minilm,
+                             settings=SimilaritySettings(metric="bertscore", centering=centering,
+                                                         center_batch_size=2, pair_chunk=2))
     c = token_embeddings(cands, model=minilm, layer=6, progress=False)
     r = token_embeddings(refs, model=minilm, layer=6, progress=False)
     cm, rm = c.embeddings_mask & ~c.special_mask, r.embeddings_mask & ~r.special_mask
