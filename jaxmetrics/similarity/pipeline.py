@@ -375,18 +375,19 @@ def _chunk_scores(candidates, references, pad_zero, *, settings: SimilaritySetti
     s = settings
     bl = None if s.baseline is None else jnp.asarray(s.baseline, jnp.float32)
     return _chunk_program(*candidates, *references, *pad_zero, bl, jnp.float32(s.temperature or 1.0),
-                          metric=s.metric, centering=s.centering, compat=s.bert_score_compat,
+                          metric=s.metric, centering=s.centering, bert_score_compat=s.bert_score_compat,
                           num_iterations=s.num_iterations)
 
 
-@partial(jax.jit, static_argnames=("metric", "centering", "compat", "num_iterations"))
+@partial(jax.jit, static_argnames=("metric", "centering", "bert_score_compat", "num_iterations"))
 def _chunk_program(xe, xm, xw, xmean, ye, ym, yw, ymean, cz, rz, baseline, temperature, *, metric,
-                   centering, compat, num_iterations):
+                   centering, bert_score_compat, num_iterations):
     """Center (with the per-pair means), L2-normalise and score one chunk of pairs."""
     dimension = centering == "dimension"
     x, y = center_chunk(xe, xm, xmean, dimension), center_chunk(ye, ym, ymean, dimension)
     return score_chunk(x, y, xm, ym, metric=metric, temperature=temperature, num_iterations=num_iterations,
-                       candidates_weights=xw, references_weights=yw, compat=compat, candidates_pad_zero=cz,
+                       candidates_weights=xw, references_weights=yw, bert_score_compat=bert_score_compat,
+                       candidates_pad_zero=cz,
                        references_pad_zero=rz, baseline=baseline)
 
 
