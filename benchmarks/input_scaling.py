@@ -248,13 +248,13 @@ def worker(cfg: dict) -> dict:
         model_dir = minilm_dir()
         if jm:
             from jaxmetrics.models import load_model
-            from jaxmetrics.similarity import compute_similarity
+            from jaxmetrics.similarity import SimilaritySettings, compute_similarity
 
             lm = load_model(model_dir)
+            settings = SimilaritySettings(metric="bertscore", layer=6, centering="none", batch_size=64)
 
             def call(cands, refs):
-                out = compute_similarity(references=refs, candidates=cands, model=lm, layer=6, metric="bertscore",
-                                         centering="none", batch_size=64)
+                out = compute_similarity(references=refs, candidates=cands, model=lm, settings=settings)
                 return float(np.mean(out.f1))
         else:
             import bert_score

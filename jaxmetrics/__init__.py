@@ -85,6 +85,7 @@ _EXPORTS = {
     "similarity_loss": "jaxmetrics.similarity",
     "center_embeddings": "jaxmetrics.similarity",
     "SimilarityState": "jaxmetrics.similarity",
+    "SimilaritySettings": "jaxmetrics.similarity",
     # Mark-Evaluate
     "compute_mark_evaluate": "jaxmetrics.mark_evaluate",
     "mark_evaluate_scores": "jaxmetrics.mark_evaluate",

@@ -250,7 +250,7 @@ CASES: list[Case] = [
                                                          references_mask=ym, candidates_weights=xw,
                                                          references_weights=yw),
          ("X", "Y", "Xm", "Ym", "Xw", "Yw")),
-    Case("similarity.center_embeddings", lambda x, m: S.center_embeddings(x, m, method="batch"), ("X", "Xm"),
+    Case("similarity.center_embeddings", lambda x, m: S.center_embeddings(x, m, centering="batch"), ("X", "Xm"),
          grad=(0, _wsum)),
     Case("similarity.sinkhorn_plan", lambda s, rm, cm: S.sinkhorn_plan(s, rm, cm, 0.1, 2),
          ("sim", "Xm0", "Ym0"), grad=(0, _wsum)),

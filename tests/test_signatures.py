@@ -184,7 +184,10 @@ def test_compute_similarity_signature(bert, bert_bf16):
                     dict(metric="twmd", model=model_id(bert), layer="2", centering="none", temperature="0.02",
                          num_iterations="1", idf="no", special_tokens="drop", max_length="16", dtype="float32"))
     assert run(**dict(base, centering="batch", center_batch_size=2)) != run(**dict(base, centering="batch"))
-    bs = parse_signature(run(metric="bertscore", layer=2, max_length=16, baseline=(0.1, 0.2, 0.3)))
+    from jaxmetrics.similarity import SimilaritySettings
+
+    bs = parse_signature(run(settings=SimilaritySettings(metric="bertscore", layer=2, max_length=16,
+                                                         baseline=(0.1, 0.2, 0.3))))
     assert bs["metric"] == "bertscore" and bs["baseline"] == "0.1,0.2,0.3" and "temperature" not in bs
     # (b) the same settings: the same signature and identical numbers
     a = compute_similarity(references=TEXTS[:4], candidates=OTHER[:4], model=bert, **base)

@@ -196,14 +196,14 @@ def _similarity_board(args, lm, refs, systems):
     import jax.numpy as jnp
 
     from jaxmetrics.confidence import compare_systems, confidence_interval
-    from jaxmetrics.similarity import compute_similarity
+    from jaxmetrics.similarity import SimilaritySettings, compute_similarity
 
+    settings = SimilaritySettings(metric=args.metric, max_length=args.max_length, batch_size=args.batch_size)
     scores, signature = {}, None
     for name, cands in systems.items():
         if progress_enabled(args):
             print(f"jaxmetrics compare: scoring {name}", file=sys.stderr)
-        res = compute_similarity(references=refs, candidates=cands, model=lm, metric=args.metric,
-                                 max_length=args.max_length, batch_size=args.batch_size,
+        res = compute_similarity(references=refs, candidates=cands, model=lm, settings=settings,
                                  progress=progress_enabled(args))
         scores[name] = jnp.asarray(getattr(res, args.score), jnp.float32)
         signature = res.signature

@@ -85,9 +85,12 @@ def register(subparsers) -> None:
     p.set_defaults(func=run)
 
 
-def _settings(args: argparse.Namespace) -> dict:
-    """compute_similarity's settings from the options; with --bert-score-compat, options
-    bert_score has no equivalent of are refused (ValueError naming the option)."""
+def _settings(args: argparse.Namespace):
+    """The :class:`~jaxmetrics.similarity.SimilaritySettings` of the options (checked before any
+    work); with --bert-score-compat, options bert_score has no equivalent of are refused
+    (ValueError naming the option)."""
+    from jaxmetrics.similarity import SimilaritySettings
+
     if args.bert_score_compat:
         if args.metric not in (None, "bertscore"):
             raise ValueError(f"--metric: --bert-score-compat computes bertscore, got {args.metric!r}")
@@ -96,14 +99,14 @@ def _settings(args: argparse.Namespace) -> dict:
                 raise ValueError(f"{flag}: not a bert_score setting; --bert-score-compat follows bert_score "
                                  f"(drop {flag} or --bert-score-compat)")
         batch = 64 if args.batch_size is None else args.batch_size
-        return dict(metric="bertscore", layer=args.layer, idf=args.idf, baseline=args.baseline,
-                    bert_score_compat=True, batch_size=batch, compat_batch_size=batch)
-    return dict(metric=args.metric or "twmd", layer=args.layer, centering=args.centering,
-                temperature=args.temperature,
-                num_iterations=1 if args.num_iterations is None else args.num_iterations,
-                center_batch_size=32 if args.center_batch_size is None else args.center_batch_size,
-                idf=args.idf, baseline=args.baseline, special_tokens=args.special_tokens,
-                max_length=args.max_length, batch_size=64 if args.batch_size is None else args.batch_size)
+        return SimilaritySettings(metric="bertscore", layer=args.layer, idf=args.idf, baseline=args.baseline,
+                                  bert_score_compat=True, batch_size=batch, compat_batch_size=batch)
+    return SimilaritySettings(metric=args.metric or "twmd", layer=args.layer, centering=args.centering,
+                              temperature=args.temperature,
+                              num_iterations=1 if args.num_iterations is None else args.num_iterations,
+                              center_batch_size=32 if args.center_batch_size is None else args.center_batch_size,
+                              idf=args.idf, baseline=args.baseline, special_tokens=args.special_tokens,
+                              max_length=args.max_length, batch_size=64 if args.batch_size is None else args.batch_size)
 
 
 def _check_alignments(args: argparse.Namespace) -> int | None:
@@ -158,13 +161,12 @@ def run(args: argparse.Namespace) -> int:
     refs = read_texts(args.references, name="references")
     cands = read_texts(args.candidates, name="candidates")
     if num_aligned is None:
-        res = compute_similarity(references=refs, candidates=cands, model=args.model,
-                                 progress=progress_enabled(args), dtype=args.dtype, **settings)
+        res = compute_similarity(references=refs, candidates=cands, model=args.model, settings=settings,
+                                 progress=progress_enabled(args), dtype=args.dtype)
     else:  # one encoding: the alignments' scores are compute_similarity's, signature included
-        settings.pop("baseline")
-        al = token_alignments(references=refs, candidates=cands, model=args.model,
+        al = token_alignments(references=refs, candidates=cands, model=args.model, settings=settings,
                               indices=list(range(min(num_aligned, len(cands)))),
-                              progress=progress_enabled(args), dtype=args.dtype, **settings)
+                              progress=progress_enabled(args), dtype=args.dtype)
         res = al.scores
         _write_alignments(al, args.alignments)
     rows = [(i, float(p), float(r), float(f))

@@ -164,14 +164,14 @@ def run(args: argparse.Namespace) -> int:
         if getattr(args, name) is not None:
             check_int(getattr(args, name), "--" + name.replace("_", "-"), minimum=1)
 
-    from jaxmetrics.similarity import correlation_sweep, read_scored_pairs
+    from jaxmetrics.similarity import SimilaritySettings, correlation_sweep, read_scored_pairs
     from jaxmetrics.similarity.grouped import check_group_sizes
 
+    settings = SimilaritySettings(center_batch_size=args.center_batch_size, special_tokens=args.special_tokens,
+                                  max_length=args.max_length, batch_size=args.batch_size, pair_chunk=args.pair_chunk)
     pairs = read_scored_pairs(args.pairs)
     check_group_sizes(pairs.groups, pairs.group_names, name=f"pairs: {args.pairs}")
-    res = correlation_sweep(pairs=pairs, model=args.model, score=args.score,
-                            center_batch_size=args.center_batch_size, special_tokens=args.special_tokens,
-                            max_length=args.max_length, batch_size=args.batch_size, pair_chunk=args.pair_chunk,
+    res = correlation_sweep(pairs=pairs, model=args.model, score=args.score, settings=settings,
                             progress=progress_enabled(args), dtype=args.dtype, **grid)
     best = res.best(args.rank_by)
     print(f"{len(pairs)} pairs in {len(res.group_names)} group(s) "

@@ -65,7 +65,7 @@ def _similarity(cand: _Vectors, ref: _Vectors, *, temperature: float) -> np.ndar
     token vectors with special tokens dropped (the defaults of
     :func:`~jaxmetrics.similarity.compute_similarity`); 0 where either text is empty."""
     from jaxmetrics.models import concat_encodings
-    from jaxmetrics.similarity import score_encoded
+    from jaxmetrics.similarity import SimilaritySettings, score_encoded
 
     out = np.zeros((2, cand.n))
     pos = {int(r): j for j, r in enumerate(ref.rows)}
@@ -76,7 +76,7 @@ def _similarity(cand: _Vectors, ref: _Vectors, *, temperature: float) -> np.ndar
     ci = np.asarray([p[0] for p in pairs])
     ri = len(cand.rows) + np.asarray([p[1] for p in pairs])
     sel = cand.rows[ci]
-    out[0, sel] = score_encoded(both, candidates=ci, references=ri, metric="bertscore", centering="none").f1
-    out[1, sel] = score_encoded(both, candidates=ci, references=ri, metric="twmd", centering="batch",
-                                temperature=temperature).f1
+    for k, settings in enumerate((SimilaritySettings(metric="bertscore", centering="none"),
+                                  SimilaritySettings(metric="twmd", centering="batch", temperature=temperature))):
+        out[k, sel] = score_encoded(both, candidates=ci, references=ri, settings=settings).f1
     return out

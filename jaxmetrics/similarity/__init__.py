@@ -12,6 +12,8 @@ Layers (``docs/conventions.md``):
 * :mod:`~jaxmetrics.similarity.chunks` — the pair layout shared by the pipeline and the sweep
   (token selection, per-pair centering means, length-bucketed chunks of the engine's ragged
   token vectors);
+* :mod:`~jaxmetrics.similarity.settings` — :class:`SimilaritySettings`, the settings of a text
+  similarity as one validated object, and the paper's defaults (:func:`default_layer`, ...);
 * :mod:`~jaxmetrics.similarity.pipeline` — :func:`compute_similarity` (texts → scores);
 * :mod:`~jaxmetrics.similarity.compat` — :func:`bertscore`, ``bert_score.score``'s signature.
 * :mod:`~jaxmetrics.similarity.anisotropy` — :func:`compute_anisotropy` (per-layer baseline,
@@ -44,15 +46,17 @@ from jaxmetrics.similarity.greedy import (batch_bertscore, bertscore_pair, berts
                                           rescale_with_baseline)
 from jaxmetrics.similarity.kernels import (METRICS, PRF, batch_similarity, emd_plan, pair_similarity,
                                            similarity_loss, similarity_scores)
-from jaxmetrics.similarity.pipeline import (SimilarityResult, compute_similarity, default_centering,
-                                            default_layer, default_temperature, score_encoded)
+from jaxmetrics.similarity.pipeline import SimilarityResult, compute_similarity, score_encoded
+from jaxmetrics.similarity.settings import (SIMILARITY_METRICS, SPECIAL_TOKENS, SimilaritySettings, default_centering,
+                                            default_layer, default_temperature)
 from jaxmetrics.similarity.grouped import GroupedCorrelation, grouped_correlation
 from jaxmetrics.similarity.scored_pairs import ScoredPairs, read_scored_pairs
 from jaxmetrics.similarity.sinkhorn import sinkhorn_plan
 from jaxmetrics.similarity.state import SimilarityState
 from jaxmetrics.similarity.sweep import CorrelationRow, CorrelationSweep, correlation_sweep
 
-__all__ = ["CENTERING_METHODS", "METRICS", "PRF", "SimilarityResult", "SimilarityState",
+__all__ = ["CENTERING_METHODS", "METRICS", "PRF", "SIMILARITY_METRICS", "SPECIAL_TOKENS", "SimilarityResult",
+           "SimilaritySettings", "SimilarityState",
            "batch_bertscore", "batch_similarity", "bertscore", "bertscore_pair", "bertscore_scores",
            "center_embeddings", "compute_similarity", "default_centering", "default_layer",
            "default_temperature", "emd_plan", "idf_table", "pair_similarity", "rescale_with_baseline",

@@ -45,8 +45,9 @@ from jaxmetrics._ops import PRECISION
 from jaxmetrics.results import Result, static_field
 from jaxmetrics.similarity.chunks import PairLayout, center_chunk, pad_rows, select_tokens
 from jaxmetrics.similarity.kernels import emd_plan, greedy_match
-from jaxmetrics.similarity.pipeline import (SimilarityResult, _encode_pairs, _token_weights,
-                                            check_similarity_settings, score_encoded)
+from jaxmetrics.similarity.pipeline import (PAIR_CHUNK, SimilarityResult, _encode_pairs, _token_weights,
+                                            check_text_pairs, score_encoded)
+from jaxmetrics.similarity.settings import SimilaritySettings, settings_from_keywords
 from jaxmetrics.similarity.sinkhorn import sinkhorn_plan
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -220,11 +221,10 @@ class TokenAlignments(_Alignment):
 
 
 def token_alignments(*, references: Sequence[str], candidates: Sequence[str], model: Any,
-                     layer: int | None = None, metric: str = "twmd", centering: str | None = None,
-                     temperature: float | None = None, num_iterations: int = 1, center_batch_size: int = 32,
-                     groups: Any = None, idf: bool = False, special_tokens: str | None = None,
-                     max_length: int | None = None, batch_size: int = 64, pair_chunk: int = 512,
-                     indices: Sequence[int] | None = None, progress: bool = False,
+                     settings: SimilaritySettings | None = None, metric: str = "twmd", layer: int | None = None,
+                     centering: str | None = None, temperature: float | None = None, num_iterations: int = 1,
+                     idf: bool = False, special_tokens: str | None = None, max_length: int | None = None,
+                     groups: Any = None, indices: Sequence[int] | None = None, progress: bool = False,
                      dtype: Any = None) -> TokenAlignments:
     """Which tokens matched: the similarity matrix and alignment behind each pair's score.
 
@@ -253,14 +253,17 @@ def token_alignments(*, references: Sequence[str], candidates: Sequence[str], mo
       references: ``N`` non-empty strings (the ground truth).
       candidates: ``N`` non-empty strings; pair i is ``(candidates[i], references[i])``.
       model: a :class:`jaxmetrics.models.LoadedModel`, a hub id or a local checkpoint directory.
-      layer: hidden-state index; ``None`` → :func:`~jaxmetrics.similarity.default_layer`.
+      settings: every setting at once, a :class:`~jaxmetrics.similarity.SimilaritySettings` (as in
+        :func:`~jaxmetrics.similarity.compute_similarity`; ``center_batch_size``, ``batch_size`` and
+        ``pair_chunk`` are set through it); ``None``: built from the keyword settings. Its
+        ``metric`` must have an alignment; ``baseline`` and ``bert_score_compat`` are not offered.
       metric: one of :data:`ALIGNMENT_METRICS`: ``'twmd'`` (default, as ``compute_similarity``),
         ``'bertscore'``, ``'rwmd'``, ``'wmd'``.
-      centering, temperature, num_iterations, center_batch_size, groups, idf, special_tokens,
-        max_length, batch_size, pair_chunk, progress, dtype: as in
-        :func:`~jaxmetrics.similarity.compute_similarity`, with the same defaults (``None``:
-        ``'none'`` centering for BERTScore, ``'batch'`` otherwise; T 0.10 for centred TWMD;
-        special tokens dropped, so neither [CLS] nor [SEP] appears among the tokens).
+      layer: hidden-state index; ``None`` → :func:`~jaxmetrics.similarity.default_layer`.
+      centering, temperature, num_iterations, idf, special_tokens, max_length, groups, progress,
+        dtype: as in :func:`~jaxmetrics.similarity.compute_similarity`, with the same defaults
+        (``None``: ``'none'`` centering for BERTScore, ``'batch'`` otherwise; T 0.10 for centred
+        TWMD; special tokens dropped, so neither [CLS] nor [SEP] appears among the tokens).
       indices: the pairs to align (ints in ``[0, N)``); ``None``: all of them. The arrays grow as
         ``M · L1 · L2``, so align the pairs you want to look at.
 
@@ -287,43 +290,39 @@ def token_alignments(*, references: Sequence[str], candidates: Sequence[str], mo
       >>> bool(abs(p.candidate.match_similarity.mean() - p.precision) < 1e-6)
       True
     """
-    from jaxmetrics._validation import check_choice, check_texts
+    from jaxmetrics._validation import check_choice
     from jaxmetrics.models import resolve_model
     from jaxmetrics.similarity.grouped import group_ids
 
-    cands = check_texts(candidates, "candidates")
-    refs = check_texts(references, "references")
-    if len(cands) != len(refs):
-        raise ValueError(f"references: {len(refs)} texts do not pair with {len(cands)} candidates")
-    check_choice(metric, "metric", ALIGNMENT_METRICS)
+    refs, cands = check_text_pairs(references, candidates)
+    check_choice(metric if settings is None else getattr(settings, "metric", None), "metric", ALIGNMENT_METRICS)
+    s = settings_from_keywords(token_alignments, settings, metric=metric, layer=layer, centering=centering,
+                               temperature=temperature, num_iterations=num_iterations, idf=idf,
+                               special_tokens=special_tokens, max_length=max_length)
+    if s.baseline is not None:
+        raise ValueError("settings: baseline rescaling has no alignment (the matches are raw similarities); "
+                         "leave baseline unset")
+    if s.bert_score_compat:
+        raise ValueError("settings: bert_score_compat has no per-pair alignment (its [CLS]/[SEP] and padding "
+                         "quirks); leave it unset")
     group = None if groups is None else group_ids(groups, len(cands), "groups")[0]
-    settings = check_similarity_settings(metric=metric, centering=centering, temperature=temperature,
-                                         num_iterations=num_iterations, center_batch_size=center_batch_size,
-                                         baseline=None, special_tokens=special_tokens, bert_score_compat=False,
-                                         compat_batch_size=64, pair_chunk=pair_chunk)
     idx = _check_indices(indices, len(cands))
     lm = resolve_model(model, purpose="similarity", dtype=dtype)
-    encoding, ci, ri = _encode_pairs(references=refs, candidates=cands, model=lm, layer=layer,
-                                     max_length=max_length, batch_size=batch_size, progress=progress)
-    centering, temperature = settings["centering"], settings["temperature"]
-    num_iterations, center_batch_size = settings["num_iterations"], settings["center_batch_size"]
-    special_tokens, pair_chunk = settings["special_tokens"], settings["pair_chunk"]
-    scores = score_encoded(encoding, candidates=ci, references=ri, metric=metric, centering=centering,
-                           temperature=temperature, num_iterations=num_iterations,
-                           center_batch_size=center_batch_size, groups=group, idf=bool(idf),
-                           special_tokens=special_tokens, pair_chunk=pair_chunk,
+    encoding, ci, ri = _encode_pairs(references=refs, candidates=cands, model=lm, settings=s, progress=progress)
+    scores = score_encoded(encoding, candidates=ci, references=ri, settings=s, groups=group,
                            vocab_size=lm.model_vocab_size, model=lm)
+    metric, centering, temperature, num_iterations = s.metric, s.centering, s.temperature, s.num_iterations
 
     # The scoring layout of score_encoded: the same selected tokens, weights and centering means
     # (over all N pairs), then the aligned pairs gathered and centred by the same jitted steps.
     flat, offsets = encoding.token_vectors[0], encoding.offsets
     real, special = encoding.tokens_mask, encoding.special_mask
-    take = select_tokens(real, special, special_tokens, ci, ri)
-    weights = _token_weights(encoding, take, ci, ri, idf=bool(idf), vocab_size=lm.model_vocab_size)
-    full = PairLayout(offsets, real, take, ci, ri, pair_chunk)
+    take = select_tokens(real, special, s.special_tokens, ci, ri)
+    weights = _token_weights(encoding, take, ci, ri, settings=s, vocab_size=lm.model_vocab_size)
+    full = PairLayout(offsets, real, take, ci, ri, s.pair_chunk or PAIR_CHUNK)
     sums = full.sums(flat) if centering in ("sentence", "corpus", "batch") else None
-    means = {side: full.means(sums, side, centering, center_batch_size, group) for side in ("c", "r")}
-    layout = PairLayout(offsets, real, take, ci[idx], ri[idx], pair_chunk)
+    means = {side: full.means(sums, side, centering, s.center_batch_size, group) for side in ("c", "r")}
+    layout = PairLayout(offsets, real, take, ci[idx], ri[idx], s.pair_chunk or PAIR_CHUNK)
     m = len(idx)
     l1, l2 = int(layout.count[ci[idx]].max()), int(layout.count[ri[idx]].max())
     out = {"similarity": np.zeros((m, l1, l2), np.float32)}

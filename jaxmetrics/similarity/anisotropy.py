@@ -190,8 +190,9 @@ def _prepare(tokens_mask, token_ids, key, num_pairs: int):
 @partial(jax.jit, static_argnames=("centering", "center_batch_size"))
 def _center_layers(hidden_states, tokens_mask, centering: str, center_batch_size: int):
     """:func:`center_embeddings` of every layer (``normalize=False``)."""
-    return jax.lax.map(lambda w: center_embeddings(w, tokens_mask, method=centering, batch_size=center_batch_size,
-                                                   normalize=False), hidden_states)
+    return jax.lax.map(lambda w: center_embeddings(w, tokens_mask, centering=centering,
+                                                   center_batch_size=center_batch_size, normalize=False),
+                       hidden_states)
 
 
 @jax.jit
@@ -215,7 +216,7 @@ def layer_similarities(hidden_states: jax.Array, hidden_states_mask: jax.Array, 
     """Baseline, self- and intra-sentence similarity of every layer, after one centering.
 
     Definitions: see :mod:`jaxmetrics.similarity.anisotropy`. Every layer is centred on its
-    own (``center_embeddings(hidden_states[l], hidden_states_mask, method=centering)``, means
+    own (``center_embeddings(hidden_states[l], hidden_states_mask, centering=centering)``, means
     over the masked tokens only); the random pairs depend only on the mask and ``key``, so
     they are the same on every layer and under every centering. Layers are processed one at a
     time (``lax.map``), so memory is that of one layer's ``[B·T, D]`` sums.

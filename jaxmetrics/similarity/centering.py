@@ -1,6 +1,6 @@
 """Centering of contextual word vectors (Chen et al. 2020, §5) followed by L2 normalisation.
 
-Methods, for token vectors ``w`` of sentence ``i`` (only tokens inside ``embeddings_mask``
+Methods (``centering=``), for token vectors ``w`` of sentence ``i`` (only tokens inside ``embeddings_mask``
 count):
 
 * ``"none"``       — ``v = w`` (L2 normalisation only; the uncentred baseline).
@@ -8,7 +8,7 @@ count):
 * ``"sentence"``   — ``v = w - mean of the tokens of the same sentence``.
 * ``"corpus"``     — ``v = w - mean of all tokens of all sentences`` (token weighted).
 * ``"batch"``      — ``v = w - mean of all tokens of the sentences in the same batch of
-  ``batch_size`` consecutive sentences`` (token weighted; the paper's recommendation,
+  ``center_batch_size`` consecutive sentences`` (token weighted; the paper's recommendation,
   approximating corpus centering).
 
 Candidates and references are centred **separately** (call this once per side), then every
@@ -30,20 +30,21 @@ __all__ = ["CENTERING_METHODS", "center_embeddings"]
 CENTERING_METHODS = ("none", "dimension", "sentence", "corpus", "batch")
 
 
-@partial(jax.jit, static_argnames=("method", "batch_size", "normalize"))
-def center_embeddings(embeddings: jax.Array, embeddings_mask: jax.Array, *, method: str = "batch",
-                      batch_size: int = 32, normalize: bool = True) -> jax.Array:
+@partial(jax.jit, static_argnames=("centering", "center_batch_size", "normalize"))
+def center_embeddings(embeddings: jax.Array, embeddings_mask: jax.Array, *, centering: str = "batch",
+                      center_batch_size: int = 32, normalize: bool = True) -> jax.Array:
     """Center padded token embeddings and L2-normalise every token vector.
 
-    Definition: ``v = w - mean`` with the mean of ``method`` (see the module docstring),
+    Definition: ``v = w - mean`` with the mean of ``centering`` (see the module docstring),
     computed over the tokens in ``embeddings_mask`` only; then ``v / ||v||`` (zero vectors
     stay zero). Masked positions of the output are 0.
 
     Args:
       embeddings: float ``[N, L, D]`` token vectors of N sentences (padded).
       embeddings_mask: bool ``[N, L]``, True for tokens that take part (padding False).
-      method: one of ``"none" | "dimension" | "sentence" | "corpus" | "batch"`` (static).
-      batch_size: sentences per centering batch for ``"batch"`` (static; the paper: 32).
+      centering: one of ``"none" | "dimension" | "sentence" | "corpus" | "batch"`` (static; the
+        pipelines' ``centering=``).
+      center_batch_size: sentences per centering batch for ``"batch"`` (static; the paper: 32).
       normalize: L2-normalise after centering (static; default True).
 
     Returns:
@@ -53,34 +54,34 @@ def center_embeddings(embeddings: jax.Array, embeddings_mask: jax.Array, *, meth
       >>> import jax.numpy as jnp
       >>> e = jnp.array([[[1.0, 0.0], [0.0, 1.0]], [[1.0, 1.0], [9.0, 9.0]]])
       >>> m = jnp.array([[True, True], [True, False]])
-      >>> out = center_embeddings(e, m, method="corpus", normalize=False)
+      >>> out = center_embeddings(e, m, centering="corpus", normalize=False)
       >>> [[round(v, 4) for v in row] for row in out[0].tolist()]  # mean of 3 tokens: (2/3, 2/3)
       [[0.3333, -0.6667], [-0.6667, 0.3333]]
     """
-    if method not in CENTERING_METHODS:
-        raise ValueError(f"method: expected one of {CENTERING_METHODS}, got {method!r}")
+    if centering not in CENTERING_METHODS:
+        raise ValueError(f"centering: expected one of {CENTERING_METHODS}, got {centering!r}")
     emb = jnp.asarray(embeddings)
     mask = jnp.asarray(embeddings_mask, bool)
     m = mask[..., None].astype(emb.dtype)
-    if method == "none":
+    if centering == "none":
         v = emb
-    elif method == "dimension":
+    elif centering == "dimension":
         v = emb - jnp.mean(emb, axis=-1, keepdims=True)
     else:
         sums = jnp.sum(emb * m, axis=1)            # [N, D]
         counts = jnp.sum(m, axis=1)                # [N, 1]
-        if method == "sentence":
+        if centering == "sentence":
             gs, gc = sums, counts
         else:
             n = emb.shape[0]
-            if method == "corpus":
+            if centering == "corpus":
                 seg = jnp.zeros((n,), jnp.int32)
                 num = 1
             else:
-                if batch_size < 1:
-                    raise ValueError(f"batch_size: must be >= 1, got {batch_size}")
-                seg = jnp.arange(n, dtype=jnp.int32) // batch_size
-                num = -(-n // batch_size)
+                if center_batch_size < 1:
+                    raise ValueError(f"center_batch_size: must be >= 1, got {center_batch_size}")
+                seg = jnp.arange(n, dtype=jnp.int32) // center_batch_size
+                num = -(-n // center_batch_size)
             gsum = jax.ops.segment_sum(sums, seg, num_segments=num)
             gcnt = jax.ops.segment_sum(counts, seg, num_segments=num)
             gs, gc = gsum[seg], gcnt[seg]

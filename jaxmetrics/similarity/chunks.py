@@ -32,10 +32,8 @@ from jaxmetrics._ops import l2_normalize
 from jaxmetrics.similarity.greedy import batch_bertscore
 from jaxmetrics.similarity.kernels import PRF, batch_similarity
 
-__all__ = ["SPECIAL_TOKENS", "PairLayout", "center_chunk", "centering_batches", "pad_rows", "score_chunk",
+__all__ = ["PairLayout", "center_chunk", "centering_batches", "pad_rows", "score_chunk",
            "select_tokens"]
-
-SPECIAL_TOKENS = ("drop", "cls", "keep")
 
 
 def select_tokens(real: np.ndarray, special: np.ndarray, special_tokens: str, ci: np.ndarray,
@@ -60,14 +58,14 @@ def select_tokens(real: np.ndarray, special: np.ndarray, special_tokens: str, ci
     return take
 
 
-def centering_batches(n: int, batch_size: int | None, groups: np.ndarray | None = None) -> np.ndarray:
+def centering_batches(n: int, center_batch_size: int | None, groups: np.ndarray | None = None) -> np.ndarray:
     """int ``[n]``: the centering batch of each of ``n`` pairs.
 
-    A batch is ``batch_size`` consecutive pairs of one group: the pairs of each group are taken
-    in input order and cut into batches of ``batch_size`` (the last one of a group may be
+    A batch is ``center_batch_size`` consecutive pairs of one group: the pairs of each group are taken
+    in input order and cut into batches of ``center_batch_size`` (the last one of a group may be
     shorter), so no batch crosses a group boundary and a group's batches are the ones it would
     get on its own (the authors centre each STS sub-set separately). ``groups``: int ``[n]``
-    group ids (``None``: one group); ``batch_size=None``: one batch per group (corpus centering
+    group ids (``None``: one group); ``center_batch_size=None``: one batch per group (corpus centering
     per group). Batch ids are numbered in order of first appearance.
 
     Examples:
@@ -82,7 +80,7 @@ def centering_batches(n: int, batch_size: int | None, groups: np.ndarray | None 
     starts = np.flatnonzero(np.r_[True, sg[1:] != sg[:-1]]) if n else np.zeros(0, np.int64)
     rank = np.empty(n, np.int64)
     rank[order] = np.arange(n) - np.repeat(starts, np.diff(np.r_[starts, n]))
-    within = np.zeros(n, np.int64) if batch_size is None else rank // int(batch_size)
+    within = np.zeros(n, np.int64) if center_batch_size is None else rank // int(center_batch_size)
     key = g * (n + 1) + within
     _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
     renumber = np.empty(first.size, np.int64)
@@ -150,11 +148,11 @@ class PairLayout:
             sums[text[first]] -= np.add.reduceat(rows, first, axis=0)
         return sums
 
-    def means(self, sums: np.ndarray | None, side: str, centering: str, batch_size: int,
+    def means(self, sums: np.ndarray | None, side: str, centering: str, center_batch_size: int,
               groups: np.ndarray | None = None) -> np.ndarray | None:
         """float32 ``[N, D]``: the centering mean of each pair's text on ``side``, token weighted
         over the selected tokens as :func:`~jaxmetrics.similarity.center_embeddings` computes it
-        (``batch``: the pair's batch of :func:`centering_batches`, ``batch_size`` consecutive
+        (``batch``: the pair's batch of :func:`centering_batches`, ``center_batch_size`` consecutive
         pairs of its group; ``corpus``: all pairs of its group); ``None`` for ``none`` /
         ``dimension``. ``groups``: int ``[N]`` group ids (``None``: one group)."""
         if centering not in ("sentence", "corpus", "batch"):
@@ -162,7 +160,7 @@ class PairLayout:
         idx = self.side(side)
         s, c = sums[idx], self.count[idx].astype(np.float64)
         if centering != "sentence":
-            batch = centering_batches(len(idx), batch_size if centering == "batch" else None, groups)
+            batch = centering_batches(len(idx), center_batch_size if centering == "batch" else None, groups)
             order = np.argsort(batch, kind="stable")      # each batch's pairs, in input order
             bounds = np.flatnonzero(np.r_[True, np.diff(batch[order]) != 0])
             s = np.add.reduceat(s[order], bounds, axis=0)[batch]
@@ -208,14 +206,15 @@ def center_chunk(embeddings, embeddings_mask, mean=None, dimension: Any = False)
 
 def score_chunk(candidates, references, candidates_mask, references_mask, *, metric: str,
                 temperature=1.0, num_iterations: int = 1, candidates_weights=None, references_weights=None,
-                compat: bool = False, candidates_pad_zero=None, references_pad_zero=None, baseline=None) -> PRF:
+                bert_score_compat: bool = False, candidates_pad_zero=None, references_pad_zero=None,
+                baseline=None) -> PRF:
     """P, R, F ``[B]`` of a chunk of centred unit token vectors (traceable): BERTScore's greedy
     matching (:func:`~jaxmetrics.similarity.batch_bertscore`) for ``metric="bertscore"``, else
     :func:`~jaxmetrics.similarity.batch_similarity` (no further normalisation of the tokens)."""
     if metric == "bertscore":
         return batch_bertscore(candidates=candidates, references=references, candidates_mask=candidates_mask,
                                references_mask=references_mask, candidates_weights=candidates_weights,
-                               references_weights=references_weights, compat=compat,
+                               references_weights=references_weights, bert_score_compat=bert_score_compat,
                                candidates_pad_zero=candidates_pad_zero, references_pad_zero=references_pad_zero,
                                baseline=baseline)
     return batch_similarity(candidates=candidates, references=references, candidates_mask=candidates_mask,

@@ -212,7 +212,8 @@ def bertscore(cands: Sequence[str], refs: Sequence[Any], model_type: str | None 
     """
     from jaxmetrics._validation import check_int, check_texts
     from jaxmetrics.models import resolve_model
-    from jaxmetrics.similarity.pipeline import check_similarity_settings, score_texts
+    from jaxmetrics.similarity.pipeline import score_texts
+    from jaxmetrics.similarity.settings import SimilaritySettings
 
     del verbose, device, nthreads, use_fast_tokenizer  # documented no-ops
     if all_layers:
@@ -247,12 +248,11 @@ def bertscore(cands: Sequence[str], refs: Sequence[Any], model_type: str | None 
     num_layers = check_int(num_layers, "num_layers", minimum=0, maximum=lm.num_layers)
     baseline = _read_baseline(baseline_path, num_layers) if rescale_with_baseline else None
 
-    settings = check_similarity_settings(metric="bertscore", centering=None, temperature=None,
-                                         num_iterations=1, center_batch_size=32, baseline=None,
-                                         special_tokens=None, bert_score_compat=True,
-                                         compat_batch_size=batch_size, pair_chunk=512)
-    res = score_texts(references=flat_refs, candidates=flat_cands, model=lm, layer=num_layers, idf=idf,
-                      max_length=max_length, batch_size=batch_size, progress=False, **settings)
+    settings = SimilaritySettings(metric="bertscore", layer=num_layers, bert_score_compat=True,
+                                  compat_batch_size=batch_size, max_length=max_length, batch_size=batch_size,
+                                  idf=not isinstance(idf, Mapping) and bool(idf))
+    res = score_texts(references=flat_refs, candidates=flat_cands, model=lm, settings=settings,
+                      idf_weights=idf if isinstance(idf, Mapping) else None)
     p, r, f = res.precision, res.recall, res.f1
     if len(flat_refs) != len(cands):  # several references per candidate: the best of each
         g = np.asarray(group)

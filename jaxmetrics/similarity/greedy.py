@@ -14,7 +14,7 @@ weights ``w`` (idf, or 1):
 Default mode: the max runs over the *real* tokens of the other sentence only (padding is
 masked out with -inf), and the tokens that take part are those in the mask.
 
-``compat=True`` reproduces ``bert_score`` 0.3.13 exactly: the mask should hold every real
+``bert_score_compat=True`` reproduces ``bert_score`` 0.3.13 exactly: the mask should hold every real
 token *including* [CLS]/[SEP] (they take part in the matching) while their weight is 0;
 and the padded similarity matrix is multiplied by the mask, so when the other sentence is
 shorter than its padded batch, padded positions contribute a similarity of **0** to the max
@@ -48,7 +48,7 @@ __all__ = ["batch_bertscore", "bertscore_pair", "bertscore_scores", "check_basel
 
 def bertscore_pair(*, candidate: jax.Array, reference: jax.Array, candidate_mask: jax.Array,
                    reference_mask: jax.Array, candidate_weights=None, reference_weights=None,
-                   compat: bool = False, candidate_pad_zero=None, reference_pad_zero=None) -> PRF:
+                   bert_score_compat: bool = False, candidate_pad_zero=None, reference_pad_zero=None) -> PRF:
     """BERTScore of one pair (see the module docstring); a kernel, no checks.
 
     Args:
@@ -58,8 +58,8 @@ def bertscore_pair(*, candidate: jax.Array, reference: jax.Array, candidate_mask
         matching.
       candidate_weights, reference_weights: optional ``[L1]`` / ``[L2]`` weights (idf);
         default 1 on the mask.
-      compat: reproduce ``bert_score``'s padding-scores-zero and empty-sentence conventions.
-      candidate_pad_zero, reference_pad_zero: compat only — whether padded positions of the
+      bert_score_compat: reproduce ``bert_score``'s padding-scores-zero and empty-sentence conventions.
+      candidate_pad_zero, reference_pad_zero: bert_score_compat only — whether padded positions of the
         candidate (for R) / the reference (for P) score 0 inside the max; default
         ``not all(mask)``.
 
@@ -82,7 +82,7 @@ def bertscore_pair(*, candidate: jax.Array, reference: jax.Array, candidate_mask
     wx = jnp.where(x_mask, 1.0 if candidate_weights is None else candidate_weights, 0.0)
     wy = jnp.where(y_mask, 1.0 if reference_weights is None else reference_weights, 0.0)
     best_x, best_y = greedy_match(s, valid)  # per candidate token, per reference token
-    if compat:
+    if bert_score_compat:
         xz = jnp.any(~x_mask) if candidate_pad_zero is None else candidate_pad_zero
         yz = jnp.any(~y_mask) if reference_pad_zero is None else reference_pad_zero
         best_x = jnp.where(yz, jnp.maximum(best_x, 0.0), best_x)
@@ -94,10 +94,10 @@ def bertscore_pair(*, candidate: jax.Array, reference: jax.Array, candidate_mask
     return PRF(p, r, harmonic_f(p, r))
 
 
-@partial(jax.jit, static_argnames=("compat",))
+@partial(jax.jit, static_argnames=("bert_score_compat",))
 def batch_bertscore(*, candidates: jax.Array, references: jax.Array, candidates_mask: jax.Array,
                     references_mask: jax.Array, candidates_weights=None, references_weights=None,
-                    compat: bool = False, candidates_pad_zero=None, references_pad_zero=None,
+                    bert_score_compat: bool = False, candidates_pad_zero=None, references_pad_zero=None,
                     baseline=None) -> PRF:
     """:func:`bertscore_pair` vmapped over B pairs, optionally baseline-rescaled (jitted, no checks).
 
@@ -105,8 +105,8 @@ def batch_bertscore(*, candidates: jax.Array, references: jax.Array, candidates_
       candidates: ``[B, L1, D]``; references: ``[B, L2, D]``.
       candidates_mask, references_mask: bool ``[B, L1]`` / ``[B, L2]``.
       candidates_weights, references_weights: optional ``[B, L1]`` / ``[B, L2]``.
-      compat: static, see :func:`bertscore_pair`.
-      candidates_pad_zero, references_pad_zero: optional bool ``[B]`` (compat only).
+      bert_score_compat: static, see :func:`bertscore_pair`.
+      candidates_pad_zero, references_pad_zero: optional bool ``[B]`` (bert_score_compat only).
       baseline: optional ``[3]`` (P, R, F) for ``(s - b) / (1 - b)``.
 
     Returns:
@@ -130,7 +130,7 @@ def batch_bertscore(*, candidates: jax.Array, references: jax.Array, candidates_
           else jnp.asarray(references_pad_zero))
     out = jax.vmap(lambda x, y, mx, my, wx, wy, zx, zy: bertscore_pair(
         candidate=x, reference=y, candidate_mask=mx, reference_mask=my, candidate_weights=wx,
-        reference_weights=wy, compat=compat, candidate_pad_zero=zx, reference_pad_zero=zy))(
+        reference_weights=wy, bert_score_compat=bert_score_compat, candidate_pad_zero=zx, reference_pad_zero=zy))(
         candidates, references, candidates_mask, references_mask, cw, rw,
         jnp.broadcast_to(cz, (b,)), jnp.broadcast_to(rz, (b,)))
     if baseline is not None:
@@ -209,7 +209,7 @@ def check_baseline(baseline: Any) -> Any:
 
 def bertscore_scores(*, candidates: Any, references: Any, candidates_mask: Any,
                      references_mask: Any, candidates_weights=None, references_weights=None,
-                     compat: bool = False, baseline=None, mesh=None) -> PRF:
+                     bert_score_compat: bool = False, baseline=None, mesh=None) -> PRF:
     """Validated BERTScore on padded token embeddings (see the module docstring).
 
     ``P = Σ_i w_i max_j x_i·y_j / Σ_i w_i`` over candidate tokens, ``R`` the mirror over
@@ -222,7 +222,7 @@ def bertscore_scores(*, candidates: Any, references: Any, candidates_mask: Any,
         in the matching.
       candidates_weights, references_weights: optional non-negative ``[B, L]`` (e.g.
         ``idf_table(...)[ids]``).
-      compat: reproduce the ``bert_score`` package (see module docstring).
+      bert_score_compat: reproduce the ``bert_score`` package (see module docstring).
       baseline: optional (P, R, F) baseline for rescaling.
       mesh: optional :class:`jax.sharding.Mesh` to shard the B pairs over, as in
         :func:`~jaxmetrics.similarity.similarity_scores`.
@@ -245,7 +245,7 @@ def bertscore_scores(*, candidates: Any, references: Any, candidates_mask: Any,
 
     def kernel(cand, ref, cmask, rmask, cw, rw):
         return batch_bertscore(candidates=cand, references=ref, candidates_mask=cmask, references_mask=rmask,
-                               candidates_weights=cw, references_weights=rw, compat=compat,
+                               candidates_weights=cw, references_weights=rw, bert_score_compat=bert_score_compat,
                                baseline=None if baseline is None else jnp.asarray(baseline, cand.dtype))
 
     return score_checked_pairs(kernel, candidates=candidates, references=references, candidates_mask=candidates_mask,

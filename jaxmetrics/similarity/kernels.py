@@ -193,12 +193,14 @@ def _emd_plan_host(s, a, b):
     return out.reshape(lead + s.shape[-2:]).astype(s.dtype)
 
 
-def emd_plan(sim: jax.Array, a: jax.Array, b: jax.Array) -> jax.Array:
-    """Exact optimal plan ``argmax_{pi in Pi(a, b)} <pi, S>`` (host LP, no gradient).
+def emd_plan(sim: jax.Array, row_weights: jax.Array, col_weights: jax.Array) -> jax.Array:
+    """Exact optimal plan ``argmax_{pi in Pi(a, b)} <pi, S>`` (host LP, no gradient), with the
+    marginals ``a = row_weights``, ``b = col_weights`` (as in
+    :func:`~jaxmetrics.similarity.sinkhorn_plan`).
 
     Args:
-      sim: ``[L1, L2]``; a: ``[L1]``; b: ``[L2]`` non-negative weights (zeros = absent
-        tokens; renormalised to sum 1).
+      sim: ``[L1, L2]``; row_weights: ``[L1]``; col_weights: ``[L2]`` non-negative weights (zeros
+        = absent tokens; renormalised to sum 1).
 
     Returns:
       ``[L1, L2]`` plan.
@@ -211,8 +213,8 @@ def emd_plan(sim: jax.Array, a: jax.Array, b: jax.Array) -> jax.Array:
     sg = jax.lax.stop_gradient
     sim = sg(jnp.asarray(sim))
     spec = jax.ShapeDtypeStruct(sim.shape, sim.dtype)
-    return jax.pure_callback(_emd_plan_host, spec, sim, sg(jnp.asarray(a, sim.dtype)),
-                             sg(jnp.asarray(b, sim.dtype)), vmap_method="broadcast_all")
+    return jax.pure_callback(_emd_plan_host, spec, sim, sg(jnp.asarray(row_weights, sim.dtype)),
+                             sg(jnp.asarray(col_weights, sim.dtype)), vmap_method="broadcast_all")
 
 
 # ------------------------------------------------------------------------- raw C values

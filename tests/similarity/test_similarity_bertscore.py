@@ -38,9 +38,11 @@ def test_matches_bert_score_package(minilm, minilm_dir, idf):
     # encoder.layer); nthreads=0 avoids its multiprocessing pool for idf.
     want = bert_score.score(CANDS, REFS, model_type=minilm_dir, num_layers=6, idf=idf,
                             batch_size=4, nthreads=0, device="cpu")
-    got = compute_similarity(references=REFS, candidates=CANDS, model=minilm, layer=6,
-                             metric="bertscore", centering="none", idf=idf,
-                             bert_score_compat=True, compat_batch_size=4)
+    from jaxmetrics.similarity import SimilaritySettings
+
+    compat = SimilaritySettings(layer=6, metric="bertscore", centering="none", idf=idf, bert_score_compat=True,
+                                compat_batch_size=4)
+    got = compute_similarity(references=REFS, candidates=CANDS, model=minilm, settings=compat)
     for w, g in zip(want, (got.precision, got.recall, got.f1)):
         np.testing.assert_allclose(g, w.numpy(), atol=1e-4, rtol=0)
     # the default (correct masking, special tokens dropped) is a different, defined number
@@ -142,10 +144,10 @@ def test_compat_padding_scores_zero_quirk_vs_default():
     assert true_max0 < 0
     default = _pair(x, y, mx, my)
     np.testing.assert_allclose(float(default.precision), (true_max0 + true_max1) / 2, atol=1e-6)
-    compat = _pair(x, y, mx, my, compat=True)
+    compat = _pair(x, y, mx, my, bert_score_compat=True)
     np.testing.assert_allclose(float(compat.precision), (0.0 + true_max1) / 2, atol=1e-6)
     # without padding on the reference side, compat equals the default
-    nopad = _pair(x, y, mx, my, compat=True, reference_pad_zero=False)
+    nopad = _pair(x, y, mx, my, bert_score_compat=True, reference_pad_zero=False)
     np.testing.assert_allclose(float(nopad.precision), float(default.precision), atol=1e-6)
 
 
@@ -154,7 +156,7 @@ def test_compat_special_tokens_match_with_zero_weight():
     y = jnp.array([[1.0, 0.0], [0.6, -0.8], [0.6, 0.8]])
     m = jnp.ones(3, bool)
     w = jnp.array([0.0, 1.0, 0.0])
-    out = _pair(x, y, m, m, w, w, compat=True)
+    out = _pair(x, y, m, m, w, w, bert_score_compat=True)
     # the word token of x matches y's [SEP] (0.8); y's word token matches x's [CLS] (0.6)
     np.testing.assert_allclose(np.array([out.precision, out.recall]), [0.8, 0.6], atol=1e-6)
 

@@ -10,8 +10,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxmetrics.similarity import (CorrelationSweep, GroupedCorrelation, ScoredPairs, compute_similarity,
-                                   correlation_sweep, grouped_correlation, read_scored_pairs)
+from jaxmetrics.similarity import (CorrelationSweep, GroupedCorrelation, ScoredPairs, SimilaritySettings,
+                                   compute_similarity, correlation_sweep, grouped_correlation, read_scored_pairs)
 from jaxmetrics.similarity import sweep as sweep_mod
 
 stats = pytest.importorskip("scipy.stats")
@@ -156,8 +156,9 @@ def test_sweep_equals_separate_calls_with_one_trace_and_one_forward_pass(tiny_be
     path, lm = tiny_bert
     calls = _count_forward_passes(monkeypatch)
     refs, cands, human, groups = REFS[:5], CANDS[:5], HUMAN[:5], GROUPS5
+    # pair_chunk=4: two chunks, the second padded
     kw = dict(references=refs, candidates=cands, human=human, groups=groups, model=lm, metric="twmd",
-              num_iterations=[1, 3], center_batch_size=2, pair_chunk=4)   # two chunks, the second padded
+              num_iterations=[1, 3], settings=SimilaritySettings(center_batch_size=2, pair_chunk=4))
     before = sweep_mod._TRACES["twmd"]
     res = correlation_sweep(temperatures=[0.05, 0.2], layers=[1, 2], centering=["none", "batch"], **kw)
     # 16 settings, 2 chunks scored like compute_similarity (longest pairs first, each chunk padded
@@ -212,7 +213,7 @@ def test_sweep_other_metrics_and_scores_equal_compute_similarity(tiny_bert):
     res = correlation_sweep(references=REFS, candidates=CANDS, human=HUMAN, groups=GROUPS, model=lm,
                             metric=["trwmd", "trwmd_lse", "cka", "cosine", "rwmd", "bertscore"],
                             temperatures=[0.05, 0.2], layers=[1, 2], centering=["none", "batch"],
-                            center_batch_size=4, pair_chunk=4, score="precision")
+                            settings=SimilaritySettings(center_batch_size=4, pair_chunk=4), score="precision")
     assert len(res) == 8 + 8 + 4 * 4
     assert res.num_iterations == (None,) * len(res)
     assert res.temperature[res.metric.index("cka")] is None
@@ -313,7 +314,7 @@ def test_cli_small_run_writes_json_and_csv(tiny_bert, tmp_path, capsys):
     assert len(lines) == 17 and lines[1].startswith("twmd,1,none,1,0.05,precision,")
     api = correlation_sweep(pairs=read_scored_pairs(pairs), model=path, temperatures=[0.05, 0.2],
                             num_iterations=[1, 3], layers=[1, 2], centering=["none", "batch"],
-                            center_batch_size=2, pair_chunk=4, score="precision")
+                            settings=SimilaritySettings(center_batch_size=2, pair_chunk=4), score="precision")
     np.testing.assert_allclose([r["weighted_pearson"] for r in doc["rows"]], api.weighted_pearson, atol=1e-6)
 
 
@@ -333,7 +334,7 @@ def test_minilm_grid_equals_compute_similarity(minilm_dir):
     lm = load_model(minilm_dir)
     res = correlation_sweep(references=REFS, candidates=CANDS, human=HUMAN, groups=GROUPS, model=lm,
                             metric="twmd", temperatures=[0.02, 0.1], num_iterations=[1, 5], layers=[4, 6],
-                            centering=["none", "batch"], center_batch_size=4)
+                            centering=["none", "batch"], settings=SimilaritySettings(center_batch_size=4))
     assert len(res) == 16
     for i, row in enumerate(res.rows()):
         ref = compute_similarity(references=REFS, candidates=CANDS, model=lm, metric="twmd", layer=row.layer,
@@ -387,7 +388,7 @@ def test_minilm_real_text_every_setting_equals_compute_similarity_one_forward_pa
     calls = _count_forward_passes(monkeypatch)
     res = correlation_sweep(references=refs, candidates=cands, human=human, groups=groups, model=minilm,
                             metric=["bertscore", "twmd"], layers=[3, 6], centering=["none", "batch"],
-                            temperatures=[0.05, 0.1], center_batch_size=3, pair_chunk=3)
+                            temperatures=[0.05, 0.1], settings=SimilaritySettings(center_batch_size=3, pair_chunk=3))
     assert calls == [(3, 6)]                               # every layer from one run of the engine
     assert len(res) == 4 + 8 and res.metric.count("bertscore") == 4
     assert len(set(map(tuple, np.round(res.scores, 5)))) == len(res)     # the settings really differ

@@ -9,7 +9,8 @@ import warnings
 import numpy as np
 import pytest
 
-from jaxmetrics.similarity import compute_similarity, correlation_sweep, default_centering, score_encoded
+from jaxmetrics.similarity import (SimilaritySettings, compute_similarity, correlation_sweep, default_centering,
+                                   score_encoded)
 
 
 def _short_pairs(num_pairs: int = 32):
@@ -53,18 +54,19 @@ def test_hand_built_opposite_signs_under_centering_are_counted_in_a_warning():
     enc, ci, ri = _encoding()
     with pytest.warns(UserWarning, match=r"^2 of 3 pairs have precision and recall of opposite signs "
                                          r"\(P·R <= 0\) under batch centering; their F1 is outside \[P, R\]"):
-        out = score_encoded(enc, candidates=ci, references=ri, metric="bertscore", centering="batch")
+        out = score_encoded(enc, candidates=ci, references=ri,
+                            settings=SimilaritySettings(metric="bertscore", centering="batch"))
     np.testing.assert_allclose(out.precision, [0.2, 0.2, 1.0], atol=1e-6)
     np.testing.assert_allclose(out.recall, [-0.35, -0.35, 1.0], atol=1e-6)
     np.testing.assert_allclose(out.f1[:2], 2 * 0.2 * -0.35 / (0.2 - 0.35), atol=1e-5)   # 0.933, above P and R
     # the count is of P and R before baseline rescaling (rescaled, pairs 0 and 1 have the same sign)
     with pytest.warns(UserWarning, match=r"^2 of 3 pairs"):
-        score_encoded(enc, candidates=ci, references=ri, metric="bertscore", centering="batch",
-                      baseline=(0.5, 0.5, 0.5))
+        score_encoded(enc, candidates=ci, references=ri,
+                      settings=SimilaritySettings(metric="bertscore", centering="batch", baseline=(0.5, 0.5, 0.5)))
     # uncentred (the BERTScore default) every cosine is positive: no warning, F between P and R
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        plain = score_encoded(enc, candidates=ci, references=ri, metric="bertscore")
+        plain = score_encoded(enc, candidates=ci, references=ri, settings=SimilaritySettings(metric="bertscore"))
     assert plain.centering == "none"
     assert np.all(np.minimum(plain.precision, plain.recall) <= plain.f1 + 1e-7)
     assert np.all(plain.f1 <= np.maximum(plain.precision, plain.recall) + 1e-7)
@@ -97,7 +99,7 @@ def test_each_group_is_centred_as_if_alone(minilm):
     groups = ["a"] * 5 + ["b"] * 5
     human = np.linspace(0.0, 5.0, 10)
     kw = dict(model=minilm, metric=["twmd", "bertscore"], layers=[6], centering=["batch", "corpus"],
-              temperatures=[0.1], center_batch_size=3, pair_chunk=4)
+              temperatures=[0.1], settings=SimilaritySettings(center_batch_size=3, pair_chunk=4))
     both = correlation_sweep(references=refs, candidates=cands, human=human, groups=groups, **kw)
     for sel in (slice(0, 5), slice(5, 10)):
         alone = correlation_sweep(references=refs[sel], candidates=cands[sel], human=human[sel], **kw)
@@ -113,7 +115,7 @@ def test_each_group_is_centred_as_if_alone(minilm):
 def test_sweep_default_centering_is_each_metrics_own(minilm):
     refs, cands = _short_pairs(6)
     res = correlation_sweep(references=refs, candidates=cands, human=np.arange(6.0), model=minilm,
-                            metric=["twmd", "bertscore"], layers=[6], pair_chunk=4)
+                            metric=["twmd", "bertscore"], layers=[6], settings=SimilaritySettings(pair_chunk=4))
     assert list(zip(res.metric, res.centering, res.temperature)) == [("twmd", "batch", 0.1),
                                                                      ("bertscore", "none", None)]
 
@@ -158,14 +160,15 @@ def test_compat_library_follows_bert_score_defaults(minilm):
     assert bert_score_max_length(minilm) == minilm.tokenizer.model_max_length == 512
     assert bert_score_layer(None, "roberta-base") == 10
     refs, cands = _short_pairs(3)
-    kw = dict(references=refs, candidates=cands, model=minilm, metric="bertscore", bert_score_compat=True)
+    kw = dict(references=refs, candidates=cands, model=minilm)
+    compat = dict(metric="bertscore", bert_score_compat=True)
     with pytest.raises(ValueError, match="^layer: bert_score has no default layer"):
-        compute_similarity(**kw)
+        compute_similarity(settings=SimilaritySettings(**compat), **kw)
     with pytest.raises(ValueError, match="^centering: bert_score_compat"):
-        compute_similarity(centering="batch", layer=6, **kw)
+        SimilaritySettings(centering="batch", layer=6, **compat)
     with pytest.raises(ValueError, match="^special_tokens: bert_score_compat"):
-        compute_similarity(special_tokens="drop", layer=6, **kw)
-    assert compute_similarity(layer=6, **kw).centering == "none"
+        SimilaritySettings(special_tokens="drop", layer=6, **compat)
+    assert compute_similarity(settings=SimilaritySettings(layer=6, **compat), **kw).centering == "none"
 
 
 def test_cli_help_states_every_default(capsys):

@@ -5,8 +5,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxmetrics.similarity import (PRF, SimilarityResult, bertscore_scores, center_embeddings,
-                                   compute_similarity, default_layer, default_temperature,
+from jaxmetrics.similarity import (PRF, SimilarityResult, SimilaritySettings, bertscore_scores,
+                                   center_embeddings, compute_similarity, default_layer, default_temperature,
                                    similarity_scores)
 
 
@@ -19,23 +19,23 @@ def _batch(rng, n=7, l=5, d=4):
 
 def test_batch_centering_mean_zero_per_batch(rng):
     emb, mask = _batch(rng)
-    v = np.asarray(center_embeddings(emb, mask, method="batch", batch_size=3, normalize=False))
+    v = np.asarray(center_embeddings(emb, mask, centering="batch", center_batch_size=3, normalize=False))
     for s in range(0, 7, 3):
         tok = v[s:s + 3][mask[s:s + 3]]
         np.testing.assert_allclose(tok.mean(axis=0), 0.0, atol=1e-5)
     assert np.all(v[~mask] == 0)
     # a batch covering everything is corpus centering
-    a = center_embeddings(emb, mask, method="batch", batch_size=100)
-    b = center_embeddings(emb, mask, method="corpus")
+    a = center_embeddings(emb, mask, centering="batch", center_batch_size=100)
+    b = center_embeddings(emb, mask, centering="corpus")
     np.testing.assert_allclose(np.asarray(a), np.asarray(b), atol=1e-6)
 
 
 def test_sentence_and_dimension_centering(rng):
     emb, mask = _batch(rng)
-    v = np.asarray(center_embeddings(emb, mask, method="sentence", normalize=False))
+    v = np.asarray(center_embeddings(emb, mask, centering="sentence", normalize=False))
     for i in range(7):
         np.testing.assert_allclose(v[i][mask[i]].mean(0), 0.0, atol=1e-5)
-    u = np.asarray(center_embeddings(emb, mask, method="dimension"))
+    u = np.asarray(center_embeddings(emb, mask, centering="dimension"))
     np.testing.assert_allclose(u[mask].mean(-1), 0.0, atol=1e-6)
     np.testing.assert_allclose(np.linalg.norm(u[mask], axis=-1), 1.0, atol=1e-5)
 
@@ -46,19 +46,19 @@ def test_centered_cosine_is_pearson_correlation(x64, rng):
     # corpus-mean centering: cosine between coordinates (over the corpus of tokens) is the
     # Pearson correlation of those coordinates; per-vector the paper's statement holds with
     # the corpus mean as the expectation.
-    v = np.asarray(center_embeddings(emb, mask, method="corpus", normalize=False))[mask]
+    v = np.asarray(center_embeddings(emb, mask, centering="corpus", normalize=False))[mask]
     cos = (v.T @ v) / np.outer(np.linalg.norm(v, axis=0), np.linalg.norm(v, axis=0))
     np.testing.assert_allclose(cos, np.corrcoef(w.T), atol=1e-10)
     # dimension-mean centering + L2 normalisation: the cosine of two token vectors is the
     # Pearson correlation of their coordinates.
-    u = np.asarray(center_embeddings(emb, mask, method="dimension"))[mask]
+    u = np.asarray(center_embeddings(emb, mask, centering="dimension"))[mask]
     np.testing.assert_allclose(u[0] @ u[1], np.corrcoef(w[0], w[1])[0, 1], atol=1e-10)
 
 
 def test_single_token_batch_is_zero_not_nan():
     emb = np.ones((1, 3, 4))
     mask = np.array([[True, False, False]])
-    v = np.asarray(center_embeddings(emb, mask, method="batch"))
+    v = np.asarray(center_embeddings(emb, mask, centering="batch"))
     assert np.all(v == 0) and np.all(np.isfinite(v))
 
 
@@ -79,15 +79,16 @@ REFS = ["a cat was sitting on a mat", "it is raining", "apples were bought at th
 def test_pipeline_equals_manual_composition(minilm):
     from jaxmetrics.models import token_embeddings
 
-    got = compute_similarity(references=REFS, candidates=CANDS, model=minilm, metric="twmd",
-                             num_iterations=2, center_batch_size=2, pair_chunk=2)
+    got = compute_similarity(references=REFS, candidates=CANDS, model=minilm,
+                             settings=SimilaritySettings(metric="twmd", num_iterations=2, center_batch_size=2,
+                                                         pair_chunk=2))
     assert isinstance(got, SimilarityResult)
     assert got.layer == 6 and got.temperature == 0.10
     c = token_embeddings(CANDS, model=minilm, layer=6, progress=False)
     r = token_embeddings(REFS, model=minilm, layer=6, progress=False)
     cm, rm = c.embeddings_mask & ~c.special_mask, r.embeddings_mask & ~r.special_mask
-    xc = center_embeddings(c.embeddings, cm, method="batch", batch_size=2)
-    yc = center_embeddings(r.embeddings, rm, method="batch", batch_size=2)
+    xc = center_embeddings(c.embeddings, cm, centering="batch", center_batch_size=2)
+    yc = center_embeddings(r.embeddings, rm, centering="batch", center_batch_size=2)
     want = similarity_scores(candidates=xc, references=yc, candidates_mask=cm, references_mask=rm,
                              metric="twmd", temperature=0.1, num_iterations=2)
     for g, w in zip((got.precision, got.recall, got.f1), want):
@@ -102,13 +103,14 @@ def test_pipeline_chunks_in_length_order_equal_input_order_composition(minilm, c
     from jaxmetrics.models import token_embeddings
 
     cands, refs = CANDS + [CANDS[0]], REFS + [REFS[2]]
-    got = compute_similarity(references=refs, candidates=cands, model=minilm, metric="bertscore",
-                             centering=centering, center_batch_size=2, pair_chunk=2)
+    got = compute_similarity(references=refs, candidates=cands, model=minilm,
+                             settings=SimilaritySettings(metric="bertscore", centering=centering,
+                                                         center_batch_size=2, pair_chunk=2))
     c = token_embeddings(cands, model=minilm, layer=6, progress=False)
     r = token_embeddings(refs, model=minilm, layer=6, progress=False)
     cm, rm = c.embeddings_mask & ~c.special_mask, r.embeddings_mask & ~r.special_mask
-    xc = center_embeddings(c.embeddings, cm, method=centering, batch_size=2)
-    yc = center_embeddings(r.embeddings, rm, method=centering, batch_size=2)
+    xc = center_embeddings(c.embeddings, cm, centering=centering, center_batch_size=2)
+    yc = center_embeddings(r.embeddings, rm, centering=centering, center_batch_size=2)
     want = bertscore_scores(candidates=xc, references=yc, candidates_mask=cm, references_mask=rm)
     for g, w in zip((got.precision, got.recall, got.f1), want):
         np.testing.assert_allclose(g, np.asarray(w), atol=1e-5)
