@@ -22,7 +22,7 @@ import sys
 
 def build_parser() -> argparse.ArgumentParser:
     from jaxmetrics import __version__
-    from jaxmetrics._cli_util import DefaultsHelpFormatter
+    from jaxmetrics.commands._util import DefaultsHelpFormatter
 
     parser = argparse.ArgumentParser(
         prog="jaxmetrics",

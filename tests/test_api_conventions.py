@@ -14,7 +14,7 @@ methods of exported classes) and fails on:
 8. a function named like its module, or a top-level export that shadows a sub-package;
 9. (seams, parsed with ``ast``, imports inside functions included) a module under
    ``jaxmetrics/`` importing another top-level package's ``_private`` name, or library code
-   (outside ``commands/``, ``cli.py``, ``_cli_util.py``) importing the CLI layer.
+   (outside the CLI layer: ``commands/`` and ``cli.py``) importing the CLI layer.
 
 Rule 5 also holds for classes: every ``jaxmetrics`` class that an exported function returns is
 a ``Result``, except the metric states of rule 6 and the loaded model.
@@ -320,7 +320,10 @@ def test_evaluation_and_demo_are_covered():
 
 # ------------------------------------------------------------------------------ seams (rule 9)
 _ROOT = Path(jaxmetrics.__file__).parent
-_CLI_FILES = ("cli.py", "_cli_util.py")
+#: the CLI layer: ``cli.py`` and the ``commands/`` package (its helpers in ``commands/_*.py``)
+_CLI_FILES = ("cli.py",)
+_CLI_PACKAGE = "commands"
+_CLI_MODULES = ("jaxmetrics.cli", "jaxmetrics.commands")
 
 
 def _own_package(path: Path) -> str:
@@ -382,13 +385,11 @@ def _cli_import_offenders(files) -> list[str]:
     bad = []
     for path in files:
         rel = path.relative_to(_ROOT)
-        if rel.parts[0] == "commands" or str(rel) in _CLI_FILES:
+        if rel.parts[0] == _CLI_PACKAGE or str(rel) in _CLI_FILES:
             continue
         for line, module, names in _imports(path):
             targets = [module] + [f"{module}.{n}" for n in names]
-            if any(t == "jaxmetrics._cli_util" or t == "jaxmetrics.commands" or t.startswith(("jaxmetrics._cli_util.",
-                                                                                             "jaxmetrics.commands."))
-                   for t in targets):
+            if any(t == m or t.startswith(m + ".") for t in targets for m in _CLI_MODULES):
                 bad.append(f"{path.relative_to(_ROOT.parent)}:{line}: imports {module}"
                            + (f" ({', '.join(names)})" if names else ""))
     return bad
@@ -408,14 +409,16 @@ def test_seam_checks_catch_what_they_should(tmp_path, monkeypatch):
         "def f():\n"
         "    from jaxmetrics.models.loader import _secret\n"  # line 5: another package's private name
         "    from ..similarity import _centering\n"          # line 6: relative, same offence
-        "    from jaxmetrics._cli_util import resolve\n")     # line 7: the CLI layer
-    (root / "commands" / "c.py").write_text("from jaxmetrics._cli_util import x\n")
+        "    from jaxmetrics.commands._util import resolve\n")  # line 7: the CLI layer
+    (root / "commands" / "c.py").write_text("from jaxmetrics.commands._util import x\n")  # the CLI layer itself
+    (root / "demo.py").write_text("import sys\nif __name__ == '__main__':\n    import jaxmetrics.cli\n")
     monkeypatch.setattr(__import__(__name__), "_ROOT", root)
     files = sorted(root.rglob("*.py"))
     assert _private_import_offenders(files) == [
         "jaxmetrics/mauve/x.py:5: from jaxmetrics.models.loader import _secret",
         "jaxmetrics/mauve/x.py:6: from jaxmetrics.similarity import _centering"]
-    assert _cli_import_offenders(files) == ["jaxmetrics/mauve/x.py:7: imports jaxmetrics._cli_util (resolve)"]
+    assert _cli_import_offenders(files) == ["jaxmetrics/demo.py:3: imports jaxmetrics.cli",
+                                            "jaxmetrics/mauve/x.py:7: imports jaxmetrics.commands._util (resolve)"]
 
 
 def test_no_module_imports_another_packages_private_name():
@@ -426,5 +429,5 @@ def test_no_module_imports_another_packages_private_name():
 
 def test_library_code_never_imports_the_cli_layer():
     bad = _cli_import_offenders(_library_files())
-    assert not bad, "library code imports the CLI layer (jaxmetrics._cli_util / jaxmetrics.commands); move what " \
+    assert not bad, "library code imports the CLI layer (jaxmetrics.cli / jaxmetrics.commands); move what " \
                     "it needs into the library (docs/conventions.md, rule 9):\n" + "\n".join(bad)

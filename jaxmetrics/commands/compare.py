@@ -9,10 +9,10 @@ import json
 import os
 import sys
 
-from jaxmetrics._cli_util import (add_model_option, add_pooling_option, add_progress_options, check_outputs,
+from jaxmetrics.commands._util import (add_model_option, add_pooling_option, add_progress_options, check_outputs,
                                   pooled_features, progress_enabled)
 from jaxmetrics._files import check_input_file
-from jaxmetrics._options import add_dtype_option
+from jaxmetrics.commands._options import add_dtype_option
 
 METRICS = ("bertscore", "twmd", "trwmd", "trwmd_lse", "wmd", "rwmd", "cka", "cosine", "mauve")
 

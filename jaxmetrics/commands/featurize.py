@@ -4,10 +4,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from jaxmetrics._cli_util import (add_model_option, add_pooling_option, add_progress_options, check_output_file, pooled_features,
+from jaxmetrics.commands._util import (add_model_option, add_pooling_option, add_progress_options, check_output_file, pooled_features,
                                   progress_enabled)
 from jaxmetrics._files import check_input_file
-from jaxmetrics._options import add_dtype_option
+from jaxmetrics.commands._options import add_dtype_option
 
 
 def register(subparsers) -> None:

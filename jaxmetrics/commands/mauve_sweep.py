@@ -7,7 +7,7 @@ import json
 import os
 import sys
 
-from jaxmetrics._cli_util import add_progress_options, check_outputs, progress_enabled
+from jaxmetrics.commands._util import add_progress_options, check_outputs, progress_enabled
 from jaxmetrics._files import check_input_file
 from jaxmetrics.commands.mauve import (ESTIMATORS, add_mauve_options, check_estimator_options, check_estimator_sizes,
                                        check_mauve_options, check_sizes, featurize_with, featurized_signature,

@@ -5,9 +5,9 @@ import argparse
 import json
 import sys
 
-from jaxmetrics._cli_util import add_model_option, add_progress_options, check_output_file, progress_enabled
+from jaxmetrics.commands._util import add_model_option, add_progress_options, check_output_file, progress_enabled
 from jaxmetrics._files import check_input_file
-from jaxmetrics._options import add_dtype_option
+from jaxmetrics.commands._options import add_dtype_option
 
 
 def register(subparsers) -> None:

@@ -5,9 +5,9 @@ import argparse
 import csv
 import json
 
-from jaxmetrics._cli_util import add_model_option, add_progress_options, check_outputs, progress_enabled
+from jaxmetrics.commands._util import add_model_option, add_progress_options, check_outputs, progress_enabled
 from jaxmetrics._files import check_input_file
-from jaxmetrics._options import add_dtype_option
+from jaxmetrics.commands._options import add_dtype_option
 
 # Options bert_score.score has no equivalent of: refused with --bert-score-compat (attribute, flag).
 _NOT_IN_BERT_SCORE = (("centering", "--centering"), ("temperature", "--temperature"),

@@ -11,9 +11,9 @@ import argparse
 import json
 import re
 
-from jaxmetrics._cli_util import add_model_option, add_progress_options, check_outputs, progress_enabled
+from jaxmetrics.commands._util import add_model_option, add_progress_options, check_outputs, progress_enabled
 from jaxmetrics._files import check_input_file
-from jaxmetrics._options import add_dtype_option
+from jaxmetrics.commands._options import add_dtype_option
 
 # Kept here (not imported from jaxmetrics.similarity) so that building the parser stays cheap.
 _METRICS = ("bertscore", "cosine", "cka", "wmd", "rwmd", "twmd", "trwmd", "trwmd_lse")

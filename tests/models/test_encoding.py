@@ -120,7 +120,7 @@ def test_bad_input_names_the_argument(minilm):
 def test_cli_pooling_option_is_the_pooling_table():
     """--pooling offers 'auto' and exactly the engine's named poolings (spelled out in the CLI layer
     so that building the parser imports no model code)."""
-    from jaxmetrics._cli_util import POOLING_CHOICES
+    from jaxmetrics.commands._util import POOLING_CHOICES
 
     assert POOLING_CHOICES == ("auto", *sorted(POOLINGS))
 

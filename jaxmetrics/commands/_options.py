@@ -1,6 +1,5 @@
-"""Command-line options that both the command line and the library's own entry points
-(``python -m jaxmetrics.demo``) build: plain argparse, no JAX, so that ``jaxmetrics --help`` stays
-fast and library code need not import the CLI layer."""
+"""Command-line options that several commands build (``--dtype``): plain argparse, no JAX, so that
+``jaxmetrics --help`` stays fast."""
 from __future__ import annotations
 
 import argparse
