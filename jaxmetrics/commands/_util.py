@@ -14,7 +14,7 @@ from typing import Iterable
 from jaxmetrics._files import check_folder_writable
 
 __all__ = ["DefaultsHelpFormatter", "add_model_option", "add_pooling_option", "add_progress_options", "check_output_file", "check_outputs", "check_plot_file",
-           "pooled_features", "progress_enabled"]
+           "option_error", "progress_enabled"]
 
 
 class DefaultsHelpFormatter(argparse.HelpFormatter):
@@ -115,9 +115,10 @@ def check_outputs(args: argparse.Namespace, options: Iterable[tuple[str, str]]) 
             (check_plot_file if option == "--plot" else check_output_file)(value, option)
 
 
-def pooled_features(texts, lm, pooling: str, *, layer: int = -1, **kw):
-    """Features ``[N, D]`` of ``texts``: one call of the encoding engine with ``pooling``
-    (``'auto'`` or a name of :data:`jaxmetrics.models.POOLINGS`) at ``layer``."""
-    from jaxmetrics.models import encode
-
-    return encode(texts, model=lm, layers=layer, pooling=pooling, desc="featurize", **kw).pooled[0]
+def option_error(e: Exception, renames: dict[str, str]) -> ValueError:
+    """``e`` with the library argument it names (``num_buckets: ...``) replaced by the option."""
+    msg = str(e)
+    for arg, option in renames.items():
+        if msg.startswith(f"{arg}:") or msg.startswith(f"{arg} "):
+            return ValueError(option + msg[len(arg):])
+    return ValueError(msg)

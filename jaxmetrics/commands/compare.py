@@ -10,7 +10,7 @@ import os
 import sys
 
 from jaxmetrics.commands._util import (add_model_option, add_pooling_option, add_progress_options, check_outputs,
-                                  pooled_features, progress_enabled)
+                                      option_error, progress_enabled)
 from jaxmetrics._files import check_input_file
 from jaxmetrics.commands._options import add_dtype_option
 
@@ -165,29 +165,25 @@ def _mauve_board(args, lm, refs, systems):
     import jax
 
     from jaxmetrics.mauve import compare_mauve
-    from jaxmetrics.models import resolve_pooling
+    from jaxmetrics.mauve.pipeline.inputs import featurize_texts, featurized_signature
+    from jaxmetrics.signature import make_signature
 
-    limit = getattr(lm, "max_positions", None)
-    max_length = args.max_length or 1024
-    if limit is not None:
-        max_length = min(max_length, int(limit))
-    pooling = resolve_pooling(lm, args.pooling, name="--pooling")
-    kw = dict(max_length=max_length, batch_size=args.batch_size, progress=progress_enabled(args))
-    p = pooled_features(refs, lm, pooling, **kw)
-    feats = {}
-    for name, cands in systems.items():
-        if progress_enabled(args):
-            print(f"jaxmetrics compare: featurizing {name}", file=sys.stderr)
-        feats[name] = pooled_features(cands, lm, pooling, **kw)
+    if progress_enabled(args):
+        print(f"jaxmetrics compare: featurizing the references and {', '.join(systems)}", file=sys.stderr)
+    try:
+        made = featurize_texts({"references": refs, **systems}, model=lm, pooling=args.pooling,
+                               max_length=args.max_length, batch_size=args.batch_size, progress=progress_enabled(args))
+    except ValueError as e:
+        raise option_error(e, {"pooling": "--pooling", "max_length": "--max-length"}) from None
+    feats = dict(made.features)
+    p = feats.pop("references")
+    pooling, max_length = made.pooling, made.max_length
     cmp = compare_mauve(p, feats, key=jax.random.key(args.seed), seeds=tuple(args.seeds), method=args.method,
                         num_resamples=args.num_resamples, confidence=args.confidence)
     board = {n: {"value": float(cmp.scores[i]), "low": float(cmp.score_low[i]), "high": float(cmp.score_high[i])}
              for i, n in enumerate(cmp.names)}
-    from jaxmetrics.signature import extend_signature, make_signature
-
-    signature = extend_signature(make_signature("compare_mauve", seeds=list(cmp.seeds), num_buckets=cmp.num_buckets),
-                                 model=lm, layer=-1, pooling=pooling, max_length=max_length,
-                                 dtype=getattr(lm, "dtype", None))
+    signature = featurized_signature(make_signature("compare_mauve", seeds=list(cmp.seeds), num_buckets=cmp.num_buckets),
+                                     model=lm, pooling=pooling, max_length=max_length)
     title = (f"MAUVE against {len(refs)} references under one quantizer per seed ({len(cmp.seeds)}, k = "
              f"{cmp.num_buckets}), {pooling} pooling; {args.confidence:.0%} intervals from resampled rows;")
     return board, cmp, signature, title

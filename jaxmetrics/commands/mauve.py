@@ -11,10 +11,9 @@ import importlib
 import json
 import os
 import sys
-import warnings
 
-from jaxmetrics.commands._util import (add_model_option, add_pooling_option, add_progress_options, check_outputs, pooled_features,
-                                  progress_enabled)
+from jaxmetrics.commands._util import (add_model_option, add_pooling_option, add_progress_options, check_outputs,
+                                      option_error, progress_enabled)
 from jaxmetrics._files import check_input_file
 from jaxmetrics.commands._options import add_dtype_option
 
@@ -25,8 +24,6 @@ DEFAULT_SEEDS = (25,)
 EXPLAIN_SEEDS = 5
 #: characters of a text printed by ``--explain`` (the JSON keeps it whole)
 EXPLAIN_WIDTH = 100
-#: The truncation length when --max-length is not given: mauve-text's, capped at the model's positions.
-DEFAULT_MAX_LENGTH = 1024
 #: ``--estimator``'s choices: ``jaxmetrics.mauve.frontier.estimators.available_estimators()``, spelled out so that
 #: ``--help`` imports no JAX (a test keeps them equal).
 ESTIMATORS = ("quantized", "knn", "classifier", "gaussian")
@@ -45,7 +42,7 @@ def add_mauve_options(p: argparse.ArgumentParser, *, seeds: tuple[int, ...], swe
     add_dtype_option(p)
     add_pooling_option(p)
     p.add_argument("--max-length", type=int, default=None, metavar="TOKENS",
-                   help=f"featurizer truncation in tokens, first tokens kept (default: {DEFAULT_MAX_LENGTH}, "
+                   help="featurizer truncation in tokens, first tokens kept (default: 1024, "
                    "mauve-text's, or the model's positions if fewer)" + (" (not for --over length)" if sweep else ""))
     p.add_argument("--batch-size", type=int, default=8, help="texts per featurizer forward pass (default 8)")
     p.add_argument("--cache-dir", default=None, metavar="DIR",
@@ -111,15 +108,6 @@ def check_estimator_sizes(estimator: str, n_ref: int, n_cand: int, cand_option: 
     if isinstance(folds, int) and min(n_ref, n_cand) < folds:
         raise ValueError(f"--estimator {estimator}: its {folds} cross-fitting folds need at least {folds} rows "
                          f"on each side; {sizes}")
-
-
-def option_error(e: Exception, renames: dict[str, str]) -> ValueError:
-    """``e`` with the library argument it names (``num_buckets: ...``) replaced by the option."""
-    msg = str(e)
-    for arg, option in renames.items():
-        if msg.startswith(f"{arg}:") or msg.startswith(f"{arg} "):
-            return ValueError(option + msg[len(arg):])
-    return ValueError(msg)
 
 
 def check_mauve_options(args: argparse.Namespace) -> None:
@@ -264,37 +252,23 @@ def models_module(option: str = "--model"):
     return models
 
 
-def featurize_with(args: argparse.Namespace, lm, texts: dict, *, command: str) -> tuple[dict, str, int]:
-    """Features of each list of ``texts`` with the loaded ``lm``, ``--pooling``, ``--max-length``
-    (default :data:`DEFAULT_MAX_LENGTH`, capped at the model's positions) and the cache; prints the
-    pooling on stderr. Returns ``(features by key, pooling used, max length used)``."""
+def featurize_with(args: argparse.Namespace, lm, texts: dict, *, command: str):
+    """:func:`jaxmetrics.mauve.pipeline.inputs.featurize_texts` of ``texts`` with the loaded ``lm``
+    and the command's ``--pooling``, ``--max-length``, ``--batch-size``, ``--cache-dir`` and
+    progress options, after one status line on stderr naming the featurizer, pooling and length."""
+    from jaxmetrics.mauve.pipeline.inputs import MAUVE_MAX_LENGTH, featurize_texts
+
     models = models_module()
-    pooling = models.resolve_pooling(lm, args.pooling, name="--pooling")
-    limit = getattr(lm, "max_positions", None)
-    max_length = args.max_length
-    if max_length is None:
-        max_length = DEFAULT_MAX_LENGTH if limit is None else min(DEFAULT_MAX_LENGTH, int(limit))
-    elif limit is not None and max_length > limit:  # the engine's rule: capped at the positions, with a warning
-        warnings.warn(f"--max-length: {max_length} exceeds the {limit} positions of {args.model}; using {limit}")
-        max_length = int(limit)
-    print(f"jaxmetrics {command}: featurizing with {args.model}: {pooling} pooling"
-          f"{' (--pooling auto)' if args.pooling == 'auto' else ''}, max length {max_length} tokens",
-          file=sys.stderr, flush=True)
-    kw = dict(max_length=max_length, batch_size=args.batch_size, cache_dir=args.cache_dir,
-              progress=progress_enabled(args))
-    return {key: pooled_features(t, lm, pooling, **kw) for key, t in texts.items()}, pooling, max_length
-
-
-def featurized_signature(signature: str, lm, pooling, max_length) -> str:
-    """``signature`` of a result computed from features that this command made with ``lm``: the
-    featurizer (with its weights' hash), layer, pooling, max length and dtype added, as
-    ``compute_mauve(p_text=..., model=lm)`` records them; unchanged for given features."""
-    if lm is None:
-        return signature
-    from jaxmetrics.signature import extend_signature
-
-    return extend_signature(signature, model=lm, layer=-1, pooling=pooling, max_length=max_length,
-                            dtype=getattr(lm, "dtype", None))
+    try:
+        pooling = models.resolve_pooling(lm, args.pooling)
+        max_length = models.check_max_length(lm, args.max_length, MAUVE_MAX_LENGTH)
+        print(f"jaxmetrics {command}: featurizing with {args.model}: {pooling} pooling"
+              f"{' (--pooling auto)' if args.pooling == 'auto' else ''}, max length {max_length} tokens",
+              file=sys.stderr, flush=True)
+        return featurize_texts(texts, model=lm, pooling=pooling, max_length=max_length, batch_size=args.batch_size,
+                               cache_dir=args.cache_dir, progress=progress_enabled(args))
+    except ValueError as e:
+        raise option_error(e, {"pooling": "--pooling", "max_length": "--max-length"}) from None
 
 
 def settings(args: argparse.Namespace, features: bool, pooling, max_length) -> dict:
@@ -415,8 +389,9 @@ def run(args: argparse.Namespace) -> int:
         p, q = p_in, q_in
     else:
         lm = models_module().load_model(args.model, dtype=args.dtype)
-        feats, pooling, max_length = featurize_with(args, lm, {"p": p_in, "q": q_in}, command="mauve")
-        p, q = feats["p"], feats["q"]
+        made = featurize_with(args, lm, {"p": p_in, "q": q_in}, command="mauve")
+        pooling, max_length = made.pooling, made.max_length
+        p, q = made.features["p"], made.features["q"]
     from jaxmetrics.mauve import compute_mauve, compute_mauve_seeds, plot_divergence_curves
 
     seeds = tuple(args.seeds)
@@ -433,7 +408,10 @@ def run(args: argparse.Namespace) -> int:
     out = (compute_mauve(**kw, **family, seed=seeds[0]) if len(seeds) == 1
            else compute_mauve_seeds(**kw, **family, seeds=seeds))
     rec = _result(out, seeds, n_ref, n_cand, settings(args, features, pooling, max_length))
-    rec = {"signature": featurized_signature(out.signature, None if features else lm, pooling, max_length), **rec}
+    from jaxmetrics.mauve.pipeline.inputs import featurized_signature
+
+    rec = {"signature": featurized_signature(out.signature, model=None if features else lm, pooling=pooling,
+                                             max_length=max_length), **rec}
     print(_score_line(rec, n_ref, n_cand, "" if pooling is None else f", {pooling} pooling"))
     if args.explain is not None:
         rec["explain"] = _explain(args, p, q, None if features else p_in, None if features else q_in, seeds, kw)

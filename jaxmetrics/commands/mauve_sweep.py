@@ -10,7 +10,7 @@ import sys
 from jaxmetrics.commands._util import add_progress_options, check_outputs, progress_enabled
 from jaxmetrics._files import check_input_file
 from jaxmetrics.commands.mauve import (ESTIMATORS, add_mauve_options, check_estimator_options, check_estimator_sizes,
-                                       check_mauve_options, check_sizes, featurize_with, featurized_signature,
+                                       check_mauve_options, check_sizes, featurize_with,
                                        load_features, models_module, nonempty_texts, settings)
 
 _FEATURE_SUFFIX = ".npy"
@@ -219,10 +219,10 @@ def run(args: argparse.Namespace) -> int:
                                  **kw)
     else:
         if not features:
-            feats, pooling, max_length = featurize_with(args, lm, {"references": refs} | cands,
-                                                        command="mauve-sweep")
-            refs = feats.pop("references")
-            cands = feats
+            made = featurize_with(args, lm, {"references": refs} | cands, command="mauve-sweep")
+            pooling, max_length = made.pooling, made.max_length
+            cands = dict(made.features)
+            refs = cands.pop("references")
         _log(args, f"density ratios ({args.estimator}) and MAUVE for every {args.over} value, system and seed"
              if ratio else f"k-means and MAUVE for every {args.over} value, system and seed (one compiled call)")
         if args.over == "k":
@@ -248,8 +248,10 @@ def run(args: argparse.Namespace) -> int:
         conf["mauve_scaling_factor"] = None
     if args.over == "k":
         conf["num_buckets"] = None
-    sig = res.signature if args.over == "length" else featurized_signature(res.signature, None if features else lm,
-                                                                            pooling, max_length)
+    from jaxmetrics.mauve.pipeline.inputs import featurized_signature
+
+    sig = res.signature if args.over == "length" else featurized_signature(
+        res.signature, model=None if features else lm, pooling=pooling, max_length=max_length)
     report = {"signature": sig, "sweep": res.to_dict(), "rows": [r.to_dict() for r in rows], "settings": conf}
     if len(names) >= 2:
         ra = rank_agreement(res)
