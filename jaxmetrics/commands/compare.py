@@ -145,18 +145,10 @@ def run(args: argparse.Namespace) -> int:
             json.dump(doc, fh, indent=2)
             fh.write("\n")
     if args.plot:
-        import numpy as np
-        from matplotlib.figure import Figure
+        from jaxmetrics.plot import plot_leaderboard
 
-        fig = Figure(figsize=(6, 0.5 + 0.45 * len(names)))
-        ax = fig.subplots()
-        vals = np.array([[board[names[i]][k] for k in ("value", "low", "high")] for i in order])
-        ys = np.arange(len(order))[::-1]
-        ax.errorbar(vals[:, 0], ys, xerr=[vals[:, 0] - vals[:, 1], vals[:, 2] - vals[:, 0]], fmt="o", capsize=3)
-        ax.set_yticks(ys, [names[i] for i in order])
-        ax.set_xlabel("MAUVE" if args.metric == "mauve" else f"{args.metric} {args.score} (mean, {pct} interval)")
-        fig.tight_layout()
-        fig.savefig(args.plot)
+        plot_leaderboard({names[i]: board[names[i]] for i in order}, args.plot,
+                         xlabel="MAUVE" if args.metric == "mauve" else f"{args.metric} {args.score} (mean, {pct} interval)")
     return 0
 
 
