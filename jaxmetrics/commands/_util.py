@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import Iterable
+from typing import Any, Iterable
 
 from jaxmetrics._files import check_folder_writable
 
 __all__ = ["DefaultsHelpFormatter", "add_model_option", "add_pooling_option", "add_progress_options", "check_output_file", "check_outputs", "check_plot_file",
-           "option_error", "progress_enabled"]
+           "option_error", "progress_enabled", "write_json"]
 
 
 class DefaultsHelpFormatter(argparse.HelpFormatter):
@@ -122,3 +122,30 @@ def option_error(e: Exception, renames: dict[str, str]) -> ValueError:
         if msg.startswith(f"{arg}:") or msg.startswith(f"{arg} "):
             return ValueError(option + msg[len(arg):])
     return ValueError(msg)
+
+
+def _json_default(obj: Any) -> Any:
+    """What :mod:`json` cannot write itself: a result (its ``to_dict()``), a NumPy array or scalar."""
+    if hasattr(obj, "to_dict"):
+        return obj.to_dict()
+    if hasattr(obj, "tolist"):
+        return obj.tolist()
+    raise TypeError(f"cannot write a {type(obj).__name__} as JSON")
+
+
+def write_json(path: str | None, obj: Any, *, sort_keys: bool = False) -> None:
+    """The one JSON writer of the commands: ``obj`` (a result, written as its ``to_dict()``, or plain
+    data that may hold results and NumPy values) as indented JSON ending in a newline, to the file
+    ``path`` (UTF-8) or, with ``path=None``, to stdout. Non-finite numbers are written as
+    ``NaN`` / ``Infinity``, as Python's :mod:`json` reads them."""
+    import json
+    import sys
+
+    if hasattr(obj, "to_dict"):
+        obj = obj.to_dict()
+    text = json.dumps(obj, indent=2, sort_keys=sort_keys, default=_json_default) + "\n"
+    if path is None:
+        sys.stdout.write(text)
+        return
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(text)

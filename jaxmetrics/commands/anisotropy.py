@@ -3,10 +3,10 @@ model's token vectors, before and after each centering (Chen et al. 2020, Figure
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
-from jaxmetrics.commands._util import add_model_option, add_progress_options, check_outputs, progress_enabled
+from jaxmetrics.commands._util import (add_model_option, add_progress_options, check_outputs, progress_enabled,
+                                       write_json)
 from jaxmetrics._files import check_input_file
 from jaxmetrics.commands._options import add_dtype_option
 
@@ -84,9 +84,7 @@ def run(args: argparse.Namespace) -> int:
           f"{res.num_layers} layers (L0 = embeddings), {res.num_pairs} random pairs (seed {res.seed})")
     print(res.table())
     if args.json:
-        with open(args.json, "w") as fh:
-            json.dump(res.to_dict(), fh, indent=2)
-            fh.write("\n")
+        write_json(args.json, res)
         if progress:
             print(f"jaxmetrics anisotropy: wrote {args.json}", file=sys.stderr)
     if args.plot:

@@ -5,12 +5,11 @@ through :func:`jaxmetrics.confidence.compare_systems`, or MAUVE under one shared
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 
 from jaxmetrics.commands._util import (add_model_option, add_pooling_option, add_progress_options, check_outputs,
-                                      option_error, progress_enabled)
+                                       option_error, progress_enabled, write_json)
 from jaxmetrics._files import check_input_file
 from jaxmetrics.commands._options import add_dtype_option
 
@@ -141,9 +140,7 @@ def run(args: argparse.Namespace) -> int:
                "pairs": pairs}
         if args.metric == "mauve":
             doc.update(seeds=list(cmp.seeds), num_buckets=cmp.num_buckets, pooling=args.pooling)
-        with open(args.json, "w", encoding="utf-8") as fh:
-            json.dump(doc, fh, indent=2)
-            fh.write("\n")
+        write_json(args.json, doc)
     if args.plot:
         from jaxmetrics.plot import plot_leaderboard
 

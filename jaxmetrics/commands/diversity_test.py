@@ -2,10 +2,9 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
-from jaxmetrics.commands._util import add_progress_options, check_outputs, progress_enabled
+from jaxmetrics.commands._util import add_progress_options, check_outputs, progress_enabled, write_json
 from jaxmetrics._files import check_input_file
 from jaxmetrics.commands._options import add_dtype_option
 
@@ -91,6 +90,5 @@ def run(args: argparse.Namespace) -> int:
         plot_metric_vs_parameter(data.label_values, values, args.plot, label_name=data.label_name)
         print(f"jaxmetrics: plot saved to {args.plot}", file=sys.stderr)
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump(report.to_dict(), f, indent=2)
+        write_json(args.json, report)
     return 0

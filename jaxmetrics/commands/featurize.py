@@ -4,8 +4,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from jaxmetrics.commands._util import (add_model_option, add_pooling_option, add_progress_options, check_output_file,
-                                  progress_enabled)
+from jaxmetrics.commands._util import (add_model_option, add_pooling_option, add_progress_options,
+                                       check_output_file, progress_enabled)
 from jaxmetrics._files import check_input_file
 from jaxmetrics.commands._options import add_dtype_option
 

@@ -2,10 +2,9 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
-from jaxmetrics.commands._util import add_model_option, add_progress_options, progress_enabled
+from jaxmetrics.commands._util import add_model_option, add_progress_options, progress_enabled, write_json
 from jaxmetrics._files import check_input_file
 from jaxmetrics.commands._options import add_dtype_option
 
@@ -76,5 +75,5 @@ def run(args: argparse.Namespace) -> int:
                                 occasions=args.occasions, literal=args.literal, baselines=not args.no_baselines,
                                 max_length=args.max_length, batch_size=args.batch_size,
                                 progress=progress_enabled(args), dtype=args.dtype)
-    print(json.dumps(out.to_dict(), indent=2, sort_keys=True))
+    write_json(None, out, sort_keys=True)
     return 0

@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import json
 import os
 import sys
 
 from jaxmetrics.commands._util import (add_model_option, add_pooling_option, add_progress_options, check_outputs,
-                                      option_error, progress_enabled)
+                                       option_error, progress_enabled, write_json)
 from jaxmetrics._files import check_input_file
 from jaxmetrics.commands._options import add_dtype_option
 
@@ -422,7 +421,5 @@ def run(args: argparse.Namespace) -> int:
                                if len(seeds) > 1 else {"references vs candidates": np.asarray(rec["divergence_curve"][0])},
                                args.plot)
     if args.json_out:
-        with open(args.json_out, "w", encoding="utf-8") as f:
-            json.dump(rec, f, indent=2)
-            f.write("\n")
+        write_json(args.json_out, rec)
     return 0

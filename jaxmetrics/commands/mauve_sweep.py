@@ -3,11 +3,10 @@ files against a references file, along one setting: sample size, text length, k,
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 
-from jaxmetrics.commands._util import add_progress_options, check_outputs, progress_enabled
+from jaxmetrics.commands._util import add_progress_options, check_outputs, progress_enabled, write_json
 from jaxmetrics._files import check_input_file
 from jaxmetrics.commands.mauve import (ESTIMATORS, add_mauve_options, check_estimator_options, check_estimator_sizes,
                                        check_mauve_options, check_sizes, featurize_with,
@@ -271,9 +270,7 @@ def run(args: argparse.Namespace) -> int:
                               f"(s.e. {d.standard_error[v]:.4f}, t = {d.t_statistic[v]:.2f}, "
                               f"p = {d.p_value[v]:.3g}): {verdict} the seed noise")
     if args.json_out:
-        with open(args.json_out, "w", encoding="utf-8") as f:
-            json.dump(report, f, indent=2)
-            f.write("\n")
+        write_json(args.json_out, report)
     if args.csv_out:
         res.to_csv(args.csv_out)
     if args.plot:

@@ -2,10 +2,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
-from jaxmetrics.commands._util import add_model_option, add_progress_options, check_output_file, progress_enabled
+from jaxmetrics.commands._util import (add_model_option, add_progress_options, check_output_file, progress_enabled,
+                                       write_json)
 from jaxmetrics._files import check_input_file
 from jaxmetrics.commands._options import add_dtype_option
 
@@ -95,8 +95,6 @@ def run(args: argparse.Namespace) -> int:
     print(f"throughput   {res.tokens_per_second:.1f} tokens/s (scoring {res.seconds:.2f} s incl. compile; "
           f"load {t_load:.2f} s, tokenize {t_tok:.2f} s)")
     if args.json:
-        out = {"model": args.model, "dtype": args.dtype, "corpus": args.corpus, **res.to_dict()}
-        with open(args.json, "w") as f:
-            json.dump(out, f, indent=2)
+        write_json(args.json, {"model": args.model, "dtype": args.dtype, "corpus": args.corpus, **res.to_dict()})
     sys.stdout.flush()
     return 0

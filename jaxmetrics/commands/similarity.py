@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import argparse
 import csv
-import json
 
-from jaxmetrics.commands._util import add_model_option, add_progress_options, check_outputs, progress_enabled
+from jaxmetrics.commands._util import (add_model_option, add_progress_options, check_outputs, progress_enabled,
+                                       write_json)
 from jaxmetrics._files import check_input_file
 from jaxmetrics.commands._options import add_dtype_option
 
@@ -140,10 +140,9 @@ def _write_alignments(al, folder: str) -> None:
         pa = al.pair(k)
         pa.plot(os.path.join(folder, f"pair_{pa.index}.png"))
         pairs.append(pa.to_dict())
-    with open(os.path.join(folder, "alignments.json"), "w", encoding="utf-8") as fh:
-        json.dump({"signature": al.signature, "metric": al.metric, "temperature": al.temperature,
-                   "num_iterations": al.num_iterations, "pairs": pairs}, fh, indent=1)
-        fh.write("\n")
+    write_json(os.path.join(folder, "alignments.json"),
+               {"signature": al.signature, "metric": al.metric, "temperature": al.temperature,
+                "num_iterations": al.num_iterations, "pairs": pairs})
 
 
 def run(args: argparse.Namespace) -> int:
@@ -178,10 +177,7 @@ def run(args: argparse.Namespace) -> int:
         print("\n".join(["index\tprecision\trecall\tf1"] + [f"{i}\t{p:.6f}\t{r:.6f}\t{f:.6f}" for i, p, r, f in rows]))
     m = res.mean()
     if args.json:
-        with open(args.json, "w") as fh:
-            json.dump({**res.to_dict(), "bert_score_compat": bool(args.bert_score_compat), "mean": m.to_dict()},
-                      fh, indent=2)
-            fh.write("\n")
+        write_json(args.json, {**res.to_dict(), "bert_score_compat": bool(args.bert_score_compat), "mean": m})
     t = "" if res.temperature is None else f", T={res.temperature:g}"
     compat = ", bert_score compat" if args.bert_score_compat else ""
     print(f"{res.metric} (layer {res.layer}, centering {res.centering}{t}{compat}) over {len(rows)} pairs: "

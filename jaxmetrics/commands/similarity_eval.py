@@ -8,10 +8,10 @@ Pearson correlation per group and the size-weighted means.
 from __future__ import annotations
 
 import argparse
-import json
 import re
 
-from jaxmetrics.commands._util import add_model_option, add_progress_options, check_outputs, progress_enabled
+from jaxmetrics.commands._util import (add_model_option, add_progress_options, check_outputs, progress_enabled,
+                                       write_json)
 from jaxmetrics._files import check_input_file
 from jaxmetrics.commands._options import add_dtype_option
 
@@ -193,8 +193,6 @@ def run(args: argparse.Namespace) -> int:
                "score": args.score,
                "num_pairs": len(pairs),
                "group_names": list(res.group_names), "group_sizes": list(res.group_sizes),
-               "rank_by": args.rank_by, "best": best.to_dict(), "rows": [r.to_dict() for r in res.rows()]}
-        with open(args.json, "w", encoding="utf-8") as fh:
-            json.dump(doc, fh, indent=2, allow_nan=True)
-            fh.write("\n")
+               "rank_by": args.rank_by, "best": best, "rows": res.rows()}
+        write_json(args.json, doc)
     return 0
