@@ -223,7 +223,10 @@ class ModelLoaded(AssertionError):
 def no_model(monkeypatch):
     """Loading or resolving a model, featurizing a text, or running a pipeline that would, fails the
     test: the command or function under test must check its arguments first."""
-    import jaxmetrics.evaluation.pipeline  # noqa: F401  (imported before patching its sources)
+    # modules that bind these names when imported: imported before patching, so that the stand-ins
+    # never outlive the test
+    import jaxmetrics.evaluation.pipeline  # noqa: F401
+    import jaxmetrics.lm  # noqa: F401
     import jaxmetrics.mark_evaluate.pipeline as MEP
     import jaxmetrics.models as MO
     import jaxmetrics.models.loader as LO
