@@ -12,6 +12,7 @@ import os
 from typing import Any, Iterable
 
 from jaxmetrics._files import check_folder_writable
+from jaxmetrics.commands._options import POOLING_CHOICES
 
 __all__ = ["DefaultsHelpFormatter", "add_model_option", "add_pooling_option", "add_progress_options", "check_output_file", "check_outputs", "check_plot_file",
            "option_error", "progress_enabled", "write_json"]
@@ -28,6 +29,16 @@ class DefaultsHelpFormatter(argparse.HelpFormatter):
             return text
         return f"{text} (default: %(default)s)" if text else "(default: %(default)s)"
 
+    def _expand_help(self, action: argparse.Action) -> str:
+        # argparse joins an option's choices for every help text; read them (a library list, which may
+        # import JAX) only where the help shows them
+        if action.choices is not None and "%(choices)" not in (action.help or ""):
+            import copy
+
+            action = copy.copy(action)
+            action.choices = None
+        return super()._expand_help(action)
+
 
 def add_progress_options(parser: argparse.ArgumentParser) -> None:
     """``--quiet`` (hide progress bars; ``--no-progress`` is an alias)."""
@@ -39,11 +50,7 @@ def progress_enabled(args: argparse.Namespace) -> bool:
     return not getattr(args, "quiet", False)
 
 
-#: ``--pooling``'s values: ``auto`` and the names of :data:`jaxmetrics.models.POOLINGS` (spelled out here
-#: so that building the parser imports no model code; a test checks they agree).
-POOLING_CHOICES = ("auto", "cls", "last", "mean")
-
-POOLING_HELP = ("how a text becomes one vector (the library's pooling table): 'mean' (masked mean of the "
+POOLING_HELP = ("one of %(choices)s: how a text becomes one vector (the library's pooling table): 'mean' (masked mean of the "
                 "token vectors, special tokens included: the sentence-transformers convention), 'last' (the "
                 "last real token's vector, mauve-text's convention for GPT-2), 'cls' (the first token's "
                 "vector), or 'auto' (default): mean for encoders (BERT, RoBERTa, MiniLM), last token for "
@@ -66,7 +73,7 @@ def add_model_option(parser: argparse.ArgumentParser, role: str, *, option: str 
 
 
 def add_pooling_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--pooling", choices=POOLING_CHOICES, default="auto", help=POOLING_HELP)
+    parser.add_argument("--pooling", choices=POOLING_CHOICES, metavar="POOLING", default="auto", help=POOLING_HELP)
 
 
 def check_output_file(path: str, option: str) -> str:

@@ -11,9 +11,10 @@ import sys
 from jaxmetrics.commands._util import (add_model_option, add_pooling_option, add_progress_options, check_outputs,
                                        option_error, progress_enabled, write_json)
 from jaxmetrics._files import check_input_file
-from jaxmetrics.commands._options import add_dtype_option
+from jaxmetrics.commands._options import LibraryChoices, SCORES, add_dtype_option
 
-METRICS = ("bertscore", "twmd", "trwmd", "trwmd_lse", "wmd", "rwmd", "cka", "cosine", "mauve")
+#: ``--metric``: the similarities of :func:`jaxmetrics.similarity.compute_similarity`, and MAUVE
+METRICS = LibraryChoices("jaxmetrics.similarity.pipeline", "ALL_METRICS", after=("mauve",))
 
 
 def register(subparsers) -> None:
@@ -38,13 +39,13 @@ def register(subparsers) -> None:
                    help="one name per candidates file (default: the file names without their extension)")
     add_model_option(p, "encoder whose token vectors are compared")
     add_dtype_option(p)
-    p.add_argument("--metric", default="bertscore", choices=METRICS,
-                   help="the per-pair similarity, with its defaults as in 'jaxmetrics similarity' "
+    p.add_argument("--metric", default="bertscore", choices=METRICS, metavar="METRIC",
+                   help="one of %(choices)s: the per-pair similarity, with its defaults as in 'jaxmetrics similarity' "
                         "(default bertscore)")
-    p.add_argument("--score", default="f1", choices=("f1", "precision", "recall"),
-                   help="the per-pair score averaged over the pairs (default f1; not for mauve)")
-    p.add_argument("--method", default=None, choices=("bootstrap", "randomization"),
-                   help="p-values by the (paired) bootstrap or by approximate randomization (default bootstrap, "
+    p.add_argument("--score", default="f1", choices=SCORES, metavar="SCORE",
+                   help="one of %(choices)s: the per-pair score averaged over the pairs (default f1; not for mauve)")
+    p.add_argument("--method", default=None, choices=LibraryChoices("jaxmetrics.confidence", "COMPARISON_METHODS"),
+                   metavar="METHOD", help="one of %(choices)s: p-values by the (paired) bootstrap or by approximate randomization (default bootstrap, "
                         "randomization for mauve)")
     add_pooling_option(p)
     p.add_argument("--seeds", type=int, nargs="+", default=[25], metavar="S",

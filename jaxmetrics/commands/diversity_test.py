@@ -6,7 +6,7 @@ import sys
 
 from jaxmetrics.commands._util import add_progress_options, check_outputs, progress_enabled, write_json
 from jaxmetrics._files import check_input_file
-from jaxmetrics.commands._options import add_dtype_option
+from jaxmetrics.commands._options import LibraryChoices, add_dtype_option
 
 
 def register(subparsers) -> None:
@@ -27,8 +27,8 @@ def register(subparsers) -> None:
                    help="encoder (local HF directory or hub id) for neural metrics; default: the "
                         "all-MiniLM-L6-v2 package if installed, else none")
     add_dtype_option(p)
-    p.add_argument("--test", choices=("auto", "dec", "con"), default="auto",
-                   help="dec = correlation with a decoding parameter, con = binary content "
+    p.add_argument("--test", choices=LibraryChoices("jaxmetrics.diversity.report", "DIVERSITY_TESTS"), metavar="TEST",
+                   default="auto", help="one of %(choices)s: dec = correlation with a decoding parameter, con = binary content "
                         "labels (adds OCA); auto picks con for 0/1 labels (default: auto)")
     p.add_argument("--plot", default=None, metavar="PATH",
                    help="save a metric-vs-parameter plot (.png, .pdf, .svg, ...) (default: none)")

@@ -14,7 +14,7 @@ import sys
 from jaxmetrics.commands._util import (add_model_option, add_pooling_option, add_progress_options, check_outputs,
                                        option_error, progress_enabled, write_json)
 from jaxmetrics._files import check_input_file
-from jaxmetrics.commands._options import add_dtype_option
+from jaxmetrics.commands._options import LibraryChoices, add_dtype_option
 
 _FEATURE_SUFFIX = ".npy"
 #: mauve-text's seed.
@@ -23,11 +23,10 @@ DEFAULT_SEEDS = (25,)
 EXPLAIN_SEEDS = 5
 #: characters of a text printed by ``--explain`` (the JSON keeps it whole)
 EXPLAIN_WIDTH = 100
-#: ``--estimator``'s choices: ``jaxmetrics.mauve.frontier.estimators.available_estimators()``, spelled out so that
-#: ``--help`` imports no JAX (a test keeps them equal).
-ESTIMATORS = ("quantized", "knn", "classifier", "gaussian")
-#: ``--divergence``'s choices: ``jaxmetrics.mauve.frontier.divergences.DIVERGENCES`` (a test keeps them equal).
-DIVERGENCES = ("kl", "chi2", "hellinger", "tv", "js")
+#: ``--estimator``'s choices: :func:`jaxmetrics.mauve.frontier.estimators.available_estimators`
+ESTIMATORS = LibraryChoices("jaxmetrics.mauve.frontier.estimators", "available_estimators")
+#: ``--divergence``'s choices: :data:`jaxmetrics.mauve.frontier.divergences.DIVERGENCES`
+DIVERGENCES = LibraryChoices("jaxmetrics.mauve.frontier.divergences", "DIVERGENCES")
 #: Options that apply to ``--estimator quantized`` only, with their defaults (given otherwise: an error).
 QUANTIZED_ONLY = (("num_buckets", "--num-buckets", None),
                   ("kmeans_explained_var", "--kmeans-explained-var", 0.9),
@@ -66,11 +65,11 @@ def add_estimator_options(p: argparse.ArgumentParser, *, prefix: str = "--",
     """``--estimator`` and ``--divergence`` (the MAUVE family: ``compute_mauve(estimator=, divergence=)``);
     ``prefix='--mauve-'`` names them ``--mauve-estimator`` / ``--mauve-divergence``, ``without`` says
     what a density-ratio estimator does not give in that command."""
-    p.add_argument(f"{prefix}estimator", choices=ESTIMATORS, default="quantized",
+    p.add_argument(f"{prefix}estimator", choices=ESTIMATORS, metavar="ESTIMATOR", default="quantized",
                    help="how the divergence frontier is estimated: quantized (k-means histograms, "
                    "mauve-text's numbers) or a density-ratio estimator, knn, classifier or gaussian, keyed by "
                    f"each seed ({without}) (default quantized)")
-    p.add_argument(f"{prefix}divergence", choices=DIVERGENCES, default="kl",
+    p.add_argument(f"{prefix}divergence", choices=DIVERGENCES, metavar="DIVERGENCE", default="kl",
                    help="the f-divergence whose frontier MAUVE (and MAUVE*) summarises: kl (MAUVE as "
                    "published), chi2, hellinger, tv or js; the frontier integrals stay KL-based (default kl)")
 

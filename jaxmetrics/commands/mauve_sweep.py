@@ -8,12 +8,14 @@ import sys
 
 from jaxmetrics.commands._util import add_progress_options, check_outputs, progress_enabled, write_json
 from jaxmetrics._files import check_input_file
+from jaxmetrics.commands._options import LibraryChoices
 from jaxmetrics.commands.mauve import (ESTIMATORS, add_mauve_options, check_estimator_options, check_estimator_sizes,
                                        check_mauve_options, check_sizes, featurize_with,
                                        load_features, models_module, nonempty_texts, settings)
 
 _FEATURE_SUFFIX = ".npy"
-_OVER = ("n", "length", "k", "c", "quantizer")
+#: ``--over``: the settings of :func:`jaxmetrics.mauve.mauve_sweep`, and ``length`` (:func:`jaxmetrics.mauve.mauve_length_sweep`)
+_OVER = LibraryChoices("jaxmetrics.mauve.analysis.sweep_stages", "SWEEP_AXES", after=("length",))
 #: The settings a density-ratio ``--estimator`` is swept over (``mauve_sweep(estimator=...)``'s).
 _RATIO_OVER = ("n", "c")
 #: The sweep's seeds: mauve-text's 25 and the next four (jaxmetrics.mauve.mauve_sweep's default).
@@ -37,14 +39,14 @@ def register(subparsers) -> None:
     p.add_argument("--references", required=True, metavar="FILE", help="human texts (P), or .npy features")
     p.add_argument("--candidates", required=True, nargs="+", metavar="FILE",
                    help="one file per system (Q); the system is named after the file")
-    p.add_argument("--over", required=True, choices=_OVER, help="the setting to sweep")
+    p.add_argument("--over", required=True, choices=_OVER, metavar="SETTING", help="the setting to sweep: one of %(choices)s")
     p.add_argument("--values", nargs="+", default=None, metavar="V",
                    help="the setting's values, space- or comma-separated: sizes per side >= 2 (n), token "
                    "lengths (length), integers >= 2 or 'auto' (k), positive numbers (c), quantizer names "
                    "(quantizer); default: n/8, n/4, n/2, n (at least 20) for n; 32 64 128 256 (capped at the "
                    "model) for length; auto for k; 1 2 5 10 for c; kmeans drmm lattice for quantizer")
     add_mauve_options(p, seeds=DEFAULT_SEEDS, sweep=True)
-    p.add_argument("--estimator", choices=ESTIMATORS, default="quantized",
+    p.add_argument("--estimator", choices=ESTIMATORS, metavar="ESTIMATOR", default="quantized",
                    help="how each MAUVE is estimated: quantized (k-means histograms, mauve-text's numbers) or a "
                    "density-ratio estimator, knn, classifier or gaussian, keyed by each seed on the rows k-means "
                    "would get; with one, --over n or c only, no --num-buckets or k-means options, and no k or "

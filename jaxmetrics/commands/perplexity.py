@@ -7,7 +7,7 @@ import sys
 from jaxmetrics.commands._util import (add_model_option, add_progress_options, check_output_file, progress_enabled,
                                        write_json)
 from jaxmetrics._files import check_input_file
-from jaxmetrics.commands._options import add_dtype_option
+from jaxmetrics.commands._options import LibraryChoices, add_dtype_option
 
 
 def register(subparsers) -> None:
@@ -32,10 +32,10 @@ def register(subparsers) -> None:
     p.add_argument("--per-line", action="store_true",
                    help="treat each non-empty line as a separate document (default: the whole file is one "
                         "stream)")
-    p.add_argument("--convention", choices=("exact", "document"), default="exact",
-                   help="'exact' or 'document' (reproduce the Hugging Face doc's loop and count) (default: exact)")
-    p.add_argument("--reduction", choices=("corpus", "sequence"), default="corpus",
-                   help="corpus (token-weighted) or sequence (mean of per-document perplexities) "
+    p.add_argument("--convention", choices=LibraryChoices("jaxmetrics.lm.windows", "CONVENTIONS"),
+                   metavar="CONVENTION", default="exact", help="'exact' or 'document' (reproduce the Hugging Face doc's loop and count) (default: exact)")
+    p.add_argument("--reduction", choices=LibraryChoices("jaxmetrics.lm.windows", "REDUCTIONS"),
+                   metavar="REDUCTION", default="corpus", help="corpus (token-weighted) or sequence (mean of per-document perplexities) "
                         "(default: corpus)")
     p.add_argument("--json", default=None, metavar="PATH",
                    help="also write the result and its signature as JSON to this file (default: none)")
