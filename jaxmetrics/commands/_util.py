@@ -1,9 +1,12 @@
-"""Shared checks and options of the ``jaxmetrics`` sub-commands.
+"""Shared checks, options and output of the ``jaxmetrics`` sub-commands (the CLI layer only:
+library code never imports this module).
 
 Every sub-command checks all of its files before its first expensive step (loading a model,
 featurizing, scoring): inputs exist, are files and decode as UTF-8; outputs are not directories,
 their folder exists and is writable, and plots have a format matplotlib can write. Errors are
 ``ValueError`` s that name the option, which :func:`jaxmetrics.cli.main` prints as one line.
+
+Every JSON a command writes goes through :func:`write_json`.
 """
 from __future__ import annotations
 
@@ -14,8 +17,8 @@ from typing import Any, Iterable
 from jaxmetrics._files import check_folder_writable
 from jaxmetrics.commands._options import POOLING_CHOICES
 
-__all__ = ["DefaultsHelpFormatter", "add_model_option", "add_pooling_option", "add_progress_options", "check_output_file", "check_outputs", "check_plot_file",
-           "option_error", "progress_enabled", "write_json"]
+__all__ = ["DefaultsHelpFormatter", "add_model_option", "add_pooling_option", "add_progress_options", "check_output_file",
+           "check_outputs", "check_plot_file", "option_error", "progress_enabled", "write_json"]
 
 
 class DefaultsHelpFormatter(argparse.HelpFormatter):
