@@ -1,7 +1,7 @@
 """MAUVE sweeps on the bundled demo data: the numbers and figures of docs/analyses.md.
 
 The demo GPT-2 continues 10-token prompts from the held-out plays with greedy decoding, pure
-sampling and nucleus sampling (p = 0.9), as ``python -m jaxmetrics.demo`` does (its helpers are
+sampling and nucleus sampling (p = 0.9), as ``jaxmetrics demo`` does (its helpers are
 reused, one run per decoding); the human continuations are the references. Texts are 128 GPT-2
 tokens; features are all-MiniLM-L6-v2 sentence embeddings (mean pooling).
 

@@ -22,7 +22,7 @@ import sys
 
 def build_parser() -> argparse.ArgumentParser:
     from jaxmetrics import __version__
-    from jaxmetrics._cli_util import DefaultsHelpFormatter
+    from jaxmetrics.commands._util import DefaultsHelpFormatter
 
     parser = argparse.ArgumentParser(
         prog="jaxmetrics",
@@ -63,9 +63,19 @@ def _one_line_warnings() -> None:
     warnings.showwarning = show
 
 
+def _headless_plots() -> None:
+    """Figures are only saved to files here: matplotlib's Agg backend, chosen through ``MPLBACKEND``
+    (unless the user set it) before anything imports matplotlib, so building the parser still
+    imports neither matplotlib nor numpy. The library's plot functions never choose a backend."""
+    import os
+
+    os.environ.setdefault("MPLBACKEND", "Agg")
+
+
 def main(argv: list[str] | None = None) -> int:
     import warnings
 
+    _headless_plots()
     with warnings.catch_warnings():
         _one_line_warnings()
         cache_error = _apply_cache_option(argv)   # before any module that imports JAX

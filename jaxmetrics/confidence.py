@@ -45,8 +45,11 @@ from jax.scipy.special import ndtr, ndtri
 from jaxmetrics._validation import check_choice, check_int, check_key, check_open_unit, concrete_value
 from jaxmetrics.results import Result, static_field
 
-__all__ = ["Interval", "SignificantDifference", "SystemComparison", "bootstrap_indices", "compare_systems",
-           "confidence_interval", "randomization_draws", "resampling_p_values", "subsample_interval"]
+__all__ = ["COMPARISON_METHODS", "Interval", "SignificantDifference", "SystemComparison", "bootstrap_indices",
+           "compare_systems", "confidence_interval", "randomization_draws", "resampling_p_values", "subsample_interval"]
+
+#: ``compare_systems(method=)``: the paired bootstrap or approximate randomization
+COMPARISON_METHODS = ("bootstrap", "randomization")
 
 #: elements gathered per vmapped chunk when ``batch_size`` is not given (about 256 MiB of float32)
 CHUNK_ELEMENTS = 1 << 26
@@ -414,7 +417,7 @@ def compare_systems(statistic: Callable[[Any], Any], systems: Any, *, key: jax.A
     check_key(key)
     B = check_int(num_resamples, "num_resamples", minimum=2)
     conf = check_open_unit(confidence, "confidence")
-    check_choice(method, "method", ("bootstrap", "randomization"))
+    check_choice(method, "method", COMPARISON_METHODS)
     n = _num_items(datas[0], f"systems[{names[0]!r}]")
     first = jax.tree.structure(datas[0])
     for name, d in zip(names, datas):

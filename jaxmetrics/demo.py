@@ -31,17 +31,17 @@ paper's column layout, :data:`TABLE_COLUMNS` — is printed and saved under ``de
 (``results.md``, ``results.json``), next to the report and ``evaluate_generation``'s resumable
 cache (``cache/``: a rerun reuses the generations and features).
 
-Usage::
+Usage (the command line, :mod:`jaxmetrics.commands.demo`, builds the options and calls
+:func:`run_demo`)::
 
-    python -m jaxmetrics.demo                 # full size (a few minutes on 2 cores)
-    python -m jaxmetrics.demo --small         # the test suite's run (also JAXMETRICS_DEMO_SIZE=small):
-                                              # fewer k-means seeds, Self-BLEU samples and PPL tokens
+    jaxmetrics demo                 # full size (a few minutes on 2 cores)
+    jaxmetrics demo --small         # the test suite's run (also JAXMETRICS_DEMO_SIZE=small):
+                                    # fewer k-means seeds, Self-BLEU samples and PPL tokens
 
 Everything runs offline (``HF_HUB_OFFLINE=1`` is set here).
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
@@ -51,13 +51,12 @@ from pathlib import Path
 
 import numpy as np
 
-from jaxmetrics._demo_options import add_arguments  # re-exported; kept apart so the CLI builds it without JAX
 from jaxmetrics.evaluation.plot import CurveLegend
 from jaxmetrics.results import Result, static_field
 from jaxmetrics.signature import make_signature, model_id
 
-__all__ = ["DemoConfig", "DemoResult", "HeldoutPassages", "SIZES", "SlidingWindowPPL", "TABLE_COLUMNS", "add_arguments",
-           "format_table", "heldout_passages", "main", "run_demo", "run_from_args"]
+__all__ = ["DemoConfig", "DemoResult", "HeldoutPassages", "SIZES", "SlidingWindowPPL", "TABLE_COLUMNS",
+           "format_table", "heldout_passages", "run_demo"]
 
 
 def _offline() -> None:
@@ -362,43 +361,3 @@ def run_demo(cfg: DemoConfig = SIZES["full"], out_dir: str | os.PathLike = "demo
     print(f"\nsaved {out_dir}/results.json, results.md, divergence_curves.png (and report.*, lengths.png)  "
           f"({seconds:.0f}s)", file=sys.stderr)
     return result
-
-
-def run_from_args(args: argparse.Namespace) -> int:
-    """Run the demo from parsed :func:`add_arguments` options; returns the exit code 0.
-
-    Raises ``ValueError`` for an unknown ``JAXMETRICS_DEMO_SIZE`` or a bad ``--num-prompts``.
-    """
-    _offline()
-    size = "small" if args.small else os.environ.get("JAXMETRICS_DEMO_SIZE", "full")
-    if size not in SIZES:
-        raise ValueError(f"JAXMETRICS_DEMO_SIZE: expected one of {sorted(SIZES)}, got {size!r}")
-    cfg = SIZES[size]
-    over = {}
-    if args.num_prompts is not None:
-        if args.num_prompts < 10:
-            raise ValueError(f"num_prompts: expected at least 10, got {args.num_prompts}")
-        over.update(num_prompts=args.num_prompts, self_bleu_samples=min(cfg.self_bleu_samples, args.num_prompts))
-    if args.seed is not None:
-        over["seed"] = args.seed
-    if over:
-        from dataclasses import replace
-
-        cfg = replace(cfg, **over)
-    run_demo(cfg, out_dir=args.out, model=args.model, dtype=args.dtype)
-    return 0
-
-
-def main(argv=None) -> int:
-    """``python -m jaxmetrics.demo [--small] [--out DIR] ...``; returns the exit code."""
-    ap = argparse.ArgumentParser(prog="python -m jaxmetrics.demo", description=__doc__.splitlines()[0])
-    add_arguments(ap)
-    args = ap.parse_args(argv)
-    try:
-        return run_from_args(args)
-    except ValueError as e:
-        ap.error(str(e))
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -213,3 +213,29 @@ def feats(rng):
     ref = rng.normal(size=(40, 4)).astype(np.float32)
     cand = (rng.normal(size=(40, 4)) * 1.3 + 0.4).astype(np.float32)
     return ref, cand
+
+
+class ModelLoaded(AssertionError):
+    """Raised by the ``no_model`` fixture's stand-ins."""
+
+
+@pytest.fixture
+def no_model(monkeypatch):
+    """Loading or resolving a model, featurizing a text, or running a pipeline that would, fails the
+    test: the command or function under test must check its arguments first."""
+    # modules that bind these names when imported: imported before patching, so that the stand-ins
+    # never outlive the test
+    import jaxmetrics.evaluation.pipeline  # noqa: F401
+    import jaxmetrics.lm  # noqa: F401
+    import jaxmetrics.mark_evaluate.pipeline as MEP
+    import jaxmetrics.models as MO
+    import jaxmetrics.models.loader as LO
+    import jaxmetrics.models.protocol as PR
+
+    def loaded(*a, **k):
+        raise ModelLoaded("a model was loaded or a text featurized before the arguments were checked")
+
+    for mod, name in ((MO, "load_model"), (MO, "resolve_model"), (MO, "encode"), (LO, "load_model"),
+                      (PR, "resolve_model"), (PR, "load_model"), (MEP, "compute_mark_evaluate")):
+        if hasattr(mod, name):
+            monkeypatch.setattr(mod, name, loaded)

@@ -14,10 +14,14 @@ methods of exported classes) and fails on:
 8. a function named like its module, or a top-level export that shadows a sub-package;
 9. (seams, parsed with ``ast``, imports inside functions included) a module under
    ``jaxmetrics/`` importing another top-level package's ``_private`` name, or library code
-   (outside ``commands/``, ``cli.py``, ``_cli_util.py``) importing the CLI layer.
-10. (primitives, parsed with ``ast``) a primitive written outside the module that owns it:
+   (outside the CLI layer: ``commands/`` and ``cli.py``) importing the CLI layer;
+10. (primitives, docs rule 7, parsed with ``ast``) a primitive written outside the module that owns it:
    squared distances, k-NN selection, soft assignment, a length capped at the model's positions,
-   the resampling draws and p-values, the MAUVE frontier's grid, batches planned by hand in ``lm/``.
+   the resampling draws and p-values, the MAUVE frontier's grid, batches planned by hand in ``lm/``;
+11. (a thin command line) a ``matplotlib.use`` / ``pyplot.switch_backend`` outside the CLI layer,
+   a ``json.dump`` / ``json.dumps`` in the CLI layer outside ``commands/_util.write_json``, and a
+   command option whose choices are not a library constant (``LibraryChoices``) or a list of
+   names in the CLI layer that copies one.
 
 Rule 5 also holds for classes: every ``jaxmetrics`` class that an exported function returns is
 a ``Result``, except the metric states of rule 6 and the loaded model.
@@ -323,7 +327,10 @@ def test_evaluation_and_demo_are_covered():
 
 # ------------------------------------------------------------------------------ seams (rule 9)
 _ROOT = Path(jaxmetrics.__file__).parent
-_CLI_FILES = ("cli.py", "_cli_util.py")
+#: the CLI layer: ``cli.py`` and the ``commands/`` package (its helpers in ``commands/_*.py``)
+_CLI_FILES = ("cli.py",)
+_CLI_PACKAGE = "commands"
+_CLI_MODULES = ("jaxmetrics.cli", "jaxmetrics.commands")
 
 
 def _own_package(path: Path) -> str:
@@ -385,13 +392,11 @@ def _cli_import_offenders(files) -> list[str]:
     bad = []
     for path in files:
         rel = path.relative_to(_ROOT)
-        if rel.parts[0] == "commands" or str(rel) in _CLI_FILES:
+        if rel.parts[0] == _CLI_PACKAGE or str(rel) in _CLI_FILES:
             continue
         for line, module, names in _imports(path):
             targets = [module] + [f"{module}.{n}" for n in names]
-            if any(t == "jaxmetrics._cli_util" or t == "jaxmetrics.commands" or t.startswith(("jaxmetrics._cli_util.",
-                                                                                             "jaxmetrics.commands."))
-                   for t in targets):
+            if any(t == m or t.startswith(m + ".") for t in targets for m in _CLI_MODULES):
                 bad.append(f"{path.relative_to(_ROOT.parent)}:{line}: imports {module}"
                            + (f" ({', '.join(names)})" if names else ""))
     return bad
@@ -411,14 +416,16 @@ def test_seam_checks_catch_what_they_should(tmp_path, monkeypatch):
         "def f():\n"
         "    from jaxmetrics.models.loader import _secret\n"  # line 5: another package's private name
         "    from ..similarity import _centering\n"          # line 6: relative, same offence
-        "    from jaxmetrics._cli_util import resolve\n")     # line 7: the CLI layer
-    (root / "commands" / "c.py").write_text("from jaxmetrics._cli_util import x\n")
+        "    from jaxmetrics.commands._util import resolve\n")  # line 7: the CLI layer
+    (root / "commands" / "c.py").write_text("from jaxmetrics.commands._util import x\n")  # the CLI layer itself
+    (root / "demo.py").write_text("import sys\nif __name__ == '__main__':\n    import jaxmetrics.cli\n")
     monkeypatch.setattr(__import__(__name__), "_ROOT", root)
     files = sorted(root.rglob("*.py"))
     assert _private_import_offenders(files) == [
         "jaxmetrics/mauve/x.py:5: from jaxmetrics.models.loader import _secret",
         "jaxmetrics/mauve/x.py:6: from jaxmetrics.similarity import _centering"]
-    assert _cli_import_offenders(files) == ["jaxmetrics/mauve/x.py:7: imports jaxmetrics._cli_util (resolve)"]
+    assert _cli_import_offenders(files) == ["jaxmetrics/demo.py:3: imports jaxmetrics.cli",
+                                            "jaxmetrics/mauve/x.py:7: imports jaxmetrics.commands._util (resolve)"]
 
 
 def test_no_module_imports_another_packages_private_name():
@@ -429,7 +436,7 @@ def test_no_module_imports_another_packages_private_name():
 
 def test_library_code_never_imports_the_cli_layer():
     bad = _cli_import_offenders(_library_files())
-    assert not bad, "library code imports the CLI layer (jaxmetrics._cli_util / jaxmetrics.commands); move what " \
+    assert not bad, "library code imports the CLI layer (jaxmetrics.cli / jaxmetrics.commands); move what " \
                     "it needs into the library (docs/conventions.md, rule 9):\n" + "\n".join(bad)
 
 
@@ -588,4 +595,177 @@ def test_each_primitive_is_written_once():
                     "assignment: mauve.quantize.quantizers.soft_assignment; a length against the model's positions: " \
                     "jaxmetrics.models.check_max_length; resampling draws and p-values: bootstrap_indices, randomization_draws, " \
                     "resampling_p_values of jaxmetrics.confidence; the frontier's grid and end points: mixture_weights, " \
-                    "frontier_curve of mauve.frontier.histograms; LM batches: plan_batches / plan_rows of models.batching) (docs/conventions.md, rule 10):\n" + "\n".join(bad)
+                    "frontier_curve of mauve.frontier.histograms; LM batches: plan_batches / plan_rows of models.batching) (docs/conventions.md, rule 7):\n" + "\n".join(bad)
+
+
+# ------------------------------------------------------------------ a thin command line (rule 11)
+def _aliases(tree: ast.AST, module: str) -> set[str]:
+    """The names ``module`` is bound to in ``tree`` (``import matplotlib as mpl`` -> ``mpl``)."""
+    return {a.asname or a.name for n in ast.walk(tree) if isinstance(n, ast.Import)
+            for a in n.names if a.name == module}
+
+
+def _module_calls(path: Path, module: str, names: tuple[str, ...]):
+    """``(line, enclosing function or None, name)`` of each call of ``module.<name>`` (or of
+    ``<name>`` imported from ``module``) in ``path``, for ``name`` in ``names``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    mods = _aliases(tree, module)
+    direct = {a.asname or a.name: a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
+              and n.module == module for a in n.names if a.name in names}
+
+    def visit(node, func):
+        for child in ast.iter_child_nodes(node):
+            inner = child.name if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) else func
+            if isinstance(child, ast.Call):
+                f = child.func
+                if isinstance(f, ast.Attribute) and f.attr in names and isinstance(f.value, ast.Name) \
+                        and f.value.id in mods:
+                    yield child.lineno, func, f.attr
+                elif isinstance(f, ast.Name) and f.id in direct:
+                    yield child.lineno, func, direct[f.id]
+            yield from visit(child, inner)
+
+    yield from visit(tree, None)
+
+
+def _is_cli(path: Path) -> bool:
+    rel = path.relative_to(_ROOT)
+    return rel.parts[0] == _CLI_PACKAGE or str(rel) in _CLI_FILES
+
+
+def _backend_offenders(files) -> list[str]:
+    """Library code that switches matplotlib's backend (``matplotlib.use``, ``pyplot.switch_backend``)."""
+    bad = []
+    for path in files:
+        if _is_cli(path):
+            continue
+        calls = list(_module_calls(path, "matplotlib", ("use",)))
+        calls += list(_module_calls(path, "matplotlib.pyplot", ("switch_backend",)))
+        bad += [f"{path.relative_to(_ROOT.parent)}:{line}: {name}()" for line, _, name in calls]
+    return bad
+
+
+#: the one JSON writer of the commands: (file under jaxmetrics/, function)
+_JSON_WRITER = ("commands/_util.py", "write_json")
+
+
+def _json_offenders(files) -> list[str]:
+    """``json.dump`` / ``json.dumps`` in the CLI layer outside the one writer."""
+    bad = []
+    for path in files:
+        if not _is_cli(path):
+            continue
+        rel = str(path.relative_to(_ROOT))
+        for line, func, name in _module_calls(path, "json", ("dump", "dumps")):
+            if (rel, func) != _JSON_WRITER:
+                bad.append(f"{path.relative_to(_ROOT.parent)}:{line}: json.{name}()")
+    return bad
+
+
+def _literal_strings(node: ast.AST) -> tuple[str, ...] | None:
+    """The strings of a literal tuple / list / set of at least two strings, else ``None``."""
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)) and len(node.elts) >= 2 and all(
+            isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.elts):
+        return tuple(e.value for e in node.elts)
+    return None
+
+
+def _choice_offenders(files, library_lists) -> list[str]:
+    """In the CLI layer: a literal ``choices=``, or a literal list of names equal (as a set) to one
+    of ``library_lists`` (a copy of a library constant)."""
+    bad = []
+    for path in files:
+        if not _is_cli(path):
+            continue
+        where = path.relative_to(_ROOT.parent)
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+            if isinstance(node, ast.Call):
+                for kw in node.keywords:
+                    if kw.arg == "choices" and _literal_strings(kw.value) is not None:
+                        bad.append(f"{where}:{node.lineno}: choices={ast.unparse(kw.value)}")
+            names = _literal_strings(node)
+            if names is not None and any(set(names) == set(lib) for lib in library_lists):
+                bad.append(f"{where}:{node.lineno}: {ast.unparse(node)} copies a library list")
+    return sorted(set(bad))
+
+
+def _command_choices():
+    """``(command, option, choices)`` of every option with choices, from the real parser."""
+    from jaxmetrics.cli import build_parser
+
+    sub = next(a for a in build_parser()._actions if a.__class__.__name__ == "_SubParsersAction")
+    return [(name, a.option_strings[0] if a.option_strings else a.dest, a.choices)
+            for name, p in sorted(sub.choices.items()) for a in p._actions if a.choices is not None]
+
+
+def _library_lists(choices) -> list[tuple[str, ...]]:
+    """The library constants behind the commands' choices (without the options' own additions)."""
+    from jaxmetrics.commands._options import LibraryChoices
+
+    out = []
+    for _, _, c in choices:
+        if isinstance(c, LibraryChoices):
+            value = getattr(importlib.import_module(c.module), c.name)
+            out.append(tuple(value() if callable(value) else value))
+    return out
+
+
+def test_thin_cli_checks_catch_what_they_should(tmp_path, monkeypatch):
+    """The three checks below on a fake tree, with file:line."""
+    root = tmp_path / "jaxmetrics"
+    (root / "commands").mkdir(parents=True)
+    (root / "mauve").mkdir()
+    (root / "mauve" / "plot.py").write_text(
+        "import matplotlib as mpl\n"
+        "def f():\n"
+        "    mpl.use('Agg')\n"                                  # line 3: switches the backend
+        "    import matplotlib.pyplot as plt\n"
+        "    plt.switch_backend('svg')\n")                      # line 5
+    (root / "commands" / "_util.py").write_text(
+        "import json\n"
+        "def write_json(path, obj):\n"
+        "    return json.dumps(obj)\n")                         # the one writer: fine
+    (root / "commands" / "x.py").write_text(
+        "from json import dump\n"
+        "NAMES = ('kl', 'js')\n"                                # line 2: a copy of a library list
+        "def run(p, f):\n"
+        "    dump({}, f)\n"                                     # line 4: JSON by hand
+        "    p.add_argument('--m', choices=('a', 'b'))\n")      # line 5: literal choices
+    (root / "cli.py").write_text("import matplotlib\nmatplotlib.use('Agg')\n")   # the CLI may
+    monkeypatch.setattr(__import__(__name__), "_ROOT", root)
+    files = sorted(root.rglob("*.py"))
+    assert _backend_offenders(files) == ["jaxmetrics/mauve/plot.py:3: use()",
+                                         "jaxmetrics/mauve/plot.py:5: switch_backend()"]
+    assert _json_offenders(files) == ["jaxmetrics/commands/x.py:4: json.dump()"]
+    assert _choice_offenders(files, [("js", "kl", "tv")]) == ["jaxmetrics/commands/x.py:5: choices=('a', 'b')"]
+    assert _choice_offenders(files, [("js", "kl")]) == ["jaxmetrics/commands/x.py:2: ('kl', 'js') copies a library list",
+                                                        "jaxmetrics/commands/x.py:5: choices=('a', 'b')"]
+
+
+def test_plots_never_switch_the_backend():
+    bad = _backend_offenders(_library_files())
+    assert not bad, "library code switches matplotlib's backend; draw on a Figure (or the user's backend) " \
+                    "and leave the choice to the user or the CLI entry (docs/conventions.md, rule 11):\n" + \
+                    "\n".join(bad)
+
+
+def test_commands_write_json_through_the_one_writer():
+    bad = _json_offenders(_library_files())
+    assert not bad, "a command writes JSON by hand; call jaxmetrics.commands._util.write_json with the " \
+                    "result (docs/conventions.md, rule 11):\n" + "\n".join(bad)
+
+
+def test_command_choices_come_from_the_library():
+    """Every option with choices reads a library constant (:class:`LibraryChoices`, resolved when
+    first needed); no command spells out a list of names the library defines."""
+    from jaxmetrics.commands._options import LibraryChoices
+
+    choices = _command_choices()
+    literal = [f"jaxmetrics {cmd} {opt}" for cmd, opt, c in choices if not isinstance(c, LibraryChoices)]
+    assert not literal, "choices spelled out in the command line; offer the library's constant through " \
+                        "LibraryChoices (docs/conventions.md, rule 11):\n" + "\n".join(literal)
+    for cmd, opt, c in choices:
+        assert len(c) >= 2 and all(isinstance(x, str) for x in c), (cmd, opt, c)
+    bad = _choice_offenders(_library_files(), _library_lists(choices))
+    assert not bad, "the command line copies a list of names the library defines (docs/conventions.md, " \
+                    "rule 11):\n" + "\n".join(bad)

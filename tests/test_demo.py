@@ -1,4 +1,4 @@
-"""The demo (``python -m jaxmetrics.demo``): it runs offline, writes its files, and its numbers
+"""The demo (``jaxmetrics demo``): it runs offline, writes its files, and its numbers
 behave as the MAUVE paper describes (greedy far from human text, nucleus closest).
 
 Two sizes: ``make test`` runs ``--small --num-prompts 100`` (every output and metric, greedy far
@@ -159,8 +159,8 @@ def test_demo_table_format():
 
 
 def test_demo_bad_arguments(monkeypatch, capsys):
-    from jaxmetrics import demo
     from jaxmetrics.cli import main
+    from jaxmetrics.commands import demo
 
     monkeypatch.setenv("JAXMETRICS_DEMO_SIZE", "huge")
     with pytest.raises(SystemExit):

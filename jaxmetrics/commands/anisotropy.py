@@ -3,14 +3,13 @@ model's token vectors, before and after each centering (Chen et al. 2020, Figure
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
-from jaxmetrics._cli_util import add_model_option, add_progress_options, check_outputs, progress_enabled
+from jaxmetrics.commands._util import (add_model_option, add_progress_options, check_outputs, progress_enabled,
+                                       write_json)
 from jaxmetrics._files import check_input_file
-from jaxmetrics._options import add_dtype_option
+from jaxmetrics.commands._options import CENTERINGS, add_dtype_option
 
-_CENTERINGS = ("none", "dimension", "sentence", "corpus", "batch")
 
 
 def register(subparsers) -> None:
@@ -29,8 +28,8 @@ def register(subparsers) -> None:
     p.add_argument("texts", help="texts, one sentence per line (or .jsonl with 'text')")
     add_model_option(p, "encoder or decoder whose layers are measured")
     add_dtype_option(p)
-    p.add_argument("--centering", nargs="+", default=list(_CENTERINGS), choices=_CENTERINGS,
-                   metavar="NAME", help=f"centerings to compare (default all: {' '.join(_CENTERINGS)})")
+    p.add_argument("--centering", nargs="+", default=None, choices=CENTERINGS,
+                   metavar="NAME", help="centerings to compare, among %(choices)s (default: all of them)")
     p.add_argument("--num-pairs", type=int, default=10_000, help="random token pairs of the baseline (default: 10000)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random pairs (default: 0)")
     p.add_argument("--center-batch-size", type=int, default=32,
@@ -59,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     check_int(args.batch_size, "--batch-size", minimum=1)
     if args.max_length is not None:
         check_int(args.max_length, "--max-length", minimum=1)
-    centerings = list(dict.fromkeys(args.centering))
+    centerings = list(dict.fromkeys(args.centering or CENTERINGS))
     texts = read_texts(args.texts, name="texts")
     if args.drop_empty:
         n0 = len(texts)
@@ -84,9 +83,7 @@ def run(args: argparse.Namespace) -> int:
           f"{res.num_layers} layers (L0 = embeddings), {res.num_pairs} random pairs (seed {res.seed})")
     print(res.table())
     if args.json:
-        with open(args.json, "w") as fh:
-            json.dump(res.to_dict(), fh, indent=2)
-            fh.write("\n")
+        write_json(args.json, res)
         if progress:
             print(f"jaxmetrics anisotropy: wrote {args.json}", file=sys.stderr)
     if args.plot:

@@ -5,16 +5,16 @@ through :func:`jaxmetrics.confidence.compare_systems`, or MAUVE under one shared
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 
-from jaxmetrics._cli_util import (add_model_option, add_pooling_option, add_progress_options, check_outputs,
-                                  pooled_features, progress_enabled)
+from jaxmetrics.commands._util import (add_model_option, add_pooling_option, add_progress_options, check_outputs,
+                                       option_error, progress_enabled, write_json)
 from jaxmetrics._files import check_input_file
-from jaxmetrics._options import add_dtype_option
+from jaxmetrics.commands._options import LibraryChoices, SCORES, add_dtype_option
 
-METRICS = ("bertscore", "twmd", "trwmd", "trwmd_lse", "wmd", "rwmd", "cka", "cosine", "mauve")
+#: ``--metric``: the similarities of :func:`jaxmetrics.similarity.compute_similarity`, and MAUVE
+METRICS = LibraryChoices("jaxmetrics.similarity.pipeline", "ALL_METRICS", after=("mauve",))
 
 
 def register(subparsers) -> None:
@@ -39,13 +39,13 @@ def register(subparsers) -> None:
                    help="one name per candidates file (default: the file names without their extension)")
     add_model_option(p, "encoder whose token vectors are compared")
     add_dtype_option(p)
-    p.add_argument("--metric", default="bertscore", choices=METRICS,
-                   help="the per-pair similarity, with its defaults as in 'jaxmetrics similarity' "
+    p.add_argument("--metric", default="bertscore", choices=METRICS, metavar="METRIC",
+                   help="one of %(choices)s: the per-pair similarity, with its defaults as in 'jaxmetrics similarity' "
                         "(default bertscore)")
-    p.add_argument("--score", default="f1", choices=("f1", "precision", "recall"),
-                   help="the per-pair score averaged over the pairs (default f1; not for mauve)")
-    p.add_argument("--method", default=None, choices=("bootstrap", "randomization"),
-                   help="p-values by the (paired) bootstrap or by approximate randomization (default bootstrap, "
+    p.add_argument("--score", default="f1", choices=SCORES, metavar="SCORE",
+                   help="one of %(choices)s: the per-pair score averaged over the pairs (default f1; not for mauve)")
+    p.add_argument("--method", default=None, choices=LibraryChoices("jaxmetrics.confidence", "COMPARISON_METHODS"),
+                   metavar="METHOD", help="one of %(choices)s: p-values by the (paired) bootstrap or by approximate randomization (default bootstrap, "
                         "randomization for mauve)")
     add_pooling_option(p)
     p.add_argument("--seeds", type=int, nargs="+", default=[25], metavar="S",
@@ -141,22 +141,12 @@ def run(args: argparse.Namespace) -> int:
                "pairs": pairs}
         if args.metric == "mauve":
             doc.update(seeds=list(cmp.seeds), num_buckets=cmp.num_buckets, pooling=args.pooling)
-        with open(args.json, "w", encoding="utf-8") as fh:
-            json.dump(doc, fh, indent=2)
-            fh.write("\n")
+        write_json(args.json, doc)
     if args.plot:
-        import numpy as np
-        from matplotlib.figure import Figure
+        from jaxmetrics.plot import plot_leaderboard
 
-        fig = Figure(figsize=(6, 0.5 + 0.45 * len(names)))
-        ax = fig.subplots()
-        vals = np.array([[board[names[i]][k] for k in ("value", "low", "high")] for i in order])
-        ys = np.arange(len(order))[::-1]
-        ax.errorbar(vals[:, 0], ys, xerr=[vals[:, 0] - vals[:, 1], vals[:, 2] - vals[:, 0]], fmt="o", capsize=3)
-        ax.set_yticks(ys, [names[i] for i in order])
-        ax.set_xlabel("MAUVE" if args.metric == "mauve" else f"{args.metric} {args.score} (mean, {pct} interval)")
-        fig.tight_layout()
-        fig.savefig(args.plot)
+        plot_leaderboard({names[i]: board[names[i]] for i in order}, args.plot,
+                         xlabel="MAUVE" if args.metric == "mauve" else f"{args.metric} {args.score} (mean, {pct} interval)")
     return 0
 
 
@@ -165,26 +155,25 @@ def _mauve_board(args, lm, refs, systems):
     import jax
 
     from jaxmetrics.mauve import compare_mauve
-    from jaxmetrics.models import check_max_length, resolve_pooling
+    from jaxmetrics.mauve.pipeline.inputs import featurize_texts, featurized_signature
+    from jaxmetrics.signature import make_signature
 
-    max_length = check_max_length(lm, args.max_length, 1024, name="--max-length")
-    pooling = resolve_pooling(lm, args.pooling, name="--pooling")
-    kw = dict(max_length=max_length, batch_size=args.batch_size, progress=progress_enabled(args))
-    p = pooled_features(refs, lm, pooling, **kw)
-    feats = {}
-    for name, cands in systems.items():
-        if progress_enabled(args):
-            print(f"jaxmetrics compare: featurizing {name}", file=sys.stderr)
-        feats[name] = pooled_features(cands, lm, pooling, **kw)
+    if progress_enabled(args):
+        print(f"jaxmetrics compare: featurizing the references and {', '.join(systems)}", file=sys.stderr)
+    try:
+        made = featurize_texts({"references": refs, **systems}, model=lm, pooling=args.pooling,
+                               max_length=args.max_length, batch_size=args.batch_size, progress=progress_enabled(args))
+    except ValueError as e:
+        raise option_error(e, {"pooling": "--pooling", "max_length": "--max-length"}) from None
+    feats = dict(made.features)
+    p = feats.pop("references")
+    pooling, max_length = made.pooling, made.max_length
     cmp = compare_mauve(p, feats, key=jax.random.key(args.seed), seeds=tuple(args.seeds), method=args.method,
                         num_resamples=args.num_resamples, confidence=args.confidence)
     board = {n: {"value": float(cmp.scores[i]), "low": float(cmp.score_low[i]), "high": float(cmp.score_high[i])}
              for i, n in enumerate(cmp.names)}
-    from jaxmetrics.signature import extend_signature, make_signature
-
-    signature = extend_signature(make_signature("compare_mauve", seeds=list(cmp.seeds), num_buckets=cmp.num_buckets),
-                                 model=lm, layer=-1, pooling=pooling, max_length=max_length,
-                                 dtype=getattr(lm, "dtype", None))
+    signature = featurized_signature(make_signature("compare_mauve", seeds=list(cmp.seeds), num_buckets=cmp.num_buckets),
+                                     model=lm, pooling=pooling, max_length=max_length)
     title = (f"MAUVE against {len(refs)} references under one quantizer per seed ({len(cmp.seeds)}, k = "
              f"{cmp.num_buckets}), {pooling} pooling; {args.confidence:.0%} intervals from resampled rows;")
     return board, cmp, signature, title

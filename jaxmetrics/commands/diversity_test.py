@@ -2,12 +2,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
-from jaxmetrics._cli_util import add_progress_options, check_outputs, progress_enabled
+from jaxmetrics.commands._util import add_progress_options, check_outputs, progress_enabled, write_json
 from jaxmetrics._files import check_input_file
-from jaxmetrics._options import add_dtype_option
+from jaxmetrics.commands._options import LibraryChoices, add_dtype_option
 
 
 def register(subparsers) -> None:
@@ -28,8 +27,8 @@ def register(subparsers) -> None:
                    help="encoder (local HF directory or hub id) for neural metrics; default: the "
                         "all-MiniLM-L6-v2 package if installed, else none")
     add_dtype_option(p)
-    p.add_argument("--test", choices=("auto", "dec", "con"), default="auto",
-                   help="dec = correlation with a decoding parameter, con = binary content "
+    p.add_argument("--test", choices=LibraryChoices("jaxmetrics.diversity.report", "DIVERSITY_TESTS"), metavar="TEST",
+                   default="auto", help="one of %(choices)s: dec = correlation with a decoding parameter, con = binary content "
                         "labels (adds OCA); auto picks con for 0/1 labels (default: auto)")
     p.add_argument("--plot", default=None, metavar="PATH",
                    help="save a metric-vs-parameter plot (.png, .pdf, .svg, ...) (default: none)")
@@ -91,6 +90,5 @@ def run(args: argparse.Namespace) -> int:
         plot_metric_vs_parameter(data.label_values, values, args.plot, label_name=data.label_name)
         print(f"jaxmetrics: plot saved to {args.plot}", file=sys.stderr)
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump(report.to_dict(), f, indent=2)
+        write_json(args.json, report)
     return 0

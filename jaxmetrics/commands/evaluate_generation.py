@@ -6,9 +6,9 @@ import argparse
 import re
 import sys
 
-from jaxmetrics._cli_util import add_model_option, add_pooling_option, add_progress_options, progress_enabled
+from jaxmetrics.commands._util import add_model_option, add_pooling_option, add_progress_options, progress_enabled
 from jaxmetrics._files import check_input_file
-from jaxmetrics._options import add_dtype_option
+from jaxmetrics.commands._options import LibraryChoices, add_dtype_option
 from jaxmetrics.commands.mauve import add_estimator_options
 
 #: The library's argument names in error messages, and the options they come from: those of
@@ -99,8 +99,9 @@ def register(subparsers) -> None:
                    help="k-means (or --mauve-estimator) seeds of each setting's first run; run j shifts them "
                         "by j times their span, so runs never share one (default: 25 26 27 28 29; run 2 then "
                         "uses 30..34)")
-    p.add_argument("--mauve-scoring", choices=("mauve-text", "paper"), default="mauve-text",
-                   help="divergence-curve scoring: mauve-text's or the NeurIPS 2021 paper code's "
+    p.add_argument("--mauve-scoring", choices=LibraryChoices("jaxmetrics.mauve.frontier.histograms", "SCORINGS"),
+                   metavar="SCORING", default="mauve-text",
+                   help="one of %(choices)s: divergence-curve scoring: mauve-text's or the NeurIPS 2021 paper code's "
                         "(default: mauve-text)")
     add_estimator_options(p, prefix="--mauve-", without="no --num-buckets")
     p.add_argument("--hf-perplexity", action="store_true",

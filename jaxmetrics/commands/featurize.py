@@ -4,10 +4,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from jaxmetrics._cli_util import (add_model_option, add_pooling_option, add_progress_options, check_output_file, pooled_features,
-                                  progress_enabled)
+from jaxmetrics.commands._util import (add_model_option, add_pooling_option, add_progress_options,
+                                       check_output_file, progress_enabled)
 from jaxmetrics._files import check_input_file
-from jaxmetrics._options import add_dtype_option
+from jaxmetrics.commands._options import add_dtype_option
 
 
 def register(subparsers) -> None:
@@ -67,8 +67,9 @@ def run(args: argparse.Namespace) -> int:
             print(f"jaxmetrics featurize: dropped {n0 - len(texts)} empty text(s)", file=sys.stderr)
     check_texts(texts, "texts")
     lm = models.load_model(args.model, dtype=args.dtype)
-    feats = pooled_features(texts, lm, args.pooling, max_length=args.max_length, batch_size=args.batch_size,
-                            cache_dir=args.cache_dir, progress=progress_enabled(args), layer=args.layer)
+    feats = models.encode(texts, model=lm, layers=args.layer, pooling=args.pooling, max_length=args.max_length,
+                          batch_size=args.batch_size, cache_dir=args.cache_dir, progress=progress_enabled(args),
+                          desc="featurize").pooled[0]
     with open(args.out, "wb") as f:   # exactly the path given (np.save on a name would add .npy to it)
         np.save(f, feats)
     print(f"wrote {feats.shape[0]} x {feats.shape[1]} features ({resolve_pooling(lm, args.pooling)} pooling) "

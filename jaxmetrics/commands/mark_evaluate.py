@@ -2,12 +2,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
-from jaxmetrics._cli_util import add_model_option, add_progress_options, progress_enabled
+from jaxmetrics.commands._util import add_model_option, add_progress_options, progress_enabled, write_json
 from jaxmetrics._files import check_input_file
-from jaxmetrics._options import add_dtype_option
+from jaxmetrics.commands._options import LibraryChoices, add_dtype_option
 
 
 def register(subparsers) -> None:
@@ -33,8 +32,9 @@ def register(subparsers) -> None:
     p.add_argument("--token-level", action="store_true",
                    help="every token vector of the last 5 layers is a sample (default: one sentence embedding "
                         "per text)")
-    p.add_argument("--occasions", choices=["samples", "visits"], default="samples",
-                   help="ME-CAPTURE set-up: one occasion per sample (the paper; default) or the two "
+    p.add_argument("--occasions", choices=LibraryChoices("jaxmetrics.mark_evaluate.checks", "OCCASIONS"),
+                   metavar="OCCASIONS", default="samples",
+                   help="one of %(choices)s: ME-CAPTURE set-up: one occasion per sample (the paper; default) or the two "
                         "Petersen visits (default: samples)")
     p.add_argument("--literal", action="store_true",
                    help="the estimators as printed in the paper (default: the corrected estimators)")
@@ -76,5 +76,5 @@ def run(args: argparse.Namespace) -> int:
                                 occasions=args.occasions, literal=args.literal, baselines=not args.no_baselines,
                                 max_length=args.max_length, batch_size=args.batch_size,
                                 progress=progress_enabled(args), dtype=args.dtype)
-    print(json.dumps(out.to_dict(), indent=2, sort_keys=True))
+    write_json(None, out, sort_keys=True)
     return 0

@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import json
 import os
 import sys
 
-from jaxmetrics._cli_util import (add_model_option, add_pooling_option, add_progress_options, check_outputs, pooled_features,
-                                  progress_enabled)
+from jaxmetrics.commands._util import (add_model_option, add_pooling_option, add_progress_options, check_outputs,
+                                       option_error, progress_enabled, write_json)
 from jaxmetrics._files import check_input_file
-from jaxmetrics._options import add_dtype_option
+from jaxmetrics.commands._options import LibraryChoices, add_dtype_option
 
 _FEATURE_SUFFIX = ".npy"
 #: mauve-text's seed.
@@ -24,13 +23,10 @@ DEFAULT_SEEDS = (25,)
 EXPLAIN_SEEDS = 5
 #: characters of a text printed by ``--explain`` (the JSON keeps it whole)
 EXPLAIN_WIDTH = 100
-#: The truncation length when --max-length is not given: mauve-text's, capped at the model's positions.
-DEFAULT_MAX_LENGTH = 1024
-#: ``--estimator``'s choices: ``jaxmetrics.mauve.frontier.estimators.available_estimators()``, spelled out so that
-#: ``--help`` imports no JAX (a test keeps them equal).
-ESTIMATORS = ("quantized", "knn", "classifier", "gaussian")
-#: ``--divergence``'s choices: ``jaxmetrics.mauve.frontier.divergences.DIVERGENCES`` (a test keeps them equal).
-DIVERGENCES = ("kl", "chi2", "hellinger", "tv", "js")
+#: ``--estimator``'s choices: :func:`jaxmetrics.mauve.frontier.estimators.available_estimators`
+ESTIMATORS = LibraryChoices("jaxmetrics.mauve.frontier.estimators", "available_estimators")
+#: ``--divergence``'s choices: :data:`jaxmetrics.mauve.frontier.divergences.DIVERGENCES`
+DIVERGENCES = LibraryChoices("jaxmetrics.mauve.frontier.divergences", "DIVERGENCES")
 #: Options that apply to ``--estimator quantized`` only, with their defaults (given otherwise: an error).
 QUANTIZED_ONLY = (("num_buckets", "--num-buckets", None),
                   ("kmeans_explained_var", "--kmeans-explained-var", 0.9),
@@ -44,7 +40,7 @@ def add_mauve_options(p: argparse.ArgumentParser, *, seeds: tuple[int, ...], swe
     add_dtype_option(p)
     add_pooling_option(p)
     p.add_argument("--max-length", type=int, default=None, metavar="TOKENS",
-                   help=f"featurizer truncation in tokens, first tokens kept (default: {DEFAULT_MAX_LENGTH}, "
+                   help="featurizer truncation in tokens, first tokens kept (default: 1024, "
                    "mauve-text's, or the model's positions if fewer)" + (" (not for --over length)" if sweep else ""))
     p.add_argument("--batch-size", type=int, default=8, help="texts per featurizer forward pass (default 8)")
     p.add_argument("--cache-dir", default=None, metavar="DIR",
@@ -69,11 +65,11 @@ def add_estimator_options(p: argparse.ArgumentParser, *, prefix: str = "--",
     """``--estimator`` and ``--divergence`` (the MAUVE family: ``compute_mauve(estimator=, divergence=)``);
     ``prefix='--mauve-'`` names them ``--mauve-estimator`` / ``--mauve-divergence``, ``without`` says
     what a density-ratio estimator does not give in that command."""
-    p.add_argument(f"{prefix}estimator", choices=ESTIMATORS, default="quantized",
+    p.add_argument(f"{prefix}estimator", choices=ESTIMATORS, metavar="ESTIMATOR", default="quantized",
                    help="how the divergence frontier is estimated: quantized (k-means histograms, "
                    "mauve-text's numbers) or a density-ratio estimator, knn, classifier or gaussian, keyed by "
                    f"each seed ({without}) (default quantized)")
-    p.add_argument(f"{prefix}divergence", choices=DIVERGENCES, default="kl",
+    p.add_argument(f"{prefix}divergence", choices=DIVERGENCES, metavar="DIVERGENCE", default="kl",
                    help="the f-divergence whose frontier MAUVE (and MAUVE*) summarises: kl (MAUVE as "
                    "published), chi2, hellinger, tv or js; the frontier integrals stay KL-based (default kl)")
 
@@ -110,15 +106,6 @@ def check_estimator_sizes(estimator: str, n_ref: int, n_cand: int, cand_option: 
     if isinstance(folds, int) and min(n_ref, n_cand) < folds:
         raise ValueError(f"--estimator {estimator}: its {folds} cross-fitting folds need at least {folds} rows "
                          f"on each side; {sizes}")
-
-
-def option_error(e: Exception, renames: dict[str, str]) -> ValueError:
-    """``e`` with the library argument it names (``num_buckets: ...``) replaced by the option."""
-    msg = str(e)
-    for arg, option in renames.items():
-        if msg.startswith(f"{arg}:") or msg.startswith(f"{arg} "):
-            return ValueError(option + msg[len(arg):])
-    return ValueError(msg)
 
 
 def check_mauve_options(args: argparse.Namespace) -> None:
@@ -263,31 +250,23 @@ def models_module(option: str = "--model"):
     return models
 
 
-def featurize_with(args: argparse.Namespace, lm, texts: dict, *, command: str) -> tuple[dict, str, int]:
-    """Features of each list of ``texts`` with the loaded ``lm``, ``--pooling``, ``--max-length``
-    (default :data:`DEFAULT_MAX_LENGTH`, capped at the model's positions) and the cache; prints the
-    pooling on stderr. Returns ``(features by key, pooling used, max length used)``."""
+def featurize_with(args: argparse.Namespace, lm, texts: dict, *, command: str):
+    """:func:`jaxmetrics.mauve.pipeline.inputs.featurize_texts` of ``texts`` with the loaded ``lm``
+    and the command's ``--pooling``, ``--max-length``, ``--batch-size``, ``--cache-dir`` and
+    progress options, after one status line on stderr naming the featurizer, pooling and length."""
+    from jaxmetrics.mauve.pipeline.inputs import MAUVE_MAX_LENGTH, featurize_texts
+
     models = models_module()
-    pooling = models.resolve_pooling(lm, args.pooling, name="--pooling")
-    max_length = models.check_max_length(lm, args.max_length, DEFAULT_MAX_LENGTH, name="--max-length")
-    print(f"jaxmetrics {command}: featurizing with {args.model}: {pooling} pooling"
-          f"{' (--pooling auto)' if args.pooling == 'auto' else ''}, max length {max_length} tokens",
-          file=sys.stderr, flush=True)
-    kw = dict(max_length=max_length, batch_size=args.batch_size, cache_dir=args.cache_dir,
-              progress=progress_enabled(args))
-    return {key: pooled_features(t, lm, pooling, **kw) for key, t in texts.items()}, pooling, max_length
-
-
-def featurized_signature(signature: str, lm, pooling, max_length) -> str:
-    """``signature`` of a result computed from features that this command made with ``lm``: the
-    featurizer (with its weights' hash), layer, pooling, max length and dtype added, as
-    ``compute_mauve(p_text=..., model=lm)`` records them; unchanged for given features."""
-    if lm is None:
-        return signature
-    from jaxmetrics.signature import extend_signature
-
-    return extend_signature(signature, model=lm, layer=-1, pooling=pooling, max_length=max_length,
-                            dtype=getattr(lm, "dtype", None))
+    try:
+        pooling = models.resolve_pooling(lm, args.pooling, name="--pooling")
+        max_length = models.check_max_length(lm, args.max_length, MAUVE_MAX_LENGTH, name="--max-length")
+        print(f"jaxmetrics {command}: featurizing with {args.model}: {pooling} pooling"
+              f"{' (--pooling auto)' if args.pooling == 'auto' else ''}, max length {max_length} tokens",
+              file=sys.stderr, flush=True)
+        return featurize_texts(texts, model=lm, pooling=pooling, max_length=max_length, batch_size=args.batch_size,
+                               cache_dir=args.cache_dir, progress=progress_enabled(args))
+    except ValueError as e:
+        raise option_error(e, {"pooling": "--pooling", "max_length": "--max-length"}) from None
 
 
 def settings(args: argparse.Namespace, features: bool, pooling, max_length) -> dict:
@@ -408,8 +387,9 @@ def run(args: argparse.Namespace) -> int:
         p, q = p_in, q_in
     else:
         lm = models_module().load_model(args.model, dtype=args.dtype)
-        feats, pooling, max_length = featurize_with(args, lm, {"p": p_in, "q": q_in}, command="mauve")
-        p, q = feats["p"], feats["q"]
+        made = featurize_with(args, lm, {"p": p_in, "q": q_in}, command="mauve")
+        pooling, max_length = made.pooling, made.max_length
+        p, q = made.features["p"], made.features["q"]
     from jaxmetrics.mauve import compute_mauve, compute_mauve_seeds, plot_divergence_curves
 
     seeds = tuple(args.seeds)
@@ -426,7 +406,10 @@ def run(args: argparse.Namespace) -> int:
     out = (compute_mauve(**kw, **family, seed=seeds[0]) if len(seeds) == 1
            else compute_mauve_seeds(**kw, **family, seeds=seeds))
     rec = _result(out, seeds, n_ref, n_cand, settings(args, features, pooling, max_length))
-    rec = {"signature": featurized_signature(out.signature, None if features else lm, pooling, max_length), **rec}
+    from jaxmetrics.mauve.pipeline.inputs import featurized_signature
+
+    rec = {"signature": featurized_signature(out.signature, model=None if features else lm, pooling=pooling,
+                                             max_length=max_length), **rec}
     print(_score_line(rec, n_ref, n_cand, "" if pooling is None else f", {pooling} pooling"))
     if args.explain is not None:
         rec["explain"] = _explain(args, p, q, None if features else p_in, None if features else q_in, seeds, kw)
@@ -437,7 +420,5 @@ def run(args: argparse.Namespace) -> int:
                                if len(seeds) > 1 else {"references vs candidates": np.asarray(rec["divergence_curve"][0])},
                                args.plot)
     if args.json_out:
-        with open(args.json_out, "w", encoding="utf-8") as f:
-            json.dump(rec, f, indent=2)
-            f.write("\n")
+        write_json(args.json_out, rec)
     return 0

@@ -3,18 +3,19 @@ files against a references file, along one setting: sample size, text length, k,
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 
-from jaxmetrics._cli_util import add_progress_options, check_outputs, progress_enabled
+from jaxmetrics.commands._util import add_progress_options, check_outputs, progress_enabled, write_json
 from jaxmetrics._files import check_input_file
+from jaxmetrics.commands._options import LibraryChoices
 from jaxmetrics.commands.mauve import (ESTIMATORS, add_mauve_options, check_estimator_options, check_estimator_sizes,
-                                       check_mauve_options, check_sizes, featurize_with, featurized_signature,
+                                       check_mauve_options, check_sizes, featurize_with,
                                        load_features, models_module, nonempty_texts, settings)
 
 _FEATURE_SUFFIX = ".npy"
-_OVER = ("n", "length", "k", "c", "quantizer")
+#: ``--over``: the settings of :func:`jaxmetrics.mauve.mauve_sweep`, and ``length`` (:func:`jaxmetrics.mauve.mauve_length_sweep`)
+_OVER = LibraryChoices("jaxmetrics.mauve.analysis.sweep_stages", "SWEEP_AXES", after=("length",))
 #: The settings a density-ratio ``--estimator`` is swept over (``mauve_sweep(estimator=...)``'s).
 _RATIO_OVER = ("n", "c")
 #: The sweep's seeds: mauve-text's 25 and the next four (jaxmetrics.mauve.mauve_sweep's default).
@@ -38,14 +39,14 @@ def register(subparsers) -> None:
     p.add_argument("--references", required=True, metavar="FILE", help="human texts (P), or .npy features")
     p.add_argument("--candidates", required=True, nargs="+", metavar="FILE",
                    help="one file per system (Q); the system is named after the file")
-    p.add_argument("--over", required=True, choices=_OVER, help="the setting to sweep")
+    p.add_argument("--over", required=True, choices=_OVER, metavar="SETTING", help="the setting to sweep: one of %(choices)s")
     p.add_argument("--values", nargs="+", default=None, metavar="V",
                    help="the setting's values, space- or comma-separated: sizes per side >= 2 (n), token "
                    "lengths (length), integers >= 2 or 'auto' (k), positive numbers (c), quantizer names "
                    "(quantizer); default: n/8, n/4, n/2, n (at least 20) for n; 32 64 128 256 (capped at the "
                    "model) for length; auto for k; 1 2 5 10 for c; kmeans drmm lattice for quantizer")
     add_mauve_options(p, seeds=DEFAULT_SEEDS, sweep=True)
-    p.add_argument("--estimator", choices=ESTIMATORS, default="quantized",
+    p.add_argument("--estimator", choices=ESTIMATORS, metavar="ESTIMATOR", default="quantized",
                    help="how each MAUVE is estimated: quantized (k-means histograms, mauve-text's numbers) or a "
                    "density-ratio estimator, knn, classifier or gaussian, keyed by each seed on the rows k-means "
                    "would get; with one, --over n or c only, no --num-buckets or k-means options, and no k or "
@@ -219,10 +220,10 @@ def run(args: argparse.Namespace) -> int:
                                  **kw)
     else:
         if not features:
-            feats, pooling, max_length = featurize_with(args, lm, {"references": refs} | cands,
-                                                        command="mauve-sweep")
-            refs = feats.pop("references")
-            cands = feats
+            made = featurize_with(args, lm, {"references": refs} | cands, command="mauve-sweep")
+            pooling, max_length = made.pooling, made.max_length
+            cands = dict(made.features)
+            refs = cands.pop("references")
         _log(args, f"density ratios ({args.estimator}) and MAUVE for every {args.over} value, system and seed"
              if ratio else f"k-means and MAUVE for every {args.over} value, system and seed (one compiled call)")
         if args.over == "k":
@@ -248,8 +249,10 @@ def run(args: argparse.Namespace) -> int:
         conf["mauve_scaling_factor"] = None
     if args.over == "k":
         conf["num_buckets"] = None
-    sig = res.signature if args.over == "length" else featurized_signature(res.signature, None if features else lm,
-                                                                            pooling, max_length)
+    from jaxmetrics.mauve.pipeline.inputs import featurized_signature
+
+    sig = res.signature if args.over == "length" else featurized_signature(
+        res.signature, model=None if features else lm, pooling=pooling, max_length=max_length)
     report = {"signature": sig, "sweep": res.to_dict(), "rows": [r.to_dict() for r in rows], "settings": conf}
     if len(names) >= 2:
         ra = rank_agreement(res)
@@ -269,9 +272,7 @@ def run(args: argparse.Namespace) -> int:
                               f"(s.e. {d.standard_error[v]:.4f}, t = {d.t_statistic[v]:.2f}, "
                               f"p = {d.p_value[v]:.3g}): {verdict} the seed noise")
     if args.json_out:
-        with open(args.json_out, "w", encoding="utf-8") as f:
-            json.dump(report, f, indent=2)
-            f.write("\n")
+        write_json(args.json_out, report)
     if args.csv_out:
         res.to_csv(args.csv_out)
     if args.plot:

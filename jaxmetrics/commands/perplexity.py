@@ -2,12 +2,12 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
-from jaxmetrics._cli_util import add_model_option, add_progress_options, check_output_file, progress_enabled
+from jaxmetrics.commands._util import (add_model_option, add_progress_options, check_output_file, progress_enabled,
+                                       write_json)
 from jaxmetrics._files import check_input_file
-from jaxmetrics._options import add_dtype_option
+from jaxmetrics.commands._options import LibraryChoices, add_dtype_option
 
 
 def register(subparsers) -> None:
@@ -32,10 +32,10 @@ def register(subparsers) -> None:
     p.add_argument("--per-line", action="store_true",
                    help="treat each non-empty line as a separate document (default: the whole file is one "
                         "stream)")
-    p.add_argument("--convention", choices=("exact", "document"), default="exact",
-                   help="'exact' or 'document' (reproduce the Hugging Face doc's loop and count) (default: exact)")
-    p.add_argument("--reduction", choices=("corpus", "sequence"), default="corpus",
-                   help="corpus (token-weighted) or sequence (mean of per-document perplexities) "
+    p.add_argument("--convention", choices=LibraryChoices("jaxmetrics.lm.windows", "CONVENTIONS"),
+                   metavar="CONVENTION", default="exact", help="'exact' or 'document' (reproduce the Hugging Face doc's loop and count) (default: exact)")
+    p.add_argument("--reduction", choices=LibraryChoices("jaxmetrics.lm.windows", "REDUCTIONS"),
+                   metavar="REDUCTION", default="corpus", help="corpus (token-weighted) or sequence (mean of per-document perplexities) "
                         "(default: corpus)")
     p.add_argument("--json", default=None, metavar="PATH",
                    help="also write the result and its signature as JSON to this file (default: none)")
@@ -95,8 +95,6 @@ def run(args: argparse.Namespace) -> int:
     print(f"throughput   {res.tokens_per_second:.1f} tokens/s (scoring {res.seconds:.2f} s incl. compile; "
           f"load {t_load:.2f} s, tokenize {t_tok:.2f} s)")
     if args.json:
-        out = {"model": args.model, "dtype": args.dtype, "corpus": args.corpus, **res.to_dict()}
-        with open(args.json, "w") as f:
-            json.dump(out, f, indent=2)
+        write_json(args.json, {"model": args.model, "dtype": args.dtype, "corpus": args.corpus, **res.to_dict()})
     sys.stdout.flush()
     return 0

@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import argparse
 import csv
-import json
 
-from jaxmetrics._cli_util import add_model_option, add_progress_options, check_outputs, progress_enabled
+from jaxmetrics.commands._util import (add_model_option, add_progress_options, check_outputs, progress_enabled,
+                                       write_json)
 from jaxmetrics._files import check_input_file
-from jaxmetrics._options import add_dtype_option
+from jaxmetrics.commands._options import CENTERINGS, SIMILARITY_METRICS, SPECIAL_TOKENS, add_dtype_option
 
 # Options bert_score.score has no equivalent of: refused with --bert-score-compat (attribute, flag).
 _NOT_IN_BERT_SCORE = (("centering", "--centering"), ("temperature", "--temperature"),
@@ -38,15 +38,15 @@ def register(subparsers) -> None:
     add_model_option(p, "encoder whose token vectors are compared")
     add_dtype_option(p)
     p.add_argument("--metric", default=None,
-                   choices=("twmd", "trwmd", "trwmd_lse", "bertscore", "wmd", "rwmd", "cka", "cosine"),
-                   help="the similarity (default twmd; bertscore with --bert-score-compat)")
+                   choices=SIMILARITY_METRICS, metavar="METRIC",
+                   help="the similarity, one of %(choices)s (default twmd; bertscore with --bert-score-compat)")
     p.add_argument("--layer", type=int, default=None,
                    help="hidden_states index (0 = embeddings); default: the paper's layer, 10 of 12 / 19 of "
                         "24 / else the last; with --bert-score-compat bert_score's tuned layer of the model "
                         "(required when it has none)")
     p.add_argument("--centering", default=None,
-                   choices=("batch", "corpus", "sentence", "dimension", "none"),
-                   help="default: none for bertscore, batch for the other metrics (the paper's "
+                   choices=CENTERINGS, metavar="CENTERING",
+                   help="one of %(choices)s; default: none for bertscore, batch for the other metrics (the paper's "
                         "recommendation); none with --bert-score-compat")
     p.add_argument("--temperature", type=float, default=None,
                    help="T of the tempered metrics (default 0.10 TWMD / 0.15 TRWMD centred, 0.02 uncentred)")
@@ -59,8 +59,8 @@ def register(subparsers) -> None:
     p.add_argument("--bert-score-compat", action="store_true",
                    help="BERTScore as the bert_score package computes it, on its defaults (default off; "
                         "see below)")
-    p.add_argument("--special-tokens", default=None, choices=("drop", "cls", "keep"),
-                   help="special tokens in the matching (default drop)")
+    p.add_argument("--special-tokens", default=None, choices=SPECIAL_TOKENS, metavar="HOW",
+                   help="special tokens in the matching, one of %(choices)s (default drop)")
     p.add_argument("--batch-size", type=int, default=None,
                    help="texts per forward pass (default 64; with --bert-score-compat also bert_score's "
                         "batch_size)")
@@ -143,10 +143,9 @@ def _write_alignments(al, folder: str) -> None:
         pa = al.pair(k)
         pa.plot(os.path.join(folder, f"pair_{pa.index}.png"))
         pairs.append(pa.to_dict())
-    with open(os.path.join(folder, "alignments.json"), "w", encoding="utf-8") as fh:
-        json.dump({"signature": al.signature, "metric": al.metric, "temperature": al.temperature,
-                   "num_iterations": al.num_iterations, "pairs": pairs}, fh, indent=1)
-        fh.write("\n")
+    write_json(os.path.join(folder, "alignments.json"),
+               {"signature": al.signature, "metric": al.metric, "temperature": al.temperature,
+                "num_iterations": al.num_iterations, "pairs": pairs})
 
 
 def run(args: argparse.Namespace) -> int:
@@ -180,10 +179,7 @@ def run(args: argparse.Namespace) -> int:
         print("\n".join(["index\tprecision\trecall\tf1"] + [f"{i}\t{p:.6f}\t{r:.6f}\t{f:.6f}" for i, p, r, f in rows]))
     m = res.mean()
     if args.json:
-        with open(args.json, "w") as fh:
-            json.dump({**res.to_dict(), "bert_score_compat": bool(args.bert_score_compat), "mean": m.to_dict()},
-                      fh, indent=2)
-            fh.write("\n")
+        write_json(args.json, {**res.to_dict(), "bert_score_compat": bool(args.bert_score_compat), "mean": m})
     t = "" if res.temperature is None else f", T={res.temperature:g}"
     compat = ", bert_score compat" if args.bert_score_compat else ""
     print(f"{res.metric} (layer {res.layer}, centering {res.centering}{t}{compat}) over {len(rows)} pairs: "

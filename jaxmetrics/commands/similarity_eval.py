@@ -8,16 +8,16 @@ Pearson correlation per group and the size-weighted means.
 from __future__ import annotations
 
 import argparse
-import json
 import re
 
-from jaxmetrics._cli_util import add_model_option, add_progress_options, check_outputs, progress_enabled
+from jaxmetrics.commands._util import (add_model_option, add_progress_options, check_outputs, progress_enabled,
+                                       write_json)
 from jaxmetrics._files import check_input_file
-from jaxmetrics._options import add_dtype_option
+from jaxmetrics.commands._options import (CENTERINGS, LibraryChoices, RANKINGS, SCORES, SPECIAL_TOKENS,
+                                          add_dtype_option)
 
 # Kept here (not imported from jaxmetrics.similarity) so that building the parser stays cheap.
-_METRICS = ("bertscore", "cosine", "cka", "wmd", "rwmd", "twmd", "trwmd", "trwmd_lse")
-_CENTERINGS = ("none", "dimension", "sentence", "corpus", "batch")
+_METRICS = LibraryChoices("jaxmetrics.similarity.sweep", "SWEEP_METRICS")
 _GRID_AXES = {"t": "temperatures", "temperature": "temperatures", "temperatures": "temperatures",
               "i": "iterations", "iterations": "iterations", "num_iterations": "iterations",
               "l": "layers", "layer": "layers", "layers": "layers",
@@ -46,7 +46,8 @@ def register(subparsers) -> None:
                    help="a grid axis, e.g. T=0.02,0.05,0.1 (axes: T / temperatures, iterations, layers, "
                         "centering, metric); repeatable")
     p.add_argument("--metric", default=None,
-                   help=f"metric(s), comma-separated, among {', '.join(_METRICS)} (default twmd)")
+                   help="metric(s), comma-separated, among the similarities of 'jaxmetrics similarity --metric' "
+                        "(default twmd)")
     p.add_argument("--temperatures", default=None,
                    help="temperatures, comma-separated (default: the paper's T of each centering)")
     p.add_argument("--iterations", "--num-iterations", dest="iterations", default=None,
@@ -54,16 +55,17 @@ def register(subparsers) -> None:
     p.add_argument("--layers", default=None,
                    help="hidden_states indices: '4-6', '4,6,8' or '-1' (default 10 base / 19 large / last)")
     p.add_argument("--centering", default=None,
-                   help=f"centering method(s), comma-separated, among {', '.join(_CENTERINGS)} (default: each "
+                   help="centering method(s), comma-separated, among those of 'jaxmetrics similarity --centering' "
+                        "(default: each "
                         f"metric's own, none for bertscore and batch for the others, as the paper recommends)")
-    p.add_argument("--score", default="f1", choices=("f1", "precision", "recall"),
-                   help="which per-pair score is correlated (default f1)")
-    p.add_argument("--rank-by", default="weighted_pearson", choices=("weighted_pearson", "weighted_spearman"),
-                   help="how the best setting is chosen (default weighted_pearson)")
+    p.add_argument("--score", default="f1", choices=SCORES, metavar="SCORE",
+                   help="which per-pair score is correlated, one of %(choices)s (default f1)")
+    p.add_argument("--rank-by", default="weighted_pearson", choices=RANKINGS, metavar="STATISTIC",
+                   help="how the best setting is chosen, one of %(choices)s (default weighted_pearson)")
     p.add_argument("--center-batch-size", type=int, default=32,
                    help="pairs per centering batch, restarting at every group (default 32)")
-    p.add_argument("--special-tokens", default="drop", choices=("drop", "cls", "keep"),
-                   help="special tokens in the matching (default drop)")
+    p.add_argument("--special-tokens", default="drop", choices=SPECIAL_TOKENS, metavar="HOW",
+                   help="special tokens in the matching, one of %(choices)s (default drop)")
     p.add_argument("--batch-size", type=int, default=64, help="texts per forward pass (default 64)")
     p.add_argument("--max-length", type=int, default=None,
                    help="truncation in tokens (default 512, or the model's positions when fewer)")
@@ -149,7 +151,7 @@ def _grid(args: argparse.Namespace) -> dict:
         out["num_iterations"] = _ints(*axes["iterations"], minimum=1)
     if "layers" in axes:
         out["layers"] = _ints(*axes["layers"])
-    out["centering"] = _names(*axes["centering"], _CENTERINGS) if "centering" in axes else None
+    out["centering"] = _names(*axes["centering"], CENTERINGS) if "centering" in axes else None
     out["metric"] = _names(*axes["metric"], _METRICS) if "metric" in axes else ["twmd"]
     return out
 
@@ -193,8 +195,6 @@ def run(args: argparse.Namespace) -> int:
                "score": args.score,
                "num_pairs": len(pairs),
                "group_names": list(res.group_names), "group_sizes": list(res.group_sizes),
-               "rank_by": args.rank_by, "best": best.to_dict(), "rows": [r.to_dict() for r in res.rows()]}
-        with open(args.json, "w", encoding="utf-8") as fh:
-            json.dump(doc, fh, indent=2, allow_nan=True)
-            fh.write("\n")
+               "rank_by": args.rank_by, "best": best, "rows": res.rows()}
+        write_json(args.json, doc)
     return 0

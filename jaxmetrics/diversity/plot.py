@@ -1,4 +1,7 @@
-"""Plots of the diversity family (matplotlib, Agg backend): every metric against the parameter."""
+"""Plots of the diversity family (matplotlib): every metric against the parameter.
+
+Figures are built without pyplot and saved to a file, so the user's matplotlib backend and
+pyplot's figure list are never touched."""
 from __future__ import annotations
 
 from typing import Any
@@ -33,13 +36,13 @@ def plot_metric_vs_parameter(params: Any, values: SetMetricValues, path: str, *,
       >>> os.path.getsize(out) > 0
       True
     """
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
+
     if not isinstance(values, SetMetricValues):
         raise TypeError(f"values: expected SetMetricValues (compute_set_metrics), got {type(values).__name__}")
     p = np.asarray(params, np.float64)
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig = Figure(figsize=(6, 4))
+    ax = fig.subplots()
     for name in values.names:
         v = np.asarray(values[name], np.float64)
         z = (v - v.mean()) / (v.std() if v.std() > 0 else 1.0)
@@ -50,5 +53,4 @@ def plot_metric_vs_parameter(params: Any, values: SetMetricValues, path: str, *,
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
-    plt.close(fig)
     return path

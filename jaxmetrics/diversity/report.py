@@ -18,7 +18,10 @@ from jaxmetrics.diversity.set_metrics import SetMetricValues, compute_set_metric
 from jaxmetrics.results import Result, static_field
 from jaxmetrics.signature import make_signature
 
-__all__ = ["DiversityTestRow", "DiversityTestReport", "run_diversity_test"]
+__all__ = ["DIVERSITY_TESTS", "DiversityTestRow", "DiversityTestReport", "run_diversity_test"]
+
+#: ``test=``: the decoding test (decTest), the content test (conTest), or ``'auto'``
+DIVERSITY_TESTS = ("auto", "dec", "con")
 
 
 class DiversityTestRow(Result):
@@ -124,7 +127,7 @@ def run_diversity_test(response_sets: Sequence[Sequence[str]] | None, params: An
       (1.0, 'dec')
     """
     p = np.asarray(params, np.float64)
-    check_choice(test, "test", ("auto", "dec", "con"))
+    check_choice(test, "test", DIVERSITY_TESTS)
     if test == "auto":
         test = "con" if np.all((p == 0) | (p == 1)) else "dec"
     metrics = set_metric_names(metrics)

@@ -77,13 +77,13 @@ def curve_legend(curves: dict[str, Any], rows: dict[str, dict], labels: dict[str
     return CurveLegend(labels=out, caption=caption)
 
 
-def _pyplot():
-    import matplotlib
+def _figure(figsize: tuple[float, float]):
+    """A figure and its axes, built without pyplot: saving it touches neither the user's matplotlib
+    backend nor pyplot's list of open figures."""
+    from matplotlib.figure import Figure
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
+    fig = Figure(figsize=figsize)
+    return fig, fig.subplots()
 
 
 def plot_report_curves(report: Any, path: str | os.PathLike, labels: dict[str, str] | None = None, *,
@@ -92,24 +92,21 @@ def plot_report_curves(report: Any, path: str | os.PathLike, labels: dict[str, s
     k-means seed) with the :func:`curve_legend` labels and caption to ``path``; returns the legend."""
     from jaxmetrics.mauve.plot import plot_divergence_curves
 
-    plt = _pyplot()
     legend = curve_legend(report.curves, report.rows, labels)
-    fig, ax = plt.subplots(figsize=(7.5, 6.5))
+    fig, ax = _figure((7.5, 6.5))
     plot_divergence_curves(list(report.curves.values()), labels=legend.labels, ax=ax,
                            title=title or "Divergence curves: human (P) vs model (Q)")
     ax.legend(ax.lines, legend.labels, loc="lower left", fontsize="small")  # the areas are in the labels
     fig.text(0.01, 0.01, legend.caption, fontsize="x-small", va="bottom", ha="left")
     fig.tight_layout(rect=(0, 0.07, 1, 1))
     fig.savefig(path, dpi=120)
-    plt.close(fig)
     return legend
 
 
 def plot_report_lengths(report: Any, path: str | os.PathLike, labels: dict[str, str] | None = None) -> None:
     """Save the histograms of the continuation lengths of every row of ``report`` to ``path``."""
-    plt = _pyplot()
     labels = labels or {}
-    fig, ax = plt.subplots(figsize=(7, 4.5))
+    fig, ax = _figure((7, 4.5))
     hi = max(int(np.max(v)) for v in report.lengths.values() if len(v)) + 1
     bins = np.linspace(0, hi, min(hi, 40) + 1)
     for k, v in report.lengths.items():
@@ -120,4 +117,3 @@ def plot_report_lengths(report: Any, path: str | os.PathLike, labels: dict[str, 
     ax.legend(fontsize="small")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
-    plt.close(fig)

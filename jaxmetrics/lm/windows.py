@@ -54,7 +54,13 @@ from jaxmetrics.models.protocol import resolve_model
 from jaxmetrics.results import Result, static_field
 from jaxmetrics.signature import make_signature
 
-__all__ = ["WindowLayout", "window_layout", "WindowScores", "score_windows", "PerplexityResult", "perplexity"]
+__all__ = ["CONVENTIONS", "REDUCTIONS", "WindowLayout", "window_layout", "WindowScores", "score_windows",
+           "PerplexityResult", "perplexity"]
+
+#: ``convention=``: the two window conventions of the module docstring
+CONVENTIONS = ("exact", "document")
+#: ``reduction=``: one perplexity for the corpus, or one per sequence
+REDUCTIONS = ("corpus", "sequence")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -115,7 +121,7 @@ def window_layout(lengths: Sequence[int], max_length: int, stride: int, *, conve
       >>> lay.start.tolist(), lay.length.tolist(), lay.doc_count.tolist()
       ([0, 4, 8], [4, 4, 2], [3, 3, 1])
     """
-    check_choice(convention, "convention", ("exact", "document"))
+    check_choice(convention, "convention", CONVENTIONS)
     L = check_int(max_length, "max_length", minimum=2)
     s = check_int(stride, "stride", minimum=1)
     if s > L:
@@ -410,8 +416,8 @@ def perplexity(token_ids, *, model, max_length: int | None = None, stride: int |
       >>> res   # doctest: +ELLIPSIS
       PerplexityResult(perplexity=..., nll=..., num_tokens=99, ..., convention='exact', max_length=32, stride=16, reduction='corpus')
     """
-    check_choice(reduction, "reduction", ("corpus", "sequence"))
-    check_choice(convention, "convention", ("exact", "document"))
+    check_choice(reduction, "reduction", REDUCTIONS)
+    check_choice(convention, "convention", CONVENTIONS)
     lm = _causal(model, "perplexity", dtype)
     ctx = _context_length(lm)
     L = ctx if max_length is None else check_int(max_length, "max_length", minimum=2)

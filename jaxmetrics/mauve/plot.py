@@ -1,6 +1,9 @@
-"""Plots of MAUVE: divergence curves and sweeps (matplotlib, Agg backend: works without a display).
+"""Plots of MAUVE: divergence curves and sweeps (matplotlib).
 
-matplotlib is imported when a figure is drawn, not when this module is imported.
+matplotlib is imported when a figure is drawn, not when this module is imported. Figures are
+made with pyplot in the user's backend (so a notebook shows them), which is never switched: where
+there is no display, matplotlib itself falls back to Agg, and the command line sets Agg at its
+entry (:func:`jaxmetrics.cli.main`).
 """
 from __future__ import annotations
 
@@ -59,11 +62,7 @@ def plot_divergence_curves(
       >>> len(fig.axes[0].lines)
       1
     """
-    import matplotlib
-
-    if ax is None:
-        matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt   # the user's backend, whatever it is (Agg where there is no display)
 
     if isinstance(curves, Mapping):
         labels = list(curves.keys()) if labels is None else list(labels)
@@ -136,11 +135,7 @@ def plot_sweep(sweep: Any, path: str | os.PathLike | None = None, *, title: str 
       >>> len(plot_sweep(res).axes[0].lines) >= 1
       True
     """
-    import matplotlib
-
-    if ax is None:
-        matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt   # the user's backend, whatever it is (Agg where there is no display)
 
     # a quantizer sweep, or one with a non-numeric value (k = 'auto'), is drawn on a categorical axis
     categorical = sweep.setting == "quantizer" or not all(

@@ -38,25 +38,7 @@ def _text_files(tmp_path, n):
 
 
 
-class _Loaded(AssertionError):
-    pass
-
-
-@pytest.fixture
-def no_model(monkeypatch):
-    """Loading or resolving any model fails the test."""
-    import jaxmetrics.evaluation.pipeline  # noqa: F401  (imported before patching its sources)
-    import jaxmetrics.models as MO
-    import jaxmetrics.models.loader as LO
-    import jaxmetrics.models.protocol as PR
-
-    def loaded(*a, **k):
-        raise _Loaded("a model was loaded before the arguments were checked")
-
-    for mod, name in ((MO, "load_model"), (MO, "resolve_model"), (LO, "load_model"), (PR, "resolve_model"),
-                      (PR, "load_model")):
-        if hasattr(mod, name):
-            monkeypatch.setattr(mod, name, loaded)
+# no_model: tests/conftest.py
 
 
 # ----------------------------------------------------------------------------- checks before any model

@@ -22,7 +22,11 @@ from jaxmetrics import _validation as V
 from jaxmetrics.mauve.sizes import _warn_at_caller, resolve_num_buckets
 from jaxmetrics.results import Result, static_field
 
-__all__ = ["MauveInputs", "POOLING_CHOICES", "check_pooling", "get_features", "device_context"]
+__all__ = ["MAUVE_MAX_LENGTH", "MauveInputs", "POOLING_CHOICES", "TextFeatures", "check_pooling", "device_context",
+           "featurize_texts", "featurized_signature", "get_features"]
+
+#: mauve-text's truncation of a text, in tokens (``max_text_length``); capped at a model's positions.
+MAUVE_MAX_LENGTH = 1024
 
 #: The ``pooling=`` values of the MAUVE pipelines: the names of :data:`jaxmetrics.models.POOLINGS`
 #: and ``'auto'`` (spelled out here so that checking them imports no model code).
@@ -213,6 +217,93 @@ def get_features(
         dtype = None if dtype is None else np.dtype(dtype).name
     return MauveInputs(p_features=p, q_features=q, p_source=sources[0], q_source=sources[1], pooling=used,
                        featurizer=who, dtype=dtype, max_length=length)
+
+
+class TextFeatures(Result):
+    """Output of :func:`featurize_texts`: MAUVE features of named sets of texts, all made with one
+    featurizer, pooling and truncation.
+
+    Attributes:
+      features: ``{name: [n, d] float32 features}``, one entry per set of texts, in the order given.
+      pooling: the named pooling used (``'last'``, ``'mean'`` or ``'cls'``; ``'auto'`` resolved).
+      max_length: the truncation in tokens used (capped at the model's positions).
+    """
+
+    features: dict[str, np.ndarray]
+    pooling: str = static_field(default="last")
+    max_length: int = static_field(default=MAUVE_MAX_LENGTH)
+
+
+def featurize_texts(texts: Any, *, model: Any, pooling: str = "last", max_length: int | None = None,
+                    batch_size: int = 8, cache_dir: Any = None, progress: bool = True,
+                    dtype: Any = None) -> TextFeatures:
+    """MAUVE features of several sets of texts with one featurizer: the final layer's hidden states
+    pooled by ``pooling``, every set through the encoding engine (:func:`jaxmetrics.models.encode`)
+    with the same settings, so their features are comparable (what ``compute_mauve(p_text=...,
+    q_text=...)`` does for two sets, for any number of sets: the systems of a comparison, the
+    sizes or lengths of a sweep).
+
+    Args:
+      texts: ``{name: N non-empty strings}`` (a mapping; its order is kept).
+      model: a loaded model, a hub id or a local checkpoint directory
+        (:func:`jaxmetrics.models.resolve_model`).
+      pooling: ``'last'`` (default: mauve-text's convention for every model), ``'mean'``, ``'cls'``
+        or ``'auto'`` (last token for a decoder, mean for an encoder).
+      max_length: truncation in tokens, first tokens kept; ``None``: :data:`MAUVE_MAX_LENGTH`
+        (mauve-text's 1024) or the model's positions if fewer. A value above the model's positions
+        is capped at them with a warning.
+      batch_size: texts per forward pass.
+      cache_dir: optional feature cache folder (an interrupted run resumes where it stopped).
+      progress: show progress bars on stderr.
+      dtype: the model's compute dtype (``None``: a loaded model's own, float32 for a path).
+
+    Returns:
+      :class:`TextFeatures`: the features per name, the pooling and the truncation used.
+
+    Examples:
+      >>> from jaxmetrics.data import demo_model_dir
+      >>> out = featurize_texts({"p": ["a text", "another"], "q": ["one more"]}, model=demo_model_dir(),
+      ...                       progress=False)
+      >>> out.features["p"].shape[0], out.pooling, out.max_length
+      (2, 'last', 128)
+    """
+    from collections.abc import Mapping
+
+    if not isinstance(texts, Mapping):
+        raise TypeError(f"texts: expected a mapping {{name: list of texts}}, got {type(texts).__name__}")
+    check_pooling(pooling)
+    models = _featurizers("texts")
+    lm = models.resolve_model(model, dtype=dtype)
+    used = models.resolve_pooling(lm, pooling)
+    length = models.check_max_length(lm, max_length, MAUVE_MAX_LENGTH)
+    feats = {}
+    for name, group in texts.items():
+        try:
+            feats[name] = np.asarray(models.encode(group, model=lm, layers=-1, pooling=used, max_length=length,
+                                                   batch_size=batch_size, cache_dir=cache_dir, progress=progress,
+                                                   desc="featurize").pooled[0])
+        except (ValueError, TypeError) as e:
+            raise type(e)(f"texts[{name!r}]: {e}") from e
+    return TextFeatures(features=feats, pooling=used, max_length=length)
+
+
+def featurized_signature(signature: str, *, model: Any, pooling: str, max_length: int, dtype: Any = None) -> str:
+    """``signature`` of a result computed from features that :func:`featurize_texts` made with the
+    loaded ``model``: the featurizer (with its weights' hash), layer, pooling, max length and dtype
+    added, as ``compute_mauve(p_text=..., model=model)`` records them. ``dtype``: the model's compute
+    dtype (``None``: the loaded model's own); ``model=None`` (features given) returns ``signature``
+    unchanged.
+
+    Examples:
+      >>> featurized_signature("metric:mauve|jaxmetrics:0.1.0|seeds:25", model=None, pooling=None, max_length=None)
+      'metric:mauve|jaxmetrics:0.1.0|seeds:25'
+    """
+    if model is None:
+        return signature
+    from jaxmetrics.signature import extend_signature
+
+    return extend_signature(signature, model=model, layer=-1, pooling=pooling, max_length=max_length,
+                            dtype=getattr(model, "dtype", None) if dtype is None else dtype)
 
 
 def device_context(device_id: int):

@@ -36,7 +36,7 @@ def test_choices_are_the_library_s():
     from jaxmetrics.mauve.frontier.estimators import available_estimators
     from jaxmetrics.mauve.frontier.divergences import DIVERGENCES as LIB_DIVERGENCES
 
-    assert sorted(ESTIMATORS) == available_estimators() and ESTIMATORS[0] == "quantized"
+    assert list(ESTIMATORS) == available_estimators()   # read from the library when first needed
     assert DIVERGENCES == LIB_DIVERGENCES
 
 

@@ -104,7 +104,8 @@ def test_cli_text_files_use_the_model(npy_files, tmp_path, monkeypatch, capsys):
     import jaxmetrics.models as MO
 
     monkeypatch.setattr(MO, "load_model", lambda name, dtype: seen.setdefault("loaded", (name, dtype)) and Decoder())
-    monkeypatch.setattr(MO, "encode", fake_encode)          # the CLI featurizes through the encoding engine
+    monkeypatch.setattr(MO, "resolve_model", lambda model, dtype=None: model)   # the fake is a loaded model
+    monkeypatch.setattr(MO, "encode", fake_encode)          # the library featurizes through the encoding engine
     h, m = tmp_path / "human.txt", tmp_path / "model.jsonl"
     h.write_text("".join(f"a human text {i}\n" for i in range(20)) + "\n")
     m.write_text("".join(f'{{"text": "a model text {i}"}}\n' for i in range(18)))
@@ -187,6 +188,7 @@ def test_cli_explain_ranks_generations_and_human_texts(tmp_path, monkeypatch, ca
     import jaxmetrics.models as MO
 
     monkeypatch.setattr(MO, "load_model", lambda name, dtype: Encoder())
+    monkeypatch.setattr(MO, "resolve_model", lambda model, dtype=None: model)   # the fake is a loaded model
     monkeypatch.setattr(MO, "encode", fake_encode)
     h, m = tmp_path / "human.txt", tmp_path / "model.txt"
     h.write_text("".join(f"human text {i}\n" for i in range(120)))

@@ -1,20 +1,24 @@
-"""Shared checks and options of the ``jaxmetrics`` sub-commands.
+"""Shared checks, options and output of the ``jaxmetrics`` sub-commands (the CLI layer only:
+library code never imports this module).
 
 Every sub-command checks all of its files before its first expensive step (loading a model,
 featurizing, scoring): inputs exist, are files and decode as UTF-8; outputs are not directories,
 their folder exists and is writable, and plots have a format matplotlib can write. Errors are
 ``ValueError`` s that name the option, which :func:`jaxmetrics.cli.main` prints as one line.
+
+Every JSON a command writes goes through :func:`write_json`.
 """
 from __future__ import annotations
 
 import argparse
 import os
-from typing import Iterable
+from typing import Any, Iterable
 
 from jaxmetrics._files import check_folder_writable
+from jaxmetrics.commands._options import POOLING_CHOICES
 
-__all__ = ["DefaultsHelpFormatter", "add_model_option", "add_pooling_option", "add_progress_options", "check_output_file", "check_outputs", "check_plot_file",
-           "pooled_features", "progress_enabled"]
+__all__ = ["DefaultsHelpFormatter", "add_model_option", "add_pooling_option", "add_progress_options", "check_output_file",
+           "check_outputs", "check_plot_file", "option_error", "progress_enabled", "write_json"]
 
 
 class DefaultsHelpFormatter(argparse.HelpFormatter):
@@ -28,6 +32,16 @@ class DefaultsHelpFormatter(argparse.HelpFormatter):
             return text
         return f"{text} (default: %(default)s)" if text else "(default: %(default)s)"
 
+    def _expand_help(self, action: argparse.Action) -> str:
+        # argparse joins an option's choices for every help text; read them (a library list, which may
+        # import JAX) only where the help shows them
+        if action.choices is not None and "%(choices)" not in (action.help or ""):
+            import copy
+
+            action = copy.copy(action)
+            action.choices = None
+        return super()._expand_help(action)
+
 
 def add_progress_options(parser: argparse.ArgumentParser) -> None:
     """``--quiet`` (hide progress bars; ``--no-progress`` is an alias)."""
@@ -39,11 +53,7 @@ def progress_enabled(args: argparse.Namespace) -> bool:
     return not getattr(args, "quiet", False)
 
 
-#: ``--pooling``'s values: ``auto`` and the names of :data:`jaxmetrics.models.POOLINGS` (spelled out here
-#: so that building the parser imports no model code; a test checks they agree).
-POOLING_CHOICES = ("auto", "cls", "last", "mean")
-
-POOLING_HELP = ("how a text becomes one vector (the library's pooling table): 'mean' (masked mean of the "
+POOLING_HELP = ("one of %(choices)s: how a text becomes one vector (the library's pooling table): 'mean' (masked mean of the "
                 "token vectors, special tokens included: the sentence-transformers convention), 'last' (the "
                 "last real token's vector, mauve-text's convention for GPT-2), 'cls' (the first token's "
                 "vector), or 'auto' (default): mean for encoders (BERT, RoBERTa, MiniLM), last token for "
@@ -66,7 +76,7 @@ def add_model_option(parser: argparse.ArgumentParser, role: str, *, option: str 
 
 
 def add_pooling_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--pooling", choices=POOLING_CHOICES, default="auto", help=POOLING_HELP)
+    parser.add_argument("--pooling", choices=POOLING_CHOICES, metavar="POOLING", default="auto", help=POOLING_HELP)
 
 
 def check_output_file(path: str, option: str) -> str:
@@ -115,9 +125,37 @@ def check_outputs(args: argparse.Namespace, options: Iterable[tuple[str, str]]) 
             (check_plot_file if option == "--plot" else check_output_file)(value, option)
 
 
-def pooled_features(texts, lm, pooling: str, *, layer: int = -1, **kw):
-    """Features ``[N, D]`` of ``texts``: one call of the encoding engine with ``pooling``
-    (``'auto'`` or a name of :data:`jaxmetrics.models.POOLINGS`) at ``layer``."""
-    from jaxmetrics.models import encode
+def option_error(e: Exception, renames: dict[str, str]) -> ValueError:
+    """``e`` with the library argument it names (``num_buckets: ...``) replaced by the option."""
+    msg = str(e)
+    for arg, option in renames.items():
+        if msg.startswith(f"{arg}:") or msg.startswith(f"{arg} "):
+            return ValueError(option + msg[len(arg):])
+    return ValueError(msg)
 
-    return encode(texts, model=lm, layers=layer, pooling=pooling, desc="featurize", **kw).pooled[0]
+
+def _json_default(obj: Any) -> Any:
+    """What :mod:`json` cannot write itself: a result (its ``to_dict()``), a NumPy array or scalar."""
+    if hasattr(obj, "to_dict"):
+        return obj.to_dict()
+    if hasattr(obj, "tolist"):
+        return obj.tolist()
+    raise TypeError(f"cannot write a {type(obj).__name__} as JSON")
+
+
+def write_json(path: str | None, obj: Any, *, sort_keys: bool = False) -> None:
+    """The one JSON writer of the commands: ``obj`` (a result, written as its ``to_dict()``, or plain
+    data that may hold results and NumPy values) as indented JSON ending in a newline, to the file
+    ``path`` (UTF-8) or, with ``path=None``, to stdout. Non-finite numbers are written as
+    ``NaN`` / ``Infinity``, as Python's :mod:`json` reads them."""
+    import json
+    import sys
+
+    if hasattr(obj, "to_dict"):
+        obj = obj.to_dict()
+    text = json.dumps(obj, indent=2, sort_keys=sort_keys, default=_json_default) + "\n"
+    if path is None:
+        sys.stdout.write(text)
+        return
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(text)

@@ -10,7 +10,7 @@ import pytest
 from jaxmetrics.cli import main
 
 
-# no_model: tests/mauve/conftest.py
+# no_model: tests/conftest.py
 
 
 @pytest.fixture

@@ -34,7 +34,7 @@ def _options():
 
 
 def test_help_appends_a_default_it_does_not_already_state():
-    from jaxmetrics._cli_util import DefaultsHelpFormatter
+    from jaxmetrics.commands._util import DefaultsHelpFormatter
 
     p = argparse.ArgumentParser(prog="x", formatter_class=DefaultsHelpFormatter)
     p.add_argument("--k", type=int, default=3, help="neighbours")

@@ -12,23 +12,7 @@ from jaxmetrics.cli import main
 
 
 
-class _Loaded(AssertionError):
-    pass
-
-
-@pytest.fixture
-def no_model(monkeypatch):
-    """Loading a model, or running a pipeline that would, fails the test."""
-    import jaxmetrics.mark_evaluate.pipeline as MEP
-    import jaxmetrics.models as MO
-    import jaxmetrics.models.loader as LO
-
-    def loaded(*a, **k):
-        raise _Loaded("a model was loaded before the arguments were checked")
-
-    for mod, name in ((MO, "load_model"), (MO, "resolve_model"), (LO, "load_model"),
-                      (MEP, "compute_mark_evaluate")):
-        monkeypatch.setattr(mod, name, loaded)
+# no_model: tests/conftest.py
 
 
 @pytest.fixture
@@ -112,4 +96,4 @@ def test_perplexity_window_longer_than_the_context_names_the_option(tmp_path, te
            "--max-length: 200 exceeds the model's context size 128")
 
 
-# Every option's help stating its default, for every command: tests/test_cli_surface.py.
+# Every option's help stating its default, for every command: tests/commands/test_cli_surface.py.

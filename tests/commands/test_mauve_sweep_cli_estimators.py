@@ -27,7 +27,7 @@ def feats(tmp_path_factory):
     return d, p, a, b
 
 
-# no_model: tests/mauve/conftest.py
+# no_model: tests/conftest.py
 
 
 def _code(argv):
