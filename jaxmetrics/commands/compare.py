@@ -14,7 +14,7 @@ from jaxmetrics._files import check_input_file
 from jaxmetrics.commands._options import LibraryChoices, SCORES, add_dtype_option
 
 #: ``--metric``: the similarities of :func:`jaxmetrics.similarity.compute_similarity`, and MAUVE
-METRICS = LibraryChoices("jaxmetrics.similarity.pipeline", "ALL_METRICS", after=("mauve",))
+METRICS = LibraryChoices("jaxmetrics.similarity.settings", "SIMILARITY_METRICS", after=("mauve",))
 
 
 def register(subparsers) -> None:

@@ -17,7 +17,7 @@ from jaxmetrics.commands._options import (CENTERINGS, LibraryChoices, RANKINGS, 
                                           add_dtype_option)
 
 # Kept here (not imported from jaxmetrics.similarity) so that building the parser stays cheap.
-_METRICS = LibraryChoices("jaxmetrics.similarity.sweep", "SWEEP_METRICS")
+_METRICS = LibraryChoices("jaxmetrics.similarity.settings", "SIMILARITY_METRICS")
 _GRID_AXES = {"t": "temperatures", "temperature": "temperatures", "temperatures": "temperatures",
               "i": "iterations", "iterations": "iterations", "num_iterations": "iterations",
               "l": "layers", "layer": "layers", "layers": "layers",

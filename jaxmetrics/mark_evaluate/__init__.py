@@ -54,7 +54,6 @@ from jaxmetrics.mark_evaluate.baselines import (
     prd_curve,
     prd_f_beta,
 )
-from jaxmetrics.mark_evaluate.state import FIDState, IMPARState, MarkEvaluateState, PRDState
 from jaxmetrics.mark_evaluate.pipeline import MarkEvaluateResult, compute_mark_evaluate, embed_texts
 from jaxmetrics.mark_evaluate.intervals import mark_evaluate_interval
 
@@ -73,3 +72,23 @@ __all__ = [
     "me_schnabel", "neighborhood_counts", "petersen_estimate", "prd", "prd_curve", "prd_f_beta",
     "schnabel_estimate",
 ]
+
+#: The metric states (flax.struct) are imported on first access, so that the k-NN kernel this
+#: package owns (``knn_hyperspheres``, which MAUVE's k-NN estimator and lattice quantizer use)
+#: loads no Flax.
+_LAZY_STATES = ("FIDState", "IMPARState", "MarkEvaluateState", "PRDState")
+
+
+def __getattr__(name: str):
+    if name in _LAZY_STATES:
+        from jaxmetrics.mark_evaluate import state
+
+        value = getattr(state, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'jaxmetrics.mark_evaluate' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))
+
