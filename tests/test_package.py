@@ -134,6 +134,7 @@ def test_featurizer_defaults_do_not_warn_explicit_lengths_warn_at_the_caller(min
     assert [Path(w.filename).resolve() for w in rec] == [Path(__file__).resolve()]
 
 
+@pytest.mark.real_model
 def test_perplexity_cli_on_its_defaults_with_the_demo_model(tmp_path, capsys):
     """`jaxmetrics perplexity corpus.txt --model <demo model>` needs no --stride / --max-length:
     window and stride default to the model's context, and the number is the API's."""
