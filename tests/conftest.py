@@ -251,6 +251,44 @@ def tiny_checkpoint_dir(tmp_path_factory):
     return make
 
 
+@pytest.fixture(scope="module")
+def gpt2_dir(tiny_checkpoint_dir):
+    """Directory of the default tiny random GPT-2 (one per test process)."""
+    return tiny_checkpoint_dir("gpt2")
+
+
+@pytest.fixture(scope="module")
+def gpt2(gpt2_dir):
+    """The default tiny random GPT-2, loaded once per module that asks for it."""
+    from jaxmetrics.models import load_model
+
+    return load_model(gpt2_dir)
+
+
+@pytest.fixture(scope="module")
+def gpt2_torch(gpt2_dir):
+    """The same tiny GPT-2 loaded by transformers (PyTorch), for parity tests."""
+    pytest.importorskip("torch")
+    from transformers import GPT2LMHeadModel
+
+    return GPT2LMHeadModel.from_pretrained(gpt2_dir).eval()
+
+
+def two_samples(n: int = 40, d: int = 6, shift=0.5, seed: int = 0):
+    """``p ~ N(0, I)`` and ``q ~ N(shift, I)``, ``[n, d]`` float32 each, drawn in that order."""
+    rng = np.random.default_rng(seed)
+    p = rng.normal(size=(n, d)).astype(np.float32)
+    q = (rng.normal(size=(n, d)) + np.asarray(shift)).astype(np.float32)
+    return p, q
+
+
+@pytest.fixture(scope="module")
+def pq(request):
+    """Feature samples ``(p, q)`` for MAUVE tests: :func:`two_samples` with the settings of the
+    module's ``PQ`` dict (e.g. ``PQ = dict(n=300, d=16, shift=0.3)``), or its defaults."""
+    return two_samples(**getattr(request.module, "PQ", {}))
+
+
 @pytest.fixture
 def x64():
     """Run the test body with 64-bit JAX arrays (parity tests)."""
