@@ -109,7 +109,7 @@ HEAVY_FIRST = (
 #   real_model   tests that use the real all-MiniLM-L6-v2 encoder or the bundled demo GPT-2 on
 #                real text;
 #   heavy        the slowest unit tests: every test of a file in HEAVY_FIRST (measured at 45 s or
-#                more), and HEAVY_TESTS (measured with --durations).
+#                more) or in HEAVY_FILES (measured per test, summed per file).
 # The marks are set here, from a test's fixtures (their whole closure, so a fixture built on
 # `minilm` counts) and from its file's name, not its folder: they follow a file that moves. A file
 # marks a test itself (a decorator or pytestmark) only where these rules cannot tell, e.g. a test
@@ -122,7 +122,10 @@ INTEGRATION_FILES = (
 INTEGRATION_FIXTURES = frozenset({
     "eight_devices",        # tests/test_sharding.py: the kernels on 8 simulated devices, in a subprocess
 })
-REAL_MODEL_FIXTURES = frozenset({"minilm", "minilm_dir", "demo_gpt2_dir"})
+REAL_MODEL_FIXTURES = frozenset({
+    "minilm", "minilm_dir", "demo_gpt2_dir",
+    "realtext_family",      # tests/realtext_family.py: real text through all-MiniLM-L6-v2 (cached on disk)
+})
 # "file name::test name" (every parametrization of it) where neither rule applies and the file is
 # not one to mark itself (the command-line test files are being moved; a name follows them).
 INTEGRATION_TESTS = frozenset({
@@ -131,7 +134,14 @@ INTEGRATION_TESTS = frozenset({
 REAL_MODEL_TESTS = frozenset({
     "test_cli_surface.py::test_no_pytorch_notice_where_pytorch_is_missing",  # the demo GPT-2 on real text
 })
-HEAVY_TESTS = frozenset()
+# The unit-test files measured slowest outside HEAVY_FIRST (CPU seconds of the fast tier's run,
+# 2026-12-06, 11 s or more each; together about two thirds of its time).
+HEAVY_FILES = frozenset({
+    "test_signatures.py", "test_subsample_interval.py", "test_mauve_pipeline.py",
+    "test_mauve_estimator_entrypoints.py", "test_mauve_paper_scoring.py", "test_mauve_interval.py",
+    "test_mauve_buckets.py", "test_drmm.py", "test_mauve_cli.py", "test_mauve_sweep_cli_estimators.py",
+    "test_lm_perplexity.py", "test_text_perplexity.py", "test_mark_evaluate_state.py", "test_llama.py",
+})
 
 
 def _tier_marks(item) -> list[str]:
@@ -146,7 +156,7 @@ def _tier_marks(item) -> list[str]:
         marks.append("integration")
     if fixtures & REAL_MODEL_FIXTURES or test in REAL_MODEL_TESTS:
         marks.append("real_model")
-    if name in HEAVY_FIRST or test in HEAVY_TESTS or f"{name}::{item.name}" in HEAVY_TESTS:
+    if name in HEAVY_FIRST or name in HEAVY_FILES:
         marks.append("heavy")
     return marks
 
