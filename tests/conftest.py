@@ -130,17 +130,20 @@ REAL_MODEL_FIXTURES = frozenset({
 # not one to mark itself (the command-line test files are being moved; a name follows them).
 INTEGRATION_TESTS = frozenset({
     "test_cli_surface.py::test_no_pytorch_notice_where_pytorch_is_missing",  # a command run in a subprocess
+    "test_cli_surface.py::test_mauve_on_feature_files_loads_no_model_code",  # commands run in subprocesses
 })
 REAL_MODEL_TESTS = frozenset({
     "test_cli_surface.py::test_no_pytorch_notice_where_pytorch_is_missing",  # the demo GPT-2 on real text
 })
 # The unit-test files measured slowest outside HEAVY_FIRST (CPU seconds of the fast tier's run,
-# 2026-12-06, 11 s or more each; together about two thirds of its time).
+# 2026-12-06, 11 s or more each; together about two thirds of its time), and test_precision.py
+# (33 s), the slowest file left after them.
 HEAVY_FILES = frozenset({
     "test_signatures.py", "test_subsample_interval.py", "test_mauve_pipeline.py",
     "test_mauve_estimator_entrypoints.py", "test_mauve_paper_scoring.py", "test_mauve_interval.py",
     "test_mauve_buckets.py", "test_drmm.py", "test_mauve_cli.py", "test_mauve_sweep_cli_estimators.py",
     "test_lm_perplexity.py", "test_text_perplexity.py", "test_mark_evaluate_state.py", "test_llama.py",
+    "test_precision.py",
 })
 
 

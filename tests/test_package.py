@@ -36,6 +36,7 @@ def test_cli_has_all_subcommands():
     assert {"mauve", "featurize", "perplexity", "similarity", "mark-evaluate", "diversity-test"} <= set(sub.choices)
 
 
+@pytest.mark.integration   # pytest in a subprocess
 def test_missing_reference_package_fails_under_ci(tmp_path):
     (tmp_path / "conftest.py").write_text(Path(__file__).with_name("conftest.py").read_text())
     (tmp_path / "test_ref.py").write_text(textwrap.dedent("""
