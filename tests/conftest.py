@@ -65,7 +65,8 @@ def pytest_runtest_makereport(item, call):
 # `make test` runs two pytest-xdist workers, one test file at a time (`--dist loadfile
 # --no-loadscope-reorder`), and a worker takes the next file when it runs out. The heaviest files
 # go first (measured seconds on 2 cores, compiled at -O0, in parentheses) so that the cheap ones
-# fill in at the end and both workers finish together. Soft MAUVE's tests go first of all.
+# fill in at the end and both workers finish together. Soft MAUVE's tests go first of all. The
+# same list is the `heavy` tier that `make test-fast` leaves out (below).
 HEAVY_FIRST = (
     "test_soft_mauve.py",            # (75)
     "test_doctests.py",              # (250)
@@ -100,7 +101,75 @@ HEAVY_FIRST = (
 )
 
 
+# Test tiers (markers declared in pyproject.toml). `make test` runs everything not marked `slow`;
+# `make test-fast`, the loop while editing, also leaves out
+#   integration  end-to-end runs: notebooks run headless, the README's snippets, the docstring
+#                examples, the demo, the built wheel, multi-process and simulated multi-device
+#                runs in subprocesses, the benchmark scripts at toy size, heavy command-line runs;
+#   real_model   tests that use the real all-MiniLM-L6-v2 encoder or the bundled demo GPT-2 on
+#                real text;
+#   heavy        the slowest unit tests: every test of a file in HEAVY_FIRST (measured at 45 s or
+#                more) or in HEAVY_FILES (measured per test, summed per file).
+# The marks are set here, from a test's fixtures (their whole closure, so a fixture built on
+# `minilm` counts) and from its file's name, not its folder: they follow a file that moves. A file
+# marks a test itself (a decorator or pytestmark) only where these rules cannot tell, e.g. a test
+# that loads the demo GPT-2 by its path.
+INTEGRATION_FILES = (
+    "test_notebook*.py", "test_readme.py", "test_doctests.py", "test_demo.py", "test_wheel.py",
+    "test_multiprocess.py", "test_bench_*.py",
+    "test_compilation_cache.py",    # each test starts fresh interpreters that compile and cache
+)
+INTEGRATION_FIXTURES = frozenset({
+    "eight_devices",        # tests/test_sharding.py: the kernels on 8 simulated devices, in a subprocess
+})
+REAL_MODEL_FIXTURES = frozenset({
+    "minilm", "minilm_dir", "demo_gpt2_dir",
+    "realtext_family",      # tests/realtext_family.py: real text through all-MiniLM-L6-v2 (cached on disk)
+})
+# "file name::test name" (every parametrization of it) where neither rule applies and the file is
+# not one to mark itself (the command-line test files are being moved; a name follows them).
+INTEGRATION_TESTS = frozenset({
+    "test_cli_surface.py::test_no_pytorch_notice_where_pytorch_is_missing",  # a command run in a subprocess
+    "test_cli_surface.py::test_mauve_on_feature_files_loads_no_model_code",  # commands run in subprocesses
+})
+REAL_MODEL_TESTS = frozenset({
+    "test_cli_surface.py::test_no_pytorch_notice_where_pytorch_is_missing",  # the demo GPT-2 on real text
+})
+# The unit-test files measured slowest outside HEAVY_FIRST (CPU seconds of the fast tier's run,
+# 2026-12-06, 11 s or more each; together about two thirds of its time), and test_precision.py
+# (33 s), the slowest file left after them.
+HEAVY_FILES = frozenset({
+    "test_signatures.py", "test_subsample_interval.py", "test_mauve_pipeline.py",
+    "test_mauve_estimator_entrypoints.py", "test_mauve_paper_scoring.py", "test_mauve_interval.py",
+    "test_mauve_buckets.py", "test_drmm.py", "test_mauve_cli.py", "test_mauve_sweep_cli_estimators.py",
+    "test_lm_perplexity.py", "test_text_perplexity.py", "test_mark_evaluate_state.py", "test_llama.py",
+    "test_precision.py",
+})
+
+
+def _tier_marks(item) -> list[str]:
+    from fnmatch import fnmatch
+
+    name = item.path.name
+    test = f"{name}::{getattr(item, 'originalname', item.name)}"
+    fixtures = set(getattr(item, "fixturenames", ()))
+    marks = []
+    if (any(fnmatch(name, pattern) for pattern in INTEGRATION_FILES) or fixtures & INTEGRATION_FIXTURES
+            or test in INTEGRATION_TESTS):
+        marks.append("integration")
+    if fixtures & REAL_MODEL_FIXTURES or test in REAL_MODEL_TESTS:
+        marks.append("real_model")
+    if name in HEAVY_FIRST or name in HEAVY_FILES:
+        marks.append("heavy")
+    return marks
+
+
+@pytest.hookimpl(tryfirst=True)   # before -m deselects by these marks
 def pytest_collection_modifyitems(config, items):
+    for item in items:
+        for mark in _tier_marks(item):
+            if item.get_closest_marker(mark) is None:
+                item.add_marker(mark)
     rank = {name: i for i, name in enumerate(HEAVY_FIRST)}
     items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: file order kept otherwise
 
@@ -170,6 +239,15 @@ def minilm(minilm_dir):
 
 
 @pytest.fixture(scope="session")
+def demo_gpt2_dir():
+    """Directory of the demo GPT-2 bundled with the package (trained on the bundled text). A test
+    that asks for it, directly or through another fixture, is marked ``real_model``."""
+    from jaxmetrics.data import demo_model_dir
+
+    return demo_model_dir()
+
+
+@pytest.fixture(scope="session")
 def tiny_checkpoint_dir(tmp_path_factory):
     """``tiny_checkpoint_dir(kind, **settings)``: the directory of a tiny random checkpoint
     (:func:`jaxmetrics.testing.tiny_checkpoint`), written once per process for each distinct
@@ -184,6 +262,44 @@ def tiny_checkpoint_dir(tmp_path_factory):
             made[key] = str(tiny_checkpoint(kind, tmp_path_factory.mktemp(f"tiny_{kind}"), **settings))
         return made[key]
     return make
+
+
+@pytest.fixture(scope="module")
+def gpt2_dir(tiny_checkpoint_dir):
+    """Directory of the default tiny random GPT-2 (one per test process)."""
+    return tiny_checkpoint_dir("gpt2")
+
+
+@pytest.fixture(scope="module")
+def gpt2(gpt2_dir):
+    """The default tiny random GPT-2, loaded once per module that asks for it."""
+    from jaxmetrics.models import load_model
+
+    return load_model(gpt2_dir)
+
+
+@pytest.fixture(scope="module")
+def gpt2_torch(gpt2_dir):
+    """The same tiny GPT-2 loaded by transformers (PyTorch), for parity tests."""
+    pytest.importorskip("torch")
+    from transformers import GPT2LMHeadModel
+
+    return GPT2LMHeadModel.from_pretrained(gpt2_dir).eval()
+
+
+def two_samples(n: int = 40, d: int = 6, shift=0.5, seed: int = 0):
+    """``p ~ N(0, I)`` and ``q ~ N(shift, I)``, ``[n, d]`` float32 each, drawn in that order."""
+    rng = np.random.default_rng(seed)
+    p = rng.normal(size=(n, d)).astype(np.float32)
+    q = (rng.normal(size=(n, d)) + np.asarray(shift)).astype(np.float32)
+    return p, q
+
+
+@pytest.fixture(scope="module")
+def pq(request):
+    """Feature samples ``(p, q)`` for MAUVE tests: :func:`two_samples` with the settings of the
+    module's ``PQ`` dict (e.g. ``PQ = dict(n=300, d=16, shift=0.3)``), or its defaults."""
+    return two_samples(**getattr(request.module, "PQ", {}))
 
 
 @pytest.fixture

@@ -149,6 +149,7 @@ def test_bertscore_mean_interval_covers_the_pool_mean_and_shrinks_as_one_over_sq
     assert 1.7 <= w20 / w80 <= 2.3, w20 / w80          # sqrt(80 / 20) = 2
 
 
+@pytest.mark.real_model
 def test_corpus_perplexity_interval_over_documents_covers_the_pool_value():
     from jaxmetrics import text_perplexities
     from jaxmetrics.data import demo_model_dir, load_shakespeare

@@ -36,6 +36,7 @@ def test_cli_has_all_subcommands():
     assert {"mauve", "featurize", "perplexity", "similarity", "mark-evaluate", "diversity-test"} <= set(sub.choices)
 
 
+@pytest.mark.integration   # pytest in a subprocess
 def test_missing_reference_package_fails_under_ci(tmp_path):
     (tmp_path / "conftest.py").write_text(Path(__file__).with_name("conftest.py").read_text())
     (tmp_path / "test_ref.py").write_text(textwrap.dedent("""
@@ -134,6 +135,7 @@ def test_featurizer_defaults_do_not_warn_explicit_lengths_warn_at_the_caller(min
     assert [Path(w.filename).resolve() for w in rec] == [Path(__file__).resolve()]
 
 
+@pytest.mark.real_model
 def test_perplexity_cli_on_its_defaults_with_the_demo_model(tmp_path, capsys):
     """`jaxmetrics perplexity corpus.txt --model <demo model>` needs no --stride / --max-length:
     window and stride default to the model's context, and the number is the API's."""

@@ -30,13 +30,6 @@ def bert(tiny_checkpoint_dir):
 
 
 @pytest.fixture(scope="module")
-def gpt2(tiny_checkpoint_dir):
-    from jaxmetrics.models import load_model
-
-    return load_model(tiny_checkpoint_dir("gpt2"))
-
-
-@pytest.fixture(scope="module")
 def bert_bf16(tiny_checkpoint_dir):
     from jaxmetrics.models import load_model
 
@@ -93,10 +86,7 @@ def test_model_id_carries_the_weights_hash(tmp_path):
 # ----------------------------------------------------------------------------- MAUVE
 
 
-@pytest.fixture(scope="module")
-def pq():
-    rng = np.random.default_rng(0)
-    return rng.normal(size=(40, 6)).astype(np.float32), rng.normal(size=(40, 6)).astype(np.float32) + 0.5
+# pq: tests/conftest.py (40 x 6, q shifted by 0.5)
 
 
 def test_compute_mauve_signature(pq):

@@ -312,6 +312,7 @@ def test_self_decoding_test_with_lm_sampler(tmp_path):
         lm_generator(model=3)
 
 
+@pytest.mark.integration
 def test_eight_simulated_devices_match_one():
     """Per-set kernels with sets sharded over 8 devices, and Self-BLEU with generations
     sharded (its sorts are global: XLA inserts the collectives) equal the 1-device values."""

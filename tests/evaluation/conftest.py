@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from jaxmetrics.data import demo_model_dir
-
 
 @pytest.fixture(scope="module")
-def lm():
-    """The bundled demo GPT-2."""
+def lm(demo_gpt2_dir):
+    """The bundled demo GPT-2 (so its tests are marked ``real_model``: tests/conftest.py)."""
     from jaxmetrics.models import load_model
 
-    return load_model(demo_model_dir())
+    return load_model(demo_gpt2_dir)

@@ -15,24 +15,7 @@ from jaxmetrics.testing import tiny_checkpoint
 CTX = 32
 
 
-@pytest.fixture(scope="module")
-def gpt2(tmp_path_factory):
-    """Tiny random GPT-2 (weights re-drawn with a larger scale so the distribution is far from
-    uniform), saved with save_pretrained and loaded back by both libraries."""
-    d = tmp_path_factory.mktemp("gpt2")
-    path, tm = tiny_checkpoint("gpt2", d, max_positions=CTX, return_torch=True)
-    g = torch.Generator().manual_seed(0)
-    with torch.no_grad():
-        for name, p in tm.named_parameters():
-            if "ln" in name and name.endswith("weight"):
-                p.copy_(1.0 + 0.1 * torch.randn(p.shape, generator=g))
-            else:
-                p.copy_(0.3 * torch.randn(p.shape, generator=g))
-    tm.save_pretrained(path)
-    from transformers import GPT2LMHeadModel
-
-    ref = GPT2LMHeadModel.from_pretrained(path).eval()
-    return load_model(path), ref
+# peaked_gpt2 (a tiny GPT-2 with CTX positions, loaded by both libraries): tests/lm/conftest.py
 
 
 @pytest.fixture(scope="module")
@@ -41,8 +24,8 @@ def stream():
 
 
 @pytest.mark.parametrize("stride", [CTX, CTX // 2, 5])
-def test_parity_with_document_loop(gpt2, stream, stride):
-    lm, ref = gpt2
+def test_parity_with_document_loop(peaked_gpt2, stream, stride):
+    lm, ref, _ = peaked_gpt2
     for convention, exact in (("exact", True), ("document", False)):
         res = P.perplexity(stream, model=lm, max_length=CTX, stride=stride, batch_size=4, convention=convention)
         nll, n = hf_doc_perplexity_loop(ref, stream, CTX, stride, exact=exact)
@@ -57,9 +40,9 @@ def test_parity_with_document_loop(gpt2, stream, stride):
         assert doc.num_tokens == stream.size - doc.num_windows
 
 
-def test_definition_single_window_equals_full_forward(gpt2):
+def test_definition_single_window_equals_full_forward(peaked_gpt2):
     """With max_length >= N every stride gives the plain autoregressive perplexity of one forward pass."""
-    lm, ref = gpt2
+    lm, ref, _ = peaked_gpt2
     ids = np.random.default_rng(3).integers(0, 200, size=CTX)
     with torch.no_grad():
         loss = float(ref(torch.tensor(ids)[None], labels=torch.tensor(ids)[None]).loss)
@@ -69,8 +52,8 @@ def test_definition_single_window_equals_full_forward(gpt2):
         assert res.perplexity == pytest.approx(np.exp(loss), rel=1e-5)
 
 
-def test_documents_per_document_values_and_reductions(gpt2):
-    lm, ref = gpt2
+def test_documents_per_document_values_and_reductions(peaked_gpt2):
+    lm, ref, _ = peaked_gpt2
     rng = np.random.default_rng(5)
     docs = [rng.integers(0, 200, size=n) for n in (2, 17, 70, 40)]
     res = P.perplexity(docs, model=lm, max_length=CTX, stride=8, batch_size=3)
@@ -88,8 +71,8 @@ def test_documents_per_document_values_and_reductions(gpt2):
     np.testing.assert_allclose(two.doc_nll, sep.doc_nll, rtol=1e-12)
 
 
-def test_batch_size_invariance_and_no_retrace(gpt2, stream):
-    lm, _ = gpt2
+def test_batch_size_invariance_and_no_retrace(peaked_gpt2, stream):
+    lm = peaked_gpt2[0]
     a = P.perplexity(stream, model=lm, max_length=CTX, stride=10, batch_size=1)
     b = P.perplexity(stream, model=lm, max_length=CTX, stride=10, batch_size=5)
     assert a.nll == pytest.approx(b.nll, rel=1e-6)
@@ -112,15 +95,15 @@ def test_window_layout_counts():
                 np.testing.assert_array_equal(np.sort(tg), np.arange(1, n))
 
 
-def test_document_convention_final_single_label_window_is_not_nan(gpt2):
-    lm, _ = gpt2
+def test_document_convention_final_single_label_window_is_not_nan(peaked_gpt2):
+    lm = peaked_gpt2[0]
     ids = np.random.default_rng(1).integers(0, 200, size=CTX + 1)  # doc loop: last window has trg_len 1
     res = P.perplexity(ids, model=lm, max_length=CTX, stride=CTX, convention="document")
     assert np.isfinite(res.perplexity) and res.num_tokens == CTX - 1
 
 
-def test_generation_perplexity_mauve_convention(gpt2):
-    lm, ref = gpt2
+def test_generation_perplexity_mauve_convention(peaked_gpt2):
+    lm, ref, _ = peaked_gpt2
     rng = np.random.default_rng(2)
     gens = [rng.integers(1, 200, size=n) for n in (5, 12, 50)]
     eos = lm.tokenizer.eos_token_id
@@ -139,8 +122,8 @@ def test_generation_perplexity_mauve_convention(gpt2):
     assert ex.perplexity == pytest.approx(np.exp(nll / (n_all - 3)), rel=1e-5)
 
 
-def test_text_input_is_tokenized(gpt2):
-    lm, _ = gpt2
+def test_text_input_is_tokenized(peaked_gpt2):
+    lm = peaked_gpt2[0]
     text = "The quick brown fox jumps over the lazy dog. " * 3
     ids = np.asarray(lm.tokenizer(text, add_special_tokens=False)["input_ids"])
     a = P.perplexity(text, model=lm, max_length=CTX, stride=8)
@@ -148,8 +131,8 @@ def test_text_input_is_tokenized(gpt2):
     assert a.nll == pytest.approx(b.nll, rel=1e-12) and a.num_tokens == ids.size - 1
 
 
-def test_bad_input(gpt2, tmp_path):
-    lm, _ = gpt2
+def test_bad_input(peaked_gpt2, tmp_path):
+    lm = peaked_gpt2[0]
     ids = np.arange(10)
     with pytest.raises(ValueError, match="^token_ids"):
         P.perplexity([np.arange(5), np.array([3])], model=lm, stride=4)

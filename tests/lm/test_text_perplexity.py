@@ -36,24 +36,8 @@ TEXTS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def gpt2(tmp_path_factory):
-    """Tiny random GPT-2 with weights re-drawn at a larger scale (a peaked distribution), loaded
-    back by both libraries, with the transformers tokenizer of the same directory."""
-    d = tmp_path_factory.mktemp("gpt2_text_ppl")
-    path, tm = tiny_checkpoint("gpt2", d, max_positions=CTX, return_torch=True)
-    g = torch.Generator().manual_seed(0)
-    with torch.no_grad():
-        for name, p in tm.named_parameters():
-            if "ln" in name and name.endswith("weight"):
-                p.copy_(1.0 + 0.1 * torch.randn(p.shape, generator=g))
-            else:
-                p.copy_(0.3 * torch.randn(p.shape, generator=g))
-    tm.save_pretrained(path)
-    from transformers import AutoTokenizer, GPT2LMHeadModel
-
-    ref = GPT2LMHeadModel.from_pretrained(path).eval()
-    return load_model(path), ref, path
+# peaked_gpt2 (a tiny GPT-2 with CTX positions, loaded by both libraries, and its directory for
+# the transformers tokenizer): tests/lm/conftest.py
 
 
 def evaluate_perplexity(predictions, model, tokenizer, batch_size=16, add_start_token=True, max_length=None):
@@ -111,8 +95,8 @@ def _hf_tokenizer(path):
 
 @pytest.mark.parametrize("add_start_token", [True, False])
 @pytest.mark.parametrize("max_length", [None, 9])
-def test_parity_with_evaluate(gpt2, add_start_token, max_length):
-    lm, ref, path = gpt2
+def test_parity_with_evaluate(peaked_gpt2, add_start_token, max_length):
+    lm, ref, path = peaked_gpt2
     ref_out = evaluate_perplexity(TEXTS, ref, _hf_tokenizer(path), batch_size=4,
                                   add_start_token=add_start_token, max_length=max_length)
     res = text_perplexities(TEXTS, model=lm, batch_size=3, add_start_token=add_start_token, max_length=max_length)
@@ -129,18 +113,18 @@ def test_parity_with_evaluate(gpt2, add_start_token, max_length):
     np.testing.assert_array_equal(res.num_tokens, n + int(add_start_token) - 1)
 
 
-def test_parity_with_evaluate_default_batch(gpt2):
+def test_parity_with_evaluate_default_batch(peaked_gpt2):
     """evaluate's default batch_size=16 pads all texts together; ours buckets them: same values."""
-    lm, ref, path = gpt2
+    lm, ref, path = peaked_gpt2
     ref_out = evaluate_perplexity(TEXTS, ref, _hf_tokenizer(path))
     res = text_perplexities(TEXTS, model=lm)
     np.testing.assert_allclose(res.perplexities, ref_out["perplexities"], rtol=1e-5)
     assert res.mean_perplexity == pytest.approx(ref_out["mean_perplexity"], rel=1e-5)
 
 
-def test_definition_single_text(gpt2):
+def test_definition_single_text(peaked_gpt2):
     """One text: exp of transformers' mean loss on [BOS] + tokens (labels = inputs)."""
-    lm, ref, path = gpt2
+    lm, ref, path = peaked_gpt2
     tok = _hf_tokenizer(path)
     ids = [tok.bos_token_id] + tok("Happy Birthday!", add_special_tokens=False)["input_ids"]
     with torch.no_grad():
@@ -153,8 +137,8 @@ def test_definition_single_text(gpt2):
     assert res.perplexities[0] == pytest.approx(np.exp(nll.mean()), rel=1e-5)
 
 
-def test_input_order_batch_size_invariance_and_no_retrace(gpt2):
-    lm, _, _ = gpt2
+def test_input_order_batch_size_invariance_and_no_retrace(peaked_gpt2):
+    lm, _, _ = peaked_gpt2
     a = text_perplexities(TEXTS, model=lm, batch_size=1)
     b = text_perplexities(TEXTS, model=lm, batch_size=5)
     np.testing.assert_allclose(a.perplexities, b.perplexities, rtol=1e-5)
@@ -167,8 +151,8 @@ def test_input_order_batch_size_invariance_and_no_retrace(gpt2):
     assert run._cache_size() == n
 
 
-def test_errors(gpt2):
-    lm, _, _ = gpt2
+def test_errors(peaked_gpt2):
+    lm, _, _ = peaked_gpt2
     with pytest.raises(ValueError, match="texts"):
         text_perplexities([], model=lm)
     with pytest.raises(ValueError, match="texts"):  # empty text: no token even with BOS

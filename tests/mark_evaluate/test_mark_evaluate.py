@@ -415,6 +415,7 @@ def test_sharded_inputs_under_jit(rng):
     assert got.to_dict() == want.to_dict()
 
 
+@pytest.mark.integration
 @pytest.mark.slow  # make test covers the sharded kernel in tests/sharding_worker.py
 def test_eight_simulated_devices_match_one():
     code = textwrap.dedent("""

@@ -19,12 +19,7 @@ from jaxmetrics.mauve.frontier.divergences import f_mauve
 RATIO = ("knn", "classifier", "gaussian")
 
 
-@pytest.fixture(scope="module")
-def pq():
-    rng = np.random.default_rng(3)
-    p = rng.normal(size=(160, 6)).astype(np.float32)
-    q = (rng.normal(size=(160, 6)) + np.array([0.6, 0, 0, 0, 0, 0])).astype(np.float32)
-    return p, q
+PQ = dict(n=160, d=6, shift=np.array([0.6, 0, 0, 0, 0, 0]), seed=3)  # the pq fixture: tests/conftest.py
 
 
 @pytest.mark.parametrize("name", RATIO)

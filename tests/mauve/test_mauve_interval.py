@@ -13,12 +13,7 @@ import pytest
 from jaxmetrics.mauve import compute_mauve_seeds
 
 
-@pytest.fixture(scope="module")
-def pq():
-    rng = np.random.default_rng(0)
-    p = rng.normal(size=(300, 16)).astype(np.float32)
-    q = (rng.normal(size=(300, 16)) + 0.3).astype(np.float32)
-    return p, q
+PQ = dict(n=300, d=16, shift=0.3)  # the pq fixture: tests/conftest.py
 
 
 def test_intervals_hold_the_seed_means_and_both_spreads(pq):

@@ -38,12 +38,7 @@ KM = importlib.import_module("jaxmetrics.mauve.quantize.clustering")
 N, D = 120, 12
 
 
-@pytest.fixture(scope="module")
-def pq():
-    rng = np.random.default_rng(0)
-    p = rng.normal(size=(N, D)).astype(np.float32)
-    q = (rng.normal(size=(N, D)) + 0.4).astype(np.float32)
-    return p, q
+PQ = dict(n=N, d=D, shift=0.4)  # the pq fixture: tests/conftest.py
 
 
 # ----------------------------------------------------------------------------- PCA

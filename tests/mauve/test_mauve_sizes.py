@@ -28,10 +28,7 @@ def _no_warning(fn, *a, **kw):
         return fn(*a, **kw)
 
 
-@pytest.fixture(scope="module")
-def pq():
-    rng = np.random.default_rng(0)
-    return rng.normal(size=(40, 6)).astype(np.float32), rng.normal(size=(40, 6)).astype(np.float32)
+PQ = dict(n=40, d=6, shift=0.0)  # the pq fixture: tests/conftest.py; q drawn like p
 
 
 def test_one_bucket_is_refused(pq):

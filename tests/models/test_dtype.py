@@ -84,6 +84,7 @@ def test_bfloat16_vectors_and_scores_stay_float32_and_near_float32_on_real_text(
         assert np.abs(np.asarray(f32) - np.asarray(b16)).max() <= F1_BOUND, metric
 
 
+@pytest.mark.real_model
 def test_bfloat16_perplexities_of_real_text_within_the_documented_deviation():
     f32 = load_model(demo_model_dir())
     texts = _sentences("heldout", 16)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from jaxmetrics.data import load_shakespeare
-from jaxmetrics.models import (DEFAULT_MAX_LENGTH, POOLINGS, Encoding, batching, encode, featurize, load_model,
+from jaxmetrics.models import (DEFAULT_MAX_LENGTH, POOLINGS, Encoding, batching, encode, featurize,
                                resolve_layers, resolve_pooling, sentence_embeddings, token_embeddings)
 
 
@@ -17,11 +17,6 @@ def sentences():
     short = [s for s in speeches if len(s.split()) <= 12][:24]
     long = [s for s in speeches if 60 <= len(s.split()) <= 150][:8]
     return short[:12] + long[:4] + short[12:] + long[4:]
-
-
-@pytest.fixture(scope="module")
-def gpt2(tiny_checkpoint_dir):
-    return load_model(tiny_checkpoint_dir("gpt2"))
 
 
 def test_many_layers_one_pass_equal_single_layer_calls(minilm, sentences):

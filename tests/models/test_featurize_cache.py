@@ -91,6 +91,7 @@ SCRIPT = textwrap.dedent("""
 """)
 
 
+@pytest.mark.integration
 def test_killed_run_resumes_and_recomputes_only_missing(tmp_path, gpt2_dir, gpt2, padded_batches):
     cache_dir = tmp_path / "cache"
     texts_file = tmp_path / "texts.txt"

@@ -6,14 +6,10 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from jaxmetrics.models import ModelOutput, load_model  # noqa: E402
-from jaxmetrics.testing import tiny_checkpoint  # noqa: E402
+from jaxmetrics.models import ModelOutput  # noqa: E402
 
 
-@pytest.fixture(scope="module")
-def gpt2(tmp_path_factory):
-    d, tm = tiny_checkpoint("gpt2", tmp_path_factory.mktemp("gpt2"), return_torch=True)
-    return load_model(d), tm
+# gpt2 and gpt2_torch (the same checkpoint loaded by transformers): tests/conftest.py
 
 
 def _batch(vocab, rng):
@@ -24,8 +20,8 @@ def _batch(vocab, rng):
     return ids, mask
 
 
-def test_hidden_states_and_logits_match_torch(gpt2, rng):
-    lm, tm = gpt2
+def test_hidden_states_and_logits_match_torch(gpt2, gpt2_torch, rng):
+    lm, tm = gpt2, gpt2_torch
     ids, mask = _batch(lm.config.vocab_size, rng)
     out = lm.forward(ids, mask, output_hidden_states=True)
     with torch.no_grad():
@@ -42,13 +38,13 @@ def test_hidden_states_and_logits_match_torch(gpt2, rng):
     np.testing.assert_allclose(np.asarray(out.logits)[mask], ref.logits.numpy()[mask], atol=1e-4, rtol=0)
 
 
-def test_causal_attention_in_query_blocks_matches_torch(gpt2, rng, monkeypatch):
+def test_causal_attention_in_query_blocks_matches_torch(gpt2, gpt2_torch, rng, monkeypatch):
     # long inputs take causal attention in query blocks against the keys up to each block's
     # end; blocks of 4 on 11 tokens (padding inside a block) must still give transformers' values
     from jaxmetrics.models import _base
 
     monkeypatch.setattr(_base, "CAUSAL_CHUNK", 4)
-    lm, tm = gpt2
+    lm, tm = gpt2, gpt2_torch
     ids = rng.integers(0, lm.config.vocab_size, (2, 11)).astype(np.int32)
     mask = np.ones((2, 11), bool)
     mask[1, 6:] = False
@@ -62,7 +58,7 @@ def test_causal_attention_in_query_blocks_matches_torch(gpt2, rng, monkeypatch):
 
 
 def test_padding_does_not_change_real_tokens(gpt2, rng):
-    lm, _ = gpt2
+    lm = gpt2
     ids, mask = _batch(lm.config.vocab_size, rng)
     short = lm.forward(ids[1:2, :6], mask[1:2, :6]).last_hidden_state
     padded = lm.forward(ids, mask).last_hidden_state
@@ -70,7 +66,7 @@ def test_padding_does_not_change_real_tokens(gpt2, rng):
 
 
 def test_jit_equals_eager_and_no_retrace(gpt2, rng):
-    lm, _ = gpt2
+    lm = gpt2
     ids, mask = _batch(lm.config.vocab_size, rng)
     jitted = lm.forward(ids, mask, return_logits=False)
     assert jitted.logits is None and jitted.hidden_states is None
@@ -84,7 +80,7 @@ def test_jit_equals_eager_and_no_retrace(gpt2, rng):
 
 
 def test_bad_forward_input(gpt2):
-    lm, _ = gpt2
+    lm = gpt2
     with pytest.raises(ValueError, match="^input_ids"):
         lm.forward(np.zeros(4, np.int32), np.ones(4, bool))
     with pytest.raises(ValueError, match="^attention_mask"):

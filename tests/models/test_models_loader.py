@@ -14,9 +14,7 @@ from jaxmetrics.models.registry import get_architecture  # noqa: E402
 from jaxmetrics.testing import tiny_checkpoint  # noqa: E402
 
 
-@pytest.fixture(scope="module")
-def gpt2_dir(tmp_path_factory):
-    return tiny_checkpoint("gpt2", tmp_path_factory.mktemp("gpt2l"))
+# gpt2_dir: tests/conftest.py (the tests copy it before changing anything)
 
 
 def test_sharded_safetensors_load_like_single_file(tmp_path, gpt2_dir):

@@ -273,6 +273,7 @@ def test_kernel_documented_values_inside_jit(rng):
     assert np.all(np.isfinite(_arr(out))) and np.all(_arr(out)[:, 0] == 0)
 
 
+@pytest.mark.integration
 @pytest.mark.slow  # make test covers the sharded kernels in tests/sharding_worker.py
 def test_sharded_batch_matches_single_device(tmp_path):
     """1 vs 8 simulated devices: the jitted kernel runs unchanged on a pair-sharded batch."""
