@@ -179,8 +179,8 @@ def _mauve_board(args, lm, refs, systems):
         if progress_enabled(args):
             print(f"jaxmetrics compare: featurizing {name}", file=sys.stderr)
         feats[name] = pooled_features(cands, lm, pooling, **kw)
-    cmp = compare_mauve(p, feats, key=jax.random.key(args.seed), seeds=tuple(args.seeds), method=args.method,
-                        num_resamples=args.num_resamples, confidence=args.confidence)
+    cmp = compare_mauve(references=p, systems=feats, key=jax.random.key(args.seed), seeds=tuple(args.seeds),
+                        method=args.method, num_resamples=args.num_resamples, confidence=args.confidence)
     board = {n: {"value": float(cmp.scores[i]), "low": float(cmp.score_low[i]), "high": float(cmp.score_high[i])}
              for i, n in enumerate(cmp.names)}
     from jaxmetrics.signature import extend_signature, make_signature

@@ -105,6 +105,19 @@ def _with_prompts(prompts: list[np.ndarray], conts: list[np.ndarray]) -> list[np
     return [np.concatenate([p, c]) for p, c in zip(prompts, conts)]
 
 
+def _seeds_options(*, num_buckets, kmeans_num_redo, kmeans_max_iter, scoring, estimator, divergence) -> dict:
+    """``compute_mauve_seeds``'s keywords for the evaluation's MAUVE options: the frontier as one
+    settings object, the k-means settings as the quantizer (the histogram estimator only)."""
+    from jaxmetrics.mauve import FrontierSettings, KMeansQuantizer
+    from jaxmetrics.mauve.frontier.estimate import is_quantized
+
+    out = dict(num_buckets=num_buckets, estimator=estimator,
+               frontier=FrontierSettings(scoring=scoring, divergence=divergence))
+    if is_quantized(estimator):
+        out["quantizer"] = KMeansQuantizer("auto", num_redo=kmeans_num_redo, max_iter=kmeans_max_iter)
+    return out
+
+
 def score_runs(store: RunStore, score_key: str, *, human_run: tuple, run_key: dict[tuple, tuple],
                plan: list[tuple[Decoding, int]], prompts: list[np.ndarray], refs: list[np.ndarray],
                conts: dict[tuple, list[np.ndarray]], include_prompt: bool, feats: dict[Any, np.ndarray],
@@ -158,7 +171,8 @@ def score_runs(store: RunStore, score_key: str, *, human_run: tuple, run_key: di
                 nth = [ss for dd, ss in plan if dd.name == d.name].index(s)  # run index within its setting
                 kseeds = run_seeds(first_kmeans_seeds, nth)
                 t1 = time.perf_counter()
-                res = compute_mauve_seeds(p_features=p_feat[p_ok], q_features=q[q_ok], seeds=kseeds, **mauve_options)
+                res = compute_mauve_seeds(references=p_feat[p_ok], candidates=q[q_ok], seeds=kseeds,
+                                          **_seeds_options(**mauve_options))
                 sc.update(mauve=float(res.mauve_mean), mauve_seeds_std=float(res.mauve_std),
                           mauve_per_seed=[float(v) for v in np.asarray(res.mauve)],
                           frontier_integral=float(res.frontier_integral_mean),
