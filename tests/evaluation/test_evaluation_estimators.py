@@ -1,5 +1,5 @@
 """``evaluate_generation(mauve_estimator=, mauve_divergence=)`` and ``--mauve-estimator`` /
-``--mauve-divergence``: the MAUVE column equals ``compute_mauve_seeds(estimator=, divergence=)`` on
+``--mauve-divergence``: the MAUVE column equals ``compute_mauve_seeds(estimator=, frontier=FrontierSettings(divergence=))`` on
 the cached features, the choice is in the config, the signature and the caption, and a cached
 run scored with another estimator or divergence is not reused (its generations and features are).
 
