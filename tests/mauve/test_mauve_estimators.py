@@ -191,7 +191,7 @@ def test_bad_input_names_the_argument():
         GaussianEstimator(shrinkage=1.0)
     with pytest.raises(ValueError, match="num_folds"):
         ClassifierEstimator(num_folds=1)
-    with pytest.raises(ValueError, match="q_features"):
+    with pytest.raises(ValueError, match="candidates"):
         estimate_mauve(references=p, candidates=q[:, :2], key=key)
     with pytest.raises(ValueError, match="p_log_ratio"):
         mauve_from_log_ratios(jnp.array([jnp.nan]), jnp.zeros(2))

@@ -67,10 +67,11 @@ class FrontierSettings(Settings):
 
     @classmethod
     def resolve(cls, frontier: "FrontierSettings | None" = None, *, names: Mapping[str, str] | None = None,
-                **values: Any) -> "FrontierSettings":
+                none_is_default: bool = True, **values: Any) -> "FrontierSettings":
         """The settings of a public function: ``frontier`` as given, or built from the function's
-        keyword arguments ``values`` (``None`` means the default). ``names`` maps a field to the
-        argument the user passed (``{'scaling': 'mauve_scaling_factor'}``), so that an error names it.
+        keyword arguments ``values`` (``None`` means the default, unless ``none_is_default=False``:
+        a function whose arguments have real defaults). ``names`` maps a field to the argument the
+        user passed (``{'scaling': 'mauve_scaling_factor'}``), so that an error names it.
 
         Examples:
           >>> from jaxmetrics.mauve import FrontierSettings
@@ -78,7 +79,7 @@ class FrontierSettings(Settings):
           FrontierSettings(scaling=2.0, num_points=25, divergence='kl', scoring='mauve-text')
         """
         names = dict(names or {})
-        given = {k: v for k, v in values.items() if v is not None}
+        given = {k: v for k, v in values.items() if v is not None or not none_is_default}
         if frontier is not None:
             if not isinstance(frontier, cls):
                 raise TypeError(f"frontier: expected a {cls.__name__}, got {type(frontier).__name__}")

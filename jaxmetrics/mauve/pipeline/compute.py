@@ -374,9 +374,9 @@ def compute_mauve(
       MauveOutput(mauve=1, frontier_integral=0, mauve_star=1, frontier_integral_star=0, p_hist=f64[20], q_hist=f64[20], divergence_curve=f64[27,2], p_counts=i32[20], q_counts=i32[20], num_buckets=20, pooling=None)
     """
     V.check_int(seed, "seed")
-    frontier = FrontierSettings.resolve(None, names=MAUVE_TEXT_NAMES, scaling=mauve_scaling_factor,
-                                        num_points=divergence_curve_discretization_size, divergence=divergence,
-                                        scoring=scoring)
+    frontier = FrontierSettings.resolve(None, names=MAUVE_TEXT_NAMES, none_is_default=False,
+                                        scaling=mauve_scaling_factor, num_points=divergence_curve_discretization_size,
+                                        divergence=divergence, scoring=scoring)
     quantized = _check_estimator(estimator, quantizer=(quantizer, "kmeans"), num_buckets=(num_buckets, "auto"),
                                  mesh=(mesh, None))
     kmeans = _check_common(kmeans_explained_var=kmeans_explained_var, kmeans_num_redo=kmeans_num_redo,
