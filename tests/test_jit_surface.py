@@ -719,5 +719,5 @@ def test_closed_over_values_are_checked_once_per_trace(data, monkeypatch):
         jax.jit(lambda q: M.soft_mauve(references=P, candidates=q, quantizer=C, temperature=0.5, candidates_mask=none))(Q)
     # traced values are unknown at trace time: shapes are checked, values are not
     jax.jit(lambda p, q: M.mauve_loss(references=p, candidates=q, quantizer=C, temperature=0.1))(bad, Q)
-    with pytest.raises(ValueError, match="q_features: feature dimension 3"):
+    with pytest.raises(ValueError, match="candidates: feature dimension 3"):
         jax.jit(lambda q: M.mauve_loss(references=P, candidates=q, quantizer=C, temperature=0.1))(Q[:, :3])
