@@ -253,7 +253,9 @@ def nominal_peaks(device_kind: str) -> dict:
 
 # ------------------------------------------------------------------------------ the paths
 def path_mauve(args) -> dict:
-    from jaxmetrics.mauve import compute_mauve, kmeans, mauve_scores, project_features, split_counts
+    from jaxmetrics.mauve import compute_mauve
+    from jaxmetrics.mauve.engine import mauve_scores, project_features, split_counts
+    from jaxmetrics.mauve.quantize.clustering import kmeans
     from jaxmetrics.mauve.engine import KMEANS_SALT
 
     n = args.mauve_n

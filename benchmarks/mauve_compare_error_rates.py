@@ -55,7 +55,7 @@ def main(argv=None) -> str:
         b_rows = qi[n:2 * n]
         bad = rng.random(n) < 0.3
         systems = {"a": qh[qi[:n]], "b": qh[b_rows], "degraded": np.where(bad[:, None], qr[b_rows], qh[b_rows])}
-        cmp = compare_mauve(ph[pi[:n]], systems, key=jax.random.key(r), num_resamples=500, method=args.method)
+        cmp = compare_mauve(references=ph[pi[:n]], systems=systems, key=jax.random.key(r), num_resamples=500, method=args.method)
         null.append(float(cmp.p_value[0, 1]))
         alt.append(float(cmp.p_value[0, 2]))
         if (r + 1) % 100 == 0:

@@ -55,7 +55,7 @@ def score(name: str, p, q, seed: int) -> float:
 
     if name == "kmeans":
         return compute_mauve(p_features=p, q_features=q, seed=seed).mauve
-    return estimate_mauve(p, q, key=jax.random.key(seed), estimator=name).mauve
+    return estimate_mauve(references=p, candidates=q, key=jax.random.key(seed), estimator=name).mauve
 
 
 def main(argv=None) -> str:

@@ -80,7 +80,7 @@ def main(argv=None) -> str:
     ):
         fitted, t_first = _timed(lambda: jax.block_until_ready(quant.fit(stacked, key=jax.random.key(0))))
         fitted, t_steady = _timed(lambda: jax.block_until_ready(quant.fit(stacked, key=jax.random.key(1))))
-        m = float(hard_mauve(p, q, fitted).mauve)
+        m = float(hard_mauve(references=p, candidates=q, quantizer=fitted).mauve)
         epochs_run = len(getattr(fitted, "losses", ())) or args.num_epochs  # DRMM stops at an EM fixed point
         rows.append((name, 2 * args.n, epochs_run, t_first, t_steady, max(t_first - t_steady, 0.0), m,
                      t_steady / epochs_run))
@@ -93,7 +93,7 @@ def main(argv=None) -> str:
 
     @jax.jit
     def fwd_bwd(p_, q_, c_, t_):
-        return jax.value_and_grad(lambda x: soft_mauve(p_, x, c_, temperature=t_).mauve)(q_)
+        return jax.value_and_grad(lambda x: soft_mauve(references=p_, candidates=x, quantizer=c_, temperature=t_).mauve)(q_)
 
     (val, _), t_first_soft = _timed(lambda: jax.block_until_ready(fwd_bwd(pj, qj, cent, tau)))
     ts = []

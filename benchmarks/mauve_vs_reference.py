@@ -27,7 +27,10 @@ def _feats(n: int, d: int, shift: float, seed: int) -> np.ndarray:
 def _staged(p: np.ndarray, q: np.ndarray, seed: int = 25) -> dict:
     """jaxmetrics' pipeline step by step (steady state), to show where the time goes."""
     from jaxmetrics._ops import l2_normalize
-    from jaxmetrics.mauve import auto_num_buckets, fit_pca, kmeans, mauve_scores, pca_transform, split_counts
+    from jaxmetrics.mauve import auto_num_buckets
+    from jaxmetrics.mauve.engine import mauve_scores, split_counts
+    from jaxmetrics.mauve.quantize.clustering import kmeans
+    from jaxmetrics.mauve.quantize.pca import fit_pca, pca_transform
 
     k = auto_num_buckets(p.shape[0], q.shape[0])
     x = jnp.asarray(np.concatenate([q, p]))

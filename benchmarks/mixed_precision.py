@@ -144,8 +144,8 @@ def main(argv=None) -> int:
     for name, q in (("human", q_txt), ("repeated", q_bad)):
         res, sec = {}, {}
         for d in DTYPES:
-            res[d], sec[d] = timed(lambda: compute_mauve_seeds(p_text=p_txt, q_text=q, model=enc[d], pooling="mean",
-                                                               max_text_length=256))
+            res[d], sec[d] = timed(lambda: compute_mauve_seeds(references=p_txt, candidates=q, model=enc[d], pooling="mean",
+                                                               max_length=256))
         vals = {d: float(res[d].mauve_mean) for d in DTYPES}
         spread = float(res["float32"].mauve_std)
         record[f"mauve_{name}"] = {"mauve": vals, "abs_delta": abs(vals["float32"] - vals["bfloat16"]),

@@ -122,7 +122,7 @@ def main() -> None:
     # features arrive in batches (e.g. from featurizing a text stream) into fixed-capacity buffers
     buf = MauveState.empty(capacity=128, dim=16)
     for i in range(0, 128, 32):
-        buf = buf.update(p_features=p[i:i + 32], q_features=q[i:i + 32])
+        buf = buf.update(references=p[i:i + 32], candidates=q[i:i + 32])
     kw = dict(num_buckets=8, kmeans_num_redo=2, kmeans_max_iter=50, mesh=mesh)  # PCA + k-means sharded
     print(f"MAUVE (buffered features, sharded): {buf.compute(**kw).mauve:.4f}")
     me_buf = MarkEvaluateState.empty(128, 16).update(references=p, candidates=q)

@@ -65,7 +65,7 @@ def worker_time(args) -> dict:
     import numpy as np
 
     from jaxmetrics.lm import score_windows
-    from jaxmetrics.mauve import kmeans
+    from jaxmetrics.mauve.quantize.clustering import kmeans
     from jaxmetrics.models import load_model
     from jaxmetrics.testing import tiny_checkpoint
     from jaxmetrics.sharding import make_mesh, shard

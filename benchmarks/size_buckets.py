@@ -56,9 +56,9 @@ timed(f"compute_mauve n_q={sizes[-1]} again (warm)",
       lambda: float(compute_mauve(p_features=human, q_features=systems[-1]).mauve))
 for n, q in zip(sizes, systems):
     timed(f"compute_mauve_seeds n_q={n}, 3 seeds",
-          lambda: float(compute_mauve_seeds(p_features=human, q_features=q, seeds=(1, 2, 3)).mauve_mean))
+          lambda: float(compute_mauve_seeds(references=human, candidates=q, seeds=(1, 2, 3)).mauve_mean))
 timed(f"compute_mauve_seeds n_q={sizes[-1]} again (warm)",
-      lambda: float(compute_mauve_seeds(p_features=human, q_features=systems[-1], seeds=(1, 2, 3)).mauve_mean))
+      lambda: float(compute_mauve_seeds(references=human, candidates=systems[-1], seeds=(1, 2, 3)).mauve_mean))
 print(json.dumps({"calls": calls, "programs": len(compiled), "compile_seconds": sum(compiled)}))
 """
 

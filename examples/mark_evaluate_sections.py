@@ -23,7 +23,7 @@ import jax
 import jaxmetrics
 from jaxmetrics.data import load_shakespeare
 from jaxmetrics.mark_evaluate import mark_evaluate_scores
-from jaxmetrics.mauve import kmeans
+from jaxmetrics.mauve.quantize.clustering import kmeans
 
 N = 200
 NAMES = ("petersen", "schnabel_quality", "schnabel_diversity", "capture")

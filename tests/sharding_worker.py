@@ -49,7 +49,7 @@ def main() -> None:
     rng = np.random.default_rng(0)
 
     # ---- MAUVE quantization: k-means (assignment + centroid updates) and PCA
-    from jaxmetrics.mauve import kmeans
+    from jaxmetrics.mauve.quantize.clustering import kmeans
     from jaxmetrics.mauve.quantize.clustering import _assign_to_centroids
     from jaxmetrics.mauve.quantize.pca import _pca_eigen, fit_pca, pca_transform
 

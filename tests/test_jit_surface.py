@@ -8,7 +8,7 @@ rest; a sweep passes everything as arguments. Each case below therefore runs
   every array argument closed over as a concrete ``jax.Array`` (both in one compiled program);
 * for the losses and MAUVE / Mark-Evaluate entry points, under ``jax.jit`` with the first array
   argument closed over and the others traced
-  (``jax.jit(lambda q: mauve_loss(P, q, codebook, temperature=0.1))(Q)``);
+  (``jax.jit(lambda q: mauve_loss(references=P, candidates=q, quantizer=codebook, temperature=0.1))(Q)``);
 * under ``jax.grad`` (eagerly and jitted, the other arguments closed over) where the function is
   differentiable: the gradients must be finite and agree;
 * under ``jax.jit(jax.vmap(...))`` where its docstring promises vmap (the batched arrays traced,
@@ -35,6 +35,11 @@ from jaxmetrics import diversity as D
 from jaxmetrics import lm as L
 from jaxmetrics import mark_evaluate as ME
 from jaxmetrics import mauve as M
+from jaxmetrics.mauve import engine as MEN
+from jaxmetrics.mauve.frontier import histograms as MHI
+from jaxmetrics.mauve.quantize import clustering as MKM
+from jaxmetrics.mauve.quantize import pca as MPCA
+from jaxmetrics.mauve.quantize import quantizers as MQU
 from jaxmetrics import numerics as N
 from jaxmetrics import similarity as S
 from jaxmetrics import state as ST
@@ -103,7 +108,7 @@ def data() -> dict[str, Any]:
     # MAUVE projection / quantizers / k-means problems
     # a fitted k-means codebook built directly (fitting is a host-side driver, tested elsewhere)
     basis = np.linalg.qr(rng.normal(size=(4, 4)))[0][:, :3].astype(np.float32)
-    d["pca"] = M.PCAProjection(mean=f32(P.mean(0)), components=f32(basis),
+    d["pca"] = MPCA.PCAProjection(mean=f32(P.mean(0)), components=f32(basis),
                                explained_variance_ratio=f32([0.4, 0.3, 0.2, 0.1]), num_components=3)
     d["fitted"] = M.FittedKMeansQuantizer(pca=d["pca"], centroids=f32(rng.normal(size=(4, 3)) * 0.5))
     d["cq"] = M.CentroidQuantizer(d["C"])
@@ -123,8 +128,8 @@ def data() -> dict[str, Any]:
                                     references_mask=d["Ym"]),
                        simst.update(candidates=d["X"] * 2.0, references=d["Y"], candidates_mask=d["Xm"],
                                     references_mask=d["Ym"]))
-    d["mauve_states"] = (M.MauveState.empty(32, 4).update(p_features=d["P"], q_features=d["Q"]),
-                         M.MauveState.empty(32, 4).update(p_features=d["Q"], q_features=d["P"]))
+    d["mauve_states"] = (M.MauveState.empty(32, 4).update(references=d["P"], candidates=d["Q"]),
+                         M.MauveState.empty(32, 4).update(references=d["Q"], candidates=d["P"]))
     d["fid_states"] = (ME.FIDState.empty(4).update(references=d["P"], candidates=d["Q"]),
                        ME.FIDState.empty(4).update(references=d["Q"], candidates=d["P"]))
     imp = ME.IMPARState.empty(references=d["P"], k=3)
@@ -176,7 +181,7 @@ def _wsum(x):
 
 CASES: list[Case] = [
     # --- MAUVE: histogram stage (jit / vmap / grad: histograms.py module docstring)
-    Case("mauve.area_under_divergence_curve", M.area_under_divergence_curve, ("curve",),
+    Case("mauve.area_under_divergence_curve", MHI.area_under_divergence_curve, ("curve",),
          grad=(0, lambda r: r), vmap=(0,)),
     Case("mauve.divergence_curve", lambda p, q: M.divergence_curve(p, q, num_points=5), ("ph", "qh"),
          grad=(0, _wsum), vmap=(0, 1)),
@@ -185,21 +190,21 @@ CASES: list[Case] = [
          ("ph", "qh"), grad=(1, lambda r: r.mauve), vmap=(0, 1)),
     Case("mauve.mauve_from_counts", lambda p, q: M.mauve_from_counts(p, q, num_points=5), ("pc", "qc"),
          vmap=(0, 1)),
-    Case("mauve.smooth_counts", lambda c: M.smooth_counts(c, pseudocount=0.5), ("pcf",),
+    Case("mauve.smooth_counts", lambda c: MHI.smooth_counts(c, pseudocount=0.5), ("pcf",),
          grad=(0, _wsum), vmap=(0,)),
     # --- MAUVE: clustering, projection, quantizers
     # kmeans promises vmap over its key: kmeans_labels is exactly that vmap (tested under jit).
-    Case("mauve.kmeans", lambda x, k: M.kmeans(x, k, num_clusters=4, num_redo=2, max_iter=10), ("P", "key")),
-    Case("mauve.kmeans_labels", lambda z, k: M.kmeans_labels(z, k, num_clusters=4, num_redo=2, max_iter=10),
+    Case("mauve.kmeans", lambda x, k: MKM.kmeans(x, k, num_clusters=4, num_redo=2, max_iter=10), ("P", "key")),
+    Case("mauve.kmeans_labels", lambda z, k: MEN.kmeans_labels(z, k, num_clusters=4, num_redo=2, max_iter=10),
          ("P", "keys2")),
     Case("mauve.masked_kmeans_counts",
-         lambda z, pz, r, rm, rq, k, na: M.masked_kmeans_counts(z, pz, r, rm, rq, k, na, 10, num_clusters=3,
+         lambda z, pz, r, rm, rq, k, na: MEN.masked_kmeans_counts(z, pz, r, rm, rq, k, na, 10, num_clusters=3,
                                                                 num_redo=2),
          ("z3", "problem_z", "rows", "rows_lt12", "rows_lt6", "keys2", "num_active")),
-    Case("mauve.pca_transform", M.pca_transform, ("pca", "P"), grad=(1, _wsum)),
-    Case("mauve.apply_projection", lambda x, pca: M.apply_projection(x, pca), ("P", "pca"), grad=(0, _wsum)),
+    Case("mauve.pca_transform", MPCA.pca_transform, ("pca", "P"), grad=(1, _wsum)),
+    Case("mauve.apply_projection", lambda x, pca: MEN.apply_projection(x, pca), ("P", "pca"), grad=(0, _wsum)),
     Case("mauve.bin_counts", M.bin_counts, ("fitted", "Q")),
-    Case("mauve.soft_bin_counts", lambda f, x: M.soft_bin_counts(f, x, 0.5), ("fitted", "Q"),
+    Case("mauve.soft_bin_counts", lambda f, x: MQU.soft_bin_counts(f, x, 0.5), ("fitted", "Q"),
          grad=(1, _wsum)),
     Case("mauve.FittedKMeansQuantizer.transform", lambda f, x: f.transform(x), ("fitted", "Q")),
     Case("mauve.FittedKMeansQuantizer.assign", lambda f, x: f.assign(x), ("fitted", "Q")),
@@ -209,14 +214,14 @@ CASES: list[Case] = [
     Case("mauve.CentroidQuantizer.soft_assign", lambda c, x: c.soft_assign(x, 0.5), ("cq", "Q"),
          grad=(1, _wsum)),
     # --- MAUVE: soft / hard forms and the loss (the issue's training step)
-    Case("mauve.hard_mauve", lambda p, q, c: M.hard_mauve(p, q, c, num_points=5), ("P", "Q", "C"), mixed=True),
+    Case("mauve.hard_mauve", lambda p, q, c: M.hard_mauve(references=p, candidates=q, quantizer=c, num_points=5), ("P", "Q", "C"), mixed=True),
     Case("mauve.soft_mauve",
-         lambda p, q, c, m: M.soft_mauve(p, q, c, temperature=0.5, num_points=5, q_mask=m),
+         lambda p, q, c, m: M.soft_mauve(references=p, candidates=q, quantizer=c, temperature=0.5, num_points=5, candidates_mask=m),
          ("P", "Q", "C", "mask16"), grad=(1, lambda r: r.mauve), mixed=True),
-    Case("mauve.mauve_loss", lambda p, q, c: M.mauve_loss(p, q, c, temperature=0.1), ("P", "Q", "C"),
+    Case("mauve.mauve_loss", lambda p, q, c: M.mauve_loss(references=p, candidates=q, quantizer=c, temperature=0.1), ("P", "Q", "C"),
          grad=(1, lambda r: r), mixed=True),
     Case("mauve.MauveState.update",
-         lambda p, q, m: M.MauveState.empty(32, 4).update(p_features=p, q_features=q, q_mask=m),
+         lambda p, q, m: M.MauveState.empty(32, 4).update(references=p, candidates=q, candidates_mask=m),
          ("P", "Q", "mask16")),
     Case("mauve.MauveState.merge", lambda s: s[0].merge(s[1]), ("mauve_states",)),
     # --- similarity
@@ -418,6 +423,10 @@ EXCLUDED: dict[str, str] = {
     "mauve.project_features": "fits the PCA (data-dependent number of components), host-side",
     "mauve.fit_labels": _DRIVER,
     "mauve.split_counts": "host-side NumPy counting (returns np.ndarray)",
+    "mauve.pad_rows": "host-side NumPy padding to a bucketed row count (the engine's shapes)",
+    "mauve.project_bucketed": "fits the PCA on host data padded to a bucketed size (data-dependent components)",
+    "mauve.num_components_for_variance": "a Python int from a concrete spectrum (a static setting of the PCA)",
+    "mauve.smooth_frontier_integral": "traced inside soft_mauve, whose jit / grad / vmap cases cover it",
     "mauve.mauve_scores": "host-side float64 scoring of counts (returns NumPy arrays)",
     "mauve.auto_num_buckets": _SETTING,
     "mauve.available_quantizers": _SETTING,
@@ -535,11 +544,18 @@ METHODS = ("update", "add", "merge", "compute", "impar", "zipf", "from_features"
            "transform", "assign", "soft_assign")
 
 
+# MAUVE's stage modules: their kernels are public in their modules (not at the package root) and
+# are part of the surface, named ``mauve.<name>``.
+STAGE_MODULES = {"mauve": ("mauve.engine", "mauve.quantize.clustering", "mauve.quantize.pca",
+                           "mauve.frontier.histograms", "mauve.quantize.quantizers")}
+
+
 def _public_surface() -> dict[str, Any]:
     """``family.name`` (and ``family.Class.method``) -> object, for every public callable."""
     out: dict[str, Any] = {}
-    for fam in FAMILIES:
-        mod = importlib.import_module(f"jaxmetrics.{fam}")
+    walk = [(fam, fam) for fam in FAMILIES] + [(fam, m) for fam, ms in STAGE_MODULES.items() for m in ms]
+    for fam, module in walk:
+        mod = importlib.import_module(f"jaxmetrics.{module}")
         for name in mod.__all__:
             obj = getattr(mod, name)
             if inspect.isclass(obj):
@@ -686,22 +702,22 @@ def test_closed_over_values_are_checked_once_per_trace(data, monkeypatch):
     monkeypatch.setattr(_validation, "concrete_value", lambda fn, *a: reads.append(1) or real(fn, *a))
     P, Q, C = data["P"], data["Q"], data["C"]
     Q2 = Q * 1.5
-    step = jax.jit(lambda q: M.mauve_loss(P, q, C, temperature=0.1))
+    step = jax.jit(lambda q: M.mauve_loss(references=P, candidates=q, quantizer=C, temperature=0.1))
     with jax.transfer_guard("disallow"):
         first = step(Q)
         n_first = len(reads)
         second = step(Q2)
     assert n_first >= 1 and len(reads) == n_first  # checked when traced, not on the cached call
-    np.testing.assert_allclose(np.asarray(first), np.asarray(M.mauve_loss(P, Q, C, temperature=0.1)), rtol=1e-5)
-    np.testing.assert_allclose(np.asarray(second), np.asarray(M.mauve_loss(P, Q2, C, temperature=0.1)), rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(first), np.asarray(M.mauve_loss(references=P, candidates=Q, quantizer=C, temperature=0.1)), rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(second), np.asarray(M.mauve_loss(references=P, candidates=Q2, quantizer=C, temperature=0.1)), rtol=1e-5)
 
     bad = P.at[0, 0].set(jnp.nan)
-    with pytest.raises(ValueError, match="p_features: contains 1 NaN"):
-        jax.jit(lambda q: M.mauve_loss(bad, q, C, temperature=0.1))(Q)
+    with pytest.raises(ValueError, match="references: contains 1 NaN"):
+        jax.jit(lambda q: M.mauve_loss(references=bad, candidates=q, quantizer=C, temperature=0.1))(Q)
     none = jnp.zeros(16, bool)  # made outside the step: concrete (jnp.zeros inside would be traced)
-    with pytest.raises(ValueError, match="q_mask: masks out every row"):
-        jax.jit(lambda q: M.soft_mauve(P, q, C, temperature=0.5, q_mask=none))(Q)
+    with pytest.raises(ValueError, match="candidates_mask: masks out every row"):
+        jax.jit(lambda q: M.soft_mauve(references=P, candidates=q, quantizer=C, temperature=0.5, candidates_mask=none))(Q)
     # traced values are unknown at trace time: shapes are checked, values are not
-    jax.jit(lambda p, q: M.mauve_loss(p, q, C, temperature=0.1))(bad, Q)
-    with pytest.raises(ValueError, match="q_features: feature dimension 3"):
-        jax.jit(lambda q: M.mauve_loss(P, q, C, temperature=0.1))(Q[:, :3])
+    jax.jit(lambda p, q: M.mauve_loss(references=p, candidates=q, quantizer=C, temperature=0.1))(bad, Q)
+    with pytest.raises(ValueError, match="candidates: feature dimension 3"):
+        jax.jit(lambda q: M.mauve_loss(references=P, candidates=q, quantizer=C, temperature=0.1))(Q[:, :3])

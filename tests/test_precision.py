@@ -114,7 +114,7 @@ def test_mauve_products_are_full_float32(dot_precisions, features, quantizer):
                   quantizer=quantizer)
     if quantizer == "kmeans":
         fitted = fit_quantizer([p, q], num_buckets=4, kmeans_num_redo=1, kmeans_max_iter=20)
-        jax.grad(lambda a: mauve_loss(a, q, fitted, temperature=1.0))(p)
+        jax.grad(lambda a: mauve_loss(references=a, candidates=q, quantizer=fitted, temperature=1.0))(p)
     assert _all_highest(dot_precisions), {str(x) for x in dot_precisions}
 
 

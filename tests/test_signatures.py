@@ -117,10 +117,10 @@ def test_compute_mauve_seeds_signature(pq):
     from jaxmetrics.mauve import compute_mauve, compute_mauve_seeds
 
     p, q = pq
-    out = compute_mauve_seeds(p, q, seeds=(1, 2), num_buckets=4)
+    out = compute_mauve_seeds(references=p, candidates=q, seeds=(1, 2), num_buckets=4)
     assert parse_signature(out.signature)["seeds"] == "1,2"
-    assert compute_mauve_seeds(p, q, seeds=(1, 3), num_buckets=4).signature != out.signature
-    one = compute_mauve_seeds(p, q, seeds=(7,), num_buckets=4)
+    assert compute_mauve_seeds(references=p, candidates=q, seeds=(1, 3), num_buckets=4).signature != out.signature
+    one = compute_mauve_seeds(references=p, candidates=q, seeds=(7,), num_buckets=4)
     single = compute_mauve(p_features=p, q_features=q, seed=7, num_buckets=4)
     assert one.signature == single.signature and float(one.mauve[0]) == pytest.approx(single.mauve, abs=1e-12)
 
@@ -148,7 +148,7 @@ def test_mauve_sweeps_signature(pq, bert):
         return mauve_sweep(references=p, candidates=systems, **kw).signature
 
     sig = _variants(run, dict(over="k", values=(2, 3), seeds=(1, 2)),
-                    dict(values=(2, 4), seeds=(1, 3), over="c", kmeans_num_redo=2, mauve_scaling_factor=2.0),
+                    dict(values=(2, 4), seeds=(1, 3), over="c", kmeans_num_redo=2, scaling=2.0),
                     dict(metric="mauve-sweep", over="k", values="2,3", seeds="1,2", kmeans_num_redo="5"))
     assert "num_buckets" not in parse_signature(sig)   # the swept setting is in values only
     assert parse_signature(run(over="n", seeds=(1,), num_buckets=2))["values"] == "default"

@@ -30,7 +30,7 @@ def test_states_pass_through_jit_without_retrace(rng, lm_batch, feats):
         (IMPARState.empty(references=ref, k=3), lambda s, b: s.update(candidates=b[0]), (cand,)),
         (MarkEvaluateState.empty(16, 4), lambda s, b: s.update(references=b[0], candidates=b[1]), (ref, cand)),
         (FIDState.empty(4), lambda s, b: s.update(references=b[0], candidates=b[1]), (ref, cand)),
-        (MauveState.empty(16, 4), lambda s, b: s.update(p_features=b[0], q_features=b[1]), (ref, cand)),
+        (MauveState.empty(16, 4), lambda s, b: s.update(references=b[0], candidates=b[1]), (ref, cand)),
         (PRDState.empty(16, 4), lambda s, b: s.update(references=b[0], candidates=b[1]), (ref, cand)),
     ]
     for empty, step, data in cases:

@@ -168,8 +168,8 @@ def _mauve_board(args, lm, refs, systems):
     feats = dict(made.features)
     p = feats.pop("references")
     pooling, max_length = made.pooling, made.max_length
-    cmp = compare_mauve(p, feats, key=jax.random.key(args.seed), seeds=tuple(args.seeds), method=args.method,
-                        num_resamples=args.num_resamples, confidence=args.confidence)
+    cmp = compare_mauve(references=p, systems=feats, key=jax.random.key(args.seed), seeds=tuple(args.seeds),
+                        method=args.method, num_resamples=args.num_resamples, confidence=args.confidence)
     board = {n: {"value": float(cmp.scores[i]), "low": float(cmp.score_low[i]), "high": float(cmp.score_high[i])}
              for i, n in enumerate(cmp.names)}
     signature = featurized_signature(make_signature("compare_mauve", seeds=list(cmp.seeds), num_buckets=cmp.num_buckets),

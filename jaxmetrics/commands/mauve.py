@@ -269,6 +269,24 @@ def featurize_with(args: argparse.Namespace, lm, texts: dict, *, command: str):
         raise option_error(e, {"pooling": "--pooling", "max_length": "--max-length"}) from None
 
 
+def _seeds_options(kw: dict, family: dict) -> dict:
+    """compute_mauve_seeds's keywords for compute_mauve's (mauve-text's names): the sets as
+    references / candidates, the frontier as one settings object, the k-means settings as the
+    quantizer (the histogram estimator only)."""
+    from jaxmetrics.mauve import FrontierSettings, KMeansQuantizer
+
+    out = dict(references=kw["p_features"], candidates=kw["q_features"], num_buckets=kw["num_buckets"],
+               estimator=family["estimator"],
+               frontier=FrontierSettings(scaling=kw["mauve_scaling_factor"],
+                                         num_points=kw["divergence_curve_discretization_size"],
+                                         divergence=family["divergence"]))
+    if family["estimator"] == "quantized":
+        out["quantizer"] = KMeansQuantizer("auto", explained_var=kw["kmeans_explained_var"],
+                                           num_redo=kw["kmeans_num_redo"], max_iter=kw["kmeans_max_iter"],
+                                           pca_max_data=kw["pca_max_data"])
+    return out
+
+
 def settings(args: argparse.Namespace, features: bool, pooling, max_length) -> dict:
     """Every setting of a MAUVE run, for ``--json``."""
     out = dict(inputs="features" if features else "text", model=None if features else args.model,
@@ -321,8 +339,8 @@ def _explain(args: argparse.Namespace, p, q, p_texts, q_texts, seeds: tuple, kw:
     quant = KMeansQuantizer(check_sizes(args, len(p), len(q)), explained_var=kw["kmeans_explained_var"],
                             num_redo=kw["kmeans_num_redo"], max_iter=kw["kmeans_max_iter"],
                             pca_max_data=kw["pca_max_data"])
-    att = mauve_attribution(p, q, seeds=att_seeds, quantizer=quant, mauve_scaling_factor=kw["mauve_scaling_factor"],
-                            divergence_curve_discretization_size=kw["divergence_curve_discretization_size"])
+    att = mauve_attribution(references=p, candidates=q, seeds=att_seeds, quantizer=quant,
+                            scaling=kw["mauve_scaling_factor"], num_points=kw["divergence_curve_discretization_size"])
     gens = [r.to_dict() for r in att.ranked("q", args.explain, texts=q_texts)]
     refs = [r.to_dict() for r in att.ranked("p", args.explain, texts=p_texts)]
     if p_texts is None:   # features: rows have no text
@@ -404,7 +422,7 @@ def run(args: argparse.Namespace) -> int:
               file=sys.stderr)
     family = dict(estimator=args.estimator, divergence=args.divergence)
     out = (compute_mauve(**kw, **family, seed=seeds[0]) if len(seeds) == 1
-           else compute_mauve_seeds(**kw, **family, seeds=seeds))
+           else compute_mauve_seeds(**_seeds_options(kw, family), seeds=seeds))
     rec = _result(out, seeds, n_ref, n_cand, settings(args, features, pooling, max_length))
     from jaxmetrics.mauve.pipeline.inputs import featurized_signature
 

@@ -201,7 +201,7 @@ def run(args: argparse.Namespace) -> int:
               kmeans_num_redo=args.kmeans_num_redo, kmeans_max_iter=args.kmeans_max_iter)
     ratio = args.estimator != "quantized"
     if args.over != "c":
-        kw["mauve_scaling_factor"] = 5.0 if args.mauve_scaling_factor is None else args.mauve_scaling_factor
+        kw["scaling"] = 5.0 if args.mauve_scaling_factor is None else args.mauve_scaling_factor
     pooling = max_length = None
     if not features:
         _log(args, f"loading {args.model}")

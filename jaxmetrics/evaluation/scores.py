@@ -134,7 +134,8 @@ def score_runs(st: Any, conts: dict[tuple, list[np.ndarray]], feats: dict[Any, n
                 nth = [ss for dd, ss in plan if dd.name == d.name].index(s)  # run index within its setting
                 kseeds = run_seeds(mauve.seeds, nth)
                 t1 = time.perf_counter()
-                res = compute_mauve_seeds(p_features=p_feat[p_ok], q_features=q[q_ok], seeds=kseeds, **mauve.options())
+                res = compute_mauve_seeds(references=p_feat[p_ok], candidates=q[q_ok], seeds=kseeds,
+                                          **mauve.options())
                 sc.update(mauve=float(res.mauve_mean), mauve_seeds_std=float(res.mauve_std),
                           mauve_per_seed=[float(v) for v in np.asarray(res.mauve)],
                           frontier_integral=float(res.frontier_integral_mean),

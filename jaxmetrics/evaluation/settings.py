@@ -176,17 +176,15 @@ class MauveScoring(_StageSettings):
     kmeans_max_iter: int = 500
 
     def __post_init__(self) -> None:
-        from jaxmetrics.mauve.frontier.divergences import DIVERGENCES
         from jaxmetrics.mauve.frontier.estimators import available_estimators
 
         _set(self, "seeds", _check_kmeans_seeds(self.seeds))
-        _set(self, "scaling", V.check_positive(self.scaling, "scaling"))
-        _set(self, "num_points", V.check_int(self.num_points, "num_points", minimum=1))
+        frontier = self.frontier  # c, m, scoring and divergence: checked where MAUVE checks them
+        _set(self, "scaling", frontier.scaling)
+        _set(self, "num_points", frontier.num_points)
         if self.num_buckets != "auto":
             _set(self, "num_buckets", V.check_int(self.num_buckets, "num_buckets", minimum=1))
-        V.check_choice(self.scoring, "scoring", ("mauve-text", "paper"))
         V.check_choice(self.estimator, "estimator", available_estimators())
-        V.check_choice(self.divergence, "divergence", DIVERGENCES)
         if self.estimator != "quantized" and self.num_buckets != "auto":
             raise ValueError(f"num_buckets: applies to estimator='quantized' only, not to "
                              f"estimator={self.estimator!r} (a density-ratio estimator has no buckets)")
@@ -194,12 +192,24 @@ class MauveScoring(_StageSettings):
         _set(self, "kmeans_max_iter", V.check_int(self.kmeans_max_iter, "kmeans_max_iter", minimum=1))
         super().__post_init__()
 
+    @property
+    def frontier(self) -> Any:
+        """MAUVE's c, m, divergence and scoring as the one :class:`~jaxmetrics.mauve.FrontierSettings`."""
+        from jaxmetrics.mauve.frontier.settings import FrontierSettings
+
+        return FrontierSettings(scaling=self.scaling, num_points=self.num_points, divergence=self.divergence,
+                                scoring=self.scoring)
+
     def options(self) -> Mapping[str, Any]:
-        """The keyword arguments of :func:`~jaxmetrics.mauve.compute_mauve_seeds` (all but ``seeds``)."""
-        return MappingProxyType(dict(
-            num_buckets=self.num_buckets, kmeans_num_redo=self.kmeans_num_redo, kmeans_max_iter=self.kmeans_max_iter,
-            mauve_scaling_factor=self.scaling, divergence_curve_discretization_size=self.num_points,
-            scoring=self.scoring, estimator=self.estimator, divergence=self.divergence))
+        """The keyword arguments of :func:`~jaxmetrics.mauve.compute_mauve_seeds` (all but ``seeds``):
+        the frontier as one settings object, the k-means settings as the quantizer (histogram
+        estimator only)."""
+        from jaxmetrics.mauve.quantize.quantizers import KMeansQuantizer
+
+        out = dict(num_buckets=self.num_buckets, estimator=self.estimator, frontier=self.frontier)
+        if self.estimator == "quantized":
+            out["quantizer"] = KMeansQuantizer("auto", num_redo=self.kmeans_num_redo, max_iter=self.kmeans_max_iter)
+        return MappingProxyType(out)
 
     def signature_fields(self) -> Mapping[str, Any]:
         """``kmeans_seeds``, ``mauve_scaling``, ``mauve_num_points``, ``num_buckets``,

@@ -162,7 +162,7 @@ def prd_curve(*, references_hist: Any, candidates_hist: Any, num_angles: int = 1
 @partial(jax.jit, static_argnames=("n_ref", "num_clusters", "num_runs", "num_angles", "num_redo",
                                    "max_iter"))
 def _prd(data, key, *, n_ref, num_clusters, num_runs, num_angles, num_redo, max_iter) -> PRDCurve:
-    from jaxmetrics.mauve import kmeans
+    from jaxmetrics.mauve.quantize.clustering import kmeans
 
     def labels(k):
         return kmeans(data, k, num_clusters=num_clusters, num_redo=num_redo, max_iter=max_iter).labels

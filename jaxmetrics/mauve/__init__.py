@@ -18,6 +18,9 @@ The sub-packages follow the stages of one MAUVE computation:
 * :mod:`.training` — soft and hard MAUVE, ``mauve_loss`` and ``fit_to_mauve``;
 * :mod:`.plot` — every MAUVE figure.
 
+``__all__`` is the user-facing API (entry points, ``FrontierSettings``, quantizers, result types,
+estimators, plots); the stages' building blocks are imported from their modules.
+
 ``DRMMQuantizer``, ``LatticeQuantizer`` (Flax NNX and optax), ``fit_to_mauve`` (optax) and ``MauveState`` are
 imported on first access, so ``import jaxmetrics.mauve`` stays light; ``plot_divergence_curves``
 imports matplotlib only when it draws.
@@ -28,15 +31,12 @@ import importlib
 
 from jaxmetrics.mauve.frontier.histograms import (
     MauveResult,
-    area_under_divergence_curve,
     divergence_curve,
     frontier_integral,
     mauve_from_counts,
     mauve_from_histograms,
-    smooth_counts,
 )
-from jaxmetrics.mauve.quantize.clustering import KMeansResult, kmeans
-from jaxmetrics.mauve.quantize.pca import PCAProjection, fit_pca, pca_transform
+from jaxmetrics.mauve.frontier.settings import FrontierSettings
 from jaxmetrics.mauve.quantize.quantizers import (
     QUANTIZERS,
     FittedKMeansQuantizer,
@@ -47,20 +47,6 @@ from jaxmetrics.mauve.quantize.quantizers import (
     bin_counts,
     get_quantizer,
     register_quantizer,
-    soft_bin_counts,
-)
-from jaxmetrics.mauve.engine import (
-    LabelledRows,
-    MauveScores,
-    ProblemCounts,
-    ProjectedFeatures,
-    apply_projection,
-    fit_labels,
-    kmeans_labels,
-    masked_kmeans_counts,
-    mauve_scores,
-    project_features,
-    split_counts,
 )
 from jaxmetrics.mauve.pipeline.compute import MauveOutput, MauveSeedsOutput, auto_num_buckets, compute_mauve, compute_mauve_seeds
 from jaxmetrics.mauve.pipeline.codebook import fit_quantizer, mauve_shared_codebook
@@ -97,21 +83,22 @@ _LAZY = {
     "fit_to_mauve": "jaxmetrics.mauve.training.fit",
 }
 
+# The user-facing API. The stages' building blocks (PCA, the one k-means, the engine's projection,
+# labels and counts, the histogram helpers) stay importable from their modules
+# (``jaxmetrics.mauve.engine``, ``.quantize.clustering``, ``.quantize.pca``, ``.frontier.histograms``).
 __all__ = [
-    # histogram stage
-    "MauveResult",
-    "area_under_divergence_curve",
+    # entry points: text, tokens or features in
+    "compute_mauve",
+    "compute_mauve_seeds",
+    "estimate_mauve",
+    "auto_num_buckets",
+    # the frontier's settings
+    "FrontierSettings",
+    # array kernels: histograms or counts in
+    "mauve_from_histograms",
+    "mauve_from_counts",
     "divergence_curve",
     "frontier_integral",
-    "mauve_from_counts",
-    "mauve_from_histograms",
-    "smooth_counts",
-    # quantization kernels
-    "KMeansResult",
-    "kmeans",
-    "PCAProjection",
-    "fit_pca",
-    "pca_transform",
     # quantizers
     "QUANTIZERS",
     "FittedKMeansQuantizer",
@@ -122,29 +109,14 @@ __all__ = [
     "bin_counts",
     "get_quantizer",
     "register_quantizer",
-    "soft_bin_counts",
     "DRMMQuantizer",
     "LatticeQuantizer",
-    # the engine's stages
-    "LabelledRows",
-    "MauveScores",
-    "ProblemCounts",
-    "ProjectedFeatures",
-    "apply_projection",
-    "fit_labels",
-    "kmeans_labels",
-    "masked_kmeans_counts",
-    "mauve_scores",
-    "project_features",
-    "split_counts",
-    # pipeline
-    "MauveOutput",
-    "MauveSeedsOutput",
-    "auto_num_buckets",
-    "compute_mauve",
-    "compute_mauve_seeds",
     "fit_quantizer",
     "mauve_shared_codebook",
+    # result types
+    "MauveResult",
+    "MauveOutput",
+    "MauveSeedsOutput",
     # several systems under one quantizer, with intervals and significance
     "MauveComparison",
     "compare_mauve",
@@ -187,7 +159,6 @@ __all__ = [
     "MauveEstimate",
     "QuantizedEstimator",
     "available_estimators",
-    "estimate_mauve",
     "get_estimator",
     "register_estimator",
 ]

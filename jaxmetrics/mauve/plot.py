@@ -40,7 +40,7 @@ def plot_divergence_curves(
 
     Each curve is drawn as ``x = exp(-c KL(Q || R_w))`` against ``y = exp(-c KL(P || R_w))``; the
     legend shows the area (MAUVE) next to each label. ``curves`` may be a single curve, a list,
-    a stack ``[S, m + 2, 2]`` (e.g. ``compute_mauve_seeds(...).divergence_curve``), or a
+    a stack ``[S, m + 2, 2]`` (e.g. ``compute_mauve_seeds(references=...).divergence_curve``), or a
     ``{label: curve}`` mapping. With ``path`` the figure is saved (PNG, PDF, ... by suffix).
 
     Args:

@@ -115,6 +115,6 @@ def test_mauve_leaderboard_under_one_quantizer_on_real_text(tmp_path, minilm_dir
     lm = load_model(minilm_dir)
     feats = {n: sentence_embeddings(t, model=lm, max_length=64, progress=False)
              for n, t in (("refs", refs), ("human", human), ("looped", looped))}
-    ref = compare_mauve(np.asarray(feats["refs"]), {"human": np.asarray(feats["human"]), "looped": np.asarray(feats["looped"])},
+    ref = compare_mauve(references=np.asarray(feats["refs"]), systems={"human": np.asarray(feats["human"]), "looped": np.asarray(feats["looped"])},
                         key=jax.random.key(0), seeds=(1, 2), num_resamples=200)
     assert [s["value"] for s in doc["systems"]] == pytest.approx([float(v) for v in ref.scores], abs=2e-3)

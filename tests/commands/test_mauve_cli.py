@@ -200,7 +200,7 @@ def test_cli_explain_ranks_generations_and_human_texts(tmp_path, monkeypatch, ca
     assert "Generations that pull MAUVE down most" in printed and "Human texts the model covers least" in printed
     res = json.loads(out.read_text())["explain"]
     assert res["seeds"] == [25, 26, 27, 28, 29] and len(res["candidates"]) == 10 and len(res["references"]) == 10
-    ref = mauve_attribution(p, q, seeds=(25, 26, 27, 28, 29))
+    ref = mauve_attribution(references=p, candidates=q, seeds=(25, 26, 27, 28, 29))
     assert [r["index"] for r in res["candidates"]] == ref.most_harmful(10).tolist()
     assert [r["index"] for r in res["references"]] == ref.least_covered(10).tolist()
     assert all(r["text"] == f"model text {r['index']}" for r in res["candidates"])

@@ -1,5 +1,5 @@
 """``jaxmetrics mauve --estimator / --divergence`` (the MAUVE family) on small ``.npy`` features:
-the printed line and ``--json`` equal ``compute_mauve_seeds(..., estimator=, divergence=)``, a
+the printed line and ``--json`` equal ``compute_mauve_seeds(references=..., estimator=, divergence=)``, a
 density-ratio estimator has no MAUVE* (``None`` in the JSON, not printed), and an option of the
 k-means pipeline given with a density-ratio estimator exits 2 naming both options, before any
 model is loaded."""
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from jaxmetrics.cli import main
-from jaxmetrics.mauve import compute_mauve_seeds
+from jaxmetrics.mauve import FrontierSettings, compute_mauve_seeds
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +44,7 @@ def test_knn_with_js_over_seeds_equals_compute_mauve_seeds(feats, capsys):
     d, p, q = feats
     assert _run(d, "--estimator", "knn", "--divergence", "js", "--seeds", "1", "2", "--json", str(d / "knn.json")) == 0
     out = capsys.readouterr().out
-    ref = compute_mauve_seeds(p, q, seeds=(1, 2), estimator="knn", divergence="js")
+    ref = compute_mauve_seeds(references=p, candidates=q, seeds=(1, 2), estimator="knn", frontier=FrontierSettings(divergence="js"))
     rec = json.loads((d / "knn.json").read_text())
     assert rec["mauve"] == pytest.approx(float(ref.mauve_mean), abs=1e-12)
     assert rec["frontier_integral"] == pytest.approx(float(ref.frontier_integral_mean), abs=1e-12)
@@ -64,7 +64,7 @@ def test_one_seed_gaussian_prints_mauve_and_fi_only(feats, capsys):
     d, p, q = feats
     assert _run(d, "--estimator", "gaussian", "--seeds", "3", "--json", str(d / "g.json")) == 0
     out = capsys.readouterr().out.strip()
-    ref = compute_mauve_seeds(p, q, seeds=(3,), estimator="gaussian")
+    ref = compute_mauve_seeds(references=p, candidates=q, seeds=(3,), estimator="gaussian")
     rec = json.loads((d / "g.json").read_text())
     assert rec["mauve"] == pytest.approx(float(ref.mauve_mean), abs=1e-12) and rec["mauve_std"] is None
     assert out == (f"MAUVE {float(ref.mauve_mean):.4f}  FI {float(ref.frontier_integral_mean):.4f}  "
@@ -76,7 +76,7 @@ def test_quantized_with_another_divergence_keeps_mauve_star(feats, capsys):
     assert _run(d, "--divergence", "hellinger", "--seeds", "1", "2", "--num-buckets", "4",
                 "--json", str(d / "h.json")) == 0
     out = capsys.readouterr().out
-    ref = compute_mauve_seeds(p, q, seeds=(1, 2), num_buckets=4, divergence="hellinger")
+    ref = compute_mauve_seeds(references=p, candidates=q, seeds=(1, 2), num_buckets=4, frontier=FrontierSettings(divergence="hellinger"))
     rec = json.loads((d / "h.json").read_text())
     assert rec["mauve"] == pytest.approx(float(ref.mauve_mean), abs=1e-12)
     assert rec["mauve_star"] == pytest.approx(float(ref.mauve_star_mean), abs=1e-12) and rec["num_buckets"] == 4

@@ -154,7 +154,7 @@ def test_every_column_equals_the_direct_call(first, lm):
         assert run["mean_length"] == pytest.approx(np.mean([f.size - p.size for f, p in zip(full, prompts)]))
         q = featurize(texts, model=lm, progress=False)
         seeds = (25 + 2 * nth, 26 + 2 * nth)
-        m = compute_mauve_seeds(p_features=human_feat, q_features=q, seeds=seeds)
+        m = compute_mauve_seeds(references=human_feat, candidates=q, seeds=seeds)
         assert run["kmeans_seeds"] == list(seeds)
         assert run["mauve"] == pytest.approx(m.mauve_mean, abs=1e-6)
         assert run["frontier_integral"] == pytest.approx(m.frontier_integral_mean, abs=1e-6)
@@ -194,7 +194,7 @@ def test_changing_one_setting_regenerates_only_it(first, lm, monkeypatch):
 
 
 def test_paper_scoring_uses_the_same_features(first, lm):
-    from jaxmetrics.mauve import compute_mauve_seeds
+    from jaxmetrics.mauve import FrontierSettings, compute_mauve_seeds
 
     rep, cache, _ = first
     paper = evaluate_generation(model=lm, featurizer=lm, dataset=_records(), cache_dir=cache,
@@ -205,7 +205,7 @@ def test_paper_scoring_uses_the_same_features(first, lm):
     # same features, same seeds: only the curve's scoring differs
     (hum,) = [np.load(p) for p in cache.glob("*/human/features-*.npy")]
     (q,) = [np.load(p) for p in cache.glob("*/greedy/seed0/features-*.npy")]
-    m = compute_mauve_seeds(p_features=hum, q_features=q, seeds=(25, 26), scoring="paper")
+    m = compute_mauve_seeds(references=hum, candidates=q, seeds=(25, 26), frontier=FrontierSettings(scoring="paper"))
     assert run["mauve"] == pytest.approx(m.mauve_mean, abs=1e-6)
 
 

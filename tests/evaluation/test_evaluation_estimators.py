@@ -1,5 +1,5 @@
 """``evaluate_generation(scoring=ScoringSettings(mauve=MauveScoring(estimator=, divergence=)))`` and ``--mauve-estimator`` /
-``--mauve-divergence``: the MAUVE column equals ``compute_mauve_seeds(estimator=, divergence=)`` on
+``--mauve-divergence``: the MAUVE column equals ``compute_mauve_seeds(estimator=, frontier=FrontierSettings(divergence=))`` on
 the cached features, the choice is in the config, the signature and the caption, and a cached
 run scored with another estimator or divergence is not reused (its generations and features are).
 
@@ -53,7 +53,8 @@ class _Calls:
         self.real, self.estimators = M.compute_mauve_seeds, []
 
     def __call__(self, *a, **k):
-        self.estimators.append((k.get("estimator", "quantized"), k.get("divergence", "kl")))
+        frontier = k.get("frontier")
+        self.estimators.append((k.get("estimator", "quantized"), "kl" if frontier is None else frontier.divergence))
         return self.real(*a, **k)
 
 
@@ -63,7 +64,7 @@ def _never(*a, **k):
 
 def test_gaussian_estimator_is_scored_recorded_and_not_reused(quantized, lm, monkeypatch):
     import jaxmetrics.mauve as M
-    from jaxmetrics.mauve import compute_mauve_seeds
+    from jaxmetrics.mauve import FrontierSettings, compute_mauve_seeds
 
     base, cache = quantized
     calls = _Calls()
@@ -73,7 +74,7 @@ def test_gaussian_estimator_is_scored_recorded_and_not_reused(quantized, lm, mon
     gauss = evaluate_generation(**dict(kw, scoring=_mauve(estimator="gaussian")))
     assert calls.estimators == [("gaussian", "kl")]                 # scored anew, not the quantized run's scores
     hum, q = _features(cache)
-    ref = compute_mauve_seeds(p_features=hum, q_features=q, seeds=(25, 26), estimator="gaussian")
+    ref = compute_mauve_seeds(references=hum, candidates=q, seeds=(25, 26), estimator="gaussian")
     run = gauss.runs["greedy"][0]
     assert run["mauve"] == pytest.approx(float(ref.mauve_mean), abs=1e-9)
     assert run["frontier_integral"] == pytest.approx(float(ref.frontier_integral_mean), abs=1e-9)
@@ -86,7 +87,8 @@ def test_gaussian_estimator_is_scored_recorded_and_not_reused(quantized, lm, mon
     assert "MAUVE over 2 k-means seeds per run" in base.to_markdown()
     # another divergence is scored anew too; the same settings again reuse the cached scores
     js = evaluate_generation(**dict(kw, scoring=_mauve(estimator="gaussian", divergence="js")))
-    ref_js = compute_mauve_seeds(p_features=hum, q_features=q, seeds=(25, 26), estimator="gaussian", divergence="js")
+    ref_js = compute_mauve_seeds(references=hum, candidates=q, seeds=(25, 26), estimator="gaussian",
+                                 frontier=FrontierSettings(divergence="js"))
     assert js.runs["greedy"][0]["mauve"] == pytest.approx(float(ref_js.mauve_mean), abs=1e-9)
     assert js.config["scoring"]["mauve"]["divergence"] == "js" and "gaussian-estimator seeds per run (mauve-text scoring, js " \
         "frontier)" in js.to_markdown()
@@ -108,7 +110,7 @@ def test_bad_family_arguments_fail_before_any_generation(lm, monkeypatch):
 
 def test_cli_mauve_estimator_reaches_the_report(quantized, tmp_path, monkeypatch, capsys):
     from jaxmetrics.cli import main
-    from jaxmetrics.mauve import compute_mauve_seeds
+    from jaxmetrics.mauve import FrontierSettings, compute_mauve_seeds
 
     _, cache = quantized
     monkeypatch.setattr(generation, "_generate_run", _never)   # the library run's generations are reused
@@ -123,7 +125,7 @@ def test_cli_mauve_estimator_reaches_the_report(quantized, tmp_path, monkeypatch
     assert (js["config"]["scoring"]["mauve"]["estimator"], js["config"]["scoring"]["mauve"]["divergence"]) == (
         "gaussian", "tv")
     hum, q = _features(cache)
-    ref = compute_mauve_seeds(p_features=hum, q_features=q, seeds=(25, 26), estimator="gaussian", divergence="tv")
+    ref = compute_mauve_seeds(references=hum, candidates=q, seeds=(25, 26), estimator="gaussian", frontier=FrontierSettings(divergence="tv"))
     assert js["runs"]["greedy"][0]["mauve"] == pytest.approx(float(ref.mauve_mean), abs=1e-9)
     capsys.readouterr()
     # a size the estimator cannot take exits 2 naming the option, before any model is loaded

@@ -132,7 +132,7 @@ def test_cluster_drop_lowers_diversity(text_sets):
     clusters as MNLI's 5 genres, dropped largest first) from the candidates, at a constant
     candidate count (sampled from what is left, repeated when fewer remain), lowers
     ME-Petersen, ME-CAPTURE and ME-Schnabel diversity monotonically (mean over 4 samplings)."""
-    from jaxmetrics.mauve import kmeans
+    from jaxmetrics.mauve.quantize.clustering import kmeans
 
     ref, pool = text_sets["ref"], text_sets["pool"]
     km = kmeans(ref, jax.random.key(0), num_clusters=5, num_redo=10, max_iter=100)

@@ -85,14 +85,14 @@ def test_buffer_states_equal_area_functions(feats):
     with pytest.raises(TypeError):
         pr.compute(**kw)  # key is required
 
-    mv = merge_all([MauveState.empty(40, 4).update(p_features=cand[a:b], q_features=ref[a:b])
+    mv = merge_all([MauveState.empty(40, 4).update(references=cand[a:b], candidates=ref[a:b])
                     for a, b in zip(cuts, cuts[1:])])
     kw = dict(num_buckets=4, kmeans_num_redo=1, kmeans_max_iter=20)
     assert mv.compute(**kw).mauve == compute_mauve(p_features=cand, q_features=ref, **kw).mauve
     with pytest.raises(ValueError, match="capacity"):
         mv.merge(mv)
-    with pytest.raises(ValueError, match="^q_features:"):
-        MauveState.empty(4, 4).update(p_features=ref[:2]).compute()
+    with pytest.raises(ValueError, match="^candidates:"):
+        MauveState.empty(4, 4).update(references=ref[:2]).compute()
 
 
 def test_fid_state_equals_fid(rng, feats, x64):

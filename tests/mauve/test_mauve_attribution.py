@@ -30,7 +30,7 @@ def _smoothed(cp, cq, b=0.5):
 def test_influence_is_the_weight_derivative_written_out():
     p, q = _toy()
     seed, tau, k = 3, 0.3, 12
-    att = mauve_attribution(p, q, seeds=(seed,), num_buckets=k, temperature=tau, num_nearest_bins=k)
+    att = mauve_attribution(references=p, candidates=q, seeds=(seed,), num_buckets=k, temperature=tau, num_nearest_bins=k)
     fitted = fit_quantizer([q, p], num_buckets=k, seed=seed)
     labels = np.asarray(fitted.assign(np.concatenate([q, p])))
     hq = jax.nn.one_hot(labels[:len(q)], k)
@@ -49,7 +49,7 @@ def test_influence_is_the_weight_derivative_written_out():
 def test_hard_bins_share_one_influence_and_match_a_finite_difference():
     p, q = _toy()
     seed, k = 1, 10
-    att = mauve_attribution(p, q, seeds=(seed,), num_buckets=k, temperature=None)
+    att = mauve_attribution(references=p, candidates=q, seeds=(seed,), num_buckets=k, temperature=None)
     fitted = fit_quantizer([q, p], num_buckets=k, seed=seed)
     labels = np.asarray(fitted.assign(np.concatenate([q, p])))
     lq, lp = labels[:len(q)], labels[len(q):]
@@ -82,7 +82,7 @@ def test_hard_bins_share_one_influence_and_match_a_finite_difference():
 def test_explained_score_is_compute_mauves_smoothed_score():
     p, q = _toy(n=150)
     for seed in (25, 7):
-        att = mauve_attribution(p, q, seeds=(seed,))
+        att = mauve_attribution(references=p, candidates=q, seeds=(seed,))
         ref = compute_mauve(p_features=p, q_features=q, seed=seed)
         assert float(att.mauve) == pytest.approx(ref.mauve_star, abs=1e-5)
         assert att.num_buckets == 15 and att.seeds == (seed,)
@@ -90,11 +90,11 @@ def test_explained_score_is_compute_mauves_smoothed_score():
 
 def test_outlying_generations_rank_first_and_missed_modes_on_the_human_side():
     p, q = _toy(n=200, d=8, shift=4.0, bad=20)
-    att = mauve_attribution(p, q)
+    att = mauve_attribution(references=p, candidates=q)
     assert np.isin(att.most_harmful(20), np.arange(20)).mean() >= 0.9
     assert np.all(np.asarray(att.q_influence)[att.most_harmful(3)] < 0)
     # mirror: a human mode the model never produces
-    att2 = mauve_attribution(q, p)
+    att2 = mauve_attribution(references=q, candidates=p)
     assert np.isin(att2.least_covered(20), np.arange(20)).mean() >= 0.9
     rows = att2.ranked("p", 3, texts=[f"text {i}" for i in range(200)])
     assert [r.index for r in rows] == att2.least_covered(3).tolist()
@@ -104,24 +104,24 @@ def test_outlying_generations_rank_first_and_missed_modes_on_the_human_side():
 
 def test_reproducible_and_bad_input_named():
     p, q = _toy(n=100)
-    a, b = mauve_attribution(p, q, seeds=(1, 2)), mauve_attribution(p, q, seeds=(1, 2))
+    a, b = mauve_attribution(references=p, candidates=q, seeds=(1, 2)), mauve_attribution(references=p, candidates=q, seeds=(1, 2))
     np.testing.assert_array_equal(a.q_influence, b.q_influence)
-    with pytest.raises(ValueError, match="^q_features"):
-        mauve_attribution(p, q[:, :3])
+    with pytest.raises(ValueError, match="^candidates"):
+        mauve_attribution(references=p, candidates=q[:, :3])
     with pytest.raises(ValueError, match="^seeds"):
-        mauve_attribution(p, q, seeds=())
+        mauve_attribution(references=p, candidates=q, seeds=())
     with pytest.raises(ValueError, match="^seeds"):
-        mauve_attribution(p, q, seeds=(1, 1))
+        mauve_attribution(references=p, candidates=q, seeds=(1, 1))
     with pytest.raises(ValueError, match="^temperature"):
-        mauve_attribution(p, q, temperature=-1.0)
+        mauve_attribution(references=p, candidates=q, temperature=-1.0)
     with pytest.raises(ValueError, match="^temperature"):
-        mauve_attribution(p, q, temperature="warm")
+        mauve_attribution(references=p, candidates=q, temperature="warm")
     with pytest.raises(ValueError, match="^pseudocount"):
-        mauve_attribution(p, q, pseudocount=0.0)
+        mauve_attribution(references=p, candidates=q, pseudocount=0.0)
     with pytest.raises(ValueError, match="^num_nearest_bins"):
-        mauve_attribution(p, q, num_nearest_bins=0)
-    with pytest.raises(ValueError, match="^p_features"):
-        mauve_attribution(np.full((100, 6), np.nan, np.float32), q)
+        mauve_attribution(references=p, candidates=q, num_nearest_bins=0)
+    with pytest.raises(ValueError, match="^references"):
+        mauve_attribution(references=np.full((100, 6), np.nan, np.float32), candidates=q)
     with pytest.raises(ValueError, match="^side"):
         a.ranked("x")
     with pytest.raises(ValueError, match="^texts"):
@@ -143,7 +143,7 @@ def _check_draw(p, q, is_bad):
     """Recall of the degraded rows among the 20 % most harmful, and fresh MAUVE (a new k-means
     seed) after removing them against removing as many at random (mean of 5 draws)."""
     n = q.shape[0]
-    att = mauve_attribution(p, q)
+    att = mauve_attribution(references=p, candidates=q)
     flagged = att.most_harmful(n // 5)
     recall = float(is_bad[flagged].mean())
     fresh = lambda rows: compute_mauve(p_features=p, q_features=q[rows], seed=999).mauve

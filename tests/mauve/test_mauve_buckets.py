@@ -107,7 +107,7 @@ def test_compute_mauve_on_bucketed_sizes_gives_the_exact_numbers(gaussians):
 def test_seeds_on_bucketed_sizes_match_single_calls(gaussians):
     p, q = gaussians
     p, q = p[:690], q[:700]
-    seeds = compute_mauve_seeds(p_features=p, q_features=q, seeds=(1, 2), kmeans_num_redo=2, kmeans_max_iter=50)
+    seeds = compute_mauve_seeds(references=p, candidates=q, seeds=(1, 2), quantizer=KMeansQuantizer("auto", num_redo=2, max_iter=50))
     singles = [compute_mauve(p_features=p, q_features=q, seed=s, kmeans_num_redo=2, kmeans_max_iter=50).mauve
                for s in (1, 2)]
     np.testing.assert_allclose(seeds.mauve, singles, atol=1e-12)

@@ -24,7 +24,7 @@ def _sets(n=200, d=8, seed=0):
 
 def test_scores_are_the_shared_codebook_scores_averaged_over_seeds():
     p, a, b = _sets()
-    cmp = compare_mauve(p, {"a": a, "b": b}, key=jax.random.key(0), seeds=(3, 4), num_resamples=50)
+    cmp = compare_mauve(references=p, systems={"a": a, "b": b}, key=jax.random.key(0), seeds=(3, 4), num_resamples=50)
     per_seed = []
     for s in (3, 4):
         fitted = fit_quantizer([p, a, b], seed=s)
@@ -41,7 +41,7 @@ def test_scores_are_the_shared_codebook_scores_averaged_over_seeds():
 def test_identical_systems_have_p_one_and_a_shifted_one_is_significant():
     p, a, b = _sets(n=300)
     for method in ("randomization", "bootstrap"):
-        cmp = compare_mauve(p, {"system0": a, "system1": a.copy(), "system2": b[:300]}, key=jax.random.key(1),
+        cmp = compare_mauve(references=p, systems={"system0": a, "system1": a.copy(), "system2": b[:300]}, key=jax.random.key(1),
                             num_resamples=200, method=method)
         assert cmp.names == ("system0", "system1", "system2") and cmp.method == method
         assert float(cmp.difference[0, 1]) == 0.0 and float(cmp.p_value[0, 1]) == 1.0
@@ -52,24 +52,24 @@ def test_identical_systems_have_p_one_and_a_shifted_one_is_significant():
 
 def test_reproducible_and_bad_input_named():
     p, a, b = _sets(n=100)
-    one = compare_mauve(p, {"a": a, "b": b}, key=jax.random.key(5), num_resamples=30)
-    two = compare_mauve(p, {"a": a, "b": b}, key=jax.random.key(5), num_resamples=30)
+    one = compare_mauve(references=p, systems={"a": a, "b": b}, key=jax.random.key(5), num_resamples=30)
+    two = compare_mauve(references=p, systems={"a": a, "b": b}, key=jax.random.key(5), num_resamples=30)
     np.testing.assert_array_equal(one.p_value, two.p_value)
     np.testing.assert_array_equal(one.score_low, two.score_low)
     with pytest.raises(ValueError, match="^systems"):
-        compare_mauve(p, {"a": a}, key=jax.random.key(0))
+        compare_mauve(references=p, systems={"a": a}, key=jax.random.key(0))
     with pytest.raises(ValueError, match=r"^systems\['b'\]"):
-        compare_mauve(p, {"a": a, "b": b[:, :3]}, key=jax.random.key(0))
+        compare_mauve(references=p, systems={"a": a, "b": b[:, :3]}, key=jax.random.key(0))
     with pytest.raises(TypeError, match="^systems"):
-        compare_mauve(p, a, key=jax.random.key(0))
+        compare_mauve(references=p, systems=a, key=jax.random.key(0))
     with pytest.raises(ValueError, match="^method"):
-        compare_mauve(p, {"a": a, "b": b}, key=jax.random.key(0), method="t-test")
+        compare_mauve(references=p, systems={"a": a, "b": b}, key=jax.random.key(0), method="t-test")
     with pytest.raises(ValueError, match="^num_resamples"):
-        compare_mauve(p, {"a": a, "b": b}, key=jax.random.key(0), num_resamples=1)
+        compare_mauve(references=p, systems={"a": a, "b": b}, key=jax.random.key(0), num_resamples=1)
     with pytest.raises(ValueError, match="^seeds"):
-        compare_mauve(p, {"a": a, "b": b}, key=jax.random.key(0), seeds=(1, 1))
+        compare_mauve(references=p, systems={"a": a, "b": b}, key=jax.random.key(0), seeds=(1, 1))
     with pytest.raises(ValueError, match="^confidence"):
-        compare_mauve(p, {"a": a, "b": b}, key=jax.random.key(0), confidence=1.5)
+        compare_mauve(references=p, systems={"a": a, "b": b}, key=jax.random.key(0), confidence=1.5)
 
 
 def _error_rates(realtext_family, reps, n=500):
@@ -84,7 +84,7 @@ def _error_rates(realtext_family, reps, n=500):
         b_rows = qi[n:2 * n]
         bad = rng.random(n) < 0.3
         systems = {"a": qh[qi[:n]], "b": qh[b_rows], "degraded": np.where(bad[:, None], qr[b_rows], qh[b_rows])}
-        cmp = compare_mauve(ph[pi[:n]], systems, key=jax.random.key(r), num_resamples=500)
+        cmp = compare_mauve(references=ph[pi[:n]], systems=systems, key=jax.random.key(r), num_resamples=500)
         null.append(float(cmp.p_value[0, 1]))
         alt.append(float(cmp.p_value[0, 2]))
     return np.asarray(null), np.asarray(alt)

@@ -11,7 +11,7 @@ import pytest
 from realtext_family import realtext_family  # noqa: F401 (session fixture)
 from scipy import stats
 
-from jaxmetrics.mauve import compute_mauve, compute_mauve_seeds, mauve_sweep
+from jaxmetrics.mauve import FrontierSettings, compute_mauve, compute_mauve_seeds, mauve_sweep
 from jaxmetrics.mauve.frontier.estimate import estimate_mauve
 from jaxmetrics.mauve.frontier.estimators import GaussianEstimator
 from jaxmetrics.mauve.frontier.divergences import f_mauve
@@ -26,7 +26,7 @@ PQ = dict(n=160, d=6, shift=np.array([0.6, 0, 0, 0, 0, 0]), seed=3)  # the pq fi
 def test_compute_mauve_estimator_is_estimate_mauve(pq, name):
     p, q = pq
     out = compute_mauve(p_features=p, q_features=q, estimator=name, seed=7)
-    ref = estimate_mauve(p, q, key=jax.random.key(7), estimator=name)
+    ref = estimate_mauve(references=p, candidates=q, key=jax.random.key(7), estimator=name)
     assert out.mauve == pytest.approx(ref.mauve, abs=1e-12)
     assert out.frontier_integral == pytest.approx(ref.frontier_integral, abs=1e-12)
     np.testing.assert_allclose(out.divergence_curve, ref.divergence_curve, atol=1e-12)
@@ -41,7 +41,7 @@ def test_an_estimator_instance_carries_its_settings(pq):
     p, q = pq
     est = GaussianEstimator(shrinkage=0.5)
     out = compute_mauve(p_features=p, q_features=q, estimator=est, seed=1)
-    assert out.mauve == pytest.approx(estimate_mauve(p, q, key=jax.random.key(1), estimator=est).mauve, abs=1e-12)
+    assert out.mauve == pytest.approx(estimate_mauve(references=p, candidates=q, key=jax.random.key(1), estimator=est).mauve, abs=1e-12)
     assert "gaussian_shrinkage:0.5" in out.signature
     assert out.mauve != pytest.approx(compute_mauve(p_features=p, q_features=q, estimator="gaussian", seed=1).mauve)
 
@@ -77,7 +77,7 @@ def test_kl_through_f_mauve_equals_the_histogram_stage(pq):
 @pytest.mark.parametrize("name", ["gaussian", "knn"])
 def test_seeds_with_an_estimator(pq, name):
     p, q = pq
-    out = compute_mauve_seeds(p, q, seeds=(4, 5), estimator=name)
+    out = compute_mauve_seeds(references=p, candidates=q, seeds=(4, 5), estimator=name)
     each = [compute_mauve(p_features=p, q_features=q, estimator=name, seed=s).mauve for s in (4, 5)]
     np.testing.assert_allclose(out.mauve, each, atol=1e-12)
     assert out.mauve_mean == pytest.approx(np.mean(each), abs=1e-12)
@@ -88,7 +88,7 @@ def test_seeds_with_an_estimator(pq, name):
 
 def test_seeds_with_a_divergence_match_single_calls(pq):
     p, q = pq
-    out = compute_mauve_seeds(p, q, seeds=(4, 5), divergence="tv")
+    out = compute_mauve_seeds(references=p, candidates=q, seeds=(4, 5), frontier=FrontierSettings(divergence="tv"))
     for i, s in enumerate((4, 5)):
         one = compute_mauve(p_features=p, q_features=q, seed=s, divergence="tv")
         assert out.mauve[i] == pytest.approx(one.mauve, abs=1e-6)
@@ -134,9 +134,9 @@ def test_bad_combinations_name_the_argument(pq):
     with pytest.raises(ValueError, match="divergence"):
         compute_mauve(p_features=p, q_features=q, divergence="kullback")
     with pytest.raises(ValueError, match="confidence"):
-        compute_mauve_seeds(p, q, seeds=(1, 2), estimator="gaussian", confidence=0.95)
+        compute_mauve_seeds(references=p, candidates=q, seeds=(1, 2), estimator="gaussian", confidence=0.95)
     with pytest.raises(ValueError, match="confidence"):
-        compute_mauve_seeds(p, q, seeds=(1, 2), divergence="js", confidence=0.95)
+        compute_mauve_seeds(references=p, candidates=q, seeds=(1, 2), frontier=FrontierSettings(divergence="js"), confidence=0.95)
     with pytest.raises(ValueError, match="over"):
         mauve_sweep(references=p, candidates={"a": q}, over="k", values=(5,), seeds=(1,), estimator="knn")
 
@@ -151,9 +151,9 @@ def test_real_text_family_through_compute_mauve(realtext_family):
     q_rep = fam["repeated"][1]
     half = np.where((np.arange(n) % 2 == 0)[:, None], q_rep, q_human)
     qs = (q_human, half, q_rep)
-    km = [compute_mauve_seeds(p, q, seeds=(1,)).mauve_mean for q in qs]
+    km = [compute_mauve_seeds(references=p, candidates=q, seeds=(1,)).mauve_mean for q in qs]
     assert km[0] > km[1] > km[2]
     for name in RATIO:
-        vals = [compute_mauve_seeds(p, q, seeds=(1,), estimator=name).mauve_mean for q in qs]
+        vals = [compute_mauve_seeds(references=p, candidates=q, seeds=(1,), estimator=name).mauve_mean for q in qs]
         assert stats.spearmanr(km, vals).statistic == pytest.approx(1.0), (name, km, vals)
         assert vals[0] >= 0.95 and vals[-1] <= 0.1, (name, vals)

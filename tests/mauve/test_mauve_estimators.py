@@ -129,7 +129,7 @@ def test_estimators_against_the_closed_form(name):
         for delta in (1.0,) if name == "knn" else (0.5, 1.0, 2.0):  # k-NN: its largest bias, one case (time)
             p, q = _gauss_pair(4000, 4, delta, seed=int(10 * delta))
             exact = gaussian_frontier(delta)
-            out = estimate_mauve(p, q, key=jax.random.key(0), estimator=est)
+            out = estimate_mauve(references=p, candidates=q, key=jax.random.key(0), estimator=est)
             assert out.mauve == pytest.approx(float(exact.mauve), abs=tol), (name, delta)
             assert out.frontier_integral == pytest.approx(float(exact.frontier_integral), abs=fi_tol), (name, delta)
             assert out.divergence == "kl" and out.p_log_ratio.dtype == np.float64
@@ -139,7 +139,7 @@ def test_gaussian_mahalanobis_closed_form():
     with jax.enable_x64(True):
         p, q = _gauss_pair(20000, 3, 1.5, seed=5)
         est = GaussianEstimator(shrinkage=1e-4, **RAW)
-        assert float(est.mahalanobis(p, q)) == pytest.approx(1.5, abs=0.03)
+        assert float(est.mahalanobis(references=p, candidates=q)) == pytest.approx(1.5, abs=0.03)
 
 
 def test_quantized_estimator_is_compute_mauve():
@@ -147,7 +147,7 @@ def test_quantized_estimator_is_compute_mauve():
     p, q = rng.normal(size=(300, 16)), rng.normal(size=(250, 16)) + 0.3
     for seed in (25, 3):
         want = compute_mauve(p_features=p, q_features=q, seed=seed)
-        got = estimate_mauve(p, q, key=jax.random.key(seed), estimator="quantized")
+        got = estimate_mauve(references=p, candidates=q, key=jax.random.key(seed), estimator="quantized")
         assert got.mauve == pytest.approx(want.mauve, abs=1e-8)
         assert got.frontier_integral == pytest.approx(want.frontier_integral, abs=1e-8)
 
@@ -159,7 +159,7 @@ def test_gradients_finite_for_differentiable_estimators():
         for est in (GaussianEstimator(**RAW), GaussianEstimator(shared_covariance=False, **RAW),
                     ClassifierEstimator(num_folds=2, **RAW)):
             def loss(qf):
-                lr = est.log_ratios(p, qf, key=key)
+                lr = est.log_ratios(references=p, candidates=qf, key=key)
                 return mauve_from_log_ratios(lr.p_log_ratio, lr.q_log_ratio).mauve
 
             g = np.asarray(jax.grad(loss)(jnp.asarray(q)))
@@ -169,9 +169,9 @@ def test_gradients_finite_for_differentiable_estimators():
 def test_classifier_reproducible_for_a_key():
     rng = np.random.default_rng(0)
     p, q = rng.normal(size=(200, 8)), rng.normal(size=(200, 8)) + 0.3
-    a = estimate_mauve(p, q, key=jax.random.key(4), estimator="classifier")
-    b = estimate_mauve(p, q, key=jax.random.key(4), estimator="classifier")
-    c = estimate_mauve(p, q, key=jax.random.key(5), estimator="classifier")
+    a = estimate_mauve(references=p, candidates=q, key=jax.random.key(4), estimator="classifier")
+    b = estimate_mauve(references=p, candidates=q, key=jax.random.key(4), estimator="classifier")
+    c = estimate_mauve(references=p, candidates=q, key=jax.random.key(5), estimator="classifier")
     assert a.mauve == b.mauve and np.array_equal(a.q_log_ratio, b.q_log_ratio)
     assert not np.array_equal(a.q_log_ratio, c.q_log_ratio)  # other folds
     assert a.signature == b.signature and "estimator:classifier" in a.signature
@@ -182,17 +182,17 @@ def test_bad_input_names_the_argument():
     p, q = rng.normal(size=(20, 3)), rng.normal(size=(20, 3))
     key = jax.random.key(0)
     with pytest.raises(ValueError, match="estimator"):
-        estimate_mauve(p, q, key=key, estimator="nope")
+        estimate_mauve(references=p, candidates=q, key=key, estimator="nope")
     with pytest.raises(ValueError, match="divergence"):
-        estimate_mauve(p, q, key=key, divergence="renyi")
+        estimate_mauve(references=p, candidates=q, key=key, divergence="renyi")
     with pytest.raises(ValueError, match="k:"):
-        estimate_mauve(p, q, key=key, estimator=KNNEstimator(k=40))
+        estimate_mauve(references=p, candidates=q, key=key, estimator=KNNEstimator(k=40))
     with pytest.raises(ValueError, match="shrinkage"):
         GaussianEstimator(shrinkage=1.0)
     with pytest.raises(ValueError, match="num_folds"):
         ClassifierEstimator(num_folds=1)
-    with pytest.raises(ValueError, match="q_features"):
-        estimate_mauve(p, q[:, :2], key=key)
+    with pytest.raises(ValueError, match="candidates"):
+        estimate_mauve(references=p, candidates=q[:, :2], key=key)
     with pytest.raises(ValueError, match="p_log_ratio"):
         mauve_from_log_ratios(jnp.array([jnp.nan]), jnp.zeros(2))
     with pytest.raises(TypeError, match="estimator"):
@@ -219,6 +219,6 @@ def test_estimators_order_real_text_like_kmeans(realtext_family):
     km = [compute_mauve(p_features=p, q_features=q, seed=25).mauve for q in qs]
     assert stats.spearmanr(SHARES, km).statistic == pytest.approx(-1.0)  # k-means itself is graded
     for name in ("knn", "classifier", "gaussian"):
-        vals = [estimate_mauve(p, q, key=jax.random.key(0), estimator=name).mauve for q in qs]
+        vals = [estimate_mauve(references=p, candidates=q, key=jax.random.key(0), estimator=name).mauve for q in qs]
         assert stats.spearmanr(km, vals).statistic >= 0.9, (name, km, vals)
         assert vals[0] >= 0.95 and vals[-1] <= 0.05, (name, vals)

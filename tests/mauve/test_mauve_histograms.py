@@ -8,14 +8,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxmetrics.mauve import (
-    area_under_divergence_curve,
-    divergence_curve,
-    frontier_integral,
-    mauve_from_counts,
-    mauve_from_histograms,
-    smooth_counts,
-)
+from jaxmetrics.mauve import divergence_curve, frontier_integral, mauve_from_counts, mauve_from_histograms
+from jaxmetrics.mauve.frontier.histograms import area_under_divergence_curve, smooth_counts
 from jaxmetrics.mauve.frontier import histograms as H
 
 pytest.importorskip("mauve")

@@ -1,4 +1,4 @@
-"""MAUVE with confidence intervals (``compute_mauve_seeds(..., confidence=0.95)``).
+"""MAUVE with confidence intervals (``compute_mauve_seeds(references=..., confidence=0.95)``).
 
 * definition: the seeds' values and mean are those without ``confidence``, the interval holds
   the mean, stays in [0, 1] and contains both spreads;
@@ -18,8 +18,8 @@ PQ = dict(n=300, d=16, shift=0.3)  # the pq fixture: tests/conftest.py
 
 def test_intervals_hold_the_seed_means_and_both_spreads(pq):
     p, q = pq
-    out = compute_mauve_seeds(p, q, seeds=(1, 2, 3), confidence=0.95, num_resamples=300)
-    plain = compute_mauve_seeds(p, q, seeds=(1, 2, 3))
+    out = compute_mauve_seeds(references=p, candidates=q, seeds=(1, 2, 3), confidence=0.95, num_resamples=300)
+    plain = compute_mauve_seeds(references=p, candidates=q, seeds=(1, 2, 3))
     assert plain.mauve_interval is None and plain.sampling_standard_error is None
     np.testing.assert_array_equal(out.mauve, plain.mauve)
     for ci, mean in ((out.mauve_interval, plain.mauve_mean),
@@ -31,13 +31,13 @@ def test_intervals_hold_the_seed_means_and_both_spreads(pq):
     assert out.mauve_interval.standard_error > out.sampling_standard_error > 0
     assert out.mauve_interval.standard_error > out.mauve_std / np.sqrt(3)
     assert "bootstrap:reflected" in out.signature and "bootstrap" not in plain.signature
-    wider = compute_mauve_seeds(p, q, seeds=(1, 2, 3), confidence=0.99, num_resamples=300).mauve_interval
+    wider = compute_mauve_seeds(references=p, candidates=q, seeds=(1, 2, 3), confidence=0.99, num_resamples=300).mauve_interval
     assert wider.low < out.mauve_interval.low and wider.high > out.mauve_interval.high
 
 
 def test_one_seed_has_no_quantization_part_and_identical_sides_stay_below_one(pq):
     p, _ = pq
-    out = compute_mauve_seeds(p, p, seeds=(4,), confidence=0.95, num_resamples=300)
+    out = compute_mauve_seeds(references=p, candidates=p, seeds=(4,), confidence=0.95, num_resamples=300)
     assert out.mauve_std == 0.0
     assert out.mauve_interval.standard_error == pytest.approx(out.sampling_standard_error)
     ci = out.mauve_interval
@@ -52,7 +52,7 @@ def test_one_seed_has_no_quantization_part_and_identical_sides_stay_below_one(pq
 def test_bad_arguments_are_named(pq, kw, match):
     p, q = pq
     with pytest.raises(ValueError, match=match):
-        compute_mauve_seeds(p, q, seeds=(1, 2), **{"confidence": 0.95, **kw})
+        compute_mauve_seeds(references=p, candidates=q, seeds=(1, 2), **{"confidence": 0.95, **kw})
 
 
 @pytest.mark.slow
@@ -73,7 +73,7 @@ def test_interval_covers_the_estimators_value_on_real_text(minilm):
     for part in range(3):
         ip, iq = rng.permutation(pool), rng.permutation(pool)
         for j in range(pool // n):
-            ci = compute_mauve_seeds(fp[ip[j * n:(j + 1) * n]], fq[iq[j * n:(j + 1) * n]], confidence=0.95,
+            ci = compute_mauve_seeds(references=fp[ip[j * n:(j + 1) * n]], candidates=fq[iq[j * n:(j + 1) * n]], confidence=0.95,
                                      seeds=tuple(part * 1000 + j * 10 + t for t in range(3)),
                                      num_resamples=500).mauve_interval
             rows.append((ci.value, ci.low, ci.high))

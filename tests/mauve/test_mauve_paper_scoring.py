@@ -14,7 +14,7 @@ import sklearn.metrics
 
 import jax.numpy as jnp
 
-from jaxmetrics.mauve import compute_mauve, compute_mauve_seeds, mauve_from_histograms
+from jaxmetrics.mauve import FrontierSettings, compute_mauve, compute_mauve_seeds, mauve_from_histograms
 from jaxmetrics.mauve.frontier import histograms as H
 from jaxmetrics.mauve.pipeline.codebook import mauve_shared_codebook
 
@@ -177,7 +177,7 @@ def test_compute_mauve_paper_scoring(features):
 
 def test_compute_mauve_seeds_and_shared_codebook_paper_scoring(features):
     p, q = features
-    out = compute_mauve_seeds(p, q, seeds=(1, 2), scoring="paper")
+    out = compute_mauve_seeds(references=p, candidates=q, seeds=(1, 2), frontier=FrontierSettings(scoring="paper"))
     for s in range(2):
         ref, _ = paper_score(out.p_hist[s], out.q_hist[s])
         assert abs(float(out.mauve[s]) - ref) < 1e-10
@@ -198,4 +198,4 @@ def test_bad_scoring(features, bad):
     with pytest.raises(ValueError, match="scoring"):
         compute_mauve(p_features=p, q_features=q, scoring=bad)
     with pytest.raises(ValueError, match="scoring"):
-        compute_mauve_seeds(p, q, seeds=(1,), scoring=bad)
+        compute_mauve_seeds(references=p, candidates=q, seeds=(1,), frontier=FrontierSettings(scoring=bad))

@@ -29,7 +29,7 @@ def _compare(n, delta):
     p = _feats(n, 0.0, 1)
     q = _feats(n, delta, 2 + int(delta * 100))
     ref = [mauve.compute_mauve(p_features=p, q_features=q, seed=s) for s in SEEDS]
-    ours = compute_mauve_seeds(p, q, seeds=SEEDS)
+    ours = compute_mauve_seeds(references=p, candidates=q, seeds=SEEDS)
     ref_mauve = float(np.mean([r.mauve for r in ref]))
     ref_star = float(np.mean([r.mauve_star for r in ref]))
     ref_fi = float(np.mean([r.frontier_integral for r in ref]))

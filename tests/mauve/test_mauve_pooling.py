@@ -63,10 +63,10 @@ def test_pooling_mean_is_one_argument_away_and_recorded(texts, minilm):
         want = compute_mauve(p_features=mean_p, q_features=mean_q)
         assert out.pooling == "mean" and out.mauve == pytest.approx(want.mauve, abs=1e-9)
         np.testing.assert_array_equal(out.q_counts, want.q_counts)
-    seeds = compute_mauve_seeds(p_text=p, q_text=q, model=minilm, max_text_length=MAX_LEN, seeds=(1, 2),
+    seeds = compute_mauve_seeds(references=p, candidates=q, model=minilm, max_length=MAX_LEN, seeds=(1, 2),
                                 pooling="mean")
     assert seeds.pooling == "mean" and "pooling='mean'" in repr(seeds)
-    assert compute_mauve_seeds(p_text=p, q_text=q, model=minilm, max_text_length=MAX_LEN, seeds=(1, 2)).pooling == "last"
+    assert compute_mauve_seeds(references=p, candidates=q, model=minilm, max_length=MAX_LEN, seeds=(1, 2)).pooling == "last"
     with pytest.raises(ValueError, match="^pooling"):
         compute_mauve(p_text=p, q_text=q, model=minilm, pooling="max")
 

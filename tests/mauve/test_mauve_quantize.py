@@ -18,15 +18,14 @@ from jaxmetrics.mauve import (
     bin_counts,
     compute_mauve,
     compute_mauve_seeds,
-    fit_pca,
     fit_quantizer,
-    kmeans,
     mauve_from_histograms,
     mauve_shared_codebook,
-    pca_transform,
     register_quantizer,
-    soft_bin_counts,
 )
+from jaxmetrics.mauve.quantize.clustering import kmeans
+from jaxmetrics.mauve.quantize.pca import fit_pca, pca_transform
+from jaxmetrics.mauve.quantize.quantizers import soft_bin_counts
 from jaxmetrics._ops import l2_normalize
 from jaxmetrics.models.encoding import check_max_length
 from jaxmetrics.mauve.pipeline import compute as C
@@ -189,7 +188,7 @@ def test_compute_mauve_deterministic_and_no_retrace(pq):
 
 def test_seeds_match_individual_calls(pq):
     p, q = pq
-    out = compute_mauve_seeds(p, q, seeds=(1, 2, 3))
+    out = compute_mauve_seeds(references=p, candidates=q, seeds=(1, 2, 3))
     singles = [compute_mauve(p_features=p, q_features=q, seed=s).mauve for s in (1, 2, 3)]
     np.testing.assert_allclose(out.mauve, singles, atol=1e-6)
     assert abs(out.mauve_mean - np.mean(singles)) < 1e-6
@@ -265,7 +264,7 @@ def test_custom_quantizer_by_instance_and_registry(pq):
     try:
         out2 = compute_mauve(p_features=p, q_features=q, quantizer="sign-test")
         assert out2.mauve == out.mauve
-        seeds = compute_mauve_seeds(p, q, seeds=(0, 1), quantizer="sign-test")
+        seeds = compute_mauve_seeds(references=p, candidates=q, seeds=(0, 1), quantizer="sign-test")
         assert np.all(seeds.mauve == out.mauve)
     finally:
         QUANTIZERS.pop("sign-test")
@@ -335,7 +334,7 @@ def test_model_argument_wins_over_featurize_model_name(monkeypatch):
     texts = [f"text {i} " + "z" * i for i in range(25)]
     compute_mauve(p_text=texts, q_text=texts, featurize_model_name="ignored", model=lm)
     assert calls["model"] is lm
-    out = compute_mauve_seeds(p_text=texts, q_text=texts, seeds=(1, 2), model="some/dir")
+    out = compute_mauve_seeds(references=texts, candidates=texts, seeds=(1, 2), model="some/dir")
     assert calls["model"] == "some/dir" and out.mauve.shape == (2,)
 
 
@@ -408,7 +407,7 @@ def test_results_are_short_pytrees(pq):
     assert out.to_dict()["num_buckets"] == 8 and len(out.to_dict()["p_hist"]) == 8
     leaves = jax.tree.leaves(out)
     assert len(leaves) == 9  # num_buckets is static
-    seeds = compute_mauve_seeds(p, q, seeds=(1, 2, 3, 4, 5, 6, 7), num_buckets=8)
+    seeds = compute_mauve_seeds(references=p, candidates=q, seeds=(1, 2, 3, 4, 5, 6, 7), num_buckets=8)
     rs = repr(seeds)
     assert len(rs) < 500 and "\n" not in rs and "mauve_mean=" in rs and "mauve_std=" in rs
     assert "divergence_curve=f64[7,27,2]" in rs and "seeds=tuple[7]" in rs
@@ -462,7 +461,7 @@ def test_bad_input(pq, kwargs, name):
 def test_bad_input_other_entry_points(pq):
     p, q = pq
     with pytest.raises(ValueError, match="^seeds"):
-        compute_mauve_seeds(p, q, seeds=())
+        compute_mauve_seeds(references=p, candidates=q, seeds=())
     with pytest.raises(TypeError, match="^feature_sets"):
         fit_quantizer(p)
     with pytest.raises(ValueError, match=r"^feature_sets\[1\]"):

@@ -37,7 +37,7 @@ def test_one_bucket_is_refused(pq):
     with pytest.raises(ValueError, match="^num_buckets: MAUVE needs at least 2 buckets"):
         compute_mauve(p_features=p, q_features=q + 10, num_buckets=1)
     with pytest.raises(ValueError, match="^num_buckets"):
-        compute_mauve_seeds(p, q, num_buckets=1, seeds=(1, 2))
+        compute_mauve_seeds(references=p, candidates=q, num_buckets=1, seeds=(1, 2))
     with pytest.raises(ValueError, match="^num_buckets"):
         fit_quantizer([p, q], num_buckets=1)
 

@@ -18,12 +18,12 @@ import pytest
 
 from jaxmetrics.mauve import (
     MauveSweepResult,
-    kmeans,
     mauve_from_histograms,
     mauve_sweep,
     paired_mauve_difference,
     rank_agreement,
 )
+from jaxmetrics.mauve.quantize.clustering import kmeans
 from jaxmetrics.mauve.analysis import sweep_stages as SW
 from jaxmetrics.mauve.engine import masked_kmeans_counts, project_features
 

@@ -40,10 +40,10 @@ def test_soft_assign_definition(x64):
 def test_hand_computed_cases():
     c = jnp.array([[0.0], [1.0]])
     # identical spreads -> 1, disjoint supports -> mauve-text's disjoint value with 25 points
-    same = soft_mauve(jnp.array([[0.0], [1.0]]), jnp.array([[1.0], [0.0]]), c, temperature=1e-4)
+    same = soft_mauve(references=jnp.array([[0.0], [1.0]]), candidates=jnp.array([[1.0], [0.0]]), quantizer=c, temperature=1e-4)
     assert float(same.mauve) == pytest.approx(1.0, abs=1e-6)
     assert float(same.frontier_integral) == pytest.approx(0.0, abs=1e-6)
-    dis = hard_mauve(jnp.array([[0.0], [0.1]]), jnp.array([[1.0], [0.9]]), c)
+    dis = hard_mauve(references=jnp.array([[0.0], [0.1]]), candidates=jnp.array([[1.0], [0.9]]), quantizer=c)
     assert float(dis.mauve) == pytest.approx(0.0040720962619613, abs=1e-6)
     assert float(dis.frontier_integral) == pytest.approx(1.0, abs=1e-6)
 
@@ -54,7 +54,7 @@ def test_hard_mauve_matches_mauve_text_on_same_bins(x64, rng):
 
     cm = sys.modules["mauve.compute_mauve"]
     p, q, c = _data(rng, n_p=60, n_q=50, k=6)
-    r = hard_mauve(p, q, c)
+    r = hard_mauve(references=p, candidates=q, quantizer=c)
     lab = lambda x: np.argmin(((x[:, None] - c[None]) ** 2).sum(-1), 1)  # noqa: E731
     ph = np.bincount(lab(p), minlength=6) / 60.0
     qh = np.bincount(lab(q), minlength=6) / 50.0
@@ -72,16 +72,16 @@ def test_gradients_match_finite_differences(x64, rng, pseudocount):
     p, q, c = map(jnp.asarray, (p, q, c))
 
     def mauve_of(p, q, c):
-        return soft_mauve(p, q, c, temperature=1.5, pseudocount=pseudocount).mauve
+        return soft_mauve(references=p, candidates=q, quantizer=c, temperature=1.5, pseudocount=pseudocount).mauve
 
     def fi_of(p, q, c):
-        return soft_mauve(p, q, c, temperature=1.5, pseudocount=pseudocount).frontier_integral
+        return soft_mauve(references=p, candidates=q, quantizer=c, temperature=1.5, pseudocount=pseudocount).frontier_integral
 
     for f in (mauve_of, fi_of):
         check_grads(f, (p, q, c), order=1, modes=["rev"], eps=1e-6, atol=1e-6, rtol=1e-5)
     # gradient w.r.t. the temperature too
     check_grads(
-        lambda t: soft_mauve(p, q, c, temperature=t, pseudocount=pseudocount).mauve,
+        lambda t: soft_mauve(references=p, candidates=q, quantizer=c, temperature=t, pseudocount=pseudocount).mauve,
         (jnp.asarray(1.5),),
         order=1,
         modes=["rev"],
@@ -99,9 +99,9 @@ def test_gradients_finite_with_empty_bins_and_padding(x64, rng):
     q_mask = np.r_[np.ones(len(q)), np.zeros(4)]
     for b in (0.0, 0.5):
         for tau in (1e-3, 1.0):  # tiny tau: assignments underflow to exact 0/1
-            f = lambda q_, c_: soft_mauve(p, q_, c_, temperature=tau, pseudocount=b, q_mask=q_mask)  # noqa: B023,E731
+            f = lambda q_, c_: soft_mauve(references=p, candidates=q_, quantizer=c_, temperature=tau, pseudocount=b, candidates_mask=q_mask)  # noqa: B023,E731
             r_pad = f(jnp.asarray(pq), jnp.asarray(c))
-            r_cut = soft_mauve(p, q, c, temperature=tau, pseudocount=b)
+            r_cut = soft_mauve(references=p, candidates=q, quantizer=c, temperature=tau, pseudocount=b)
             np.testing.assert_allclose(r_pad.mauve, r_cut.mauve, rtol=1e-12)
             np.testing.assert_allclose(r_pad.frontier_integral, r_cut.frontier_integral, rtol=1e-12)
             for out in ("mauve", "frontier_integral"):
@@ -109,7 +109,7 @@ def test_gradients_finite_with_empty_bins_and_padding(x64, rng):
                 assert np.all(np.isfinite(gq)) and np.all(np.isfinite(gc))
                 assert np.all(gq[len(q) :] == 0.0)  # padding gets no gradient
     # the masked-out loss is a usable training signal at an empty bin too
-    g = jax.grad(lambda a: mauve_loss(p, a, c, temperature=1.0, q_mask=q_mask))(jnp.asarray(pq))
+    g = jax.grad(lambda a: mauve_loss(references=p, candidates=a, quantizer=c, temperature=1.0, candidates_mask=q_mask))(jnp.asarray(pq))
     assert np.all(np.isfinite(g)) and np.any(g[: len(q)] != 0)
 
 
@@ -120,27 +120,27 @@ def test_with_fitted_kmeans_quantizer_and_zero_padding(rng):
     q = (rng.standard_normal((60, 16)) + 0.3).astype(np.float32)
     fq = KMeansQuantizer(6, num_redo=2).fit(np.concatenate([q, p]), key=jax.random.key(0))
     # tau -> 0 on the k-means codebook (L2-normalise + PCA inside soft_assign) is hard MAUVE
-    np.testing.assert_allclose(soft_mauve(p, q, fq, temperature=1e-6).mauve, hard_mauve(p, q, fq).mauve, atol=1e-5)
+    np.testing.assert_allclose(soft_mauve(references=p, candidates=q, quantizer=fq, temperature=1e-6).mauve, hard_mauve(references=p, candidates=q, quantizer=fq).mauve, atol=1e-5)
     qpad = np.concatenate([q, np.zeros((5, 16), np.float32)])  # all-zero padding rows
     mask = np.r_[np.ones(60), np.zeros(5)]
-    g = jax.grad(lambda x: soft_mauve(p, x, fq, temperature=0.05, pseudocount=0.5, q_mask=mask).mauve)(jnp.asarray(qpad))
+    g = jax.grad(lambda x: soft_mauve(references=p, candidates=x, quantizer=fq, temperature=0.05, pseudocount=0.5, candidates_mask=mask).mauve)(jnp.asarray(qpad))
     assert np.all(np.isfinite(g)) and np.all(g[60:] == 0) and np.any(g[:60] != 0)
 
 
 def test_soft_tends_to_hard_as_temperature_goes_to_zero(x64, rng):
     p, q, c = _data(rng, n_p=80, n_q=70, k=6)
-    hard = hard_mauve(p, q, c)
+    hard = hard_mauve(references=p, candidates=q, quantizer=c)
     errs = []
     for tau in (3.0, 0.3, 0.03, 3e-3, 3e-4, 3e-5):
-        s = soft_mauve(p, q, c, temperature=tau)
+        s = soft_mauve(references=p, candidates=q, quantizer=c, temperature=tau)
         errs.append(abs(float(s.mauve) - float(hard.mauve)) + abs(float(s.frontier_integral) - float(hard.frontier_integral)))
     assert errs[-1] < 1e-6
     assert errs[0] > 1e-3  # the limit is approached, not trivially equal
     assert errs[2] < errs[0]
     # with smoothing, the limit is the smoothed hard MAUVE (mauve_star-style)
     np.testing.assert_allclose(
-        soft_mauve(p, q, c, temperature=1e-4, pseudocount=0.5).mauve,
-        hard_mauve(p, q, c, pseudocount=0.5).mauve,
+        soft_mauve(references=p, candidates=q, quantizer=c, temperature=1e-4, pseudocount=0.5).mauve,
+        hard_mauve(references=p, candidates=q, quantizer=c, pseudocount=0.5).mauve,
         atol=1e-9,
     )
 
@@ -179,7 +179,7 @@ def test_soft_histogram_definition():
     h = soft_histogram(a, jnp.array([1, 1, 0]), pseudocount=0.5)
     np.testing.assert_allclose(h, np.array([0.8 + 0.5, 1.2 + 0.5]) / 3.0, rtol=1e-6)
     # hand case through mauve_from_histograms
-    r = soft_mauve(jnp.zeros((1, 1)), jnp.ones((1, 1)), jnp.array([[0.0], [1.0]]), temperature=1.0)
+    r = soft_mauve(references=jnp.zeros((1, 1)), candidates=jnp.ones((1, 1)), quantizer=jnp.array([[0.0], [1.0]]), temperature=1.0)
     e = 1.0 / (1.0 + np.exp(-1.0))  # weight of the nearer centroid
     ref = mauve_from_histograms(jnp.array([e, 1 - e]), jnp.array([1 - e, e]))
     np.testing.assert_allclose(r.mauve, ref.mauve, rtol=1e-5)
@@ -191,7 +191,7 @@ def test_jit_equals_eager_and_no_retrace(rng):
 
     def f(p, q, c, t):
         traces.append(1)
-        r = soft_mauve(p, q, CentroidQuantizer(c), temperature=t, pseudocount=0.5)
+        r = soft_mauve(references=p, candidates=q, quantizer=CentroidQuantizer(c), temperature=t, pseudocount=0.5)
         return r.mauve, r.frontier_integral
 
     jf = jax.jit(f)
@@ -206,8 +206,8 @@ def test_jit_equals_eager_and_no_retrace(rng):
 def test_vmap_over_a_batch_of_q_sets(rng):
     p, q, c = (jnp.asarray(a, jnp.float32) for a in _data(rng))
     qs = jnp.stack([q, q + 1.0, q * 0.5])
-    batched = jax.vmap(lambda qq: soft_mauve(p, qq, c, temperature=1.0).mauve)(qs)
-    single = [float(soft_mauve(p, qq, c, temperature=1.0).mauve) for qq in qs]
+    batched = jax.vmap(lambda qq: soft_mauve(references=p, candidates=qq, quantizer=c, temperature=1.0).mauve)(qs)
+    single = [float(soft_mauve(references=p, candidates=qq, quantizer=c, temperature=1.0).mauve) for qq in qs]
     np.testing.assert_allclose(batched, single, rtol=1e-5)
 
 
@@ -218,7 +218,7 @@ def test_optax_ascent_moves_point_cloud_to_target():
     p = (means[rng.integers(0, k, n)] + 0.5 * rng.standard_normal((n, d))).astype(np.float32)
     cq = CentroidQuantizer(jnp.asarray(means, jnp.float32))
     q = jnp.asarray(rng.standard_normal((n, d)) * 0.5 + np.array([6.0, 0, 0, 0]), jnp.float32)
-    start = float(hard_mauve(p, q, cq).mauve)
+    start = float(hard_mauve(references=p, candidates=q, quantizer=cq).mauve)
     assert start < 0.2
     tau = 10.0
     opt = optax.adam(0.05)
@@ -226,7 +226,7 @@ def test_optax_ascent_moves_point_cloud_to_target():
 
     @jax.jit
     def step(q, state):
-        loss, g = jax.value_and_grad(lambda x: mauve_loss(p, x, cq, temperature=tau))(q)
+        loss, g = jax.value_and_grad(lambda x: mauve_loss(references=p, candidates=x, quantizer=cq, temperature=tau))(q)
         upd, state = opt.update(g, state, q)
         return optax.apply_updates(q, upd), state, loss
 
@@ -234,7 +234,7 @@ def test_optax_ascent_moves_point_cloud_to_target():
     for _ in range(400):
         q, state, loss = step(q, state)
         losses.append(float(loss))
-    end = float(hard_mauve(p, q, cq).mauve)
+    end = float(hard_mauve(references=p, candidates=q, quantizer=cq).mauve)
     assert end > 0.9, (start, end)
     assert losses[-1] < losses[0]
 
@@ -243,27 +243,27 @@ def test_bad_input_raises():
     p = jnp.ones((4, 2))
     c = jnp.array([[0.0, 0.0], [1.0, 1.0]])
     with pytest.raises(ValueError, match="^temperature"):
-        soft_mauve(p, p, c, temperature=0.0)
+        soft_mauve(references=p, candidates=p, quantizer=c, temperature=0.0)
     with pytest.raises(ValueError, match="^temperature"):
-        soft_mauve(p, p, c, temperature=float("nan"))
-    with pytest.raises(ValueError, match="^q_features"):
-        soft_mauve(p, jnp.ones((4, 3)), c, temperature=1.0)
-    with pytest.raises(ValueError, match="^p_features"):
-        soft_mauve(jnp.ones(4), p, c, temperature=1.0)
-    with pytest.raises(ValueError, match="^p_features"):
-        soft_mauve(p.at[0, 0].set(jnp.nan), p, c, temperature=1.0)
+        soft_mauve(references=p, candidates=p, quantizer=c, temperature=float("nan"))
+    with pytest.raises(ValueError, match="^candidates"):
+        soft_mauve(references=p, candidates=jnp.ones((4, 3)), quantizer=c, temperature=1.0)
+    with pytest.raises(ValueError, match="^references"):
+        soft_mauve(references=jnp.ones(4), candidates=p, quantizer=c, temperature=1.0)
+    with pytest.raises(ValueError, match="^references"):
+        soft_mauve(references=p.at[0, 0].set(jnp.nan), candidates=p, quantizer=c, temperature=1.0)
     with pytest.raises(ValueError, match="^quantizer"):
-        soft_mauve(p, p, jnp.ones((2, 3)), temperature=1.0)
+        soft_mauve(references=p, candidates=p, quantizer=jnp.ones((2, 3)), temperature=1.0)
     with pytest.raises(TypeError, match="^quantizer"):
-        soft_mauve(p, p, "kmeans", temperature=1.0)
-    with pytest.raises(ValueError, match="^q_mask"):
-        soft_mauve(p, p, c, temperature=1.0, q_mask=jnp.zeros(4))
-    with pytest.raises(ValueError, match="^p_mask"):
-        soft_mauve(p, p, c, temperature=1.0, p_mask=jnp.ones(3))
+        soft_mauve(references=p, candidates=p, quantizer="kmeans", temperature=1.0)
+    with pytest.raises(ValueError, match="^candidates_mask"):
+        soft_mauve(references=p, candidates=p, quantizer=c, temperature=1.0, candidates_mask=jnp.zeros(4))
+    with pytest.raises(ValueError, match="^references_mask"):
+        soft_mauve(references=p, candidates=p, quantizer=c, temperature=1.0, references_mask=jnp.ones(3))
     with pytest.raises(ValueError, match="^pseudocount"):
-        mauve_loss(p, p, c, temperature=1.0, pseudocount=-1.0)
+        mauve_loss(references=p, candidates=p, quantizer=c, temperature=1.0, pseudocount=-1.0)
     with pytest.raises(ValueError, match="^scaling"):
-        soft_mauve(p, p, c, temperature=1.0, scaling=0.0)
+        soft_mauve(references=p, candidates=p, quantizer=c, temperature=1.0, scaling=0.0)
 
 
 # --------------------------------------------------------------------------- MAUVE as a loss: the recipe
@@ -313,7 +313,7 @@ def _real_text_recipe(shakespeare_minilm, n, **fit_kwargs):
 
     p, other = shakespeare_minilm(n)
     q0 = other + _shift(p.shape[1])  # shifted copies of other sentences' features
-    r = fit_to_mauve(p, q0, key=jax.random.key(0), **fit_kwargs)
+    r = fit_to_mauve(q0, references=p, key=jax.random.key(0), **fit_kwargs)
     assert r.mauve_before < 0.05, r.mauve_before
     assert r.mauve_before == pytest.approx(compute_mauve(p, q0).mauve)  # the fresh pipeline, default settings
     assert r.mauve_after > 0.5, r.mauve_after
@@ -345,11 +345,11 @@ def test_mauve_as_a_loss_real_text_large_and_output_layer(shakespeare_minilm):
     assert r.eval_steps.tolist() == [0, 25, 50, 75, 100]
     q0 = other + _shift(p.shape[1])
     fixed = KMeansQuantizer(100).fit(p, key=jax.random.key(0))
-    assert float(hard_mauve(p, q0, fixed).mauve) > 10 * compute_mauve(p, q0).mauve
+    assert float(hard_mauve(references=p, candidates=q0, quantizer=fixed).mauve) > 10 * compute_mauve(p, q0).mauve
 
     x = jnp.asarray(other)
     head = {"w": jnp.eye(p.shape[1]), "b": jnp.asarray(_shift(p.shape[1]))}
-    rl = fit_to_mauve(p, head, generator=lambda prm: x @ prm["w"] + prm["b"], key=jax.random.key(1),
+    rl = fit_to_mauve(head, references=p, generator=lambda prm: x @ prm["w"] + prm["b"], key=jax.random.key(1),
                       num_steps=100, learning_rate=2e-4)
     assert rl.mauve_before < 0.05 and rl.mauve_after > 0.5, (rl.mauve_before, rl.mauve_after)
     assert rl.params["w"].shape == (p.shape[1], p.shape[1])
@@ -368,7 +368,7 @@ def test_fit_to_mauve_history_schedule_and_generator():
     # a generator with a pytree of parameters: a per-feature scale and a bias on fixed inputs
     gen = lambda prm: q0 * prm["scale"] + prm["bias"]  # noqa: E731
     init = {"scale": jnp.ones(8), "bias": jnp.zeros(8)}
-    r = fit_to_mauve(p, init, generator=gen, key=jax.random.key(0), num_steps=23, refit_every=5,
+    r = fit_to_mauve(init, references=p, generator=gen, key=jax.random.key(0), num_steps=23, refit_every=5,
                      eval_every=10, learning_rate=0.05, temperature_start=2.0, temperature_end=0.2)
     assert isinstance(r, MauveFitResult)
     assert r.eval_steps.tolist() == [0, 10, 20, 23] and r.fresh_mauve.shape == r.codebook_mauve.shape == (4,)
@@ -391,22 +391,22 @@ def test_fit_to_mauve_bad_input():
     p, q0 = _toy_cloud()
     key = jax.random.key(0)
     with pytest.raises(TypeError, match="^key"):
-        fit_to_mauve(p, q0, key=0)
-    with pytest.raises(ValueError, match="^p_features"):
-        fit_to_mauve(p[:, :1].ravel(), q0, key=key)
+        fit_to_mauve(q0, references=p, key=0)
+    with pytest.raises(ValueError, match="^references"):
+        fit_to_mauve(q0, references=p[:, :1].ravel(), key=key)
     with pytest.raises(ValueError, match=r"^generator\(params\)"):
-        fit_to_mauve(p, q0[:, :3], key=key)
+        fit_to_mauve(q0[:, :3], references=p, key=key)
     with pytest.raises(TypeError, match="^generator"):
-        fit_to_mauve(p, q0, key=key, generator="identity")
+        fit_to_mauve(q0, references=p, key=key, generator="identity")
     with pytest.raises(ValueError, match="^num_steps"):
-        fit_to_mauve(p, q0, key=key, num_steps=0)
+        fit_to_mauve(q0, references=p, key=key, num_steps=0)
     with pytest.raises(ValueError, match="^refit_every"):
-        fit_to_mauve(p, q0, key=key, refit_every=0)
+        fit_to_mauve(q0, references=p, key=key, refit_every=0)
     with pytest.raises(ValueError, match="^temperature_end"):
-        fit_to_mauve(p, q0, key=key, temperature_end=0.0)
+        fit_to_mauve(q0, references=p, key=key, temperature_end=0.0)
     with pytest.raises(ValueError, match="^learning_rate"):
-        fit_to_mauve(p, q0, key=key, learning_rate=-1.0)
+        fit_to_mauve(q0, references=p, key=key, learning_rate=-1.0)
     with pytest.raises(TypeError, match="^optimizer"):
-        fit_to_mauve(p, q0, key=key, optimizer="adam")
+        fit_to_mauve(q0, references=p, key=key, optimizer="adam")
     with pytest.raises(ValueError, match="^num_buckets"):
-        fit_to_mauve(p, q0, key=key, num_buckets=1)
+        fit_to_mauve(q0, references=p, key=key, num_buckets=1)

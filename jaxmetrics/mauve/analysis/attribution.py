@@ -50,6 +50,7 @@ import numpy as np
 
 from jaxmetrics import _validation as V
 from jaxmetrics._ops import squared_distances
+from jaxmetrics.mauve.frontier.settings import FrontierSettings
 from jaxmetrics.mauve.pipeline.codebook import fit_quantizer
 from jaxmetrics.mauve.frontier.histograms import mauve_from_histograms
 from jaxmetrics.mauve.quantize.quantizers import FittedKMeansQuantizer, Quantizer
@@ -172,17 +173,18 @@ def _auto_temperature(fitted: FittedKMeansQuantizer, rows: np.ndarray, key: jax.
 
 
 def mauve_attribution(
-    p_features: Any,
-    q_features: Any,
     *,
+    references: Any,
+    candidates: Any,
     seeds: Sequence[int] = (25, 26, 27, 28, 29),
     num_buckets: int | str = "auto",
     temperature: float | str | None = "auto",
     num_nearest_bins: int = 10,
     pseudocount: float = 0.5,
-    mauve_scaling_factor: float = 5.0,
-    divergence_curve_discretization_size: int = 25,
     quantizer: str | Quantizer = "kmeans",
+    frontier: FrontierSettings | None = None,
+    scaling: float | None = None,
+    num_points: int | None = None,
 ) -> MauveAttribution:
     """Each sample's influence on MAUVE: ``dM/dw_i``, its weight's derivative (module docstring).
 
@@ -193,9 +195,9 @@ def mauve_attribution(
     influences and the score are the means over the seeds.
 
     Args:
-      p_features: ``[n_p, d]`` human-text features (P), e.g. from
-        :func:`jaxmetrics.models.featurize` or ``compute_mauve(...).p_features``.
-      q_features: ``[n_q, d]`` generation features (Q).
+      references: keyword-only, ``[n_p, d]`` human-text features (P), e.g. from
+        :func:`jaxmetrics.models.featurize`.
+      candidates: keyword-only, ``[n_q, d]`` generation features (Q).
       seeds: k-means seeds, one quantizer each (distinct integers).
       num_buckets: ``'auto'`` (``max(2, round(min(n_p, n_q) / 10))``, as compute_mauve) or ``k``.
       temperature: ``tau > 0`` in squared distances of the preprocessed rows, or ``'auto'``
@@ -207,7 +209,8 @@ def mauve_attribution(
         nearest; capped at ``k``).
       pseudocount: ``b > 0`` added to every count (0.5, Krichevsky-Trofimov, as mauve-text's
         ``mauve_star``; keeps every gradient finite where a bin is empty on one side).
-      mauve_scaling_factor: ``c > 0``. divergence_curve_discretization_size: interior mixture weights.
+      frontier: a :class:`~jaxmetrics.mauve.FrontierSettings` (``divergence='kl'`` only), or its
+        ``scaling`` (``c > 0``, default 5) and ``num_points`` (``m``, default 25) as keywords.
       quantizer: ``'kmeans'`` (mauve-text's settings), another registered name, or a
         :class:`~jaxmetrics.mauve.quantize.quantizers.Quantizer` instance with its own settings (e.g.
         ``KMeansQuantizer(k, explained_var=0.95)``, whose ``num_bins`` replaces ``num_buckets``);
@@ -228,14 +231,17 @@ def mauve_attribution(
       >>> p = rng.normal(size=(200, 8)).astype("float32")
       >>> q = rng.normal(size=(200, 8)).astype("float32")
       >>> q[:20] += 4.0                          # 20 generations far from every human text
-      >>> att = mauve_attribution(p, q)
+      >>> att = mauve_attribution(references=p, candidates=q)
       >>> att.q_influence.shape, att.p_influence.shape
       ((200,), (200,))
       >>> bool(np.isin(att.most_harmful(20), np.arange(20)).mean() >= 0.9)
       True
     """
-    p = np.asarray(V.check_features(p_features, "p_features"), np.float32)
-    q = np.asarray(V.check_features(q_features, "q_features", dim=p.shape[1]), np.float32)
+    p = np.asarray(V.check_features(references, "references"), np.float32)
+    q = np.asarray(V.check_features(candidates, "candidates", dim=p.shape[1]), np.float32)
+    frontier = FrontierSettings.resolve(frontier, scaling=scaling, num_points=num_points)
+    if frontier.divergence != "kl":
+        raise ValueError(f"frontier: attribution differentiates KL MAUVE, not divergence={frontier.divergence!r}")
     seeds = V.check_seeds(seeds)
     auto = isinstance(temperature, str)
     if auto and temperature != "auto":
@@ -246,12 +252,10 @@ def mauve_attribution(
         temperature = V.check_positive(temperature, "temperature")
     b = V.check_positive(pseudocount, "pseudocount")
     r = V.check_int(num_nearest_bins, "num_nearest_bins", minimum=1)
-    V.check_positive(mauve_scaling_factor, "mauve_scaling_factor")
-    num_points = V.check_int(divergence_curve_discretization_size, "divergence_curve_discretization_size", minimum=1)
 
     def score(cp, cq):
         ph, qh = (cp + b) / jnp.sum(cp + b), (cq + b) / jnp.sum(cq + b)
-        return mauve_from_histograms(ph, qh, scaling=mauve_scaling_factor, num_points=num_points).mauve
+        return mauve_from_histograms(ph, qh, **frontier._kwargs()).mauve
 
     value_and_grad = jax.jit(jax.value_and_grad(score, argnums=(0, 1)))
     stacked = np.concatenate([q, p], axis=0)
@@ -280,7 +284,7 @@ def mauve_attribution(
     S = len(seeds)
     p_out, q_out = np.asarray(p_infl / S, np.float32), np.asarray(q_infl / S, np.float32)
     if not (np.all(np.isfinite(p_out)) and np.all(np.isfinite(q_out))):
-        raise ValueError("p_features/q_features: the influences are not finite (features too large for float32?)")
+        raise ValueError("references/candidates: the influences are not finite (features too large for float32?)")
     return MauveAttribution(p_influence=jnp.asarray(p_out), q_influence=jnp.asarray(q_out),
                             mauve=float(np.mean(values)),
                             temperature=jnp.asarray(temps, jnp.float32), seeds=seeds, num_buckets=k)

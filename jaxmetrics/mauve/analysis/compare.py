@@ -44,7 +44,7 @@ from jaxmetrics import _validation as V
 from jaxmetrics.confidence import SystemComparison, bootstrap_indices, randomization_draws, resampling_p_values
 from jaxmetrics.mauve.pipeline.codebook import fit_quantizer
 from jaxmetrics.mauve.engine import mauve_scores, split_counts
-from jaxmetrics.mauve.frontier.histograms import _check_scoring
+from jaxmetrics.mauve.frontier.settings import FrontierSettings
 from jaxmetrics.mauve.quantize.quantizers import Quantizer
 from jaxmetrics.results import static_field
 
@@ -99,9 +99,9 @@ def _split_counts_permuted(labels: jax.Array, perms: jax.Array, first: jax.Array
 
 
 def compare_mauve(
-    p_features: Any,
-    systems: Any,
     *,
+    references: Any,
+    systems: Any,
     key: jax.Array,
     seeds: Sequence[int] = (25,),
     num_resamples: int = 1000,
@@ -109,24 +109,26 @@ def compare_mauve(
     confidence: float = 0.95,
     num_buckets: int | str = "auto",
     quantizer: str | Quantizer = "kmeans",
-    mauve_scaling_factor: float = 5.0,
-    divergence_curve_discretization_size: int = 25,
-    scoring: str = "mauve-text",
+    frontier: FrontierSettings | None = None,
+    scaling: float | None = None,
+    num_points: int | None = None,
+    scoring: str | None = None,
 ) -> MauveComparison:
     """MAUVE of every system against the same human text under one shared quantizer, with each
     score's interval and every difference's interval and p-value (module docstring).
 
     Args:
-      p_features: ``[n_p, d]`` human-text features (P).
-      systems: ``{name: q_features [n_s, d]}`` of at least 2 systems (the names label the
+      references: keyword-only, ``[n_p, d]`` human-text features (P).
+      systems: keyword-only, ``{name: candidates [n_s, d]}`` of at least 2 systems (the names label the
         leaderboard); their sizes may differ (``'auto'`` buckets use the smallest set).
       key: a ``jax.random`` key for the resampling (required).
       seeds: k-means seeds; one shared quantizer each, scores averaged over them.
       num_resamples: bootstrap replicates and randomization draws ``B >= 2``.
       method: ``'randomization'`` (default) or ``'bootstrap'``: how the p-values are computed.
       confidence: nominal coverage of the intervals, in ``(0, 1)``.
-      num_buckets, mauve_scaling_factor, divergence_curve_discretization_size, scoring: as
-        :func:`~jaxmetrics.mauve.compute_mauve`.
+      num_buckets: as :func:`~jaxmetrics.mauve.compute_mauve`.
+      frontier: a :class:`~jaxmetrics.mauve.FrontierSettings` (``divergence='kl'`` only), or its
+        ``scaling`` (c), ``num_points`` (m) and ``scoring`` as keywords.
       quantizer: ``'kmeans'`` (mauve-text's settings), another registered name, or a
         :class:`~jaxmetrics.mauve.quantize.quantizers.Quantizer` instance with its own settings (its
         ``num_bins`` replaces ``num_buckets``).
@@ -142,26 +144,26 @@ def compare_mauve(
       >>> p = rng.normal(size=(300, 8)).astype("float32")
       >>> systems = {"close": rng.normal(size=(300, 8)).astype("float32"),
       ...            "far": (rng.normal(size=(300, 8)) + 0.8).astype("float32")}
-      >>> cmp = compare_mauve(p, systems, key=jax.random.key(0), num_resamples=200)
+      >>> cmp = compare_mauve(references=p, systems=systems, key=jax.random.key(0), num_resamples=200)
       >>> cmp.names, bool(cmp.scores[0] > cmp.scores[1])
       (('close', 'far'), True)
       >>> [(d.better, d.worse) for d in cmp.significant(0.05)]
       [('close', 'far')]
     """
     if not isinstance(systems, Mapping):
-        raise TypeError(f"systems: expected a mapping {{name: q_features}}, got {type(systems).__name__}")
+        raise TypeError(f"systems: expected a mapping {{name: candidates}}, got {type(systems).__name__}")
     names, datas = tuple(map(str, systems)), list(systems.values())
     if len(datas) < 2:
         raise ValueError(f"systems: need at least 2 systems to compare, got {len(datas)}")
     V.check_key(key)
     B = V.check_int(num_resamples, "num_resamples", minimum=2)
     conf = V.check_open_unit(confidence, "confidence")
-    scoring = _check_scoring(scoring)
+    frontier = FrontierSettings.resolve(frontier, scaling=scaling, num_points=num_points, scoring=scoring)
+    if frontier.divergence != "kl":
+        raise ValueError(f"frontier: compare_mauve scores KL MAUVE, not divergence={frontier.divergence!r}")
     V.check_choice(method, "method", ("randomization", "bootstrap"))
-    V.check_positive(mauve_scaling_factor, "mauve_scaling_factor")
-    num_points = V.check_int(divergence_curve_discretization_size, "divergence_curve_discretization_size", minimum=1)
     seeds = V.check_seeds(seeds)
-    p = V.check_features(p_features, "p_features")
+    p = V.check_features(references, "references")
     qs = [V.check_features(q, f"systems[{n!r}]", dim=p.shape[1]) for n, q in zip(names, datas)]
     sets = [p] + qs
     sizes = [x.shape[0] for x in sets]
@@ -177,8 +179,7 @@ def compare_mauve(
     per_set = [np.stack([lab[offsets[i]:offsets[i + 1]] for lab in labels]) for i in range(len(sets))]  # [T, n_i]
 
     def scores_of(p_counts, q_counts):          # [..., T, k] each, P broadcast over systems -> [..., S]
-        sc = mauve_scores(p_counts, q_counts, scaling=float(mauve_scaling_factor), num_points=num_points,
-                          scoring=scoring)
+        sc = mauve_scores(p_counts, q_counts, **frontier._kwargs())
         return np.asarray(sc.mauve, np.float64).mean(axis=-1)
 
     counts = np.stack([np.stack([split_counts(lab, sizes, k)[i] for lab in labels]) for i in range(len(sets))])

@@ -55,6 +55,7 @@ from jaxmetrics.mauve.engine import fit_labels, split_counts
 from jaxmetrics.mauve.frontier.estimate import estimator_settings, is_quantized
 from jaxmetrics.mauve.frontier.estimators import get_estimator
 from jaxmetrics.mauve.frontier.divergences import mauve_from_log_ratios
+from jaxmetrics.mauve.frontier.settings import FrontierSettings
 from jaxmetrics.mauve.pipeline.inputs import check_pooling
 from jaxmetrics.mauve.quantize.quantizers import KMeansQuantizer, _quantizer_settings, get_quantizer
 from jaxmetrics.mauve.analysis.sweep_results import MauveSweepResult
@@ -85,12 +86,13 @@ def mauve_sweep(
     values: Sequence[Any] | None = None,
     seeds: Sequence[int] = DEFAULT_SEEDS,
     num_buckets: int | str = "auto",
-    mauve_scaling_factor: float = 5.0,
     kmeans_explained_var: float = 0.9,
     kmeans_num_redo: int = 5,
     kmeans_max_iter: int = 500,
     pca_max_data: int = -1,
-    divergence_curve_discretization_size: int = 25,
+    frontier: FrontierSettings | None = None,
+    scaling: float | None = None,
+    num_points: int | None = None,
     quantizer_options: Mapping[str, Mapping[str, Any]] | None = None,
     batch_size: int | None = None,
     estimator: Any = "quantized",
@@ -123,9 +125,11 @@ def mauve_sweep(
       seeds: integer seeds (default ``(25, ..., 29)``); the keys are ``jax.random.key(s)``.
       num_buckets: ``k`` where ``over`` is not ``"k"``: ``'auto'`` (``max(2, round(min(n_p, n_q) / 10))``
         of the rows used) or an integer.
-      mauve_scaling_factor: ``c`` where ``over`` is not ``"c"``.
-      kmeans_explained_var, kmeans_num_redo, kmeans_max_iter, pca_max_data,
-      divergence_curve_discretization_size: as in :func:`~jaxmetrics.mauve.compute_mauve`.
+      kmeans_explained_var, kmeans_num_redo, kmeans_max_iter, pca_max_data: as in
+        :func:`~jaxmetrics.mauve.compute_mauve`.
+      frontier: a :class:`~jaxmetrics.mauve.FrontierSettings` (KL, mauve-text's scoring), or its
+        ``scaling`` (``c`` where ``over`` is not ``"c"``, default 5) and ``num_points`` (``m``,
+        default 25) as keywords.
       quantizer_options: extra keyword arguments per quantizer name (``over="quantizer"``).
       batch_size: k-means problems per compiled call; ``None`` (default) runs them all in one call.
         Set it when ``problems x kmeans_num_redo x rows x k_max`` floats do not fit in memory
@@ -163,21 +167,22 @@ def mauve_sweep(
     p, systems = _check_systems(references, candidates)
     seeds = V.check_seeds(seeds)
     _check_common(kmeans_explained_var=kmeans_explained_var, kmeans_num_redo=kmeans_num_redo,
-                  kmeans_max_iter=kmeans_max_iter, pca_max_data=pca_max_data,
-                  num_points=divergence_curve_discretization_size, scaling=mauve_scaling_factor)
+                  kmeans_max_iter=kmeans_max_iter, pca_max_data=pca_max_data)
+    frontier = _sweep_frontier(frontier, scaling, num_points)
     n_min = min([p.shape[0]] + [q.shape[0] for q in systems.values()])
     values = _check_values(over, values, n_min)
+    sig_values = values if given_values is not None or over != "n" else "default"
     if not is_quantized(estimator):
         if over not in ("n", "c"):
             raise ValueError(f"over: a density-ratio estimator ({estimator!r}) is swept over 'n' or 'c', not {over!r}")
         if not (isinstance(num_buckets, str) and num_buckets == "auto"):
             raise ValueError(f"num_buckets: applies to estimator='quantized' only, not to estimator={estimator!r}")
-        sig = _sweep_signature(over, values if given_values is not None or over != "n" else "default", seeds,
-                               kmeans=False, divergence_curve_discretization_size=divergence_curve_discretization_size,
+        sig = _sweep_signature(over, sig_values, seeds, kmeans=False,
+                               divergence_curve_discretization_size=frontier.num_points,
                                **estimator_settings(estimator),
-                               **({} if over == "c" else dict(mauve_scaling_factor=float(mauve_scaling_factor))))
+                               **({} if over == "c" else dict(mauve_scaling_factor=frontier.scaling)))
         return _ratio_sweep(over, values, p, systems, seeds, get_estimator(estimator), sig=sig,
-                            scaling=float(mauve_scaling_factor), num_points=divergence_curve_discretization_size)
+                            scaling=frontier.scaling, num_points=frontier.num_points)
     if batch_size is not None:
         V.check_int(batch_size, "batch_size", minimum=1)
     if quantizer_options is not None and not isinstance(quantizer_options, Mapping):
@@ -187,66 +192,75 @@ def mauve_sweep(
             n_p, n_q = (v, v) if over == "n" else (p.shape[0], q.shape[0])
             _resolve_k(v if over == "k" else num_buckets, n_p, n_q, m, where=f" at {over}={v}" if v else "")
     names = list(systems)
-    fixed = dict(num_buckets=num_buckets, mauve_scaling_factor=float(mauve_scaling_factor))
+    fixed = dict(num_buckets=num_buckets, mauve_scaling_factor=frontier.scaling)
     fixed.pop({"k": "num_buckets", "c": "mauve_scaling_factor"}.get(over, ""), None)
     if over == "quantizer":
         fixed["quantizer_options"] = sorted(f"{q}.{k}={v}" for q, kw in (quantizer_options or {}).items()
                                             for k, v in kw.items()) or None
-    sig = _sweep_signature(over, values if given_values is not None or over != "n" else "default", seeds,
-                           kmeans_explained_var=kmeans_explained_var, kmeans_num_redo=kmeans_num_redo,
-                           kmeans_max_iter=kmeans_max_iter, pca_max_data=pca_max_data,
-                           divergence_curve_discretization_size=divergence_curve_discretization_size, **fixed)
+    sig = _sweep_signature(over, sig_values, seeds, kmeans_explained_var=kmeans_explained_var,
+                           kmeans_num_redo=kmeans_num_redo, kmeans_max_iter=kmeans_max_iter, pca_max_data=pca_max_data,
+                           divergence_curve_discretization_size=frontier.num_points, **fixed)
     stacks = _Stacks([(p, systems[m]) for m in names], seeds, explained_var=kmeans_explained_var,
                      pca_max_data=pca_max_data)
     common = dict(num_redo=kmeans_num_redo, max_iter=kmeans_max_iter, batch_size=batch_size)
-    num_points = divergence_curve_discretization_size
-    c_fixed = (float(mauve_scaling_factor),)
-
+    if over == "quantizer":
+        return _quantizer_sweep(values, p, systems, seeds, stacks, num_buckets=num_buckets,
+                                options=dict(quantizer_options or {}), common=common, frontier=frontier, sig=sig)
     thin: list = []
-    if over in ("n", "k", "c"):
-        probs, n_ref, n_cand = _Problems(), [], []
-        settings = values if over != "c" else (None,)
-        for v in settings:
-            for i, m in enumerate(names):
-                n_p, n_q = p.shape[0], systems[m].shape[0]
-                if over == "n":
-                    n_p = n_q = v
-                k = _resolve_k(v if over == "k" else num_buckets, n_p, n_q, m, thin,
-                               f" at {over}={v}" if over != "c" else "")
-                for s in seeds:
-                    q_rows = _subset(s, 13, systems[m].shape[0], n_q) if over == "n" else np.arange(n_q)
-                    p_rows = _subset(s, 11, p.shape[0], n_p) if over == "n" else np.arange(n_p)
-                    probs.add(stacks.index[(i, s)], q_rows, p_rows, k, s)
-                n_ref.append(n_p)
-                n_cand.append(n_q)
-        _warn_thin(thin)
-        pc, qc = probs.counts(stacks, **common)
-        scaling = values if over == "c" else c_fixed
-        m_, fi, ms = _scores(pc, qc, probs.k, scaling, num_points)
-        ks = np.asarray(probs.k).reshape(len(settings), len(names), len(seeds))[:, :, 0]
-        if over == "c":  # one quantization scored for every c: [C, M*S] -> [V, M, S]
-            ks = np.broadcast_to(ks, (len(values), len(names)))
-            n_ref, n_cand = n_ref * len(values), n_cand * len(values)
-        return _result(over, values, names, seeds, m_, ms, fi, ks, n_ref, n_cand, signature=sig)
+    probs, n_ref, n_cand = _Problems(), [], []
+    settings = values if over != "c" else (None,)
+    for v in settings:
+        for i, m in enumerate(names):
+            n_p, n_q = p.shape[0], systems[m].shape[0]
+            if over == "n":
+                n_p = n_q = v
+            k = _resolve_k(v if over == "k" else num_buckets, n_p, n_q, m, thin,
+                           f" at {over}={v}" if over != "c" else "")
+            for s in seeds:
+                q_rows = _subset(s, 13, systems[m].shape[0], n_q) if over == "n" else np.arange(n_q)
+                p_rows = _subset(s, 11, p.shape[0], n_p) if over == "n" else np.arange(n_p)
+                probs.add(stacks.index[(i, s)], q_rows, p_rows, k, s)
+            n_ref.append(n_p)
+            n_cand.append(n_q)
+    _warn_thin(thin)
+    pc, qc = probs.counts(stacks, **common)
+    m_, fi, ms = _scores(pc, qc, probs.k, values if over == "c" else (frontier.scaling,), frontier.num_points)
+    ks = np.asarray(probs.k).reshape(len(settings), len(names), len(seeds))[:, :, 0]
+    if over == "c":  # one quantization scored for every c: [C, M*S] -> [V, M, S]
+        ks = np.broadcast_to(ks, (len(values), len(names)))
+        n_ref, n_cand = n_ref * len(values), n_cand * len(values)
+    return _result(over, values, names, seeds, m_, ms, fi, ks, n_ref, n_cand, signature=sig)
 
-    # over == "quantizer"
-    opts = dict(quantizer_options or {})
-    pcs, qcs, kact, ks = [], [], [], []
-    labels = []
+
+def _sweep_frontier(frontier: FrontierSettings | None, scaling: Any, num_points: Any) -> FrontierSettings:
+    """The frontier of a sweep: KL MAUVE with mauve-text's scoring (what the sweeps compute)."""
+    frontier = FrontierSettings.resolve(frontier, scaling=scaling, num_points=num_points)
+    if frontier.divergence != "kl" or frontier.scoring != "mauve-text":
+        raise ValueError("frontier: the sweeps score KL MAUVE with scoring='mauve-text', not "
+                         f"divergence={frontier.divergence!r}, scoring={frontier.scoring!r}")
+    return frontier
+
+
+def _quantizer_sweep(values, p, systems, seeds, stacks, *, num_buckets, options, common, frontier,
+                     sig) -> MauveSweepResult:
+    """``mauve_sweep(over="quantizer")``: k-means in the shared computation, any other quantizer
+    fitted on each ``[Q; P]`` with key ``jax.random.key(s)``."""
+    names = list(systems)
+    pcs, qcs, kact, ks, labels, thin = [], [], [], [], [], []
     for v in values:
         label = v if isinstance(v, str) else type(v).__name__
         labels.append(label)
         for i, m in enumerate(names):
             q = systems[m]
             k = _resolve_k(num_buckets, p.shape[0], q.shape[0], m, thin if not labels[:-1] else None)
-            if isinstance(v, str) and v == "kmeans" and not opts.get("kmeans"):
+            if isinstance(v, str) and v == "kmeans" and not options.get("kmeans"):
                 probs = _Problems()
                 for s in seeds:
                     probs.add(stacks.index[(i, s)], np.arange(q.shape[0]), np.arange(p.shape[0]), k, s)
                 pc, qc = probs.counts(stacks, **common)
                 nb = k
             else:
-                quant = get_quantizer(v, k, **opts.get(label, {})) if isinstance(v, str) else get_quantizer(v, k)
+                quant = get_quantizer(v, k, **options.get(label, {})) if isinstance(v, str) else get_quantizer(v, k)
                 stacked = np.concatenate([q, p], axis=0)
                 pc, qc = [], []
                 for s in seeds:
@@ -263,7 +277,8 @@ def mauve_sweep(
     _warn_thin(thin)
     width = max(kact)
     pad = lambda c: np.pad(c, (0, width - c.shape[0]))
-    m_, fi, ms = _scores(np.stack([pad(c) for c in pcs]), np.stack([pad(c) for c in qcs]), kact, c_fixed, num_points)
+    m_, fi, ms = _scores(np.stack([pad(c) for c in pcs]), np.stack([pad(c) for c in qcs]), kact,
+                         (frontier.scaling,), frontier.num_points)
     n_ref = [p.shape[0]] * (len(values) * len(names))
     n_cand = [systems[m].shape[0] for _ in values for m in names]
     return _result("quantizer", labels, names, seeds, m_, ms, fi, ks, n_ref, n_cand, signature=sig)
@@ -281,8 +296,8 @@ def _ratio_sweep(over, values, p, systems, seeds, est, *, sig, scaling, num_poin
             q = systems[m]
             n_p, n_q = (v, v) if over == "n" else (p.shape[0], q.shape[0])
             for s in seeds:
-                lr = est.log_ratios(p[_subset(s, 11, p.shape[0], n_p)], q[_subset(s, 13, q.shape[0], n_q)],
-                                    key=jax.random.key(s))
+                lr = est.log_ratios(references=p[_subset(s, 11, p.shape[0], n_p)],
+                                    candidates=q[_subset(s, 13, q.shape[0], n_q)], key=jax.random.key(s))
                 ratios.append((np.asarray(lr.p_log_ratio, np.float64), np.asarray(lr.q_log_ratio, np.float64)))
             n_ref.append(n_p)
             n_cand.append(n_q)
@@ -354,11 +369,12 @@ def mauve_length_sweep(
     pooling: str = "auto",
     batch_size: int = 8,
     num_buckets: int | str = "auto",
-    mauve_scaling_factor: float = 5.0,
     kmeans_explained_var: float = 0.9,
     kmeans_num_redo: int = 5,
     kmeans_max_iter: int = 500,
-    divergence_curve_discretization_size: int = 25,
+    frontier: FrontierSettings | None = None,
+    scaling: float | None = None,
+    num_points: int | None = None,
     progress: bool = False,
     dtype: Any = None,
 ) -> MauveSweepResult:
@@ -384,8 +400,8 @@ def mauve_length_sweep(
         ``'cls'`` (the pooling table of :mod:`jaxmetrics.models.pooling`); the result records the
         one used.
       batch_size: texts per forward pass.
-      num_buckets, mauve_scaling_factor, kmeans_explained_var, kmeans_num_redo, kmeans_max_iter,
-      divergence_curve_discretization_size: as in :func:`mauve_sweep`.
+      num_buckets, kmeans_explained_var, kmeans_num_redo, kmeans_max_iter, frontier, scaling,
+      num_points: as in :func:`mauve_sweep`.
       progress: show the featurizer's progress bars.
       dtype: compute dtype of the model, ``'float32'`` or ``'bfloat16'``; ``None``: float32 for a
         path, a loaded model's own (:func:`~jaxmetrics.models.resolve_model`).
@@ -421,8 +437,8 @@ def mauve_length_sweep(
     seeds = V.check_seeds(seeds)
     V.check_int(batch_size, "batch_size", minimum=1)
     _check_common(kmeans_explained_var=kmeans_explained_var, kmeans_num_redo=kmeans_num_redo,
-                  kmeans_max_iter=kmeans_max_iter, pca_max_data=-1,
-                  num_points=divergence_curve_discretization_size, scaling=mauve_scaling_factor)
+                  kmeans_max_iter=kmeans_max_iter, pca_max_data=-1)
+    frontier = _sweep_frontier(frontier, scaling, num_points)
     for m, texts in cands.items():  # MAUVE's minimum sizes, before the model is loaded
         _resolve_k(num_buckets, len(refs), len(texts), m)
     lm = resolve_model(model, dtype=dtype)
@@ -453,7 +469,7 @@ def mauve_length_sweep(
         n_cand.append(q.shape[0])
     _warn_thin(thin)
     pc, qc = probs.counts(stacks, num_redo=kmeans_num_redo, max_iter=kmeans_max_iter)
-    m_, fi, ms = _scores(pc, qc, probs.k, (float(mauve_scaling_factor),), divergence_curve_discretization_size)
+    m_, fi, ms = _scores(pc, qc, probs.k, (frontier.scaling,), frontier.num_points)
     ks = np.asarray(probs.k).reshape(len(lengths), len(names), len(seeds))[:, :, 0]
 
     def stats(n_tokens, length):
@@ -470,6 +486,6 @@ def mauve_length_sweep(
         candidates_length_quantiles=np.asarray([[b for _, b in row] for row in cand_stats]), pooling=kind,
         signature=_sweep_signature("length", lengths, seeds, kmeans_explained_var=kmeans_explained_var,
                                    kmeans_num_redo=kmeans_num_redo, kmeans_max_iter=kmeans_max_iter, pca_max_data=-1,
-                                   model=lm, num_buckets=num_buckets, mauve_scaling_factor=float(mauve_scaling_factor),
-                                   divergence_curve_discretization_size=divergence_curve_discretization_size,
+                                   model=lm, num_buckets=num_buckets, mauve_scaling_factor=frontier.scaling,
+                                   divergence_curve_discretization_size=frontier.num_points,
                                    layer=-1, pooling=kind, dtype=getattr(lm, "dtype", None)))

@@ -60,18 +60,11 @@ import numpy as np
 
 from jaxmetrics import _validation as V
 from jaxmetrics._ops import is_concrete
-from jaxmetrics.mauve.frontier.histograms import MauveResult, _check_scoring, frontier_curve, mixture_weights
+from jaxmetrics.mauve.frontier.histograms import MauveResult, frontier_curve, mixture_weights
+from jaxmetrics.mauve.frontier.settings import DIVERGENCES, check_frontier
 from jaxmetrics.numerics import trapezoid_area
 
 __all__ = ["DIVERGENCES", "mauve_from_log_ratios", "f_mauve", "gaussian_frontier"]
-
-#: Divergence names of :func:`mauve_from_log_ratios` (``'kl'``: today's MAUVE).
-DIVERGENCES = ("kl", "chi2", "hellinger", "tv", "js")
-
-
-def check_divergence(divergence: Any) -> str:
-    """``divergence`` if it names one of :data:`DIVERGENCES`, else ``ValueError`` naming the argument."""
-    return V.check_choice(divergence, "divergence", DIVERGENCES)
 
 
 def _xlogx(t: jax.Array, log_t: jax.Array) -> jax.Array:
@@ -167,9 +160,8 @@ def mauve_from_log_ratios(p_log_ratio: Any, q_log_ratio: Any, *, p_weights: Any 
       >>> round(float(apart.mauve), 4), float(apart.frontier_integral)
       (0.0041, 1.0)
     """
-    divergence = check_divergence(divergence)
-    scoring = _check_scoring(scoring)
-    V.check_int(num_points, "num_points", minimum=1)
+    frontier = check_frontier(scaling, num_points, scoring=scoring, divergence=divergence)
+    divergence, scoring = frontier.divergence, frontier.scoring
     lp, lq = _as_float(p_log_ratio, "p_log_ratio"), _as_float(q_log_ratio, "q_log_ratio")
     dtype = jnp.result_type(lp, lq)
     lp, lq = lp.astype(dtype), lq.astype(dtype)
@@ -178,8 +170,6 @@ def mauve_from_log_ratios(p_log_ratio: Any, q_log_ratio: Any, *, p_weights: Any 
             raise ValueError(f"{name}: contains NaN")
     wp = jnp.ones_like(lp) if p_weights is None else jnp.broadcast_to(jnp.asarray(p_weights, dtype), lp.shape)
     wq = jnp.ones_like(lq) if q_weights is None else jnp.broadcast_to(jnp.asarray(q_weights, dtype), lq.shape)
-    if is_concrete(scaling):
-        V.check_positive(scaling, "scaling")
     return _frontier(lp, lq, wp, wq, jnp.asarray(scaling, dtype), divergence, int(num_points), scoring)
 
 

@@ -11,8 +11,8 @@ import numpy as np
 from jaxmetrics._ops import PRECISION
 from jaxmetrics import _validation as V
 from jaxmetrics.mauve.engine import fit_labels, project_features, split_counts
-from jaxmetrics.mauve.frontier.divergences import check_divergence, f_mauve, mauve_from_log_ratios
-from jaxmetrics.mauve.frontier.histograms import _check_scoring
+from jaxmetrics.mauve.frontier.divergences import f_mauve, mauve_from_log_ratios
+from jaxmetrics.mauve.frontier.settings import FrontierSettings
 from jaxmetrics.results import Result, static_field
 from jaxmetrics.mauve.frontier.estimators import ESTIMATORS, MauveEstimate, get_estimator
 
@@ -50,12 +50,11 @@ def estimator_settings(estimator: Any) -> dict[str, Any]:
     return settings
 
 
-def _signature(est, *, divergence, scaling, num_points, scoring, model: Any = None, **extra: Any) -> str:
+def _signature(est, *, frontier: FrontierSettings, model: Any = None, **extra: Any) -> str:
     from jaxmetrics.signature import make_signature
 
-    return make_signature("mauve", model=model, divergence=divergence, mauve_scaling_factor=float(scaling),
-                          divergence_curve_discretization_size=int(num_points), scoring=scoring, **extra,
-                          **estimator_settings(est))
+    settings = dict(frontier.signature_fields(), divergence=frontier.divergence)  # named even when 'kl'
+    return make_signature("mauve", model=model, **settings, **extra, **estimator_settings(est))
 
 
 def is_quantized(estimator: Any) -> bool:
@@ -76,31 +75,29 @@ def is_quantized(estimator: Any) -> bool:
     return False
 
 
-def estimate_seeds(p_features: Any, q_features: Any, *, seeds: Any, estimator: Any, divergence: str,
-                   scaling: float, num_points: int, scoring: str, model: Any = None,
-                   **signature_extra: Any) -> list[MauveEstimate]:
+def estimate_seeds(p_features: Any, q_features: Any, *, seeds: Any, estimator: Any, frontier: FrontierSettings,
+                   model: Any = None, **signature_extra: Any) -> list[MauveEstimate]:
     """:func:`estimate_mauve` once per seed (key ``jax.random.key(s)``), the signature naming every
     seed and the featurizer ``model`` (the ratio path of compute_mauve / compute_mauve_seeds).
 
     Examples:
       >>> import numpy as np
       >>> from jaxmetrics.mauve.frontier.estimate import estimate_seeds
+      >>> from jaxmetrics.mauve import FrontierSettings
       >>> rng = np.random.default_rng(0)
       >>> out = estimate_seeds(rng.normal(size=(80, 4)), rng.normal(size=(80, 4)), seeds=(1, 2), estimator="gaussian",
-      ...                      divergence="kl", scaling=5.0, num_points=25, scoring="mauve-text")
+      ...                      frontier=FrontierSettings())
       >>> len(out), out[0].estimator
       (2, 'gaussian')
     """
     est = get_estimator(estimator)
-    out = [estimate_mauve(p_features, q_features, key=jax.random.key(s), estimator=est, divergence=divergence,
-                          scaling=scaling, num_points=num_points, scoring=scoring) for s in seeds]
-    sig = _signature(est, divergence=divergence, scaling=scaling, num_points=num_points, scoring=scoring,
-                     model=model, seeds=tuple(seeds), **signature_extra)
+    out = [_estimate(p_features, q_features, key=jax.random.key(s), estimator=est, frontier=frontier)
+           for s in seeds]
+    sig = _signature(est, frontier=frontier, model=model, seeds=tuple(seeds), **signature_extra)
     return [e.replace(signature=sig) for e in out]
 
 
-def scores_with_divergence(scores: Any, p_counts: Any, q_counts: Any, *, divergence: str, scaling: float,
-                           num_points: int, scoring: str) -> Any:
+def scores_with_divergence(scores: Any, p_counts: Any, q_counts: Any, *, frontier: FrontierSettings) -> Any:
     """Histogram scores (:class:`~jaxmetrics.mauve.engine.MauveScores`, ``[..., k]`` counts) with
     ``mauve``, ``mauve_star`` and the curve of the f-divergence ``divergence``
     (:func:`~jaxmetrics.mauve.frontier.divergences.f_mauve` on the plain and on the ``+1/2`` smoothed
@@ -109,17 +106,16 @@ def scores_with_divergence(scores: Any, p_counts: Any, q_counts: Any, *, diverge
     Examples:
       >>> from jaxmetrics.mauve.engine import mauve_scores
       >>> from jaxmetrics.mauve.frontier.estimate import scores_with_divergence
+      >>> from jaxmetrics.mauve import FrontierSettings
       >>> s = mauve_scores([5, 0, 5], [5, 5, 0])
-      >>> tv = scores_with_divergence(s, [5, 0, 5], [5, 5, 0], divergence="tv", scaling=5.0, num_points=25,
-      ...                             scoring="mauve-text")
+      >>> tv = scores_with_divergence(s, [5, 0, 5], [5, 5, 0], frontier=FrontierSettings(divergence="tv"))
       >>> bool(tv.mauve > s.mauve), float(tv.frontier_integral) == float(s.frontier_integral)
       (True, True)
     """
-    divergence = check_divergence(divergence)
-    if divergence == "kl":
+    if frontier.divergence == "kl":
         return scores
     with jax.enable_x64(True):
-        kw = dict(divergence=divergence, scaling=float(scaling), num_points=int(num_points), scoring=scoring)
+        kw = dict(divergence=frontier.divergence, **frontier._kwargs())
         plain = f_mauve(np.asarray(scores.p_hist, np.float64), np.asarray(scores.q_hist, np.float64), **kw)
         smooth = [np.asarray(c, np.float64) + 0.5 for c in (p_counts, q_counts)]
         star = f_mauve(*[c / c.sum(-1, keepdims=True) for c in smooth], **kw)
@@ -127,10 +123,14 @@ def scores_with_divergence(scores: Any, p_counts: Any, q_counts: Any, *, diverge
                               mauve_star=np.asarray(star.mauve))
 
 
-def estimate_mauve(p_features: Any, q_features: Any, *, key: jax.Array, estimator: Any = "knn",
-                   divergence: str = "kl", scaling: float = 5.0, num_points: int = 25,
-                   scoring: str = "mauve-text") -> MauveEstimate:
-    """MAUVE_f of P (human, ``[n_p, d]``) and Q (model, ``[n_q, d]``) with any estimator of the family.
+def estimate_mauve(*, references: Any, candidates: Any, key: jax.Array, estimator: Any = "knn",
+                   frontier: FrontierSettings | None = None, divergence: str | None = None,
+                   scaling: float | None = None, num_points: int | None = None,
+                   scoring: str | None = None) -> MauveEstimate:
+    """MAUVE_f of P (``references``, human, ``[n_p, d]``) and Q (``candidates``, model, ``[n_q, d]``)
+    with any estimator of the family; the frontier is ``frontier`` (a
+    :class:`~jaxmetrics.mauve.FrontierSettings`) or its ``divergence``, ``scaling``, ``num_points`` and
+    ``scoring`` given as keywords.
 
     ``estimator`` (a name of :func:`available_estimators` or an instance) estimates ``l = log dP/dQ``
     at every row; :func:`~jaxmetrics.mauve.frontier.divergences.mauve_from_log_ratios` gives the curve of the
@@ -144,27 +144,29 @@ def estimate_mauve(p_features: Any, q_features: Any, *, key: jax.Array, estimato
       >>> from jaxmetrics.mauve import estimate_mauve
       >>> rng = np.random.default_rng(0)
       >>> p, q = rng.normal(size=(300, 8)), rng.normal(size=(300, 8)) + 0.5
-      >>> out = estimate_mauve(p, q, key=jax.random.key(0), estimator="gaussian")
+      >>> out = estimate_mauve(references=p, candidates=q, key=jax.random.key(0), estimator="gaussian")
       >>> out  # doctest: +ELLIPSIS
       MauveEstimate(mauve=..., frontier_integral=..., divergence_curve=f64[27,2], p_log_ratio=f64[300], q_log_ratio=f64[300], estimator='gaussian', divergence='kl')
-      >>> same = estimate_mauve(p, rng.normal(size=(300, 8)), key=jax.random.key(0), estimator="gaussian")
+      >>> same = estimate_mauve(references=p, candidates=rng.normal(size=(300, 8)), key=jax.random.key(0),
+      ...                       estimator="gaussian")
       >>> bool(same.mauve > out.mauve)
       True
     """
     V.check_key(key)
-    divergence = check_divergence(divergence)
-    scoring = _check_scoring(scoring)
-    V.check_positive(scaling, "scaling")
-    V.check_int(num_points, "num_points", minimum=1)
-    est = get_estimator(estimator)
-    lr = est.log_ratios(p_features, q_features, key=key)
+    frontier = FrontierSettings.resolve(frontier, divergence=divergence, scaling=scaling, num_points=num_points,
+                                        scoring=scoring)
+    return _estimate(references, candidates, key=key, estimator=get_estimator(estimator), frontier=frontier)
+
+
+def _estimate(p_features: Any, q_features: Any, *, key: jax.Array, estimator: Any,
+              frontier: FrontierSettings) -> MauveEstimate:
+    """:func:`estimate_mauve` with its settings resolved (an estimator instance, the frontier)."""
+    lr = estimator.log_ratios(references=p_features, candidates=q_features, key=key)
     with jax.enable_x64(True):
         lp = np.asarray(lr.p_log_ratio, np.float64)
         lq = np.asarray(lr.q_log_ratio, np.float64)
-        res = mauve_from_log_ratios(lp, lq, divergence=divergence, scaling=float(scaling), num_points=num_points,
-                                    scoring=scoring)
+        res = mauve_from_log_ratios(lp, lq, divergence=frontier.divergence, **frontier._kwargs())
         return MauveEstimate(mauve=float(res.mauve), frontier_integral=float(res.frontier_integral),
                              divergence_curve=np.asarray(res.divergence_curve), p_log_ratio=lp, q_log_ratio=lq,
-                             estimator=_estimator_name(est), divergence=divergence,
-                             signature=_signature(est, divergence=divergence, scaling=scaling,
-                                                  num_points=num_points, scoring=scoring))
+                             estimator=_estimator_name(estimator), divergence=frontier.divergence,
+                             signature=_signature(estimator, frontier=frontier))

@@ -62,8 +62,7 @@ from jaxmetrics._ops import PRECISION
 from jaxmetrics import _validation as V
 from jaxmetrics.mark_evaluate.hyperspheres import knn_hyperspheres
 from jaxmetrics.mauve.engine import fit_labels, project_features, split_counts
-from jaxmetrics.mauve.frontier.divergences import check_divergence, mauve_from_log_ratios
-from jaxmetrics.mauve.frontier.histograms import _check_scoring
+from jaxmetrics.mauve.frontier.divergences import mauve_from_log_ratios
 from jaxmetrics.results import Result, static_field
 
 __all__ = [
@@ -125,7 +124,7 @@ class MauveEstimate(Result):
 class DensityRatioEstimator(Protocol):
     """Settings of an estimator; ``log_ratios`` estimates ``log dP/dQ`` at both sides' rows."""
 
-    def log_ratios(self, p_features: Any, q_features: Any, *, key: jax.Array) -> LogRatios: ...
+    def log_ratios(self, *, references: Any, candidates: Any, key: jax.Array) -> LogRatios: ...
 
 
 # --------------------------------------------------------------------------- shared steps
@@ -133,8 +132,8 @@ class DensityRatioEstimator(Protocol):
 
 def _project(p, q, key, normalize, explained_var):
     """``[Q; P]`` stacked, L2-normalised and PCA-projected (or as given): ``z [N, m]``, ``is_p [N]``."""
-    p = V.check_features(p, "p_features")
-    q = V.check_features(q, "q_features", dim=p.shape[1])
+    p = V.check_features(p, "references")
+    q = V.check_features(q, "candidates", dim=p.shape[1])
     stacked = jnp.concatenate([jnp.asarray(q), jnp.asarray(p)], axis=0)
     if explained_var is None:
         z = stacked / jnp.linalg.norm(stacked, axis=1, keepdims=True) if normalize else stacked
@@ -218,7 +217,8 @@ class KNNEstimator:
       >>> import jax, numpy as np
       >>> from jaxmetrics.mauve.frontier.estimators import KNNEstimator
       >>> rng = np.random.default_rng(0)
-      >>> lr = KNNEstimator(k=5).log_ratios(rng.normal(size=(30, 4)), rng.normal(size=(20, 4)) + 3, key=jax.random.key(0))
+      >>> lr = KNNEstimator(k=5).log_ratios(references=rng.normal(size=(30, 4)),
+      ...                                   candidates=rng.normal(size=(20, 4)) + 3, key=jax.random.key(0))
       >>> lr.p_log_ratio.shape, bool(lr.p_log_ratio.mean() > 0 > lr.q_log_ratio.mean())
       ((30,), True)
     """
@@ -232,11 +232,11 @@ class KNNEstimator:
         V.check_int(self.k, "k", minimum=1)
         _check_common(self.normalize, self.explained_var)
 
-    def log_ratios(self, p_features: Any, q_features: Any, *, key: jax.Array) -> LogRatios:
+    def log_ratios(self, *, references: Any, candidates: Any, key: jax.Array) -> LogRatios:
         """``log dP/dQ`` at P's rows ``[n_p]`` and Q's rows ``[n_q]``. Deterministic: ``key`` is
         required like every estimator's but draws nothing (the PCA uses all rows)."""
         V.check_key(key)
-        z, is_p, n_p, n_q = _project(p_features, q_features, key, self.normalize, self.explained_var)
+        z, is_p, n_p, n_q = _project(references, candidates, key, self.normalize, self.explained_var)
         if self.k > n_p + n_q - 1:
             raise ValueError(f"k: {self.k} neighbours for only {n_p + n_q} rows")
         kp = _knn_counts(z, is_p, self.k).astype(jnp.float64 if jax.config.jax_enable_x64 else jnp.float32)
@@ -297,7 +297,8 @@ class ClassifierEstimator:
       >>> from jaxmetrics.mauve.frontier.estimators import ClassifierEstimator
       >>> rng = np.random.default_rng(0)
       >>> est = ClassifierEstimator(num_folds=2)
-      >>> lr = est.log_ratios(rng.normal(size=(40, 4)), rng.normal(size=(40, 4)) + 2, key=jax.random.key(0))
+      >>> lr = est.log_ratios(references=rng.normal(size=(40, 4)), candidates=rng.normal(size=(40, 4)) + 2,
+      ...                     key=jax.random.key(0))
       >>> bool(lr.p_log_ratio.mean() > 0 > lr.q_log_ratio.mean())
       True
     """
@@ -315,10 +316,10 @@ class ClassifierEstimator:
         V.check_int(self.num_iterations, "num_iterations", minimum=1)
         _check_common(self.normalize, self.explained_var)
 
-    def log_ratios(self, p_features: Any, q_features: Any, *, key: jax.Array) -> LogRatios:
+    def log_ratios(self, *, references: Any, candidates: Any, key: jax.Array) -> LogRatios:
         """Cross-fitted logits at P's rows ``[n_p]`` and Q's rows ``[n_q]``; ``key`` draws the folds."""
         V.check_key(key)
-        z, is_p, n_p, n_q = _project(p_features, q_features, key, self.normalize, self.explained_var)
+        z, is_p, n_p, n_q = _project(references, candidates, key, self.normalize, self.explained_var)
         if min(n_p, n_q) < self.num_folds:
             raise ValueError(f"num_folds: {self.num_folds} folds for only {min(n_p, n_q)} rows on a side")
         folds = _folds(key, n_p, n_q, self.num_folds)
@@ -385,8 +386,10 @@ class GaussianEstimator:
       >>> from jaxmetrics.mauve.frontier.estimators import GaussianEstimator
       >>> rng = np.random.default_rng(0)
       >>> est = GaussianEstimator(normalize=False, explained_var=None)
-      >>> lr = est.log_ratios(rng.normal(size=(400, 3)), rng.normal(size=(400, 3)) + [1.0, 0, 0], key=jax.random.key(0))
-      >>> round(float(est.mahalanobis(rng.normal(size=(4000, 3)), rng.normal(size=(4000, 3)) + [1.0, 0, 0])), 1)
+      >>> lr = est.log_ratios(references=rng.normal(size=(400, 3)),
+      ...                     candidates=rng.normal(size=(400, 3)) + [1.0, 0, 0], key=jax.random.key(0))
+      >>> round(float(est.mahalanobis(references=rng.normal(size=(4000, 3)),
+      ...                             candidates=rng.normal(size=(4000, 3)) + [1.0, 0, 0])), 1)
       1.0
     """
 
@@ -405,10 +408,10 @@ class GaussianEstimator:
         V.check_int(self.num_folds, "num_folds", minimum=1)
         _check_common(self.normalize, self.explained_var)
 
-    def log_ratios(self, p_features: Any, q_features: Any, *, key: jax.Array) -> LogRatios:
+    def log_ratios(self, *, references: Any, candidates: Any, key: jax.Array) -> LogRatios:
         """Cross-fitted Gaussian log ratios at P's rows ``[n_p]`` and Q's ``[n_q]``; ``key`` draws the folds."""
         V.check_key(key)
-        z, is_p, n_p, n_q = _project(p_features, q_features, key, self.normalize, self.explained_var)
+        z, is_p, n_p, n_q = _project(references, candidates, key, self.normalize, self.explained_var)
         if min(n_p, n_q) < max(2, self.num_folds):
             raise ValueError(f"num_folds: {self.num_folds} folds for only {min(n_p, n_q)} rows on a side")
         folds = _folds(key, n_p, n_q, self.num_folds) if self.num_folds > 1 else jnp.full(n_p + n_q, -1, jnp.int32)
@@ -420,11 +423,11 @@ class GaussianEstimator:
                                    self.shared_covariance)
         return _finish(l, is_p, n_q, self.calibrate)
 
-    def mahalanobis(self, p_features: Any, q_features: Any) -> jax.Array:
+    def mahalanobis(self, *, references: Any, candidates: Any) -> jax.Array:
         """Mahalanobis distance of the two fitted means under the pooled (shrunk) covariance, on all
         rows, as a 0-d array; with it :func:`~jaxmetrics.mauve.frontier.divergences.gaussian_frontier` gives the
         Gaussian approximation's frontier in closed form."""
-        z, is_p, _, _ = _project(p_features, q_features, jax.random.key(0), self.normalize, self.explained_var)
+        z, is_p, _, _ = _project(references, candidates, jax.random.key(0), self.normalize, self.explained_var)
         mp, mq, c, _ = _gauss_fit(z, is_p, jnp.ones(z.shape[0], z.dtype), self.shrinkage, True)
         d = mp - mq
         return jnp.sqrt(jnp.matmul(d, jnp.linalg.solve(c, d), precision=PRECISION))
@@ -451,7 +454,8 @@ class QuantizedEstimator:
       >>> import jax, numpy as np
       >>> from jaxmetrics.mauve.frontier.estimators import QuantizedEstimator
       >>> rng = np.random.default_rng(0)
-      >>> lr = QuantizedEstimator().log_ratios(rng.normal(size=(50, 4)), rng.normal(size=(50, 4)), key=jax.random.key(0))
+      >>> lr = QuantizedEstimator().log_ratios(references=rng.normal(size=(50, 4)),
+      ...                                      candidates=rng.normal(size=(50, 4)), key=jax.random.key(0))
       >>> lr.p_log_ratio.shape
       (50,)
     """
@@ -459,15 +463,15 @@ class QuantizedEstimator:
     quantizer: Any = "kmeans"
     num_buckets: int | str = "auto"
 
-    def log_ratios(self, p_features: Any, q_features: Any, *, key: jax.Array) -> LogRatios:
+    def log_ratios(self, *, references: Any, candidates: Any, key: jax.Array) -> LogRatios:
         """Per-row ``log(p_hist[bin] / q_hist[bin])`` (``+-inf`` in a bin one side leaves empty)."""
         from jaxmetrics.mauve.quantize.quantizers import get_quantizer
         from jaxmetrics.mauve.sizes import resolve_num_buckets
 
         V.check_key(key)
-        p = np.asarray(V.check_features(p_features, "p_features"))
-        q = np.asarray(V.check_features(q_features, "q_features", dim=p.shape[1]))
-        k = resolve_num_buckets(self.num_buckets, (p.shape[0], q.shape[0]), ("p_features", "q_features"))
+        p = np.asarray(V.check_features(references, "references"))
+        q = np.asarray(V.check_features(candidates, "candidates", dim=p.shape[1]))
+        k = resolve_num_buckets(self.num_buckets, (p.shape[0], q.shape[0]), ("references", "candidates"))
         quant = get_quantizer(self.quantizer, k)
         fit = fit_labels(quant, np.concatenate([q, p]), key=key)
         nb = int(fit.fitted.num_bins)
@@ -490,7 +494,8 @@ ESTIMATORS: dict[str, Callable[..., Any]] = {
 
 
 def register_estimator(name: str, factory: Callable[..., Any]) -> None:
-    """Register ``factory(**kwargs) -> estimator`` (an object with ``log_ratios(p, q, key=)``) under ``name``.
+    """Register ``factory(**kwargs) -> estimator`` (an object with
+    ``log_ratios(*, references, candidates, key)``) under ``name``.
 
     Examples:
       >>> from jaxmetrics.mauve.frontier.estimators import register_estimator, get_estimator, KNNEstimator, ESTIMATORS
@@ -530,7 +535,7 @@ def get_estimator(estimator: Any, **kwargs: Any) -> Any:
             raise ValueError(f"estimator: unknown name {estimator!r}; registered: {available_estimators()}")
         return ESTIMATORS[estimator](**kwargs)
     if not callable(getattr(estimator, "log_ratios", None)):
-        raise TypeError(f"estimator: expected a name or an object with log_ratios(p, q, key=...), "
+        raise TypeError("estimator: expected a name or an object with log_ratios(*, references, candidates, key), "
                         f"got {type(estimator).__name__}")
     return estimator
 

@@ -42,6 +42,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxmetrics.mauve.frontier.settings import SCORINGS, check_frontier
 from jaxmetrics import _validation as V
 from jaxmetrics._ops import is_concrete
 from jaxmetrics.numerics import trapezoid_area
@@ -64,12 +65,6 @@ __all__ = [
 _W_EPS = 1e-6
 #: mauve-text's frontier-integral guard: bins with |p - q| <= this contribute 0.
 _FI_TOL = 1e-8
-#: Scorings of the divergence curve: mauve-text >= 0.2 (default) and the NeurIPS 2021 paper's code.
-SCORINGS = ("mauve-text", "paper")
-
-
-def _check_scoring(scoring: Any) -> str:
-    return V.check_choice(scoring, "scoring", SCORINGS)
 
 
 def _paper_weights(num_points: int) -> tuple[np.ndarray, np.ndarray]:
@@ -271,11 +266,6 @@ def _check_hists(p: Any, q: Any, names: tuple[str, str]) -> tuple[jax.Array, jax
     return p, q
 
 
-def _check_scaling(scaling: Any, name: str = "scaling") -> None:
-    if is_concrete(scaling):
-        V.check_positive(scaling, name)
-
-
 def divergence_curve(p_hist: Any, q_hist: Any, *, scaling: float = 5.0, num_points: int = 25,
                      scoring: str = "mauve-text") -> jax.Array:
     """Divergence curve of MAUVE, ``[..., m + 2, 2]`` for histograms ``[..., k]``.
@@ -298,9 +288,8 @@ def divergence_curve(p_hist: Any, q_hist: Any, *, scaling: float = 5.0, num_poin
       >>> divergence_curve(jnp.array([0.5, 0.5]), jnp.array([0.5, 0.5]), num_points=3).tolist()
       [[1.0, 0.0], [1.0, 1.0], [1.0, 1.0], [1.0, 1.0], [0.0, 1.0]]
     """
-    num_points = V.check_int(num_points, "num_points", minimum=1)
-    scoring = _check_scoring(scoring)
-    _check_scaling(scaling)
+    frontier = check_frontier(scaling, num_points, scoring=scoring)
+    num_points, scoring = frontier.num_points, frontier.scoring
     p, q = _check_hists(p_hist, q_hist, ("p_hist", "q_hist"))
     return _curve(p, q, jnp.asarray(scaling, p.dtype), num_points, scoring)
 
@@ -388,9 +377,8 @@ def mauve_from_histograms(
       >>> round(a, 4), round(b, 4)
       (0.1057, 0.106)
     """
-    num_points = V.check_int(num_points, "num_points", minimum=1)
-    scoring = _check_scoring(scoring)
-    _check_scaling(scaling)
+    frontier = check_frontier(scaling, num_points, scoring=scoring)
+    num_points, scoring = frontier.num_points, frontier.scoring
     p, q = _check_hists(p_hist, q_hist, ("p_hist", "q_hist"))
     return _mauve_core(p, q, jnp.asarray(scaling, p.dtype), num_points, scoring)
 

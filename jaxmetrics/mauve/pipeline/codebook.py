@@ -15,7 +15,7 @@ import numpy as np
 from jaxmetrics import _validation as V
 from jaxmetrics.mauve.pipeline.compute import MauveOutput, _check_common, _make_quantizer, _output, resolve_num_buckets
 from jaxmetrics.mauve.engine import mauve_scores, split_counts
-from jaxmetrics.mauve.frontier.histograms import _check_scoring
+from jaxmetrics.mauve.frontier.settings import FrontierSettings
 from jaxmetrics.mauve.quantize.quantizers import FittedQuantizer, Quantizer
 
 __all__ = ["fit_quantizer", "mauve_shared_codebook"]
@@ -54,7 +54,7 @@ def fit_quantizer(
     for i, f in enumerate(feature_sets):
         arrays.append(V.check_features(f, f"feature_sets[{i}]", dim=arrays[0].shape[1] if arrays else None))
     _check_common(kmeans_explained_var=kmeans_explained_var, kmeans_num_redo=kmeans_num_redo,
-                  kmeans_max_iter=kmeans_max_iter, pca_max_data=pca_max_data, num_points=1, scaling=1.0)
+                  kmeans_max_iter=kmeans_max_iter, pca_max_data=pca_max_data)
     k = resolve_num_buckets(num_buckets, [a.shape[0] for a in arrays], [f"feature_sets[{i}]" for i in range(len(arrays))])
     quant = _make_quantizer(quantizer, k, explained_var=kmeans_explained_var, num_redo=kmeans_num_redo,
                             max_iter=kmeans_max_iter, pca_max_data=pca_max_data)
@@ -65,16 +65,19 @@ def mauve_shared_codebook(
     pairs: Sequence[tuple[Any, Any]],
     *,
     fitted: FittedQuantizer | None = None,
-    divergence_curve_discretization_size: int = 25,
-    mauve_scaling_factor: float = 5,
-    scoring: str = "mauve-text",
+    frontier: FrontierSettings | None = None,
+    scaling: float | None = None,
+    num_points: int | None = None,
+    scoring: str | None = None,
     **fit_kwargs: Any,
 ) -> list[MauveOutput]:
     """MAUVE of several ``(p_features, q_features)`` pairs under one shared codebook.
 
     The codebook is ``fitted`` or, by default, :func:`fit_quantizer` on all sets stacked as
     ``[Q_1; P_1; Q_2; P_2; ...]`` (``fit_kwargs`` go to it). Each pair's MAUVE is then computed
-    from its own histograms as in :func:`compute_mauve` (``scoring`` as there).
+    from its own histograms as in :func:`compute_mauve`, under ``frontier`` (a
+    :class:`~jaxmetrics.mauve.FrontierSettings`, ``divergence='kl'`` only) or its ``scaling`` (c),
+    ``num_points`` (m) and ``scoring`` given as keywords.
 
     Examples:
       >>> from jaxmetrics.mauve.pipeline.codebook import mauve_shared_codebook
@@ -87,9 +90,9 @@ def mauve_shared_codebook(
     """
     if not isinstance(pairs, Sequence) or not pairs:
         raise TypeError("pairs: expected a non-empty list of (p_features, q_features) pairs")
-    V.check_int(divergence_curve_discretization_size, "divergence_curve_discretization_size", minimum=1)
-    V.check_positive(mauve_scaling_factor, "mauve_scaling_factor")
-    scoring = _check_scoring(scoring)
+    frontier = FrontierSettings.resolve(frontier, scaling=scaling, num_points=num_points, scoring=scoring)
+    if frontier.divergence != "kl":
+        raise ValueError(f"frontier: the shared codebook scores KL MAUVE, not divergence={frontier.divergence!r}")
     sets = []
     for i, pair in enumerate(pairs):
         if not isinstance(pair, (tuple, list)) or len(pair) != 2:
@@ -108,6 +111,5 @@ def mauve_shared_codebook(
     nb = int(fitted.num_bins)
     counts = split_counts(labels, sizes, nb)  # [Q_1, P_1, Q_2, P_2, ...]
     q_counts, p_counts = counts[0::2], counts[1::2]
-    sc = mauve_scores(p_counts, q_counts, scaling=float(mauve_scaling_factor),
-                      num_points=divergence_curve_discretization_size, scoring=scoring)
+    sc = mauve_scores(p_counts, q_counts, **frontier._kwargs())
     return [_output(jax.tree.map(lambda a: a[i], sc), p_counts[i], q_counts[i], nb) for i in range(len(pairs))]

@@ -36,9 +36,8 @@ from jaxmetrics.mauve.engine import (
     split_counts,
 )
 from jaxmetrics.mauve.frontier.estimate import estimate_seeds, is_quantized, scores_with_divergence
-from jaxmetrics.mauve.frontier.divergences import check_divergence
-from jaxmetrics.mauve.frontier.histograms import _check_scoring
-from jaxmetrics.mauve.pipeline.inputs import check_pooling, device_context, get_features
+from jaxmetrics.mauve.frontier.settings import MAUVE_TEXT_NAMES, FrontierSettings
+from jaxmetrics.mauve.pipeline.inputs import SET_NAMES, check_pooling, device_context, get_features, split_sets
 from jaxmetrics.mauve.pipeline.interval import BOOTSTRAP_SALT, seed_mean_intervals
 from jaxmetrics.mauve.quantize.quantizers import FittedQuantizer, KMeansQuantizer, Quantizer, get_quantizer
 from jaxmetrics.mauve.sizes import auto_num_buckets, bucket_size, resolve_num_buckets
@@ -164,45 +163,41 @@ class MauveSeedsOutput(Result):
     divergence: str = static_field(default="kl", repr=False)
 
 
-def _signature(inputs, quant, *, seeds, num_buckets, scaling, num_points, scoring, divergence="kl") -> str:
+def _signature(inputs, quant, *, seeds, num_buckets, frontier: FrontierSettings) -> str:
     """The signature of a MAUVE result (see :class:`MauveOutput`); ``divergence`` is named when not KL."""
     from jaxmetrics.mauve.quantize.quantizers import _quantizer_settings
     from jaxmetrics.signature import make_signature
 
-    settings = dict(seeds=tuple(seeds), num_buckets=num_buckets, mauve_scaling_factor=float(scaling),
-                    divergence_curve_discretization_size=int(num_points), scoring=scoring, **_quantizer_settings(quant))
+    settings = dict(seeds=tuple(seeds), num_buckets=num_buckets, **frontier.signature_fields(),
+                    **_quantizer_settings(quant))
     if inputs.featurizer is not None:
         settings.update(layer=-1, pooling=inputs.pooling, max_length=inputs.max_length, dtype=inputs.dtype)
-    if divergence != "kl":
-        settings.update(divergence=divergence)
     return make_signature("mauve", model=inputs.featurizer, **settings)
 
 
-def _estimates(inputs, seeds, *, estimator, divergence, scaling, num_points, scoring):
+def _estimates(inputs, seeds, *, estimator, frontier: FrontierSettings):
     """The density-ratio path: one :class:`~jaxmetrics.mauve.MauveEstimate` per seed."""
     extra = {}
     if inputs.featurizer is not None:
         extra = dict(layer=-1, pooling=inputs.pooling, max_length=inputs.max_length, dtype=inputs.dtype)
     return estimate_seeds(inputs.p_features, inputs.q_features, seeds=seeds, estimator=estimator,
-                          divergence=check_divergence(divergence), scaling=float(scaling), num_points=num_points,
-                          scoring=scoring, model=inputs.featurizer, **extra)
+                          frontier=frontier, model=inputs.featurizer, **extra)
 
 
-def _check_common(*, kmeans_explained_var, kmeans_num_redo, kmeans_max_iter, pca_max_data, num_points, scaling):
-    V.check_open_unit(kmeans_explained_var, "kmeans_explained_var")
-    V.check_int(kmeans_num_redo, "kmeans_num_redo", minimum=1)
-    V.check_int(kmeans_max_iter, "kmeans_max_iter", minimum=1)
-    V.check_int(pca_max_data, "pca_max_data", minimum=-1)
-    if pca_max_data == 0:
-        raise ValueError("pca_max_data: must be -1 (all rows) or a positive number of rows, got 0")
-    V.check_int(num_points, "divergence_curve_discretization_size", minimum=1)
-    V.check_positive(scaling, "mauve_scaling_factor")
+def _check_common(*, kmeans_explained_var, kmeans_num_redo, kmeans_max_iter, pca_max_data) -> KMeansQuantizer:
+    """compute_mauve's k-means settings, checked (naming its arguments), as ``KMeansQuantizer('auto', ...)``."""
+    return KMeansQuantizer("auto", explained_var=kmeans_explained_var, num_redo=kmeans_num_redo,
+                           max_iter=kmeans_max_iter, pca_max_data=pca_max_data)
 
 
-def _make_quantizer(quantizer: Any, k: int, *, explained_var, num_redo, max_iter, pca_max_data) -> Quantizer:
+def _make_quantizer(quantizer: Any, k: int, **kmeans: Any) -> Quantizer:
+    """The quantizer with ``k`` bins: ``'kmeans'`` (with ``kmeans`` settings), a
+    ``KMeansQuantizer('auto', ...)`` given ``k``, or any other name or instance as
+    :func:`~jaxmetrics.mauve.quantize.quantizers.get_quantizer` resolves it."""
     if isinstance(quantizer, str) and quantizer == "kmeans":
-        return KMeansQuantizer(k, explained_var=explained_var, num_redo=num_redo, max_iter=max_iter,
-                               pca_max_data=pca_max_data)
+        return KMeansQuantizer(k, **kmeans)
+    if isinstance(quantizer, KMeansQuantizer) and isinstance(quantizer.num_bins, str):
+        return dataclasses.replace(quantizer, num_bins=k)
     return get_quantizer(quantizer, k)
 
 
@@ -215,38 +210,34 @@ def _output(scores: MauveScores, p_counts, q_counts, k: int, pooling: str | None
                        pooling=pooling, signature=signature, divergence=divergence)
 
 
-def _prepare(p_features, q_features, p_tokens, q_tokens, p_text, q_text, *, num_buckets, pca_max_data,
-             kmeans_explained_var, kmeans_num_redo, kmeans_max_iter, featurize_model_name, max_text_length,
-             divergence_curve_discretization_size, mauve_scaling_factor, batch_size, model, quantizer, scoring,
-             pooling, verbose=False, dtype=None, estimator="quantized", divergence="kl", mesh=None):
-    """Checks, features and quantizer of compute_mauve / compute_mauve_seeds: ``(inputs, quantizer, scoring)``;
-    the quantizer is ``None`` for a density-ratio estimator."""
-    check_divergence(divergence)
+def _check_estimator(estimator: Any, **quantized_only: Any) -> bool:
+    """Whether ``estimator`` is the histogram pipeline; with a density-ratio estimator, a
+    ``quantized_only`` setting off its default (``{name: (value, default)}``) is an error."""
     quantized = is_quantized(estimator)
     if not quantized:
-        for name, value, default in (("quantizer", quantizer, "kmeans"), ("num_buckets", num_buckets, "auto"),
-                                     ("mesh", mesh, None)):
+        for name, (value, default) in quantized_only.items():
             if not (value is default or (isinstance(value, str) and value == default)):
                 raise ValueError(f"{name}: applies to estimator='quantized' only, not to estimator={estimator!r} "
                                  "(a density-ratio estimator takes its settings as an instance)")
-    _check_common(kmeans_explained_var=kmeans_explained_var, kmeans_num_redo=kmeans_num_redo,
-                  kmeans_max_iter=kmeans_max_iter, pca_max_data=pca_max_data,
-                  num_points=divergence_curve_discretization_size, scaling=mauve_scaling_factor)
-    scoring = _check_scoring(scoring)
+    return quantized
+
+
+def _prepare(sides, *, num_buckets, quantizer, quantized, model, max_length, batch_size, pooling, verbose=False,
+             dtype=None, featurize_model_name="gpt2-large", names=None, max_length_name="max_text_length"):
+    """Features and quantizer of compute_mauve / compute_mauve_seeds: ``(inputs, quantizer)``; the
+    quantizer is ``None`` for a density-ratio estimator. ``sides`` are the six inputs of
+    :func:`~jaxmetrics.mauve.pipeline.inputs.get_features`."""
     check_pooling(pooling)
     if isinstance(num_buckets, str) and num_buckets != "auto":
         raise ValueError(f"num_buckets: expected 'auto' or an integer, got {num_buckets!r}")
-    inputs = get_features(p_features, q_features, p_tokens, q_tokens, p_text, q_text, model=model,
-                          featurize_model_name=featurize_model_name, max_length=max_text_length,
+    inputs = get_features(*sides, model=model, featurize_model_name=featurize_model_name, max_length=max_length,
                           batch_size=batch_size, verbose=verbose, pooling=pooling, num_buckets=num_buckets,
-                          dtype=dtype)
+                          dtype=dtype, names=names, max_length_name=max_length_name)
     if not quantized:
-        return inputs, None, scoring
+        return inputs, None
     k = resolve_num_buckets(num_buckets, (inputs.p_features.shape[0], inputs.q_features.shape[0]),
                             (inputs.p_source, inputs.q_source))
-    quant = _make_quantizer(quantizer, k, explained_var=kmeans_explained_var, num_redo=kmeans_num_redo,
-                            max_iter=kmeans_max_iter, pca_max_data=pca_max_data)
-    return inputs, quant, scoring
+    return inputs, _make_quantizer(quantizer, k)
 
 
 # --------------------------------------------------------------------------- public API
@@ -383,21 +374,25 @@ def compute_mauve(
       MauveOutput(mauve=1, frontier_integral=0, mauve_star=1, frontier_integral_star=0, p_hist=f64[20], q_hist=f64[20], divergence_curve=f64[27,2], p_counts=i32[20], q_counts=i32[20], num_buckets=20, pooling=None)
     """
     V.check_int(seed, "seed")
+    frontier = FrontierSettings.resolve(None, names=MAUVE_TEXT_NAMES, none_is_default=False,
+                                        scaling=mauve_scaling_factor, num_points=divergence_curve_discretization_size,
+                                        divergence=divergence, scoring=scoring)
+    quantized = _check_estimator(estimator, quantizer=(quantizer, "kmeans"), num_buckets=(num_buckets, "auto"),
+                                 mesh=(mesh, None))
+    kmeans = _check_common(kmeans_explained_var=kmeans_explained_var, kmeans_num_redo=kmeans_num_redo,
+                           kmeans_max_iter=kmeans_max_iter, pca_max_data=pca_max_data)
+    if isinstance(quantizer, str) and quantizer == "kmeans":
+        quantizer = kmeans
     with device_context(device_id):
         t0 = time.perf_counter()
-        inputs, quant, scoring = _prepare(
-            p_features, q_features, p_tokens, q_tokens, p_text, q_text, num_buckets=num_buckets,
-            pca_max_data=pca_max_data, kmeans_explained_var=kmeans_explained_var, kmeans_num_redo=kmeans_num_redo,
-            kmeans_max_iter=kmeans_max_iter, featurize_model_name=featurize_model_name,
-            max_text_length=max_text_length, divergence_curve_discretization_size=divergence_curve_discretization_size,
-            mauve_scaling_factor=mauve_scaling_factor, batch_size=batch_size, model=model, quantizer=quantizer,
-            scoring=scoring, pooling=pooling, verbose=verbose, dtype=dtype, estimator=estimator,
-            divergence=divergence, mesh=mesh)
+        inputs, quant = _prepare(
+            (p_features, q_features, p_tokens, q_tokens, p_text, q_text), num_buckets=num_buckets,
+            quantizer=quantizer, quantized=quantized, featurize_model_name=featurize_model_name,
+            max_length=max_text_length, batch_size=batch_size, model=model, pooling=pooling, verbose=verbose,
+            dtype=dtype)
         p, q = inputs.p_features, inputs.q_features
         if quant is None:
-            (est,) = _estimates(inputs, (seed,), estimator=estimator, divergence=divergence,
-                                scaling=mauve_scaling_factor, num_points=divergence_curve_discretization_size,
-                                scoring=scoring)
+            (est,) = _estimates(inputs, (seed,), estimator=estimator, frontier=frontier)
             return MauveOutput(mauve=est.mauve, frontier_integral=est.frontier_integral, mauve_star=None,
                                frontier_integral_star=None, p_hist=None, q_hist=None,
                                divergence_curve=est.divergence_curve, p_counts=None, q_counts=None, num_buckets=None,
@@ -414,13 +409,11 @@ def compute_mauve(
         nb = int(fit.fitted.num_bins)
         q_counts, p_counts = split_counts(fit.labels, (q.shape[0], p.shape[0]), nb)
         t2 = time.perf_counter()
-        kw = dict(scaling=float(mauve_scaling_factor), num_points=divergence_curve_discretization_size, scoring=scoring)
-        scores = scores_with_divergence(mauve_scores(p_counts, q_counts, **kw), p_counts, q_counts,
-                                        divergence=divergence, **kw)
+        scores = scores_with_divergence(mauve_scores(p_counts, q_counts, **frontier._kwargs()), p_counts,
+                                        q_counts, frontier=frontier)
         out = _output(scores, p_counts, q_counts, nb, inputs.pooling,
-                      _signature(inputs, quant, seeds=(seed,), num_buckets=num_buckets, scaling=mauve_scaling_factor,
-                                 num_points=divergence_curve_discretization_size, scoring=scoring,
-                                 divergence=divergence), divergence)
+                      _signature(inputs, quant, seeds=(seed,), num_buckets=num_buckets, frontier=frontier),
+                      frontier.divergence)
         if verbose:
             print(f"features {t1 - t0:.2f} s, quantization {t2 - t1:.2f} s, "
                   f"histogram stage {time.perf_counter() - t2:.2f} s; k = {nb}, mauve = {out.mauve:.4f}", file=sys.stderr)
@@ -428,33 +421,23 @@ def compute_mauve(
 
 
 def compute_mauve_seeds(
-    p_features: Any = None,
-    q_features: Any = None,
     *,
+    references: Any,
+    candidates: Any,
     seeds: Sequence[int] = (25, 26, 27, 28, 29),
-    p_tokens: Sequence[Any] | None = None,
-    q_tokens: Sequence[Any] | None = None,
-    p_text: Sequence[str] | None = None,
-    q_text: Sequence[str] | None = None,
     num_buckets: int | str = "auto",
-    pca_max_data: int = -1,
-    kmeans_explained_var: float = 0.9,
-    kmeans_num_redo: int = 5,
-    kmeans_max_iter: int = 500,
-    featurize_model_name: str = "gpt2-large",
-    max_text_length: int = 1024,
-    divergence_curve_discretization_size: int = 25,
-    mauve_scaling_factor: float = 5,
-    batch_size: int = 16,
-    model: Any = None,
     quantizer: str | Quantizer = "kmeans",
-    scoring: str = "mauve-text",
+    frontier: FrontierSettings | None = None,
+    scaling: float | None = None,
+    num_points: int | None = None,
+    estimator: Any = "quantized",
+    model: Any = None,
     pooling: str = "last",
     dtype: Any = None,
+    max_length: int = 1024,
+    batch_size: int = 16,
     confidence: float | None = None,
     num_resamples: int = 1000,
-    estimator: Any = "quantized",
-    divergence: str = "kl",
 ) -> MauveSeedsOutput:
     """MAUVE over several k-means seeds: mean, sample standard deviation and per-seed values.
 
@@ -475,13 +458,23 @@ def compute_mauve_seeds(
     with one seed it misses the quantization spread and is too narrow.
 
     Args:
-      p_features, q_features: as in :func:`compute_mauve`.
+      references: keyword-only; P, the human text: features ``[n_p, d]``, token-id lists or a list
+        of texts (``p_features`` / ``p_tokens`` / ``p_text`` of :func:`compute_mauve`).
+      candidates: keyword-only; Q, the model text, in any of the same three forms.
       seeds: the integer seeds (keys ``jax.random.key(s)``).
-      p_tokens, q_tokens, p_text, q_text, model, quantizer, scoring, pooling, dtype, estimator,
-      divergence, ...: as in :func:`compute_mauve` (``pooling`` defaults to ``'last'``, mauve-text's
-        feature). With a density-ratio ``estimator`` each seed is one :func:`~jaxmetrics.mauve.estimate_mauve`
-        with key ``jax.random.key(s)`` (the k-NN estimator is deterministic: its spread is 0), and
-        ``confidence`` is not available.
+      num_buckets: ``'auto'`` or ``k``, as in :func:`compute_mauve`.
+      quantizer: ``'kmeans'`` (mauve-text's settings), another registered name, or a quantizer
+        instance; the k-means settings of :func:`compute_mauve` are
+        ``KMeansQuantizer('auto', explained_var=..., num_redo=..., max_iter=..., pca_max_data=...)``
+        (``'auto'``: ``k`` from ``num_buckets``).
+      frontier: a :class:`~jaxmetrics.mauve.FrontierSettings` (``scaling``, ``num_points``,
+        ``divergence``, ``scoring``), or ``scaling`` (c, default 5) and ``num_points`` (m, default 25)
+        as keywords.
+      estimator, model, pooling, dtype: as in :func:`compute_mauve` (``pooling`` defaults to
+        ``'last'``, mauve-text's feature). With a density-ratio ``estimator`` each seed is one
+        :func:`~jaxmetrics.mauve.estimate_mauve` with key ``jax.random.key(s)`` (the k-NN estimator is
+        deterministic: its spread is 0), and ``confidence`` is not available.
+      max_length, batch_size: compute_mauve's ``max_text_length`` and ``batch_size``.
       confidence: ``None`` (no interval) or the intervals' nominal coverage in ``(0, 1)``.
       num_resamples: bootstrap resamples ``>= 2`` with ``confidence``.
 
@@ -495,12 +488,12 @@ def compute_mauve_seeds(
       >>> import numpy as np
       >>> rng = np.random.default_rng(0)
       >>> p, q = rng.normal(size=(150, 8)), rng.normal(size=(150, 8)) + 1.0
-      >>> out = compute_mauve_seeds(p, q, seeds=(1, 2, 3))
+      >>> out = compute_mauve_seeds(references=p, candidates=q, seeds=(1, 2, 3))
       >>> out  # doctest: +ELLIPSIS
       MauveSeedsOutput(mauve_mean=..., mauve_std=..., ..., divergence_curve=f64[3,27,2], num_buckets=15, seeds=(1, 2, 3), pooling=None, mauve_interval=None, frontier_integral_interval=None, sampling_standard_error=None)
       >>> out.mauve.shape, 0 < out.mauve_mean < 1, out.mauve_std >= 0
       ((3,), True, True)
-      >>> ci = compute_mauve_seeds(p, q, seeds=(1, 2, 3), confidence=0.95).mauve_interval
+      >>> ci = compute_mauve_seeds(references=p, candidates=q, seeds=(1, 2, 3), confidence=0.95).mauve_interval
       >>> bool(ci.low < out.mauve_mean < ci.high), ci.method
       (True, 'reflected')
     """
@@ -512,19 +505,16 @@ def compute_mauve_seeds(
     if confidence is not None:
         V.check_open_unit(confidence, "confidence")
         V.check_int(num_resamples, "num_resamples", minimum=2)
-    inputs, quant, scoring = _prepare(
-        p_features, q_features, p_tokens, q_tokens, p_text, q_text, num_buckets=num_buckets,
-        pca_max_data=pca_max_data, kmeans_explained_var=kmeans_explained_var, kmeans_num_redo=kmeans_num_redo,
-        kmeans_max_iter=kmeans_max_iter, featurize_model_name=featurize_model_name, max_text_length=max_text_length,
-        divergence_curve_discretization_size=divergence_curve_discretization_size,
-        mauve_scaling_factor=mauve_scaling_factor, batch_size=batch_size, model=model, quantizer=quantizer,
-        scoring=scoring, pooling=pooling, dtype=dtype, estimator=estimator, divergence=divergence)
+    frontier = FrontierSettings.resolve(frontier, scaling=scaling, num_points=num_points)
+    quantized = _check_estimator(estimator, quantizer=(quantizer, "kmeans"), num_buckets=(num_buckets, "auto"))
+    inputs, quant = _prepare(split_sets(references, candidates), num_buckets=num_buckets, quantizer=quantizer,
+                             quantized=quantized, max_length=max_length, batch_size=batch_size, model=model,
+                             pooling=pooling, dtype=dtype, names=SET_NAMES, max_length_name="max_length")
     p, q = inputs.p_features, inputs.q_features
     if quant is None:
         if confidence is not None:
             raise ValueError(f"confidence: intervals need estimator='quantized', not {estimator!r}")
-        ests = _estimates(inputs, seeds, estimator=estimator, divergence=divergence, scaling=mauve_scaling_factor,
-                          num_points=divergence_curve_discretization_size, scoring=scoring)
+        ests = _estimates(inputs, seeds, estimator=estimator, frontier=frontier)
         m, fi = (np.asarray([getattr(e, f) for e in ests]) for f in ("mauve", "frontier_integral"))
         (m_mean, m_std), (fi_mean, fi_std) = mean_std(m), mean_std(fi)
         return MauveSeedsOutput(mauve_mean=m_mean, mauve_std=m_std, mauve_star_mean=None, mauve_star_std=None,
@@ -552,23 +542,20 @@ def compute_mauve_seeds(
         nb = int(per_seed[-1].fitted.num_bins)
     counts = split_counts(labels, (q.shape[0], p.shape[0]), nb)  # [S, 2, k]
     q_counts, p_counts = counts[:, 0], counts[:, 1]
-    kw = dict(scaling=float(mauve_scaling_factor), num_points=divergence_curve_discretization_size, scoring=scoring)
-    sc = scores_with_divergence(mauve_scores(p_counts, q_counts, **kw), p_counts, q_counts, divergence=divergence,
-                                **kw)
+    sc = scores_with_divergence(mauve_scores(p_counts, q_counts, **frontier._kwargs()), p_counts, q_counts,
+                                frontier=frontier)
     m_mean, m_std = mean_std(sc.mauve)
     ms_mean, ms_std = mean_std(sc.mauve_star)
     fi_mean, fi_std = mean_std(sc.frontier_integral)
-    signature = _signature(inputs, quant, seeds=seeds, num_buckets=num_buckets, scaling=mauve_scaling_factor,
-                           num_points=divergence_curve_discretization_size, scoring=scoring, divergence=divergence)
+    signature = _signature(inputs, quant, seeds=seeds, num_buckets=num_buckets, frontier=frontier)
     intervals = {}
-    if confidence is not None and divergence != "kl":
-        raise ValueError(f"confidence: intervals are for divergence='kl', not {divergence!r}")
+    if confidence is not None and frontier.divergence != "kl":
+        raise ValueError(f"confidence: intervals are for divergence='kl', not {frontier.divergence!r}")
     if confidence is not None:
         m_ci, fi_ci, sampling_se = seed_mean_intervals(
             labels, (q.shape[0], p.shape[0]), nb, sc.mauve, sc.frontier_integral,
             key=jax.random.fold_in(jax.random.key(seeds[0]), BOOTSTRAP_SALT), num_resamples=num_resamples,
-            confidence=confidence, scaling=float(mauve_scaling_factor),
-            num_points=divergence_curve_discretization_size, scoring=scoring)
+            confidence=confidence, **frontier._kwargs())
         intervals = dict(mauve_interval=m_ci, frontier_integral_interval=fi_ci, sampling_standard_error=sampling_se)
         signature = extend_signature(signature, bootstrap="reflected", num_resamples=m_ci.num_resamples,
                                      confidence=m_ci.confidence)
@@ -577,4 +564,4 @@ def compute_mauve_seeds(
                             frontier_integral=sc.frontier_integral, mauve_star=sc.mauve_star,
                             frontier_integral_star=sc.frontier_integral_star, p_hist=sc.p_hist, q_hist=sc.q_hist,
                             divergence_curve=sc.divergence_curve, num_buckets=int(nb), seeds=seeds,
-                            pooling=inputs.pooling, signature=signature, divergence=divergence, **intervals)
+                            pooling=inputs.pooling, signature=signature, divergence=frontier.divergence, **intervals)

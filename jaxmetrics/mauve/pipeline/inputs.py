@@ -22,11 +22,14 @@ from jaxmetrics import _validation as V
 from jaxmetrics.mauve.sizes import _warn_at_caller, resolve_num_buckets
 from jaxmetrics.results import Result, static_field
 
-__all__ = ["MAUVE_MAX_LENGTH", "MauveInputs", "POOLING_CHOICES", "TextFeatures", "check_pooling", "device_context",
-           "featurize_texts", "featurized_signature", "get_features"]
+__all__ = ["MAUVE_MAX_LENGTH", "MauveInputs", "POOLING_CHOICES", "SET_NAMES", "TextFeatures", "check_pooling",
+           "device_context", "featurize_texts", "featurized_signature", "get_features", "split_sets"]
 
 #: mauve-text's truncation of a text, in tokens (``max_text_length``); capped at a model's positions.
 MAUVE_MAX_LENGTH = 1024
+
+#: How the pipelines that take ``references=`` / ``candidates=`` name P and Q in their errors.
+SET_NAMES = {"p": "references", "q": "candidates"}
 
 #: The ``pooling=`` values of the MAUVE pipelines: the names of :data:`jaxmetrics.models.POOLINGS`
 #: and ``'auto'`` (spelled out here so that checking them imports no model code).
@@ -137,7 +140,8 @@ def _features_from_text(texts: Any, name: str, models: Any, lm: Any, max_length:
 def get_features(
     p_features: Any, q_features: Any, p_tokens: Any, q_tokens: Any, p_text: Any, q_text: Any, *, model: Any,
     featurize_model_name: str, max_length: int, batch_size: int, verbose: bool, pooling: str = "last",
-    num_buckets: Any = None, dtype: Any = None,
+    num_buckets: Any = None, dtype: Any = None, names: dict[str, str] | None = None,
+    max_length_name: str = "max_text_length",
 ) -> MauveInputs:
     """Features ``p [n_p, d]`` and ``q [n_q, d]``: per side the given features win over token ids,
     which win over text (mauve-text's order); the arguments are those of
@@ -147,7 +151,9 @@ def get_features(
     mauve-text's convention for every model; ``'auto'``: last for a decoder, mean for an
     encoder). With ``num_buckets``, MAUVE's minimum sizes
     (:func:`~jaxmetrics.mauve.sizes.check_sample_sizes`) are checked on the number of rows each
-    side will have *before* any model is loaded.
+    side will have *before* any model is loaded. ``names`` (``{'p': 'references', 'q':
+    'candidates'}``) names each side's argument in errors, for the pipelines that take the two sets
+    as ``references=`` / ``candidates=`` (:func:`split_sets`); ``max_length_name`` names ``max_length``.
 
     Examples:
       >>> import numpy as np
@@ -159,56 +165,58 @@ def get_features(
       ((3, 4), 'q_features', None)
     """
     check_pooling(pooling)
-    sides, sizes, sources = {}, [], []
+    label = (lambda side, kind: names[side]) if names else (lambda side, kind: f"{side}_{kind}")
+    sides, sizes, sources, kinds = {}, [], [], []
     for side, feats, toks, text in (("p", p_features, p_tokens, p_text), ("q", q_features, q_tokens, q_text)):
         if feats is not None:
-            feats = V.check_features(feats, f"{side}_features")
-            src, n = f"{side}_features", feats.shape[0]
+            feats = V.check_features(feats, label(side, "features"))
+            kind, n = "features", feats.shape[0]
         elif toks is not None:
-            toks = _token_lists(toks, f"{side}_tokens")
-            src, n = f"{side}_tokens", len(toks)
+            toks = _token_lists(toks, label(side, "tokens"))
+            kind, n = "tokens", len(toks)
         elif text is not None:
             raw = list(text) if not isinstance(text, str) else text
-            kept = V.check_texts(raw, f"{side}_text", drop_empty=True)
+            kept = V.check_texts(raw, label(side, "text"), drop_empty=True)
             if len(kept) < len(raw):
-                _warn_at_caller(f"{side}_text: dropped {len(raw) - len(kept)} empty string(s)")
+                _warn_at_caller(f"{label(side, 'text')}: dropped {len(raw) - len(kept)} empty string(s)")
             text = kept
-            src, n = f"{side}_text", len(kept)
+            kind, n = "text", len(kept)
         else:
             raise ValueError(f"{side}_features: supply {side}_features, {side}_tokens or {side}_text")
         sides[side] = (feats, toks, text)
         sizes.append(n)
-        sources.append(src)
+        sources.append(label(side, kind))
+        kinds.append(kind)
     if num_buckets is not None:  # MAUVE's minimum sizes, before any model is loaded
         resolve_num_buckets(num_buckets, sizes, sources, warn=False)
-    need = [src for src, (feats, _, _) in zip(sources, sides.values()) if feats is None]
+    need = [kind for kind, (feats, _, _) in zip(kinds, sides.values()) if feats is None]
     models = lm = length = None
     used = None
     if need:
-        if any(src.endswith("_text") for src in need):
-            V.check_int(max_length, "max_text_length", minimum=1)
+        if "text" in need:
+            V.check_int(max_length, max_length_name, minimum=1)
         V.check_int(batch_size, "batch_size", minimum=1)
-        models = _featurizers(need[0])
+        models = _featurizers(sources[kinds.index(need[0])])
         which = model if model is not None else featurize_model_name
         if verbose:
             print(f"loading featurizer {which if isinstance(which, str) else getattr(which, 'name', 'model')}", file=sys.stderr)
         lm = models.resolve_model(which, dtype=dtype)
         used = models.resolve_pooling(lm, pooling)
-        if any(src.endswith("_text") for src in need):
+        if "text" in need:
             # the library's one rule (jaxmetrics.models.check_max_length); mauve-text's default
             # 1024 counts as the default: capped at a shorter model's positions silently
-            length = models.check_max_length(lm, None if max_length == 1024 else max_length, 1024,
-                                             name="max_text_length")
+            length = models.check_max_length(lm, None if max_length == MAUVE_MAX_LENGTH else max_length,
+                                             MAUVE_MAX_LENGTH, name=max_length_name)
     out = []
     for side in ("p", "q"):
         feats, toks, text = sides[side]
         if feats is None and toks is not None:
-            feats = _features_from_tokens(toks, f"{side}_tokens", models, lm, batch_size, used)
+            feats = _features_from_tokens(toks, label(side, "tokens"), models, lm, batch_size, used)
         elif feats is None:
-            feats = _features_from_text(text, f"{side}_text", models, lm, length, batch_size, used)
+            feats = _features_from_text(text, label(side, "text"), models, lm, length, batch_size, used)
         out.append(feats)
-    p = V.check_features(out[0], "p_features")
-    q = V.check_features(out[1], "q_features", dim=p.shape[1])
+    p = V.check_features(out[0], label("p", "features"))
+    q = V.check_features(out[1], label("q", "features"), dim=p.shape[1])
     who = dtype = None
     if lm is not None:
         from jaxmetrics.signature import model_id
@@ -304,6 +312,46 @@ def featurized_signature(signature: str, *, model: Any, pooling: str, max_length
 
     return extend_signature(signature, model=model, layer=-1, pooling=pooling, max_length=max_length,
                             dtype=getattr(model, "dtype", None) if dtype is None else dtype)
+
+
+def split_sets(references: Any, candidates: Any) -> tuple[Any, Any, Any, Any, Any, Any]:
+    """``(p_features, q_features, p_tokens, q_tokens, p_text, q_text)`` of two sets given as
+    ``references=`` (P, human text) and ``candidates=`` (Q, model text), each as features
+    ``[n, d]``, token-id lists (sequences of integer ids) or texts (a list of strings).
+
+    Examples:
+      >>> import numpy as np
+      >>> from jaxmetrics.mauve.pipeline.inputs import split_sets
+      >>> sides = split_sets(np.zeros((3, 4)), ["a text", "another"])
+      >>> [x is not None for x in sides]
+      [True, False, False, False, False, True]
+      >>> split_sets([[1, 2, 3], [4, 5]], np.zeros((2, 4)))[2]
+      [[1, 2, 3], [4, 5]]
+    """
+    out: dict[str, list[Any]] = {"features": [None, None], "tokens": [None, None], "text": [None, None]}
+    for i, (name, value) in enumerate((("references", references), ("candidates", candidates))):
+        kind, value = _kind_of(value, name)
+        out[kind][i] = value
+    return (*out["features"], *out["tokens"], *out["text"])
+
+
+def _kind_of(value: Any, name: str) -> tuple[str, Any]:
+    """``('features' | 'tokens' | 'text', value)``: what one set was given as (an iterator is
+    read into a list)."""
+    if value is None:
+        raise ValueError(f"{name}: supply the set as features [n, d], token-id lists or a list of texts")
+    if isinstance(value, (str, bytes)):
+        raise TypeError(f"{name}: expected features [n, d], token-id lists or a list of texts, got one string")
+    if getattr(value, "ndim", None) is not None:
+        return "features", value
+    seq = value if hasattr(value, "__getitem__") and hasattr(value, "__len__") else list(value)
+    if len(seq) == 0:
+        return "features", seq  # the features check names the empty set
+    first = seq[0]
+    if isinstance(first, str):
+        return "text", seq
+    first = np.asarray(first)
+    return ("tokens" if first.ndim == 1 and first.dtype.kind in "iu" else "features"), seq
 
 
 def device_context(device_id: int):

@@ -1,4 +1,4 @@
-"""MAUVE's confidence intervals (``compute_mauve_seeds(..., confidence=0.95)``): the sampling
+"""MAUVE's confidence intervals (``compute_mauve_seeds(references=..., confidence=0.95)``): the sampling
 spread and the quantization spread, apart.
 
 A MAUVE value has two sources of spread, and users of mauve-text see only the second:

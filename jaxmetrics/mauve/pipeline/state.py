@@ -21,8 +21,8 @@ __all__ = ["MauveState"]
 class MauveState(PairBuffer):
     """Buffered features of P (human text, the references) and Q (model text, the candidates).
 
-    MAUVE keeps the paper's ``p`` / ``q``: ``p_features`` are the human-text (reference)
-    features, ``q_features`` the model-text (candidate) features. The rows of P are held in
+    ``references`` are the human-text features (P), ``candidates`` the model-text features (Q),
+    keyword-only as everywhere in the library. The rows of P are held in
     ``first`` and those of Q in ``second`` (:class:`~jaxmetrics.state.FeatureBuffer` s of
     ``capacity`` rows each); :meth:`update` appends rows and runs under ``jax.jit``,
     :meth:`merge` concatenates the rows of two states (batches, devices, hosts), and
@@ -32,8 +32,8 @@ class MauveState(PairBuffer):
         >>> from jaxmetrics.mauve import MauveState
         >>> import numpy as np
         >>> x = np.random.default_rng(0).normal(size=(40, 4)).astype("float32")
-        >>> s = MauveState.empty(capacity=64, dim=4).update(p_features=x[:20], q_features=x[:20])
-        >>> s = s.merge(MauveState.empty(64, 4).update(p_features=x[20:], q_features=x[20:]))
+        >>> s = MauveState.empty(capacity=64, dim=4).update(references=x[:20], candidates=x[:20])
+        >>> s = s.merge(MauveState.empty(64, 4).update(references=x[20:], candidates=x[20:]))
         >>> s.compute(num_buckets=4).mauve
         1.0
     """
@@ -43,13 +43,14 @@ class MauveState(PairBuffer):
         """Empty buffers with room for ``capacity`` rows of ``dim`` features on each side."""
         return super().empty(capacity, dim, dtype)
 
-    def update(self, *, p_features: Any = None, q_features: Any = None, p_mask: Any = None,
-               q_mask: Any = None) -> "MauveState":
-        """Append ``p_features [n, d]`` (human text) and/or ``q_features [m, d]`` (model text).
+    def update(self, *, references: Any = None, candidates: Any = None, references_mask: Any = None,
+               candidates_mask: Any = None) -> "MauveState":
+        """Append ``references [n, d]`` (human text, P) and/or ``candidates [m, d]`` (model text, Q).
 
-        ``p_mask [n]`` / ``q_mask [m]`` (optional, boolean) keep only the rows where they are true.
+        ``references_mask [n]`` / ``candidates_mask [m]`` (optional, boolean) keep only the rows
+        where they are true.
         """
-        return self._update(p_features, q_features, p_mask, q_mask)
+        return self._update(references, candidates, references_mask, candidates_mask)
 
     def merge(self, other: "MauveState") -> "MauveState":
         """The rows of ``self`` then those of ``other`` on each side (capacity checked)."""
@@ -59,5 +60,5 @@ class MauveState(PairBuffer):
         """:func:`jaxmetrics.mauve.compute_mauve` on the buffered features (keyword arguments passed on)."""
         from jaxmetrics.mauve.pipeline.compute import compute_mauve
 
-        p, q = self._values(("p_features", "q_features"))
+        p, q = self._values(("references", "candidates"))
         return compute_mauve(p_features=p, q_features=q, **compute_mauve_kwargs)

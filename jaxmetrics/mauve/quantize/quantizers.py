@@ -124,7 +124,9 @@ class KMeansQuantizer:
     """mauve-text's quantizer: L2-normalise -> PCA (``explained_var``) -> k-means (faiss-like).
 
     Args:
-      num_bins: number of clusters ``k``.
+      num_bins: number of clusters ``k``, or ``'auto'`` in a MAUVE pipeline's ``quantizer=``
+        (``compute_mauve_seeds(quantizer=KMeansQuantizer('auto', explained_var=0.95))``): ``k`` is
+        then the pipeline's ``num_buckets``.
       explained_var: PCA keeps the first components reaching this fraction of the variance.
       num_redo: k-means restarts (best objective kept), run in parallel.
       max_iter: maximum Lloyd iterations per restart.
@@ -143,7 +145,7 @@ class KMeansQuantizer:
       ((3,), [1.0, 1.0, 1.0])
     """
 
-    num_bins: int
+    num_bins: int | str
     explained_var: float = 0.9
     num_redo: int = 5
     max_iter: int = 500
@@ -152,7 +154,8 @@ class KMeansQuantizer:
     normalize: bool = True
 
     def __post_init__(self) -> None:
-        V.check_int(self.num_bins, "num_bins", minimum=1)
+        if not (isinstance(self.num_bins, str) and self.num_bins == "auto"):
+            V.check_int(self.num_bins, "num_bins", minimum=1)
         V.check_open_unit(self.explained_var, "kmeans_explained_var")
         V.check_int(self.num_redo, "kmeans_num_redo", minimum=1)
         V.check_int(self.max_iter, "kmeans_max_iter", minimum=1)
@@ -164,6 +167,9 @@ class KMeansQuantizer:
     def fit(self, features: Any, *, key: jax.Array) -> FittedKMeansQuantizer:
         """Fit on ``[N, d]`` features (``N >= num_bins``); ``key`` seeds PCA subsampling and k-means."""
         V.check_key(key)
+        if isinstance(self.num_bins, str):
+            raise ValueError("num_bins: 'auto' is resolved by the MAUVE pipelines (their num_buckets); "
+                             "give an integer to fit the quantizer directly")
         n = np.shape(features)[0] if np.ndim(features) == 2 else None
         if n is not None and self.num_bins > n:
             raise ValueError(f"num_buckets: {self.num_bins} bins for only {n} points")
@@ -223,7 +229,7 @@ def available_quantizers() -> list[str]:
     return sorted(set(QUANTIZERS) | set(_LAZY_MODULES))
 
 
-def get_quantizer(quantizer: str | Quantizer, num_bins: int, **kwargs: Any) -> Quantizer:
+def get_quantizer(quantizer: str | Quantizer, num_buckets: int, **kwargs: Any) -> Quantizer:
     """Resolve ``quantizer`` (a registered name or an instance) to a :class:`Quantizer`.
 
     Examples:
@@ -236,7 +242,7 @@ def get_quantizer(quantizer: str | Quantizer, num_bins: int, **kwargs: Any) -> Q
             importlib.import_module(_LAZY_MODULES[quantizer])
         if quantizer not in QUANTIZERS:
             raise ValueError(f"quantizer: unknown name {quantizer!r}; registered: {sorted(QUANTIZERS)}")
-        return QUANTIZERS[quantizer](num_bins, **kwargs)
+        return QUANTIZERS[quantizer](num_buckets, **kwargs)
     if not callable(getattr(quantizer, "fit", None)):
         raise TypeError(f"quantizer: expected a name or an object with fit(features, key=...), got {type(quantizer).__name__}")
     return quantizer

@@ -28,6 +28,8 @@ The trained object is any pytree ``params`` with ``generator(params) -> q_featur
 """
 from __future__ import annotations
 
+import dataclasses
+
 from typing import Any, Callable
 
 import jax
@@ -59,7 +61,7 @@ class MauveFitResult(Result):
       temperature: ``[num_steps]`` float, the absolute temperature ``tau_t`` of each step.
       eval_steps: ``[C]`` int, the steps at which MAUVE was evaluated (0 = before training,
         ``num_steps`` = after).
-      fresh_mauve: ``[C]`` fresh ``compute_mauve(P, Q, seed=eval_seed).mauve`` at ``eval_steps``
+      fresh_mauve: ``[C]`` fresh ``compute_mauve(P, Q, seed=seed).mauve`` at ``eval_steps``
         (a new k-means codebook on ``P ∪ Q``, with ``compute_mauve``'s default restarts).
       codebook_mauve: ``[C]`` hard MAUVE on the codebook the loss was using at that step (what
         the loss sees; compare with ``fresh_mauve``).
@@ -98,7 +100,8 @@ def _median_neighbour_sq_distance(centroids: jax.Array) -> float:
 def _make_step(generator: Callable[[Any], Any], opt: optax.GradientTransformation, pseudocount: float):
     def loss_fn(params, zp, pca, centroids, tau):
         zq = apply_projection(generator(params), pca)
-        return mauve_loss(zp, zq, CentroidQuantizer(centroids), temperature=tau, pseudocount=pseudocount)
+        return mauve_loss(references=zp, candidates=zq, quantizer=CentroidQuantizer(centroids), temperature=tau,
+                          pseudocount=pseudocount)
 
     @jax.jit
     def step(params, opt_state, zp, pca, centroids, tau):
@@ -109,10 +112,15 @@ def _make_step(generator: Callable[[Any], Any], opt: optax.GradientTransformatio
     return step
 
 
+#: fit_to_mauve's codebook: k-means with one restart and 50 Lloyd iterations per refit (``k`` from
+#: ``num_buckets``).
+FIT_QUANTIZER = KMeansQuantizer("auto", num_redo=1, max_iter=50)
+
+
 def fit_to_mauve(
-    p_features: Any,
     params: Any,
     *,
+    references: Any,
     key: jax.Array,
     generator: Callable[[Any], Any] | None = None,
     num_steps: int = 100,
@@ -120,32 +128,30 @@ def fit_to_mauve(
     optimizer: optax.GradientTransformation | None = None,
     refit_every: int = 10,
     num_buckets: int | str = "auto",
-    kmeans_explained_var: float = 0.9,
-    kmeans_num_redo: int = 1,
-    kmeans_max_iter: int = 50,
+    quantizer: KMeansQuantizer = FIT_QUANTIZER,
     temperature_start: float = 1.0,
     temperature_end: float = 0.1,
     pseudocount: float = 0.5,
     eval_every: int | None = None,
-    eval_seed: int = 25,
+    seed: int = 25,
 ) -> MauveFitResult:
     """Train ``params`` so that ``Q = generator(params)`` raises a *fresh* MAUVE against P.
 
     This is the library's recipe for "MAUVE as a loss": the loss is
     :func:`~jaxmetrics.mauve.training.soft.mauve_loss` (``1 - soft MAUVE``) on a k-means codebook that is
     refitted on ``P ∪ Q`` every ``refit_every`` steps (``compute_mauve``'s preprocessing:
-    L2-normalise, PCA to ``kmeans_explained_var`` on the union, k-means), at the temperature
+    L2-normalise, PCA to ``quantizer.explained_var`` on the union, k-means), at the temperature
     ``tau_t = s * r_start * (r_end / r_start) ** (t / (num_steps - 1))`` with ``s`` the median
     squared distance from a centroid to its nearest other centroid of the current codebook;
     see the module docstring for why each part is needed (a codebook fitted once, on P alone,
     lets the loss reach 0 while ``compute_mauve`` stays at its minimum). Success is measured
-    by :func:`~jaxmetrics.mauve.compute_mauve` on a codebook fitted afresh (``seed=eval_seed``,
+    by :func:`~jaxmetrics.mauve.compute_mauve` on a codebook fitted afresh (``seed=seed``,
     five restarts), which the training never sees.
 
     Args:
-      p_features: ``[n_p, d]`` target features (human text), fixed.
       params: initial parameters, any pytree; with the default ``generator`` the point cloud
-        ``[n_q, d]`` itself.
+        ``[n_q, d]`` itself (the candidates, Q).
+      references: keyword-only, ``[n_p, d]`` target features (human text, P), fixed.
       key: ``jax.random`` key for the codebook refits (refit ``r`` uses ``fold_in(key, r)``).
       generator: ``generator(params) -> [n_q, d]`` features of Q, differentiable and jit-able
         (e.g. the output layer of a small model applied to fixed inputs); default: identity.
@@ -155,14 +161,15 @@ def fit_to_mauve(
       refit_every: steps between codebook refits on ``P ∪ Q``.
       num_buckets: ``k`` of the refitted codebooks and of the fresh evaluation (``'auto'``:
         ``max(2, round(min(n_p, n_q) / 10))``, as ``compute_mauve``); at least 2.
-      kmeans_explained_var: PCA variance kept by the refits (and by the evaluation).
-      kmeans_num_redo, kmeans_max_iter: k-means restarts and Lloyd iterations per refit.
+      quantizer: the refits' k-means settings, a ``KMeansQuantizer('auto', ...)`` (default: one
+        restart, 50 Lloyd iterations, 90 % of the variance kept); its ``explained_var`` is also the
+        evaluation's ``kmeans_explained_var``; its ``num_bins`` is the ``k`` of ``num_buckets``.
       temperature_start, temperature_end: ``r_start``, ``r_end`` > 0, the temperature relative
         to ``s``.
       pseudocount: ``b >= 0`` of the smoothed soft histograms.
       eval_every: also evaluate the fresh MAUVE every this many steps (``None``: before and
         after training only).
-      eval_seed: ``seed`` of the fresh ``compute_mauve`` evaluations.
+      seed: ``seed`` of the fresh ``compute_mauve`` evaluations.
 
     Returns:
       :class:`MauveFitResult` with the trained ``params``, ``q_features``, ``mauve_before`` /
@@ -175,14 +182,16 @@ def fit_to_mauve(
       >>> rng = np.random.default_rng(0)
       >>> p = rng.normal(size=(60, 8)).astype("float32") + 2.0
       >>> q = p[::-1] + np.eye(8, dtype="float32")[0] * 4.0   # P's rows, shifted away
-      >>> r = fit_to_mauve(p, q, key=jax.random.key(0), num_steps=40, learning_rate=0.05)
+      >>> r = fit_to_mauve(q, references=p, key=jax.random.key(0), num_steps=40, learning_rate=0.05)
       >>> r  # doctest: +ELLIPSIS
       MauveFitResult(params=f32[60,8], q_features=f32[60,8], mauve_before=..., loss=f32[40], ..., num_buckets=6, num_refits=4)
       >>> bool(r.mauve_before < 0.1 and r.mauve_after > 0.5)
       True
     """
     V.check_key(key)
-    p = np.asarray(V.check_features(p_features, "p_features"), np.float32)
+    p = np.asarray(V.check_features(references, "references"), np.float32)
+    if not isinstance(quantizer, KMeansQuantizer):
+        raise TypeError(f"quantizer: expected a KMeansQuantizer, got {type(quantizer).__name__}")
     gen = _identity if generator is None else generator
     if not callable(gen):
         raise TypeError(f"generator: expected a callable generator(params) -> [n_q, d], got {type(gen).__name__}")
@@ -190,11 +199,10 @@ def fit_to_mauve(
     refit_every = V.check_int(refit_every, "refit_every", minimum=1)
     if eval_every is not None:
         eval_every = V.check_int(eval_every, "eval_every", minimum=1)
-    eval_seed = V.check_int(eval_seed, "eval_seed")
+    seed = V.check_int(seed, "seed")
     r_start = V.check_positive(temperature_start, "temperature_start")
     r_end = V.check_positive(temperature_end, "temperature_end")
     V.check_positive(pseudocount, "pseudocount", allow_zero=True)
-    V.check_open_unit(kmeans_explained_var, "kmeans_explained_var")
     if optimizer is None:
         V.check_positive(learning_rate, "learning_rate")
         optimizer = optax.adam(learning_rate)
@@ -208,14 +216,13 @@ def fit_to_mauve(
         return np.asarray(V.check_features(q, "generator(params)", dim=p.shape[1]), np.float32)
 
     q = q_of(params)
-    k = resolve_num_buckets(num_buckets, (p.shape[0], q.shape[0]), ("p_features", "generator(params)"))
-    quantizer = KMeansQuantizer(k, explained_var=kmeans_explained_var, num_redo=kmeans_num_redo,
-                                max_iter=kmeans_max_iter)
+    k = resolve_num_buckets(num_buckets, (p.shape[0], q.shape[0]), ("references", "generator(params)"))
+    quantizer = dataclasses.replace(quantizer, num_bins=k)
     step = _make_step(gen, optimizer, float(pseudocount))
 
     def fresh(qf: np.ndarray) -> float:
         return float(compute_mauve(p_features=p, q_features=qf, num_buckets=k,
-                                   kmeans_explained_var=kmeans_explained_var, seed=eval_seed).mauve)
+                                   kmeans_explained_var=quantizer.explained_var, seed=seed).mauve)
 
     opt_state = optimizer.init(params)
     losses = np.zeros(num_steps, np.float32)
@@ -227,7 +234,7 @@ def fit_to_mauve(
     def record(t: int, qf: np.ndarray) -> None:
         eval_steps.append(t)
         fresh_mauve.append(fresh(qf))
-        codebook_mauve.append(float(hard_mauve(p, qf, fitted).mauve))
+        codebook_mauve.append(float(hard_mauve(references=p, candidates=qf, quantizer=fitted).mauve))
 
     for t in range(num_steps):
         refit = t % refit_every == 0

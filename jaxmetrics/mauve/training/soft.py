@@ -8,7 +8,7 @@ point's one-hot bin by a softmax over bins gives a smooth surrogate:
   ``a_ij = softmax_j(-||x_i - c_j||^2 / tau)`` (rows sum to 1; ``tau`` is in units of
   squared distance), or any fitted quantizer's ``soft_assign(x, tau)``;
 * soft counts ``n_j = sum_i m_i a_ij`` with an optional padding mask ``m_i in {0, 1}`` (the
-  mask of the features, ``p_mask`` / ``q_mask``, or ``assignments_mask``), and the
+  mask of the features, ``references_mask`` / ``candidates_mask``, or ``assignments_mask``), and the
   add-constant smoothed histogram ``p_j = (n_j + b) / sum_l (n_l + b)``;
 * the divergence curve, MAUVE and frontier integral of ``(p, q)`` from
   :func:`jaxmetrics.mauve.frontier.histograms.mauve_from_histograms`.
@@ -32,6 +32,7 @@ from jaxmetrics import _validation as V
 from jaxmetrics._ops import is_concrete
 from jaxmetrics.mauve.quantize.clustering import _assign_to_centroids
 from jaxmetrics.mauve.quantize.quantizers import soft_assignment
+from jaxmetrics.mauve.frontier.settings import check_frontier
 from jaxmetrics.mauve.frontier.histograms import MauveResult, mauve_from_histograms, smooth_frontier_integral
 from jaxmetrics.results import Result
 
@@ -175,30 +176,30 @@ def _as_quantizer(quantizer: Any, dim: int) -> Any:
     return CentroidQuantizer(c)
 
 
-def _histograms(p_features, q_features, quantizer, p_mask, q_mask, pseudocount, scaling, num_points, assign):
+def _histograms(references, candidates, quantizer, references_mask, candidates_mask, pseudocount, scaling, num_points,
+                assign):
     """The smoothed histograms ``(p, q)`` of :func:`soft_mauve` and :func:`hard_mauve`, after their checks.
 
     ``assign(quantizer, x, mask, dtype)`` gives the ``[n, k]`` assignments (soft or one-hot) of one
-    side's rows ``x``; ``dtype`` is the float dtype of the checked ``p_features`` (float32 if they
+    side's rows ``x``; ``dtype`` is the float dtype of the checked ``references`` (float32 if they
     are not float). Each side's assignments are counted under its mask and smoothed with
     ``pseudocount``.
     """
-    p = jnp.asarray(V.check_features(p_features, "p_features"))
-    q = jnp.asarray(V.check_features(q_features, "q_features", dim=p.shape[1]))
-    pm = V.check_mask(p_mask, (p.shape[0],), "p_mask", nonempty=True)
-    qm = V.check_mask(q_mask, (q.shape[0],), "q_mask", nonempty=True)
+    p = jnp.asarray(V.check_features(references, "references"))
+    q = jnp.asarray(V.check_features(candidates, "candidates", dim=p.shape[1]))
+    pm = V.check_mask(references_mask, (p.shape[0],), "references_mask", nonempty=True)
+    qm = V.check_mask(candidates_mask, (q.shape[0],), "candidates_mask", nonempty=True)
     if is_concrete(pseudocount):
         V.check_positive(pseudocount, "pseudocount", allow_zero=True)
-    if is_concrete(scaling):
-        V.check_positive(scaling, "scaling")
-    V.check_int(num_points, "num_points", minimum=1)
+    check_frontier(scaling, num_points)  # c may be traced (differentiable MAUVE): checked where concrete
     quant = _as_quantizer(quantizer, p.shape[1])
     dtype = p.dtype if jnp.issubdtype(p.dtype, jnp.floating) else jnp.float32
     return tuple(_normalize(_counts(assign(quant, x, m, dtype), m), pseudocount) for x, m in ((p, pm), (q, qm)))
 
 
-def soft_mauve(p_features: Any, q_features: Any, quantizer: Any, *, temperature: Any, pseudocount: Any = 0.0,
-               scaling: Any = 5.0, num_points: int = 25, p_mask: Any = None, q_mask: Any = None) -> MauveResult:
+def soft_mauve(*, references: Any, candidates: Any, quantizer: Any, temperature: Any, pseudocount: Any = 0.0,
+               scaling: Any = 5.0, num_points: int = 25, references_mask: Any = None,
+               candidates_mask: Any = None) -> MauveResult:
     """Soft MAUVE and frontier integral, differentiable in features, centroids and ``tau``.
 
     ``p_j = (sum_i m_i a_ij(P) + b) / sum_l (...)`` and likewise ``q`` with soft assignments
@@ -209,15 +210,15 @@ def soft_mauve(p_features: Any, q_features: Any, quantizer: Any, *, temperature:
     tends to hard MAUVE (:func:`hard_mauve`) on the same quantizer as ``tau -> 0``.
 
     Args:
-      p_features: ``[n_p, d]`` (human text by convention).
-      q_features: ``[n_q, d]``.
+      references: keyword-only, ``[n_p, d]``, P (human text by convention).
+      candidates: keyword-only, ``[n_q, d]``, Q.
       quantizer: centroids ``[k, d]`` or a fitted quantizer with ``soft_assign(x, tau)``
         (k-means, DRMM, lattice, :class:`CentroidQuantizer`).
       temperature: ``tau > 0`` (traced).
       pseudocount: ``b >= 0`` added to every soft count (traced); ``b > 0`` bounds every bin
         away from 0.
       scaling: MAUVE's ``c`` (traced). num_points: interior mixture weights (static).
-      p_mask, q_mask: optional ``[n_p]`` / ``[n_q]`` masks (0 = padding, ignored).
+      references_mask, candidates_mask: optional ``[n_p]`` / ``[n_q]`` masks (0 = padding, ignored).
 
     Returns:
       :class:`~jaxmetrics.mauve.frontier.histograms.MauveResult` ``(mauve, frontier_integral, divergence_curve)``.
@@ -226,16 +227,17 @@ def soft_mauve(p_features: Any, q_features: Any, quantizer: Any, *, temperature:
       >>> import jax, jax.numpy as jnp
       >>> c = jnp.array([[0.0, 0.0], [3.0, 0.0]])
       >>> p = jnp.array([[0.1, 0.0], [2.9, 0.1]]); q = jnp.array([[0.0, 0.2], [0.2, 0.0]])
-      >>> r = soft_mauve(p, q, c, temperature=0.5)
+      >>> r = soft_mauve(references=p, candidates=q, quantizer=c, temperature=0.5)
       >>> bool(0.0 < r.mauve < 1.0), r.divergence_curve.shape
       (True, (27, 2))
-      >>> g = jax.grad(lambda q: soft_mauve(p, q, c, temperature=0.5).mauve)(q)
+      >>> g = jax.grad(lambda q: soft_mauve(references=p, candidates=q, quantizer=c, temperature=0.5).mauve)(q)
       >>> bool(jnp.all(jnp.isfinite(g))) and bool(g[0, 0] > 0)  # moving q toward c_1 helps
       True
     """
     if is_concrete(temperature):
         V.check_positive(temperature, "temperature")
-    ph, qh = _histograms(p_features, q_features, quantizer, p_mask, q_mask, pseudocount, scaling, num_points,
+    ph, qh = _histograms(references, candidates, quantizer, references_mask, candidates_mask, pseudocount, scaling,
+                         num_points,
                          lambda quant, x, m, dtype: quant.soft_assign(_fill_padding(x, m), temperature))
     r = mauve_from_histograms(ph, qh, scaling=scaling, num_points=num_points)
     return r.replace(frontier_integral=smooth_frontier_integral(ph, qh))
@@ -256,8 +258,8 @@ def _fill_padding(x: jax.Array, m: jax.Array | None) -> jax.Array:
     return jnp.where(w > 0, x, fill)
 
 
-def hard_mauve(p_features: Any, q_features: Any, quantizer: Any, *, pseudocount: Any = 0.0, scaling: Any = 5.0,
-               num_points: int = 25, p_mask: Any = None, q_mask: Any = None) -> MauveResult:
+def hard_mauve(*, references: Any, candidates: Any, quantizer: Any, pseudocount: Any = 0.0, scaling: Any = 5.0,
+               num_points: int = 25, references_mask: Any = None, candidates_mask: Any = None) -> MauveResult:
     """MAUVE with a fixed, already fitted quantizer (hard bins); the ``tau -> 0`` limit of
     :func:`soft_mauve`.
 
@@ -268,19 +270,21 @@ def hard_mauve(p_features: Any, q_features: Any, quantizer: Any, *, pseudocount:
     Examples:
       >>> import jax.numpy as jnp
       >>> c = jnp.array([[0.0], [1.0]])
-      >>> round(float(hard_mauve(jnp.array([[0.1], [0.2]]), jnp.array([[0.9], [1.1]]), c).mauve), 6)
+      >>> p, q = jnp.array([[0.1], [0.2]]), jnp.array([[0.9], [1.1]])
+      >>> round(float(hard_mauve(references=p, candidates=q, quantizer=c).mauve), 6)
       0.004072
     """
-    ph, qh = _histograms(p_features, q_features, quantizer, p_mask, q_mask, pseudocount, scaling, num_points,
+    ph, qh = _histograms(references, candidates, quantizer, references_mask, candidates_mask, pseudocount, scaling,
+                         num_points,
                          lambda quant, x, m, dtype: jax.nn.one_hot(quant.assign(x), quant.num_bins, dtype=dtype))
     return mauve_from_histograms(ph, qh, scaling=scaling, num_points=num_points)
 
 
-def mauve_loss(p_features: Any, q_features: Any, quantizer: Any, *, temperature: Any, pseudocount: Any = 0.5,
+def mauve_loss(*, references: Any, candidates: Any, quantizer: Any, temperature: Any, pseudocount: Any = 0.5,
                **soft_mauve_options: Any) -> jax.Array:
     """Training loss ``1 - soft MAUVE(P, Q)`` (a scalar in [0, 1); minimize it).
 
-    :func:`soft_mauve` itself (``scaling``, ``num_points``, ``p_mask``, ``q_mask`` are passed on
+    :func:`soft_mauve` itself (``scaling``, ``num_points``, ``references_mask``, ``candidates_mask`` are passed on
     as ``soft_mauve_options``), but smoothed by default (``pseudocount=0.5``,
     Krichevsky-Trofimov) so that bins one side has not reached still pass a gradient.
     Typical use: ``P`` the target (e.g. human-text) features, ``Q = generator(params)``; take
@@ -290,12 +294,12 @@ def mauve_loss(p_features: Any, q_features: Any, quantizer: Any, *, temperature:
       >>> import jax, jax.numpy as jnp, optax
       >>> c = jnp.array([[0.0], [2.0]])
       >>> p = jnp.array([[0.0], [0.1], [1.9], [2.0]]); q = jnp.array([[0.0], [0.1], [0.2], [0.3]])
-      >>> loss = lambda q: mauve_loss(p, q, c, temperature=0.3)
+      >>> loss = lambda q: mauve_loss(references=p, candidates=q, quantizer=c, temperature=0.3)
       >>> opt = optax.adam(0.1); st = opt.init(q); l0 = loss(q)
       >>> for _ in range(50):
       ...     u, st = opt.update(jax.grad(loss)(q), st); q = optax.apply_updates(q, u)
       >>> bool(loss(q) < l0)
       True
     """
-    return 1.0 - soft_mauve(p_features, q_features, quantizer, temperature=temperature, pseudocount=pseudocount,
-                            **soft_mauve_options).mauve
+    return 1.0 - soft_mauve(references=references, candidates=candidates, quantizer=quantizer,
+                            temperature=temperature, pseudocount=pseudocount, **soft_mauve_options).mauve
