@@ -797,28 +797,11 @@ RETIRED_NAMES = {
     "eval_seed": "seed",
     "mauve_seed": "seed / seeds",
 }
-#: TEMPORARY: the functions outside MAUVE that still break rule 12, as they stand today; other parts
-#: of the refactor own them. These lists may only shrink: a function that is fixed must leave them.
-TEMPORARY_TOO_MANY_PARAMETERS = {
-    "jaxmetrics.evaluation.pipeline.evaluate_generation",
-    "jaxmetrics.similarity.alignment.token_alignments",
-    "jaxmetrics.similarity.pipeline.compute_similarity",
-    "jaxmetrics.similarity.pipeline.score_encoded",
-    "jaxmetrics.similarity.sweep.correlation_sweep",
-}
-TEMPORARY_RETIRED_NAMES = {
-    "jaxmetrics.evaluation.pipeline.evaluate_generation": {"mauve_seed"},
-    "jaxmetrics.mark_evaluate.baselines.prd": {"num_clusters"},
-}
-
-
-def _where(func) -> str:
-    return f"{func.__module__}.{func.__qualname__}"
 
 
 @pytest.mark.parametrize("qual,func,owner", FUNCTIONS, ids=_ids(FUNCTIONS))
 def test_at_most_16_parameters(qual, func, owner):
-    if qual.rsplit(".", 1)[-1] in COMPAT or _where(func) in TEMPORARY_TOO_MANY_PARAMETERS:
+    if qual.rsplit(".", 1)[-1] in COMPAT:
         return
     n = len(_params(func))
     assert n <= MAX_PARAMETERS, (f"{qual}: {n} parameters (at most {MAX_PARAMETERS}); pass the settings that "
@@ -829,20 +812,9 @@ def test_at_most_16_parameters(qual, func, owner):
 def test_no_retired_names_of_a_concept(qual, func, owner):
     if qual.rsplit(".", 1)[-1] in COMPAT:
         return
-    allowed = TEMPORARY_RETIRED_NAMES.get(_where(func), set())
     for p in _params(func):
-        if p.name in RETIRED_NAMES and p.name not in allowed:
+        if p.name in RETIRED_NAMES:
             pytest.fail(f"{qual}: argument {p.name!r} is a retired name; call it {RETIRED_NAMES[p.name]} (rule 12)")
-
-
-def test_temporary_allow_lists_hold_exactly_the_offenders_outside_mauve():
-    where = {_where(f): f for _, f, _ in FUNCTIONS}
-    for name in TEMPORARY_TOO_MANY_PARAMETERS:
-        assert not name.startswith("jaxmetrics.mauve."), name
-        assert name in where and len(_params(where[name])) > MAX_PARAMETERS, f"{name}: fixed? remove it from the list"
-    for name, names in TEMPORARY_RETIRED_NAMES.items():
-        assert not name.startswith("jaxmetrics.mauve."), name
-        assert name in where and names <= {p.name for p in _params(where[name])}, f"{name}: fixed? shrink the list"
 
 
 #: MAUVE's c and m under every name they are passed by.

@@ -316,7 +316,7 @@ CASES: list[Case] = [
     Case("mark_evaluate.frechet_distance", lambda mu, sg: ME.frechet_distance(mu[0], sg[0], mu[1], sg[1]),
          ("mu", "sigma"), grad=(0, lambda r: r), rtol=1e-3, atol=1e-4),
     Case("mark_evaluate.prd",
-         lambda p, q, k: ME.prd(references=p, candidates=q, key=k, num_clusters=4, num_runs=2, num_angles=11,
+         lambda p, q, k: ME.prd(references=p, candidates=q, key=k, num_buckets=4, num_runs=2, num_angles=11,
                                 num_redo=2, max_iter=10),
          ("P", "Q", "key")),
     Case("mark_evaluate.prd_curve",

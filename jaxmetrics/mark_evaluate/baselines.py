@@ -159,18 +159,18 @@ def prd_curve(*, references_hist: Any, candidates_hist: Any, num_angles: int = 1
     return PRDCurve(precision=jnp.clip(prec, 0.0, 1.0), recall=jnp.clip(rec, 0.0, 1.0))
 
 
-@partial(jax.jit, static_argnames=("n_ref", "num_clusters", "num_runs", "num_angles", "num_redo",
+@partial(jax.jit, static_argnames=("n_ref", "num_buckets", "num_runs", "num_angles", "num_redo",
                                    "max_iter"))
-def _prd(data, key, *, n_ref, num_clusters, num_runs, num_angles, num_redo, max_iter) -> PRDCurve:
+def _prd(data, key, *, n_ref, num_buckets, num_runs, num_angles, num_redo, max_iter) -> PRDCurve:
     from jaxmetrics.mauve.quantize.clustering import kmeans
 
     def labels(k):
-        return kmeans(data, k, num_clusters=num_clusters, num_redo=num_redo, max_iter=max_iter).labels
+        return kmeans(data, k, num_clusters=num_buckets, num_redo=num_redo, max_iter=max_iter).labels
 
     lab = jax.vmap(labels)(jax.random.split(key, num_runs))
 
     def curve(lab):
-        oh = jax.nn.one_hot(lab, num_clusters, dtype=data.dtype)
+        oh = jax.nn.one_hot(lab, num_buckets, dtype=data.dtype)
         return prd_curve(references_hist=jnp.mean(oh[:n_ref], axis=0),
                          candidates_hist=jnp.mean(oh[n_ref:], axis=0), num_angles=num_angles)
 
@@ -178,12 +178,12 @@ def _prd(data, key, *, n_ref, num_clusters, num_runs, num_angles, num_redo, max_
     return PRDCurve(precision=jnp.mean(c.precision, axis=0), recall=jnp.mean(c.recall, axis=0))
 
 
-def prd(*, references: Any, candidates: Any, key: jax.Array, num_clusters: int = 20,
+def prd(*, references: Any, candidates: Any, key: jax.Array, num_buckets: int = 20,
         num_runs: int = 10, num_angles: int = 1001, num_redo: int = 10, max_iter: int = 100,
         enforce_balance: bool = True) -> PRDCurve:
     """PRD precision/recall curve (Sajjadi et al. 2018) from embeddings.
 
-    Clusters ``S_r ∪ S_e`` into ``num_clusters`` clusters ``num_runs`` times with
+    Clusters ``S_r ∪ S_e`` into ``num_buckets`` clusters ``num_runs`` times with
     :func:`jaxmetrics.mauve.kmeans` (one key per run, split from ``key``; each run keeps
     the best of ``num_redo`` Lloyd restarts), builds the cluster histograms P of the references
     and Q of the candidates, and averages the :func:`prd_curve` of the runs.
@@ -193,7 +193,7 @@ def prd(*, references: Any, candidates: Any, key: jax.Array, num_clusters: int =
       candidates: ``[m, d]`` S_e (``n == m`` unless ``enforce_balance=False``, as in the
         reference code).
       key: ``jax.random`` key (required; all randomness of the clusterings).
-      num_clusters: clusters per run (static).
+      num_buckets: clusters per run, k (static).
       num_runs: clusterings averaged (static).
       num_angles: points of the curve (static).
       num_redo: k-means restarts per run, the best kept (static; the reference tries 10
@@ -208,7 +208,7 @@ def prd(*, references: Any, candidates: Any, key: jax.Array, num_clusters: int =
     Examples:
       >>> import numpy as np, jax
       >>> x = np.random.default_rng(0).normal(size=(40, 3))
-      >>> c = prd(references=x, candidates=x, key=jax.random.key(0), num_clusters=4, num_runs=2,
+      >>> c = prd(references=x, candidates=x, key=jax.random.key(0), num_buckets=4, num_runs=2,
       ...         num_angles=11)
       >>> c
       PRDCurve(precision=f32[11], recall=f32[11])
@@ -223,14 +223,14 @@ def prd(*, references: Any, candidates: Any, key: jax.Array, num_clusters: int =
             f"candidates: PRD needs equal set sizes (got {ref.shape[0]} references and "
             f"{cand.shape[0]} candidates); subsample or pass enforce_balance=False"
         )
-    for name, v in (("num_clusters", num_clusters), ("num_runs", num_runs),
+    for name, v in (("num_buckets", num_buckets), ("num_runs", num_runs),
                     ("num_angles", num_angles), ("num_redo", num_redo), ("max_iter", max_iter)):
         check_int(v, name, minimum=1)
-    if num_clusters > ref.shape[0] + cand.shape[0]:
-        raise ValueError(f"num_clusters: {num_clusters} exceeds the number of samples "
+    if num_buckets > ref.shape[0] + cand.shape[0]:
+        raise ValueError(f"num_buckets: {num_buckets} exceeds the number of samples "
                          f"({ref.shape[0] + cand.shape[0]})")
     data = jnp.concatenate([ref, cand], axis=0)
-    return _prd(data, key, n_ref=ref.shape[0], num_clusters=int(num_clusters), num_runs=int(num_runs),
+    return _prd(data, key, n_ref=ref.shape[0], num_buckets=int(num_buckets), num_runs=int(num_runs),
                 num_angles=int(num_angles), num_redo=int(num_redo), max_iter=int(max_iter))
 
 

@@ -179,13 +179,13 @@ class PRDState(_ReferenceCandidateBuffer):
         >>> import numpy as np, jax
         >>> x = np.random.default_rng(0).normal(size=(40, 3)).astype("float32")
         >>> s = PRDState.empty(40, 3).update(references=x, candidates=x)
-        >>> s.compute(key=jax.random.key(0), num_clusters=4, num_runs=2, num_angles=11)
+        >>> s.compute(key=jax.random.key(0), num_buckets=4, num_runs=2, num_angles=11)
         PRDCurve(precision=f32[11], recall=f32[11])
     """
 
     def compute(self, *, key: jax.Array, **kwargs: Any) -> PRDCurve:
         """:func:`jaxmetrics.mark_evaluate.prd` of the buffered sets (``key`` required;
-        ``kwargs``: ``num_clusters``, ``num_runs``, ``num_angles``, ``num_redo``, ``max_iter``,
+        ``kwargs``: ``num_buckets``, ``num_runs``, ``num_angles``, ``num_redo``, ``max_iter``,
         ``enforce_balance``)."""
         from jaxmetrics.mark_evaluate.baselines import prd
 

@@ -235,7 +235,7 @@ def test_prd_seeded_and_sensitive(rng):
     same = blobs(rng, centers, 20)
     collapsed = blobs(rng, centers[:2], 60)
     key = jax.random.key(1)
-    kw = dict(num_clusters=6, num_runs=3, num_angles=201)
+    kw = dict(num_buckets=6, num_runs=3, num_angles=201)
     a = prd(references=ref, candidates=same, key=key, **kw)
     b = prd(references=ref, candidates=same, key=key, **kw)
     np.testing.assert_array_equal(np.asarray(a.precision), np.asarray(b.precision))

@@ -78,7 +78,7 @@ def test_buffer_states_equal_area_functions(feats):
     key = jax.random.key(1)
     pr = merge_all([PRDState.empty(40, 4).update(references=ref[a:b], candidates=cand[a:b])
                     for a, b in zip(cuts, cuts[1:])])
-    kw = dict(num_clusters=4, num_runs=2, num_angles=11, max_iter=10)
+    kw = dict(num_buckets=4, num_runs=2, num_angles=11, max_iter=10)
     curve = pr.compute(key=key, **kw)
     assert isinstance(curve, PRDCurve)
     np.testing.assert_array_equal(curve.precision, prd(references=ref, candidates=cand, key=key, **kw).precision)
