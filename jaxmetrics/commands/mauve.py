@@ -310,8 +310,8 @@ def _result(out, seeds: tuple, n_ref: int, n_cand: int, conf: dict) -> dict:
     import numpy as np
 
     one = len(seeds) == 1
-    # a density-ratio estimator has no histograms: mauve_star, frontier_integral_star are None
-    per = {f: None if getattr(out, f) is None else np.atleast_1d(np.asarray(getattr(out, f), np.float64))
+    # a density-ratio estimator has no histograms (its details have no mauve_star): None in the record
+    per = {f: None if getattr(out, f, None) is None else np.atleast_1d(np.asarray(getattr(out, f), np.float64))
            for f in ("mauve", "mauve_star", "frontier_integral", "frontier_integral_star")}
     curves = np.asarray(out.divergence_curve, np.float64).reshape(len(seeds), -1, 2)
     rec = {}
@@ -321,7 +321,8 @@ def _result(out, seeds: tuple, n_ref: int, n_cand: int, conf: dict) -> dict:
     for f, v in per.items():
         rec[f"{f}_per_seed"] = None if v is None else [float(x) for x in v]
     rec.update(estimator=out.estimator, divergence=out.divergence)
-    rec.update(seeds=list(seeds), num_buckets=None if out.num_buckets is None else int(out.num_buckets),
+    k = getattr(out, "num_buckets", None)
+    rec.update(seeds=list(seeds), num_buckets=None if k is None else int(k),
                num_references=int(n_ref),
                num_candidates=int(n_cand), divergence_curve=curves.tolist(), settings=conf)
     return rec

@@ -60,6 +60,7 @@ from jaxmetrics.mauve.analysis.sweep_stats import PairedMauveDifference, RankAgr
 from jaxmetrics.mauve.analysis.sweeps import mauve_length_sweep, mauve_sweep
 from jaxmetrics.mauve.frontier.divergences import DIVERGENCES, f_mauve, gaussian_frontier, mauve_from_log_ratios
 from jaxmetrics.mauve.frontier.estimate import estimate_mauve
+from jaxmetrics.mauve.frontier.results import HistogramDetails, RatioDetails
 from jaxmetrics.mauve.frontier.estimators import (
     ESTIMATORS,
     ClassifierEstimator,
@@ -67,7 +68,6 @@ from jaxmetrics.mauve.frontier.estimators import (
     GaussianEstimator,
     KNNEstimator,
     LogRatios,
-    MauveEstimate,
     QuantizedEstimator,
     available_estimators,
     get_estimator,
@@ -117,6 +117,8 @@ __all__ = [
     "MauveResult",
     "MauveOutput",
     "MauveSeedsOutput",
+    "HistogramDetails",
+    "RatioDetails",
     # several systems under one quantizer, with intervals and significance
     "MauveComparison",
     "compare_mauve",
@@ -156,7 +158,6 @@ __all__ = [
     "GaussianEstimator",
     "KNNEstimator",
     "LogRatios",
-    "MauveEstimate",
     "QuantizedEstimator",
     "available_estimators",
     "get_estimator",

@@ -29,7 +29,7 @@ Example (the whole pipeline by hand; ``compute_mauve(p_features=p, q_features=q)
     >>> q_counts, p_counts = split_counts(rows.labels, (80, 100), rows.fitted.num_bins)
     >>> s = mauve_scores(p_counts, q_counts)
     >>> s  # doctest: +ELLIPSIS
-    MauveScores(p_hist=f64[8], q_hist=f64[8], divergence_curve=f64[27,2], mauve=..., mauve_star=..., frontier_integral_star=...)
+    MauveResult(mauve=..., frontier_integral=..., divergence_curve=f64[27,2], details=HistogramDetails(p_hist=f64[8], q_hist=f64[8], p_counts=f64[8], q_counts=f64[8], mauve_star=..., frontier_integral_star=..., num_buckets=8))
 """
 from __future__ import annotations
 
@@ -44,12 +44,12 @@ from jaxmetrics import _validation as V
 from jaxmetrics._ops import is_concrete, l2_normalize
 from jaxmetrics.mauve.quantize.clustering import kmeans
 from jaxmetrics.mauve.frontier.histograms import _mauve_core
+from jaxmetrics.mauve.frontier.results import HistogramDetails, MauveResult
 from jaxmetrics.mauve.quantize.pca import PCAProjection, _project, fit_pca
 from jaxmetrics.mauve.sizes import bucket_size
 from jaxmetrics.results import Result
 
 __all__ = [
-    "MauveScores",
     "ProjectedFeatures",
     "LabelledRows",
     "ProblemCounts",
@@ -66,28 +66,6 @@ __all__ = [
 
 #: ``fold_in`` salts of a seed's key: the PCA row subsample and the k-means stream.
 PCA_SALT, KMEANS_SALT = 5, 2
-
-
-class MauveScores(Result):
-    """Output of :func:`mauve_scores`, float64 numpy arrays with the counts' leading axes ``[...]``.
-
-    Attributes:
-      p_hist: ``[..., k]`` unsmoothed histogram of P.
-      q_hist: ``[..., k]`` unsmoothed histogram of Q.
-      divergence_curve: ``[..., m + 2, 2]`` of the unsmoothed histograms.
-      mauve: ``[...]`` area under that curve.
-      frontier_integral: ``[...]`` frontier integral of the unsmoothed histograms.
-      mauve_star: ``[...]`` MAUVE of the ``+1/2`` (Krichevsky-Trofimov) smoothed histograms.
-      frontier_integral_star: ``[...]`` their frontier integral.
-    """
-
-    p_hist: np.ndarray
-    q_hist: np.ndarray
-    divergence_curve: np.ndarray
-    mauve: np.ndarray
-    frontier_integral: np.ndarray
-    mauve_star: np.ndarray
-    frontier_integral_star: np.ndarray
 
 
 class ProjectedFeatures(Result):
@@ -377,8 +355,12 @@ def _summary(pc, qc, scaling, active, num_points, scoring):
 
 
 def mauve_scores(p_counts: Any, q_counts: Any, *, scaling: float = 5.0, num_points: int = 25,
-                 scoring: str = "mauve-text", num_active: Any = None) -> MauveScores:
-    """Plain and smoothed MAUVE / frontier integral of bin counts ``[..., K]``, in float64.
+                 scoring: str = "mauve-text", num_active: Any = None, divergence: str = "kl") -> MauveResult:
+    """Plain and smoothed MAUVE / frontier integral of bin counts ``[..., K]``, in float64: a
+    :class:`~jaxmetrics.mauve.MauveResult` whose leaves have the counts' leading axes ``[...]`` and
+    whose ``details`` (a :class:`~jaxmetrics.mauve.HistogramDetails`) hold the histograms, the
+    counts (float64), ``mauve_star`` and ``frontier_integral_star`` (read through as ``s.p_hist``,
+    ``s.mauve_star``, ...).
 
     ``p_hist = p_counts / sum`` (likewise Q) give ``mauve``, ``frontier_integral`` and the
     divergence curve (:func:`~jaxmetrics.mauve.mauve_from_histograms` with ``scaling``,
@@ -388,6 +370,11 @@ def mauve_scores(p_counts: Any, q_counts: Any, *, scaling: float = 5.0, num_poin
     count 0 and not smoothed). Compiled once per leading shape and bucketed number of bins
     (:func:`~jaxmetrics.mauve.sizes.bucket_size`; padding bins are inactive); ``scaling`` is traced.
 
+    ``divergence`` other than ``'kl'`` (:data:`~jaxmetrics.mauve.frontier.divergences.DIVERGENCES`):
+    ``mauve``, ``mauve_star`` and the curve are those of that f-divergence
+    (:func:`~jaxmetrics.mauve.frontier.divergences.f_mauve` on the plain and on the ``+1/2`` smoothed
+    histograms; not with ``num_active``); the frontier integrals stay KL-based.
+
     Examples:
       >>> from jaxmetrics.mauve.engine import mauve_scores
       >>> s = mauve_scores([5, 0, 5], [5, 5, 0])
@@ -395,6 +382,7 @@ def mauve_scores(p_counts: Any, q_counts: Any, *, scaling: float = 5.0, num_poin
       (0.30106, (27, 2))
     """
     with jax.enable_x64(True):
+        p_counts, q_counts = np.asarray(p_counts), np.asarray(q_counts)
         pc = np.asarray(p_counts, np.float64)
         qc = np.asarray(q_counts, np.float64)
         if pc.shape != qc.shape or pc.ndim < 1:
@@ -409,5 +397,25 @@ def mauve_scores(p_counts: Any, q_counts: Any, *, scaling: float = 5.0, num_poin
             active = np.arange(k) < np.asarray(num_active, np.int32)[..., None]
         out = [np.asarray(a) for a in _summary(jax.device_put(pc), jax.device_put(qc), np.float64(scaling),
                                                  active, int(num_points), scoring)]
-        out[0], out[1] = out[0][..., :k], out[1][..., :k]  # the histograms without the padding bins
-        return MauveScores(*out)
+        p_hist, q_hist, curve, m, fi, m_star, fi_star = out
+        p_hist, q_hist = p_hist[..., :k], q_hist[..., :k]  # the histograms without the padding bins
+        if divergence != "kl":
+            curve, m, m_star = _f_scores(p_hist, q_hist, p_counts, q_counts, divergence=divergence,
+                                         scaling=scaling, num_points=num_points, scoring=scoring,
+                                         num_active=num_active)
+        details = HistogramDetails(p_hist=p_hist, q_hist=q_hist, p_counts=p_counts, q_counts=q_counts,
+                                   mauve_star=m_star, frontier_integral_star=fi_star, num_buckets=k)
+        return MauveResult(mauve=m, frontier_integral=fi, divergence_curve=curve, details=details)
+
+
+def _f_scores(p_hist, q_hist, p_counts, q_counts, *, divergence, scaling, num_points, scoring, num_active):
+    """The curve, ``mauve`` and ``mauve_star`` of the f-divergence ``divergence`` (float64 numpy; under x64)."""
+    from jaxmetrics.mauve.frontier.divergences import f_mauve
+
+    if num_active is not None:
+        raise ValueError(f"divergence: {divergence!r} is for all bins; num_active applies to 'kl' only")
+    kw = dict(divergence=divergence, scaling=scaling, num_points=num_points, scoring=scoring)
+    plain = f_mauve(np.asarray(p_hist, np.float64), np.asarray(q_hist, np.float64), **kw)
+    smooth = [np.asarray(c, np.float64) + 0.5 for c in (p_counts, q_counts)]
+    star = f_mauve(*[c / c.sum(-1, keepdims=True) for c in smooth], **kw)
+    return np.asarray(plain.divergence_curve), np.asarray(plain.mauve), np.asarray(star.mauve)

@@ -11,7 +11,7 @@ import pytest
 from realtext_family import realtext_family  # noqa: F401 (session fixture)
 from scipy import stats
 
-from jaxmetrics.mauve import FrontierSettings, compute_mauve, compute_mauve_seeds, mauve_sweep
+from jaxmetrics.mauve import FrontierSettings, RatioDetails, compute_mauve, compute_mauve_seeds, mauve_sweep
 from jaxmetrics.mauve.frontier.estimate import estimate_mauve
 from jaxmetrics.mauve.frontier.estimators import GaussianEstimator
 from jaxmetrics.mauve.frontier.divergences import f_mauve
@@ -32,7 +32,8 @@ def test_compute_mauve_estimator_is_estimate_mauve(pq, name):
     np.testing.assert_allclose(out.divergence_curve, ref.divergence_curve, atol=1e-12)
     np.testing.assert_allclose(out.p_log_ratio, ref.p_log_ratio, atol=1e-12)
     assert out.estimator == name and out.divergence == "kl"
-    assert out.mauve_star is None and out.p_hist is None and out.num_buckets is None
+    assert isinstance(out.details, RatioDetails) and out.details.estimator == name
+    assert not hasattr(out, "mauve_star") and not hasattr(out, "p_hist") and not hasattr(out, "num_buckets")
     assert f"estimator:{name}" in out.signature and "seeds:7" in out.signature
     assert 0.0 < out.mauve < 0.999  # the shifted side is told apart
 
@@ -81,7 +82,8 @@ def test_seeds_with_an_estimator(pq, name):
     each = [compute_mauve(p_features=p, q_features=q, estimator=name, seed=s).mauve for s in (4, 5)]
     np.testing.assert_allclose(out.mauve, each, atol=1e-12)
     assert out.mauve_mean == pytest.approx(np.mean(each), abs=1e-12)
-    assert out.mauve_star is None and out.mauve_star_mean is None and out.estimator == name
+    assert isinstance(out.details, RatioDetails) and out.details.p_log_ratio.shape[0] == 2
+    assert not hasattr(out, "mauve_star") and not hasattr(out, "mauve_star_mean") and out.estimator == name
     if name == "knn":  # deterministic: no seed spread
         assert out.mauve_std == 0.0
 

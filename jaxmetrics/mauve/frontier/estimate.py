@@ -11,12 +11,13 @@ import numpy as np
 from jaxmetrics._ops import PRECISION
 from jaxmetrics import _validation as V
 from jaxmetrics.mauve.engine import fit_labels, project_features, split_counts
-from jaxmetrics.mauve.frontier.divergences import f_mauve, mauve_from_log_ratios
+from jaxmetrics.mauve.frontier.divergences import mauve_from_log_ratios
 from jaxmetrics.mauve.frontier.settings import FrontierSettings
 from jaxmetrics.results import Result, static_field
-from jaxmetrics.mauve.frontier.estimators import ESTIMATORS, MauveEstimate, get_estimator
+from jaxmetrics.mauve.frontier.estimators import ESTIMATORS, get_estimator
+from jaxmetrics.mauve.frontier.results import MauveOutput, RatioDetails
 
-__all__ = ["estimate_mauve", "is_quantized", "estimator_settings", "estimate_seeds", "scores_with_divergence"]
+__all__ = ["estimate_mauve", "is_quantized", "estimator_settings", "estimate_seeds"]
 
 #: The ``estimator=`` of compute_mauve / compute_mauve_seeds / mauve_sweep / the CLI that runs today's
 #: histogram pipeline (its ``quantizer=``, ``num_buckets`` and k-means settings).
@@ -76,9 +77,10 @@ def is_quantized(estimator: Any) -> bool:
 
 
 def estimate_seeds(p_features: Any, q_features: Any, *, seeds: Any, estimator: Any, frontier: FrontierSettings,
-                   model: Any = None, **signature_extra: Any) -> list[MauveEstimate]:
+                   model: Any = None, pooling: str | None = None, **signature_extra: Any) -> list[MauveOutput]:
     """:func:`estimate_mauve` once per seed (key ``jax.random.key(s)``), the signature naming every
-    seed and the featurizer ``model`` (the ratio path of compute_mauve / compute_mauve_seeds).
+    seed and the featurizer ``model`` and, with a ``model``, its ``pooling`` (recorded on each result)
+    (the ratio path of compute_mauve / compute_mauve_seeds).
 
     Examples:
       >>> import numpy as np
@@ -91,42 +93,17 @@ def estimate_seeds(p_features: Any, q_features: Any, *, seeds: Any, estimator: A
       (2, 'gaussian')
     """
     est = get_estimator(estimator)
-    out = [_estimate(p_features, q_features, key=jax.random.key(s), estimator=est, frontier=frontier)
-           for s in seeds]
+    if model is not None:
+        signature_extra = dict(signature_extra, pooling=pooling)
     sig = _signature(est, frontier=frontier, model=model, seeds=tuple(seeds), **signature_extra)
-    return [e.replace(signature=sig) for e in out]
-
-
-def scores_with_divergence(scores: Any, p_counts: Any, q_counts: Any, *, frontier: FrontierSettings) -> Any:
-    """Histogram scores (:class:`~jaxmetrics.mauve.engine.MauveScores`, ``[..., k]`` counts) with
-    ``mauve``, ``mauve_star`` and the curve of the f-divergence ``divergence``
-    (:func:`~jaxmetrics.mauve.frontier.divergences.f_mauve` on the plain and on the ``+1/2`` smoothed
-    histograms); the frontier integrals stay KL-based. ``'kl'`` returns ``scores`` unchanged.
-
-    Examples:
-      >>> from jaxmetrics.mauve.engine import mauve_scores
-      >>> from jaxmetrics.mauve.frontier.estimate import scores_with_divergence
-      >>> from jaxmetrics.mauve import FrontierSettings
-      >>> s = mauve_scores([5, 0, 5], [5, 5, 0])
-      >>> tv = scores_with_divergence(s, [5, 0, 5], [5, 5, 0], frontier=FrontierSettings(divergence="tv"))
-      >>> bool(tv.mauve > s.mauve), float(tv.frontier_integral) == float(s.frontier_integral)
-      (True, True)
-    """
-    if frontier.divergence == "kl":
-        return scores
-    with jax.enable_x64(True):
-        kw = dict(divergence=frontier.divergence, **frontier._kwargs())
-        plain = f_mauve(np.asarray(scores.p_hist, np.float64), np.asarray(scores.q_hist, np.float64), **kw)
-        smooth = [np.asarray(c, np.float64) + 0.5 for c in (p_counts, q_counts)]
-        star = f_mauve(*[c / c.sum(-1, keepdims=True) for c in smooth], **kw)
-        return scores.replace(mauve=np.asarray(plain.mauve), divergence_curve=np.asarray(plain.divergence_curve),
-                              mauve_star=np.asarray(star.mauve))
+    return [_estimate(p_features, q_features, key=jax.random.key(s), estimator=est, frontier=frontier,
+                      signature=sig, pooling=pooling) for s in seeds]
 
 
 def estimate_mauve(*, references: Any, candidates: Any, key: jax.Array, estimator: Any = "knn",
                    frontier: FrontierSettings | None = None, divergence: str | None = None,
                    scaling: float | None = None, num_points: int | None = None,
-                   scoring: str | None = None) -> MauveEstimate:
+                   scoring: str | None = None) -> MauveOutput:
     """MAUVE_f of P (``references``, human, ``[n_p, d]``) and Q (``candidates``, model, ``[n_q, d]``)
     with any estimator of the family; the frontier is ``frontier`` (a
     :class:`~jaxmetrics.mauve.FrontierSettings`) or its ``divergence``, ``scaling``, ``num_points`` and
@@ -146,7 +123,9 @@ def estimate_mauve(*, references: Any, candidates: Any, key: jax.Array, estimato
       >>> p, q = rng.normal(size=(300, 8)), rng.normal(size=(300, 8)) + 0.5
       >>> out = estimate_mauve(references=p, candidates=q, key=jax.random.key(0), estimator="gaussian")
       >>> out  # doctest: +ELLIPSIS
-      MauveEstimate(mauve=..., frontier_integral=..., divergence_curve=f64[27,2], p_log_ratio=f64[300], q_log_ratio=f64[300], estimator='gaussian', divergence='kl')
+      MauveOutput(mauve=..., frontier_integral=..., divergence_curve=f64[27,2], p_log_ratio=f64[300], q_log_ratio=f64[300], estimator='gaussian', pooling=None)
+      >>> out.details  # doctest: +ELLIPSIS
+      RatioDetails(p_log_ratio=f64[300], q_log_ratio=f64[300], estimator='gaussian')
       >>> same = estimate_mauve(references=p, candidates=rng.normal(size=(300, 8)), key=jax.random.key(0),
       ...                       estimator="gaussian")
       >>> bool(same.mauve > out.mauve)
@@ -155,18 +134,21 @@ def estimate_mauve(*, references: Any, candidates: Any, key: jax.Array, estimato
     V.check_key(key)
     frontier = FrontierSettings.resolve(frontier, divergence=divergence, scaling=scaling, num_points=num_points,
                                         scoring=scoring)
-    return _estimate(references, candidates, key=key, estimator=get_estimator(estimator), frontier=frontier)
+    est = get_estimator(estimator)
+    return _estimate(references, candidates, key=key, estimator=est, frontier=frontier,
+                     signature=_signature(est, frontier=frontier))
 
 
-def _estimate(p_features: Any, q_features: Any, *, key: jax.Array, estimator: Any,
-              frontier: FrontierSettings) -> MauveEstimate:
-    """:func:`estimate_mauve` with its settings resolved (an estimator instance, the frontier)."""
+def _estimate(p_features: Any, q_features: Any, *, key: jax.Array, estimator: Any, frontier: FrontierSettings,
+              signature: str, pooling: str | None = None) -> MauveOutput:
+    """:func:`estimate_mauve` with its settings resolved (an estimator instance, the frontier) and the
+    result's ``signature`` and ``pooling``."""
     lr = estimator.log_ratios(references=p_features, candidates=q_features, key=key)
     with jax.enable_x64(True):
         lp = np.asarray(lr.p_log_ratio, np.float64)
         lq = np.asarray(lr.q_log_ratio, np.float64)
         res = mauve_from_log_ratios(lp, lq, divergence=frontier.divergence, **frontier._kwargs())
-        return MauveEstimate(mauve=float(res.mauve), frontier_integral=float(res.frontier_integral),
-                             divergence_curve=np.asarray(res.divergence_curve), p_log_ratio=lp, q_log_ratio=lq,
-                             estimator=_estimator_name(estimator), divergence=frontier.divergence,
-                             signature=_signature(estimator, frontier=frontier))
+        return MauveOutput(mauve=float(res.mauve), frontier_integral=float(res.frontier_integral),
+                           divergence_curve=np.asarray(res.divergence_curve),
+                           details=RatioDetails(p_log_ratio=lp, q_log_ratio=lq, estimator=_estimator_name(estimator)),
+                           divergence=frontier.divergence, signature=signature, pooling=pooling)

@@ -67,7 +67,6 @@ from jaxmetrics.results import Result, static_field
 
 __all__ = [
     "LogRatios",
-    "MauveEstimate",
     "DensityRatioEstimator",
     "KNNEstimator",
     "ClassifierEstimator",
@@ -93,31 +92,6 @@ class LogRatios(Result):
 
     p_log_ratio: jax.Array
     q_log_ratio: jax.Array
-
-
-class MauveEstimate(Result):
-    """Result of :func:`estimate_mauve`.
-
-    Attributes:
-      mauve: float, area under the divergence curve of ``divergence``.
-      frontier_integral: float, Liu et al.'s (KL-based) frontier integral of the same ratios.
-      divergence_curve: ``[m + 2, 2]`` float64 (end points included).
-      p_log_ratio: ``[n_p]`` estimated ``log dP/dQ`` at P's rows.
-      q_log_ratio: ``[n_q]`` at Q's rows.
-      estimator: the estimator's name (static; ``'knn'``, ``'classifier'``, ``'gaussian'``,
-        ``'quantized'``).
-      divergence: the f-divergence of the curve (static).
-      signature: the settings (static; :mod:`jaxmetrics.signature`).
-    """
-
-    mauve: float
-    frontier_integral: float
-    divergence_curve: np.ndarray
-    p_log_ratio: np.ndarray
-    q_log_ratio: np.ndarray
-    estimator: str = static_field()
-    divergence: str = static_field()
-    signature: str = static_field(default="", repr=False)
 
 
 @runtime_checkable

@@ -46,7 +46,7 @@ from jaxmetrics.mauve.frontier.settings import SCORINGS, check_frontier
 from jaxmetrics import _validation as V
 from jaxmetrics._ops import is_concrete
 from jaxmetrics.numerics import trapezoid_area
-from jaxmetrics.results import Result
+from jaxmetrics.mauve.frontier.results import MauveResult
 
 __all__ = [
     "MauveResult",
@@ -73,25 +73,6 @@ def _paper_weights(num_points: int) -> tuple[np.ndarray, np.ndarray]:
     survives a float32 cast, where ``cos(1e-6)`` rounds to 1)."""
     w = np.sort(np.cos(np.linspace(1e-6, np.pi / 2 - 1e-6, num_points)))
     return w, 1.0 - w
-
-
-class MauveResult(Result):
-    """MAUVE of two histograms: :func:`mauve_from_histograms`, :func:`mauve_from_counts`,
-    :func:`~jaxmetrics.mauve.soft_mauve`, :func:`~jaxmetrics.mauve.hard_mauve`.
-
-    A pytree (it can be returned from ``jax.jit`` and mapped with ``jax.vmap``); with batched
-    histograms ``[..., k]`` every field gains the leading ``[...]`` axes.
-
-    Attributes:
-      mauve: ``[...]`` the area under the divergence curve, in (0, 1].
-      frontier_integral: ``[...]`` in [0, 1]; 0 for identical histograms.
-      divergence_curve: ``[..., m + 2, 2]``; column 0 is ``exp(-c KL(q||R))``, column 1 is
-        ``exp(-c KL(p||R))``; row 0 is ``(1, 0)`` and the last row ``(0, 1)``.
-    """
-
-    mauve: jax.Array
-    frontier_integral: jax.Array
-    divergence_curve: jax.Array
 
 
 def _float_pair(p: Any, q: Any) -> tuple[jax.Array, jax.Array]:

@@ -112,4 +112,4 @@ def mauve_shared_codebook(
     counts = split_counts(labels, sizes, nb)  # [Q_1, P_1, Q_2, P_2, ...]
     q_counts, p_counts = counts[0::2], counts[1::2]
     sc = mauve_scores(p_counts, q_counts, **frontier._kwargs())
-    return [_output(jax.tree.map(lambda a: a[i], sc), p_counts[i], q_counts[i], nb) for i in range(len(pairs))]
+    return [_output(jax.tree.map(lambda a: a[i], sc)) for i in range(len(pairs))]

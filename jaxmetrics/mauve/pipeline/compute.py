@@ -28,14 +28,14 @@ import numpy as np
 from jaxmetrics import _validation as V
 from jaxmetrics.mauve.engine import (
     KMEANS_SALT,
-    MauveScores,
     fit_labels,
     kmeans_labels,
     mauve_scores,
     project_bucketed,
     split_counts,
 )
-from jaxmetrics.mauve.frontier.estimate import estimate_seeds, is_quantized, scores_with_divergence
+from jaxmetrics.mauve.frontier.estimate import estimate_seeds, is_quantized
+from jaxmetrics.mauve.frontier.results import HistogramDetails, MauveOutput, MauveResult, MauveSeedsOutput, RatioDetails
 from jaxmetrics.mauve.frontier.settings import MAUVE_TEXT_NAMES, FrontierSettings
 from jaxmetrics.mauve.pipeline.inputs import SET_NAMES, check_pooling, device_context, get_features, split_sets
 from jaxmetrics.mauve.pipeline.interval import BOOTSTRAP_SALT, seed_mean_intervals
@@ -56,113 +56,6 @@ __all__ = [
 ]
 
 
-class MauveOutput(Result):
-    """Result of :func:`compute_mauve` (and of each pair of :func:`mauve_shared_codebook`).
-
-    The fields of mauve-text's return value, plus the bin counts.
-
-    Attributes:
-      mauve: float, the area under the divergence curve of the plain histograms.
-      frontier_integral: float, frontier integral of the plain histograms.
-      mauve_star: float, MAUVE of the Krichevsky-Trofimov (+1/2) smoothed histograms.
-      frontier_integral_star: float, frontier integral of the smoothed histograms.
-      p_hist: ``[k]`` float64 unsmoothed histogram of P (human text).
-      q_hist: ``[k]`` float64 unsmoothed histogram of Q (model text).
-      divergence_curve: ``[m + 2, 2]`` float64 (end points included).
-      p_counts: ``[k]`` int bin counts of P (not in mauve-text).
-      q_counts: ``[k]`` int bin counts of Q (not in mauve-text).
-      num_buckets: ``k`` (static).
-      pooling: how text or token ids became features (static): ``'last'`` (mauve-text's final
-        hidden state at the last token), ``'mean'`` or ``'cls'``; ``None`` when features were given.
-      estimator: the estimator of the frontier (static, not in the repr): ``'quantized'`` (the
-        histograms above) or a density-ratio estimator's name (``'knn'``, ``'classifier'``,
-        ``'gaussian'``; :mod:`jaxmetrics.mauve.frontier.estimators`), for which the histogram fields
-        (``mauve_star``, ``frontier_integral_star``, ``p_hist``, ``q_hist``, ``p_counts``,
-        ``q_counts``, ``num_buckets``) are ``None`` and ``p_log_ratio`` / ``q_log_ratio`` hold the
-        estimated ``log dP/dQ`` at each side's rows.
-      divergence: the f-divergence of ``mauve``, ``mauve_star`` and the curve (static, not in the
-        repr; :data:`~jaxmetrics.mauve.frontier.divergences.DIVERGENCES`, default ``'kl'``); the frontier
-        integrals are KL-based whatever it is.
-      signature: what the numbers depend on (static; :mod:`jaxmetrics.signature`): ``metric:mauve``,
-        the featurizer with its weights' hash when text or tokens were featurized (with its layer,
-        pooling, ``max_length`` and dtype), the seeds, ``num_buckets`` as given, the quantizer and
-        its settings, ``mauve_scaling_factor``, the curve's size and the scoring.
-    """
-
-    mauve: float
-    frontier_integral: float
-    mauve_star: float
-    frontier_integral_star: float
-    p_hist: np.ndarray
-    q_hist: np.ndarray
-    divergence_curve: np.ndarray
-    p_counts: np.ndarray
-    q_counts: np.ndarray
-    num_buckets: int = static_field()
-    pooling: str | None = static_field(default=None)
-    signature: str = static_field(default="", repr=False)
-    estimator: str = static_field(default="quantized", repr=False)
-    divergence: str = static_field(default="kl", repr=False)
-    p_log_ratio: np.ndarray | None = dataclasses.field(default=None, repr=False)
-    q_log_ratio: np.ndarray | None = dataclasses.field(default=None, repr=False)
-
-
-class MauveSeedsOutput(Result):
-    """Result of :func:`compute_mauve_seeds`: mean and spread over seeds, and per-seed values.
-
-    Attributes:
-      mauve_mean: float, mean of ``mauve`` over the seeds.
-      mauve_std: float, its sample standard deviation (``ddof=1``; 0 for one seed).
-      mauve_star_mean: float, mean of ``mauve_star``.
-      mauve_star_std: float, sample standard deviation of ``mauve_star``.
-      frontier_integral_mean: float, mean of ``frontier_integral``.
-      frontier_integral_std: float, sample standard deviation of ``frontier_integral``.
-      mauve: ``[S]`` per-seed MAUVE.
-      frontier_integral: ``[S]`` per-seed frontier integral.
-      mauve_star: ``[S]`` per-seed smoothed MAUVE.
-      frontier_integral_star: ``[S]`` per-seed smoothed frontier integral.
-      p_hist: ``[S, k]`` float64 histograms of P.
-      q_hist: ``[S, k]`` float64 histograms of Q.
-      divergence_curve: ``[S, m + 2, 2]`` float64.
-      num_buckets: ``k`` (static).
-      seeds: the ``S`` seeds, in order (static).
-      pooling: as in :class:`MauveOutput` (static).
-      signature: as in :class:`MauveOutput` (static), with every seed: for one seed ``s`` it is
-        the signature of ``compute_mauve(..., seed=s)``.
-      mauve_interval: with ``confidence``: :class:`~jaxmetrics.confidence.Interval` of
-        ``mauve_mean`` for the estimator's value at this size, combining the sampling and the
-        seed spread (:mod:`jaxmetrics.mauve.pipeline.interval`); else ``None``.
-      frontier_integral_interval: the same for ``frontier_integral_mean``.
-      sampling_standard_error: with ``confidence``: the bootstrap standard error of
-        ``mauve_mean`` over the rows (the sampling spread; ``mauve_std`` is the seed spread).
-      estimator, divergence: as in :class:`MauveOutput` (static, not in the repr); with a
-        density-ratio estimator the histogram fields and the ``mauve_star`` statistics are ``None``.
-    """
-
-    mauve_mean: float
-    mauve_std: float
-    mauve_star_mean: float
-    mauve_star_std: float
-    frontier_integral_mean: float
-    frontier_integral_std: float
-    mauve: np.ndarray
-    frontier_integral: np.ndarray
-    mauve_star: np.ndarray
-    frontier_integral_star: np.ndarray
-    p_hist: np.ndarray
-    q_hist: np.ndarray
-    divergence_curve: np.ndarray
-    num_buckets: int = static_field()
-    seeds: tuple[int, ...] = static_field()
-    pooling: str | None = static_field(default=None)
-    signature: str = static_field(default="", repr=False)
-    mauve_interval: Interval | None = None
-    frontier_integral_interval: Interval | None = None
-    sampling_standard_error: float | None = None
-    estimator: str = static_field(default="quantized", repr=False)
-    divergence: str = static_field(default="kl", repr=False)
-
-
 def _signature(inputs, quant, *, seeds, num_buckets, frontier: FrontierSettings) -> str:
     """The signature of a MAUVE result (see :class:`MauveOutput`); ``divergence`` is named when not KL."""
     from jaxmetrics.mauve.quantize.quantizers import _quantizer_settings
@@ -176,12 +69,12 @@ def _signature(inputs, quant, *, seeds, num_buckets, frontier: FrontierSettings)
 
 
 def _estimates(inputs, seeds, *, estimator, frontier: FrontierSettings):
-    """The density-ratio path: one :class:`~jaxmetrics.mauve.MauveEstimate` per seed."""
+    """The density-ratio path: one :class:`~jaxmetrics.mauve.MauveOutput` per seed."""
     extra = {}
     if inputs.featurizer is not None:
-        extra = dict(layer=-1, pooling=inputs.pooling, max_length=inputs.max_length, dtype=inputs.dtype)
+        extra = dict(layer=-1, max_length=inputs.max_length, dtype=inputs.dtype)
     return estimate_seeds(inputs.p_features, inputs.q_features, seeds=seeds, estimator=estimator,
-                          frontier=frontier, model=inputs.featurizer, **extra)
+                          frontier=frontier, model=inputs.featurizer, pooling=inputs.pooling, **extra)
 
 
 def _check_common(*, kmeans_explained_var, kmeans_num_redo, kmeans_max_iter, pca_max_data) -> KMeansQuantizer:
@@ -201,13 +94,16 @@ def _make_quantizer(quantizer: Any, k: int, **kmeans: Any) -> Quantizer:
     return get_quantizer(quantizer, k)
 
 
-def _output(scores: MauveScores, p_counts, q_counts, k: int, pooling: str | None = None,
-            signature: str = "", divergence: str = "kl") -> MauveOutput:
+def _output(scores: MauveResult, pooling: str | None = None, signature: str = "",
+            divergence: str = "kl") -> MauveOutput:
+    """The :class:`MauveOutput` of one pair's :func:`~jaxmetrics.mauve.engine.mauve_scores` (unbatched)."""
+    d = scores.details
+    details = HistogramDetails(p_hist=d.p_hist, q_hist=d.q_hist, p_counts=d.p_counts, q_counts=d.q_counts,
+                               mauve_star=float(d.mauve_star), frontier_integral_star=float(d.frontier_integral_star),
+                               num_buckets=int(d.num_buckets))
     return MauveOutput(mauve=float(scores.mauve), frontier_integral=float(scores.frontier_integral),
-                       mauve_star=float(scores.mauve_star), frontier_integral_star=float(scores.frontier_integral_star),
-                       p_hist=scores.p_hist, q_hist=scores.q_hist, divergence_curve=scores.divergence_curve,
-                       p_counts=np.asarray(p_counts), q_counts=np.asarray(q_counts), num_buckets=int(k),
-                       pooling=pooling, signature=signature, divergence=divergence)
+                       divergence_curve=scores.divergence_curve, details=details, pooling=pooling,
+                       signature=signature, divergence=divergence)
 
 
 def _check_estimator(estimator: Any, **quantized_only: Any) -> bool:
@@ -361,9 +257,11 @@ def compute_mauve(
         KL-based whatever it is.
 
     Returns:
-      :class:`MauveOutput` with mauve-text's fields ``mauve, frontier_integral, mauve_star,
-      frontier_integral_star, p_hist [k], q_hist [k], divergence_curve [m + 2, 2], num_buckets``,
-      the bin counts ``p_counts``, ``q_counts`` and the ``pooling`` used.
+      :class:`MauveOutput` with ``mauve``, ``frontier_integral``, ``divergence_curve [m + 2, 2]``, the
+      ``pooling`` used and ``details``: a :class:`HistogramDetails` (``'quantized'``: ``mauve_star``,
+      ``frontier_integral_star``, ``p_hist [k]``, ``q_hist [k]``, the bin counts, ``num_buckets``, read
+      as ``out.p_hist`` etc., mauve-text's names) or a :class:`RatioDetails` (a density-ratio
+      estimator: ``out.p_log_ratio``, ``out.q_log_ratio``).
 
     Examples:
       >>> from jaxmetrics.mauve.pipeline.compute import compute_mauve
@@ -393,11 +291,7 @@ def compute_mauve(
         p, q = inputs.p_features, inputs.q_features
         if quant is None:
             (est,) = _estimates(inputs, (seed,), estimator=estimator, frontier=frontier)
-            return MauveOutput(mauve=est.mauve, frontier_integral=est.frontier_integral, mauve_star=None,
-                               frontier_integral_star=None, p_hist=None, q_hist=None,
-                               divergence_curve=est.divergence_curve, p_counts=None, q_counts=None, num_buckets=None,
-                               pooling=inputs.pooling, signature=est.signature, estimator=est.estimator,
-                               divergence=est.divergence, p_log_ratio=est.p_log_ratio, q_log_ratio=est.q_log_ratio)
+            return est
         stacked = np.concatenate([q, p], axis=0)
         t1 = time.perf_counter()
         rows = stacked
@@ -409,9 +303,8 @@ def compute_mauve(
         nb = int(fit.fitted.num_bins)
         q_counts, p_counts = split_counts(fit.labels, (q.shape[0], p.shape[0]), nb)
         t2 = time.perf_counter()
-        scores = scores_with_divergence(mauve_scores(p_counts, q_counts, **frontier._kwargs()), p_counts,
-                                        q_counts, frontier=frontier)
-        out = _output(scores, p_counts, q_counts, nb, inputs.pooling,
+        scores = mauve_scores(p_counts, q_counts, divergence=frontier.divergence, **frontier._kwargs())
+        out = _output(scores, inputs.pooling,
                       _signature(inputs, quant, seeds=(seed,), num_buckets=num_buckets, frontier=frontier),
                       frontier.divergence)
         if verbose:
@@ -480,8 +373,8 @@ def compute_mauve_seeds(
 
     Returns:
       :class:`MauveSeedsOutput`: ``mauve_mean``, ``mauve_std`` (``ddof=1``) and the same for
-      ``mauve_star`` and ``frontier_integral``; per-seed values ``[S]``, histograms ``[S, k]``
-      and curves ``[S, m + 2, 2]``.
+      ``frontier_integral`` (and, under histograms, ``mauve_star``); per-seed values ``[S]``, curves
+      ``[S, m + 2, 2]`` and ``details`` per seed (histograms ``[S, k]``, or log ratios).
 
     Examples:
       >>> from jaxmetrics.mauve.pipeline.compute import compute_mauve_seeds
@@ -490,7 +383,7 @@ def compute_mauve_seeds(
       >>> p, q = rng.normal(size=(150, 8)), rng.normal(size=(150, 8)) + 1.0
       >>> out = compute_mauve_seeds(references=p, candidates=q, seeds=(1, 2, 3))
       >>> out  # doctest: +ELLIPSIS
-      MauveSeedsOutput(mauve_mean=..., mauve_std=..., ..., divergence_curve=f64[3,27,2], num_buckets=15, seeds=(1, 2, 3), pooling=None, mauve_interval=None, frontier_integral_interval=None, sampling_standard_error=None)
+      MauveSeedsOutput(mauve_mean=..., mauve_std=..., ..., divergence_curve=f64[3,27,2], details=HistogramDetails(p_hist=f64[3,15], ..., num_buckets=15), seeds=(1, 2, 3), pooling=None, mauve_interval=None, frontier_integral_interval=None, sampling_standard_error=None)
       >>> out.mauve.shape, 0 < out.mauve_mean < 1, out.mauve_std >= 0
       ((3,), True, True)
       >>> ci = compute_mauve_seeds(references=p, candidates=q, seeds=(1, 2, 3), confidence=0.95).mauve_interval
@@ -517,12 +410,13 @@ def compute_mauve_seeds(
         ests = _estimates(inputs, seeds, estimator=estimator, frontier=frontier)
         m, fi = (np.asarray([getattr(e, f) for e in ests]) for f in ("mauve", "frontier_integral"))
         (m_mean, m_std), (fi_mean, fi_std) = mean_std(m), mean_std(fi)
-        return MauveSeedsOutput(mauve_mean=m_mean, mauve_std=m_std, mauve_star_mean=None, mauve_star_std=None,
-                                frontier_integral_mean=fi_mean, frontier_integral_std=fi_std, mauve=m,
-                                frontier_integral=fi, mauve_star=None, frontier_integral_star=None, p_hist=None,
-                                q_hist=None, divergence_curve=np.stack([e.divergence_curve for e in ests]),
-                                num_buckets=None, seeds=seeds, pooling=inputs.pooling, signature=ests[0].signature,
-                                estimator=ests[0].estimator, divergence=ests[0].divergence)
+        details = RatioDetails(p_log_ratio=np.stack([e.p_log_ratio for e in ests]),
+                               q_log_ratio=np.stack([e.q_log_ratio for e in ests]), estimator=ests[0].estimator)
+        return MauveSeedsOutput(mauve_mean=m_mean, mauve_std=m_std, frontier_integral_mean=fi_mean,
+                                frontier_integral_std=fi_std, mauve=m, frontier_integral=fi,
+                                divergence_curve=np.stack([e.divergence_curve for e in ests]), details=details,
+                                seeds=seeds, pooling=inputs.pooling, signature=ests[0].signature,
+                                divergence=ests[0].divergence)
     stacked = np.concatenate([q, p], axis=0)
     if isinstance(quant, KMeansQuantizer):  # one projection, the k-means of every seed in one call
         if quant.num_bins > stacked.shape[0]:
@@ -542,10 +436,8 @@ def compute_mauve_seeds(
         nb = int(per_seed[-1].fitted.num_bins)
     counts = split_counts(labels, (q.shape[0], p.shape[0]), nb)  # [S, 2, k]
     q_counts, p_counts = counts[:, 0], counts[:, 1]
-    sc = scores_with_divergence(mauve_scores(p_counts, q_counts, **frontier._kwargs()), p_counts, q_counts,
-                                frontier=frontier)
+    sc = mauve_scores(p_counts, q_counts, divergence=frontier.divergence, **frontier._kwargs())
     m_mean, m_std = mean_std(sc.mauve)
-    ms_mean, ms_std = mean_std(sc.mauve_star)
     fi_mean, fi_std = mean_std(sc.frontier_integral)
     signature = _signature(inputs, quant, seeds=seeds, num_buckets=num_buckets, frontier=frontier)
     intervals = {}
@@ -559,9 +451,7 @@ def compute_mauve_seeds(
         intervals = dict(mauve_interval=m_ci, frontier_integral_interval=fi_ci, sampling_standard_error=sampling_se)
         signature = extend_signature(signature, bootstrap="reflected", num_resamples=m_ci.num_resamples,
                                      confidence=m_ci.confidence)
-    return MauveSeedsOutput(mauve_mean=m_mean, mauve_std=m_std, mauve_star_mean=ms_mean, mauve_star_std=ms_std,
-                            frontier_integral_mean=fi_mean, frontier_integral_std=fi_std, mauve=sc.mauve,
-                            frontier_integral=sc.frontier_integral, mauve_star=sc.mauve_star,
-                            frontier_integral_star=sc.frontier_integral_star, p_hist=sc.p_hist, q_hist=sc.q_hist,
-                            divergence_curve=sc.divergence_curve, num_buckets=int(nb), seeds=seeds,
+    return MauveSeedsOutput(mauve_mean=m_mean, mauve_std=m_std, frontier_integral_mean=fi_mean,
+                            frontier_integral_std=fi_std, mauve=sc.mauve, frontier_integral=sc.frontier_integral,
+                            divergence_curve=sc.divergence_curve, details=sc.details, seeds=seeds,
                             pooling=inputs.pooling, signature=signature, divergence=frontier.divergence, **intervals)
