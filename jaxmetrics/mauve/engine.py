@@ -29,7 +29,7 @@ Example (the whole pipeline by hand; ``compute_mauve(p_features=p, q_features=q)
     >>> q_counts, p_counts = split_counts(rows.labels, (80, 100), rows.fitted.num_bins)
     >>> s = mauve_scores(p_counts, q_counts)
     >>> s  # doctest: +ELLIPSIS
-    MauveResult(mauve=..., frontier_integral=..., divergence_curve=f64[27,2], details=HistogramDetails(p_hist=f64[8], q_hist=f64[8], p_counts=f64[8], q_counts=f64[8], mauve_star=..., frontier_integral_star=..., num_buckets=8))
+    MauveResult(mauve=..., frontier_integral=..., divergence_curve=f64[27,2], details=HistogramDetails(mauve_star=..., frontier_integral_star=..., p_hist=f64[8], q_hist=f64[8], p_counts=i32[8], q_counts=i32[8], num_buckets=8))
 """
 from __future__ import annotations
 

@@ -20,7 +20,7 @@ import jax
 import numpy as np
 
 from jaxmetrics.confidence import Interval
-from jaxmetrics.results import Result, _plain, _summary, static_field
+from jaxmetrics.results import Result, static_field
 
 __all__ = ["MauveResult", "HistogramDetails", "RatioDetails", "MauveOutput", "MauveSeedsOutput"]
 
@@ -32,21 +32,21 @@ class HistogramDetails(Result):
     ``[...]`` (seeds, a batch of count rows).
 
     Attributes:
+      mauve_star: ``[...]`` MAUVE of the Krichevsky-Trofimov (+1/2) smoothed histograms.
+      frontier_integral_star: ``[...]`` their frontier integral.
       p_hist: ``[..., k]`` float64 unsmoothed histogram of P (human text).
       q_hist: ``[..., k]`` float64 unsmoothed histogram of Q (model text).
       p_counts: ``[..., k]`` bin counts of P.
       q_counts: ``[..., k]`` bin counts of Q.
-      mauve_star: ``[...]`` MAUVE of the Krichevsky-Trofimov (+1/2) smoothed histograms.
-      frontier_integral_star: ``[...]`` their frontier integral.
       num_buckets: ``k`` (static).
     """
 
+    mauve_star: Any
+    frontier_integral_star: Any
     p_hist: Any
     q_hist: Any
     p_counts: Any
     q_counts: Any
-    mauve_star: Any
-    frontier_integral_star: Any
     num_buckets: int = static_field()
 
     @property
@@ -98,8 +98,12 @@ class _ReadThrough:
         return self.details.estimator
 
     def _details_dict(self) -> dict[str, Any]:
-        names = _HISTOGRAM_NAMES if isinstance(self.details, HistogramDetails) else _RATIO_NAMES
-        return {n: _plain(getattr(self.details, n)) for n in names}
+        return {**self.details.to_dict(), "estimator": self.estimator}
+
+    def _inline_repr(self, base: str) -> str:
+        """``base`` (the plain repr) with ``details=Details(a=..., b=...)`` written as ``a=..., b=...``."""
+        inner = repr(self.details)
+        return base.replace(f"details={inner}", inner[len(type(self.details).__name__) + 1:-1])
 
 
 for _n in _HISTOGRAM_NAMES + _RATIO_NAMES:
@@ -189,23 +193,12 @@ class MauveOutput(_ReadThrough, Result):
     divergence: str = static_field(default="kl", repr=False)
 
     def __repr__(self) -> str:
-        d = self.details
-        if isinstance(d, HistogramDetails):
-            parts = [("mauve", self.mauve), ("frontier_integral", self.frontier_integral),
-                     ("mauve_star", d.mauve_star), ("frontier_integral_star", d.frontier_integral_star),
-                     ("p_hist", d.p_hist), ("q_hist", d.q_hist), ("divergence_curve", self.divergence_curve),
-                     ("p_counts", d.p_counts), ("q_counts", d.q_counts), ("num_buckets", d.num_buckets)]
-        else:
-            parts = [("mauve", self.mauve), ("frontier_integral", self.frontier_integral),
-                     ("divergence_curve", self.divergence_curve), ("p_log_ratio", d.p_log_ratio),
-                     ("q_log_ratio", d.q_log_ratio), ("estimator", d.estimator)]
-        parts.append(("pooling", self.pooling))
-        return f"{type(self).__name__}(" + ", ".join(f"{k}={_summary(v)}" for k, v in parts) + ")"
+        return self._inline_repr(super().__repr__())
 
     def to_dict(self) -> dict[str, Any]:
         """Every field as plain Python, the details' fields in line (mauve-text's names) with ``estimator``."""
         out = {k: v for k, v in super().to_dict().items() if k != "details"}
-        return {**out, **self._details_dict(), "estimator": self.estimator}
+        return {**out, **self._details_dict()}
 
 
 class MauveSeedsOutput(_ReadThrough, Result):
@@ -272,7 +265,7 @@ class MauveSeedsOutput(_ReadThrough, Result):
         """Every field as plain Python, the details' fields in line with ``estimator`` (and the
         ``mauve_star`` statistics under histograms)."""
         out = {k: v for k, v in super().to_dict().items() if k != "details"}
-        out.update(self._details_dict(), estimator=self.estimator)
+        out.update(self._details_dict())
         if isinstance(self.details, HistogramDetails):
             out.update(mauve_star_mean=self.mauve_star_mean, mauve_star_std=self.mauve_star_std)
         return out

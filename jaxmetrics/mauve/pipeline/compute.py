@@ -269,7 +269,7 @@ def compute_mauve(
       >>> rng = np.random.default_rng(0)
       >>> p = rng.normal(size=(200, 16)).astype("float32")
       >>> compute_mauve(p_features=p, q_features=p)
-      MauveOutput(mauve=1, frontier_integral=0, mauve_star=1, frontier_integral_star=0, p_hist=f64[20], q_hist=f64[20], divergence_curve=f64[27,2], p_counts=i32[20], q_counts=i32[20], num_buckets=20, pooling=None)
+      MauveOutput(mauve=1, frontier_integral=0, divergence_curve=f64[27,2], mauve_star=1, frontier_integral_star=0, p_hist=f64[20], q_hist=f64[20], p_counts=i32[20], q_counts=i32[20], num_buckets=20, pooling=None)
     """
     V.check_int(seed, "seed")
     frontier = FrontierSettings.resolve(None, names=MAUVE_TEXT_NAMES, none_is_default=False,
@@ -383,7 +383,7 @@ def compute_mauve_seeds(
       >>> p, q = rng.normal(size=(150, 8)), rng.normal(size=(150, 8)) + 1.0
       >>> out = compute_mauve_seeds(references=p, candidates=q, seeds=(1, 2, 3))
       >>> out  # doctest: +ELLIPSIS
-      MauveSeedsOutput(mauve_mean=..., mauve_std=..., ..., divergence_curve=f64[3,27,2], details=HistogramDetails(p_hist=f64[3,15], ..., num_buckets=15), seeds=(1, 2, 3), pooling=None, mauve_interval=None, frontier_integral_interval=None, sampling_standard_error=None)
+      MauveSeedsOutput(mauve_mean=..., mauve_std=..., ..., divergence_curve=f64[3,27,2], details=HistogramDetails(mauve_star=f64[3], ..., num_buckets=15), seeds=(1, 2, 3), pooling=None, mauve_interval=None, frontier_integral_interval=None, sampling_standard_error=None)
       >>> out.mauve.shape, 0 < out.mauve_mean < 1, out.mauve_std >= 0
       ((3,), True, True)
       >>> ci = compute_mauve_seeds(references=p, candidates=q, seeds=(1, 2, 3), confidence=0.95).mauve_interval
