@@ -63,7 +63,7 @@ from jaxmetrics import _validation as V
 from jaxmetrics.mark_evaluate.hyperspheres import knn_hyperspheres
 from jaxmetrics.mauve.engine import fit_labels, project_features, split_counts
 from jaxmetrics.mauve.frontier.divergences import mauve_from_log_ratios
-from jaxmetrics.results import Result, static_field
+from jaxmetrics.results import Result
 
 __all__ = [
     "LogRatios",

@@ -42,8 +42,6 @@ from jaxmetrics.mauve.pipeline.interval import BOOTSTRAP_SALT, seed_mean_interva
 from jaxmetrics.mauve.quantize.quantizers import FittedQuantizer, KMeansQuantizer, Quantizer, get_quantizer
 from jaxmetrics.mauve.sizes import auto_num_buckets, bucket_size, resolve_num_buckets
 from jaxmetrics.numerics import mean_std
-from jaxmetrics.confidence import Interval
-from jaxmetrics.results import Result, static_field
 from jaxmetrics.signature import extend_signature
 
 __all__ = [
