@@ -42,7 +42,6 @@ Everything runs offline (``HF_HUB_OFFLINE=1`` is set here).
 """
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
@@ -356,7 +355,7 @@ def run_demo(cfg: DemoConfig = SIZES["full"], out_dir: str | os.PathLike = "demo
     md = format_table(rows, cfg, result.notes, sw_ppl)
     print()
     print(md)
-    (out_dir / "results.json").write_text(json.dumps(result.to_dict(), indent=2) + "\n")
+    result.write_json(out_dir / "results.json")
     (out_dir / "results.md").write_text(md + "\n")
     print(f"\nsaved {out_dir}/results.json, results.md, divergence_curves.png (and report.*, lengths.png)  "
           f"({seconds:.0f}s)", file=sys.stderr)

@@ -9,7 +9,11 @@ defaults); :class:`Result` turns it into
   fields declared with :func:`static_field` (names, settings) are static metadata, so a result
   can be returned from ``jax.jit`` and mapped with ``jax.tree.map``,
 * with a **short** ``repr`` (scalars with their value, arrays as ``dtype[shape]``, never an
-  array dump) and :meth:`Result.to_dict` for JSON.
+  array dump);
+* with one output contract: :meth:`Result.to_dict` (plain Python), :meth:`Result.write_json`
+  (that dict as JSON, to a file) and, for a result that is a table, :meth:`Result.to_csv`
+  (``to_csv(path=None) -> str``: the CSV text, also written to ``path`` when given) built from
+  the rows its :meth:`Result.csv_rows` returns.
 
 Examples:
     >>> import jax, jax.numpy as jnp
@@ -26,8 +30,12 @@ Examples:
 """
 from __future__ import annotations
 
+import csv
 import dataclasses
+import io
+import json
 import math
+import os
 import numbers
 from typing import Any
 
@@ -143,3 +151,42 @@ class Result:
     def replace(self, **changes: Any) -> "Result":
         """A copy with some fields changed (``dataclasses.replace``)."""
         return dataclasses.replace(self, **changes)
+
+    def write_json(self, path: str | os.PathLike, *, indent: int = 2) -> None:
+        """Write :meth:`to_dict` to ``path`` as JSON (UTF-8, a final newline; non-finite numbers as
+        ``NaN`` / ``Infinity``, which Python's :mod:`json` reads back)."""
+        text = json.dumps(self.to_dict(), indent=indent) + "\n"
+        with open(os.fspath(path), "w", encoding="utf-8") as fh:
+            fh.write(text)
+
+    def csv_rows(self) -> list:
+        """The rows of this result's table, one ``{column: value}`` per row (every row with the same
+        columns, in order); a result that is not a table raises ``TypeError``."""
+        raise TypeError(f"{type(self).__name__} is not a table: use to_dict() or write_json()")
+
+    def to_csv(self, path: str | os.PathLike | None = None) -> str:
+        """:meth:`csv_rows` as CSV text (a header line, then one line per row; floats written
+        exactly with ``repr``, ``None`` as an empty cell), also written to ``path`` when given."""
+        rows = self.csv_rows()
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        if rows:
+            w.writerow(list(rows[0]))
+            for row in rows:
+                w.writerow([_csv_cell(v) for v in row.values()])
+        text = buf.getvalue()
+        if path is not None:
+            with open(os.fspath(path), "w", newline="", encoding="utf-8") as fh:
+                fh.write(text)
+        return text
+
+
+def _csv_cell(v: Any) -> str:
+    """One CSV cell: ``None`` empty, booleans and integers as such, other numbers as ``repr(float)``."""
+    if v is None:
+        return ""
+    if isinstance(v, (bool, np.bool_, numbers.Integral)):
+        return str(v if isinstance(v, (bool, np.bool_)) else int(v))
+    if isinstance(v, numbers.Real):
+        return repr(float(v))
+    return str(v)

@@ -62,7 +62,8 @@ COMPAT = {"compute_mauve", "bertscore"}
 MASK_EXCEPTIONS = {"attention_mask", "row_mask", "col_mask", "pair_mask", "key_mask"}
 MODEL_LIKE_NAMES = {"lm", "encoder", "model_name", "model_path", "model_dir", "scorer", "name_or_path"}
 # Methods that are part of Python / pytree / settings-object protocols rather than the metric API.
-SKIP_METHODS = {"to_dict", "replace", "tree_flatten", "tree_unflatten", "signature_fields"}
+SKIP_METHODS = {"to_dict", "replace", "tree_flatten", "tree_unflatten", "signature_fields", "csv_rows", "to_csv",
+                "write_json"}
 
 
 def _exported(package: str):

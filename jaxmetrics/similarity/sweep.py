@@ -26,11 +26,10 @@ depend on the order of the file. Without ``centering=`` each metric gets its own
 from __future__ import annotations
 
 import collections
-import io
 import math
 import os
 from functools import partial
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -177,25 +176,20 @@ class CorrelationSweep(Result):
                .rstrip() for row in lines]
         return "\n".join(out)
 
-    def to_csv(self, path: str | os.PathLike | None = None) -> str:
-        """The table as CSV text (one row per setting, per-group columns ``pearson[g]`` and
-        ``spearman[g]``); also written to ``path`` when given."""
-        import csv
-
-        buf = io.StringIO()
-        w = csv.writer(buf, lineterminator="\n")
-        w.writerow(["metric", "layer", "centering", "num_iterations", "temperature", "score"]
-                   + [f"pearson[{g}]" for g in self.group_names] + ["weighted_pearson"]
-                   + [f"spearman[{g}]" for g in self.group_names] + ["weighted_spearman"])
+    def csv_rows(self) -> list[Mapping[str, Any]]:
+        """One row per setting for :meth:`to_csv` (``Result.to_csv(path=None) -> str``): the setting,
+        the score, per-group columns ``pearson[g]`` and ``spearman[g]`` and their weighted means."""
+        out = []
         for r in self.rows():
-            w.writerow([r.metric, r.layer, r.centering, _blank(r.num_iterations), _blank(r.temperature),
-                        self.score] + [repr(float(x)) for x in r.pearson] + [repr(r.weighted_pearson)]
-                       + [repr(float(x)) for x in r.spearman] + [repr(r.weighted_spearman)])
-        text = buf.getvalue()
-        if path is not None:
-            with open(path, "w", encoding="utf-8") as fh:
-                fh.write(text)
-        return text
+            row = {"metric": r.metric, "layer": r.layer, "centering": r.centering,
+                   "num_iterations": _blank(r.num_iterations), "temperature": _blank(r.temperature),
+                   "score": self.score}
+            row.update({f"pearson[{g}]": float(x) for g, x in zip(self.group_names, r.pearson)})
+            row["weighted_pearson"] = float(r.weighted_pearson)
+            row.update({f"spearman[{g}]": float(x) for g, x in zip(self.group_names, r.spearman)})
+            row["weighted_spearman"] = float(r.weighted_spearman)
+            out.append(row)
+        return out
 
     def plot(self, path: str | os.PathLike | None = None, *, by: str = "weighted_pearson",
              title: str | None = None) -> "Figure":
