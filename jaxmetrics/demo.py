@@ -52,7 +52,7 @@ import numpy as np
 
 from jaxmetrics.evaluation.plot import CurveLegend
 from jaxmetrics.results import Result, static_field
-from jaxmetrics.signature import make_signature, model_id
+from jaxmetrics.results import make_signature, model_id
 
 __all__ = ["DemoConfig", "DemoResult", "HeldoutPassages", "SIZES", "SlidingWindowPPL", "TABLE_COLUMNS",
            "format_table", "heldout_passages", "run_demo"]
@@ -158,7 +158,7 @@ class DemoResult(Result):
       stage_seconds: the report's time per stage.
       backend: the JAX backend.
       divergence_curves: the :class:`~jaxmetrics.evaluation.CurveLegend` of ``divergence_curves.png``.
-      signature: what the numbers depend on (:mod:`jaxmetrics.signature`): ``metric:demo``, the
+      signature: what the numbers depend on (:mod:`jaxmetrics.results`): ``metric:demo``, the
         generating model and the encoder with their weights' hashes and dtypes, and every
         :class:`DemoConfig` setting (in ``results.json``).
     """

@@ -88,7 +88,7 @@ class GenerationReport(Result):
       prompts: the ``N`` prompts as text (decoded prompt ids); not in the JSON.
       texts: ``{setting: [per run: N continuation texts]}`` (``generations`` decoded); not in the
         JSON: :func:`write_report` writes them with ``prompts`` to ``generations.jsonl``.
-      signature: what the numbers depend on (static; :mod:`jaxmetrics.signature`):
+      signature: what the numbers depend on (static; :mod:`jaxmetrics.results`):
         ``metric:evaluate-generation``, the generating model with its weights' hash, the
         featurizer's and the similarity model's ids, the decodings, sampling seeds, k-means seeds,
         ``max_new_tokens`` (``auto`` when derived from the prompts), pooling, truncation lengths,

@@ -44,7 +44,7 @@ from jaxmetrics.similarity.kernels import TEMPERED
 from jaxmetrics.similarity.pipeline import check_text_pairs
 from jaxmetrics.similarity.settings import (SIMILARITY_METRICS, SimilaritySettings, default_centering, default_layer,
                                             default_temperature, settings_from_keywords)
-from jaxmetrics.similarity.scored_pairs import ScoredPairs
+from jaxmetrics.similarity.grouped import ScoredPairs
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
@@ -112,7 +112,7 @@ class CorrelationSweep(Result):
       group_names: the G group labels (static).
       group_sizes: pairs per group (static).
       score: which score was correlated: ``'f1'``, ``'precision'`` or ``'recall'`` (static).
-      signature: what the numbers depend on (static; :mod:`jaxmetrics.signature`):
+      signature: what the numbers depend on (static; :mod:`jaxmetrics.results`):
         ``metric:correlation-sweep``, the model with its weights' hash, the grid (metrics, layers,
         centerings, Sinkhorn iterations, temperatures), the score, ``center_batch_size``, special
         tokens, ``max_length`` and the model's dtype.
@@ -461,7 +461,7 @@ def correlation_sweep(*, references: Sequence[str] | None = None, candidates: Se
                     scores.append(out[m][a, j, b])
     scores = np.stack(scores)
     corr = grouped_correlation(scores, h.astype(np.float32), ids, num_groups=len(names))
-    from jaxmetrics.signature import make_signature
+    from jaxmetrics.results import make_signature
 
     sig = make_signature("correlation-sweep", model=lm, metrics=tuple(metrics),
                          layers=tuple(int(k) for k in layer_list), centerings=tuple(cents),

@@ -84,7 +84,7 @@ class MauveSweepResult(Result):
         sweeps of given features).
       estimator: how the frontier was estimated (static, not in the repr): ``'quantized'`` (k-means
         histograms) or a density-ratio estimator's name (:mod:`jaxmetrics.mauve.frontier.estimators`).
-      signature: what the numbers depend on (static; :mod:`jaxmetrics.signature`):
+      signature: what the numbers depend on (static; :mod:`jaxmetrics.results`):
         ``metric:mauve-sweep``, the swept setting (``over``) and its ``values`` (``default`` for
         the data-derived default sample sizes), the seeds and every fixed MAUVE setting (the
         k-means quantizer's, ``num_buckets``, ``mauve_scaling_factor``, ...); the length sweep

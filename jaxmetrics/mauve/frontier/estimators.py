@@ -107,7 +107,7 @@ class MauveEstimate(Result):
       estimator: the estimator's name (static; ``'knn'``, ``'classifier'``, ``'gaussian'``,
         ``'quantized'``).
       divergence: the f-divergence of the curve (static).
-      signature: the settings (static; :mod:`jaxmetrics.signature`).
+      signature: the settings (static; :mod:`jaxmetrics.results`).
     """
 
     mauve: float

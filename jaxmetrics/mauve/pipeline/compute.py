@@ -44,7 +44,7 @@ from jaxmetrics.mauve.sizes import auto_num_buckets, bucket_size, resolve_num_bu
 from jaxmetrics.numerics import mean_std
 from jaxmetrics.confidence import Interval
 from jaxmetrics.results import Result, static_field
-from jaxmetrics.signature import extend_signature
+from jaxmetrics.results import extend_signature
 
 __all__ = [
     "MauveOutput",
@@ -83,7 +83,7 @@ class MauveOutput(Result):
       divergence: the f-divergence of ``mauve``, ``mauve_star`` and the curve (static, not in the
         repr; :data:`~jaxmetrics.mauve.frontier.divergences.DIVERGENCES`, default ``'kl'``); the frontier
         integrals are KL-based whatever it is.
-      signature: what the numbers depend on (static; :mod:`jaxmetrics.signature`): ``metric:mauve``,
+      signature: what the numbers depend on (static; :mod:`jaxmetrics.results`): ``metric:mauve``,
         the featurizer with its weights' hash when text or tokens were featurized (with its layer,
         pooling, ``max_length`` and dtype), the seeds, ``num_buckets`` as given, the quantizer and
         its settings, ``mauve_scaling_factor``, the curve's size and the scoring.
@@ -166,7 +166,7 @@ class MauveSeedsOutput(Result):
 def _signature(inputs, quant, *, seeds, num_buckets, frontier: FrontierSettings) -> str:
     """The signature of a MAUVE result (see :class:`MauveOutput`); ``divergence`` is named when not KL."""
     from jaxmetrics.mauve.quantize.quantizers import _quantizer_settings
-    from jaxmetrics.signature import make_signature
+    from jaxmetrics.results import make_signature
 
     settings = dict(seeds=tuple(seeds), num_buckets=num_buckets, **frontier.signature_fields(),
                     **_quantizer_settings(quant))
