@@ -42,7 +42,6 @@ Everything runs offline (``HF_HUB_OFFLINE=1`` is set here).
 """
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
@@ -53,7 +52,7 @@ import numpy as np
 
 from jaxmetrics.evaluation.plot import CurveLegend
 from jaxmetrics.results import Result, static_field
-from jaxmetrics.signature import make_signature, model_id
+from jaxmetrics.results import make_signature, model_id
 
 __all__ = ["DemoConfig", "DemoResult", "HeldoutPassages", "SIZES", "SlidingWindowPPL", "TABLE_COLUMNS",
            "format_table", "heldout_passages", "run_demo"]
@@ -159,7 +158,7 @@ class DemoResult(Result):
       stage_seconds: the report's time per stage.
       backend: the JAX backend.
       divergence_curves: the :class:`~jaxmetrics.evaluation.CurveLegend` of ``divergence_curves.png``.
-      signature: what the numbers depend on (:mod:`jaxmetrics.signature`): ``metric:demo``, the
+      signature: what the numbers depend on (:mod:`jaxmetrics.results`): ``metric:demo``, the
         generating model and the encoder with their weights' hashes and dtypes, and every
         :class:`DemoConfig` setting (in ``results.json``).
     """
@@ -356,7 +355,7 @@ def run_demo(cfg: DemoConfig = SIZES["full"], out_dir: str | os.PathLike = "demo
     md = format_table(rows, cfg, result.notes, sw_ppl)
     print()
     print(md)
-    (out_dir / "results.json").write_text(json.dumps(result.to_dict(), indent=2) + "\n")
+    result.write_json(out_dir / "results.json")
     (out_dir / "results.md").write_text(md + "\n")
     print(f"\nsaved {out_dir}/results.json, results.md, divergence_curves.png (and report.*, lengths.png)  "
           f"({seconds:.0f}s)", file=sys.stderr)

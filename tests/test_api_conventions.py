@@ -28,6 +28,7 @@ methods of exported classes) and fails on:
     ``m`` written anywhere but in ``FrontierSettings``.
 13. (short functions) a function of the package over 100 code lines (its signature counted; its
     docstring, comments and blank lines not).
+14. (folders) a folder of the package holding more than 15 modules.
 
 Rule 5 also holds for classes: every ``jaxmetrics`` class that an exported function returns is
 a ``Result``, except the metric states of rule 6, settings objects (``jaxmetrics.settings.Settings``)
@@ -62,7 +63,8 @@ COMPAT = {"compute_mauve", "bertscore"}
 MASK_EXCEPTIONS = {"attention_mask", "row_mask", "col_mask", "pair_mask", "key_mask"}
 MODEL_LIKE_NAMES = {"lm", "encoder", "model_name", "model_path", "model_dir", "scorer", "name_or_path"}
 # Methods that are part of Python / pytree / settings-object protocols rather than the metric API.
-SKIP_METHODS = {"to_dict", "replace", "tree_flatten", "tree_unflatten", "signature_fields"}
+SKIP_METHODS = {"to_dict", "replace", "tree_flatten", "tree_unflatten", "signature_fields", "csv_rows", "to_csv",
+                "write_json"}
 
 
 def _exported(package: str):
@@ -910,3 +912,18 @@ def test_the_length_rule_counts_code_only(tmp_path):
 def test_no_function_is_over_100_code_lines():
     bad = _long_functions(_library_files())
     assert not bad, f"split these into named steps (at most {MAX_CODE_LINES} code lines a function):\n" + "\n".join(bad)
+
+
+# ------------------------------------------------------------------ folders a reader can scan (rule 14)
+MAX_MODULES_PER_FOLDER = 15
+
+
+def test_no_folder_holds_over_15_modules():
+    """Each folder of the package holds at most 15 modules (``__init__.py`` not counted): a
+    family that grows splits into sub-packages named after what they hold, as MAUVE's stages do."""
+    bad = []
+    for folder in [_ROOT, *(p for p in _ROOT.rglob("*") if p.is_dir() and p.name != "__pycache__")]:
+        modules = [p for p in folder.glob("*.py") if p.name != "__init__.py"]
+        if len(modules) > MAX_MODULES_PER_FOLDER:
+            bad.append(f"{folder.relative_to(_ROOT.parent)}: {len(modules)} modules")
+    assert not bad, f"split these folders (at most {MAX_MODULES_PER_FOLDER} modules each):\n" + "\n".join(bad)

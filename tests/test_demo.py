@@ -70,7 +70,7 @@ def test_demo_writes_parsable_outputs(demo_run):
         assert 0.0 < res["rows"][r]["mauve"] <= 1.0
     assert res["human_sliding_window_ppl"]["perplexity"] > 1.0
     assert res["notes"] == []  # every metric was computed
-    from jaxmetrics.signature import parse_signature   # the models (with their weights' hashes) and settings
+    from jaxmetrics.results import parse_signature   # the models (with their weights' hashes) and settings
 
     sig = parse_signature(res["signature"])
     assert sig["metric"] == "demo" and "@sha256:" in sig["model"] and "@sha256:" in sig["featurizer"]

@@ -59,7 +59,7 @@ def test_report_plots_keep_the_backend(svg_backend, tmp_path):
 
 
 def test_compare_leaderboard_plot_keeps_the_backend(svg_backend, tmp_path):
-    from jaxmetrics.plot import plot_leaderboard
+    from jaxmetrics.evaluation.plot import plot_leaderboard
 
     board = {"a": {"value": 0.5, "low": 0.4, "high": 0.6}, "b": {"value": 0.7, "low": 0.65, "high": 0.8}}
     fig = plot_leaderboard(board, tmp_path / "b.png", xlabel="score")

@@ -1,4 +1,4 @@
-"""Result signatures (jaxmetrics.signature): every pipeline result and every JSON of the command
+"""Result signatures (jaxmetrics.results): every pipeline result and every JSON of the command
 line carries one; changing any one setting changes it, it parses back to the settings, two runs
 with the same settings give the same signature and the same numbers, and the model part carries
 a hash of the weights (two checkpoints with one directory name but different weights differ)."""
@@ -12,7 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxmetrics.signature import extend_signature, make_signature, model_id, parse_signature
+from jaxmetrics.results import extend_signature, make_signature, model_id, parse_signature
 
 pytest.importorskip("torch")  # jaxmetrics.testing.tiny_checkpoint writes its weights with torch
 

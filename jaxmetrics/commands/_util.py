@@ -75,6 +75,27 @@ def add_model_option(parser: argparse.ArgumentParser, role: str, *, option: str 
         parser.add_argument(option, default=default, help=text)
 
 
+def add_length_and_batch_options(parser: argparse.ArgumentParser, *, max_length_help: str, batch_size: int,
+                                 batch_help: str, max_length: int | None = None,
+                                 max_length_metavar: str | None = None) -> None:
+    """``--max-length`` (tokens a text or window keeps; ``max_length_help`` says the command's
+    default) and ``--batch-size`` (``batch_help``): the two options of every command that runs a
+    model, declared once; :func:`check_length_and_batch` checks them."""
+    extra = {} if max_length_metavar is None else {"metavar": max_length_metavar}
+    parser.add_argument("--max-length", type=int, default=max_length, help=max_length_help, **extra)
+    parser.add_argument("--batch-size", type=int, default=batch_size, help=batch_help)
+
+
+def check_length_and_batch(args: argparse.Namespace, *, min_length: int = 1) -> None:
+    """``--batch-size`` at least 1 and, when given, ``--max-length`` at least ``min_length``
+    (before any model is loaded)."""
+    from jaxmetrics._validation import check_int
+
+    check_int(args.batch_size, "--batch-size", minimum=1)
+    if args.max_length is not None:
+        check_int(args.max_length, "--max-length", minimum=min_length)
+
+
 def add_pooling_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--pooling", choices=POOLING_CHOICES, metavar="POOLING", default="auto", help=POOLING_HELP)
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from jaxmetrics.commands._util import (add_model_option, add_progress_options, check_outputs, progress_enabled,
-                                       write_json)
+from jaxmetrics.commands._util import (add_length_and_batch_options, add_model_option, add_progress_options,
+                                       check_length_and_batch, check_outputs, progress_enabled, write_json)
 from jaxmetrics._files import check_input_file
 from jaxmetrics.commands._options import CENTERINGS, add_dtype_option
 
@@ -34,9 +34,8 @@ def register(subparsers) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of the random pairs (default: 0)")
     p.add_argument("--center-batch-size", type=int, default=32,
                    help="texts per centering batch ('batch') (default: 32)")
-    p.add_argument("--max-length", type=int, default=None,
-                   help="truncation in tokens (default 512, or the model's positions when fewer)")
-    p.add_argument("--batch-size", type=int, default=16, help="texts per forward pass (default: 16)")
+    add_length_and_batch_options(p, max_length_help="truncation in tokens (default 512, or the model's positions "
+                                 "when fewer)", batch_size=16, batch_help="texts per forward pass (default: 16)")
     p.add_argument("--drop-empty", action="store_true", help="drop empty lines instead of failing (default: fail)")
     p.add_argument("--json", default=None, metavar="PATH",
                    help="write the result (every curve and setting, and its signature) as JSON here "
@@ -55,9 +54,7 @@ def run(args: argparse.Namespace) -> int:
     check_outputs(args, (("json", "--json"), ("plot", "--plot")))
     check_int(args.num_pairs, "--num-pairs", minimum=1)
     check_int(args.center_batch_size, "--center-batch-size", minimum=1)
-    check_int(args.batch_size, "--batch-size", minimum=1)
-    if args.max_length is not None:
-        check_int(args.max_length, "--max-length", minimum=1)
+    check_length_and_batch(args)
     centerings = list(dict.fromkeys(args.centering or CENTERINGS))
     texts = read_texts(args.texts, name="texts")
     if args.drop_empty:

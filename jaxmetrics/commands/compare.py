@@ -143,7 +143,7 @@ def run(args: argparse.Namespace) -> int:
             doc.update(seeds=list(cmp.seeds), num_buckets=cmp.num_buckets, pooling=args.pooling)
         write_json(args.json, doc)
     if args.plot:
-        from jaxmetrics.plot import plot_leaderboard
+        from jaxmetrics.evaluation.plot import plot_leaderboard
 
         plot_leaderboard({names[i]: board[names[i]] for i in order}, args.plot,
                          xlabel="MAUVE" if args.metric == "mauve" else f"{args.metric} {args.score} (mean, {pct} interval)")
@@ -156,7 +156,7 @@ def _mauve_board(args, lm, refs, systems):
 
     from jaxmetrics.mauve import compare_mauve
     from jaxmetrics.mauve.pipeline.inputs import featurize_texts, featurized_signature
-    from jaxmetrics.signature import make_signature
+    from jaxmetrics.results import make_signature
 
     if progress_enabled(args):
         print(f"jaxmetrics compare: featurizing the references and {', '.join(systems)}", file=sys.stderr)

@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     report = run_diversity_test(data.response_sets, data.label_values, metrics, test=args.test,
                                 values=values)
     if needs_model:  # the values were computed here: the signature names the encoder
-        from jaxmetrics.signature import extend_signature
+        from jaxmetrics.results import extend_signature
 
         report = report.replace(signature=extend_signature(report.signature, model=model,
                                                            dtype=getattr(model, "dtype", None)))

@@ -4,8 +4,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from jaxmetrics.commands._util import (add_model_option, add_pooling_option, add_progress_options,
-                                       check_output_file, progress_enabled)
+from jaxmetrics.commands._util import (add_length_and_batch_options, add_model_option, add_pooling_option,
+                                       add_progress_options, check_length_and_batch, check_output_file,
+                                       progress_enabled)
 from jaxmetrics._files import check_input_file
 from jaxmetrics.commands._options import add_dtype_option
 
@@ -26,10 +27,9 @@ def register(subparsers) -> None:
     p.add_argument("--out", required=True, metavar="FILE.npy",
                    help="output file; must end in .npy (written at exactly this path; any other suffix is "
                         "refused before the work)")
-    p.add_argument("--max-length", type=int, default=None,
-                   help="truncate texts to this many tokens (default: 1024 for last-token pooling, 256 for "
-                        "mean pooling, or the model's positions if fewer)")
-    p.add_argument("--batch-size", type=int, default=8, help="texts per forward pass (default: 8)")
+    add_length_and_batch_options(p, max_length_help="truncate texts to this many tokens (default: 1024 for "
+                                 "last-token pooling, 256 for mean pooling, or the model's positions if fewer)",
+                                 batch_size=8, batch_help="texts per forward pass (default: 8)")
     p.add_argument("--layer", type=int, default=-1, help="hidden_states index (default: -1, the last layer)")
     add_pooling_option(p)
     p.add_argument("--cache-dir", default=None,
@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     import numpy as np
 
     from jaxmetrics import models
-    from jaxmetrics._validation import check_int, check_texts
+    from jaxmetrics._validation import check_texts
     from jaxmetrics.models.cache import check_writable_dir
 
     check_input_file(args.texts, "texts")
@@ -56,9 +56,7 @@ def run(args: argparse.Namespace) -> int:
                          "(name the file FILE.npy)")
     if args.cache_dir is not None:
         check_writable_dir(args.cache_dir, "--cache-dir")
-    check_int(args.batch_size, "--batch-size", minimum=1)
-    if args.max_length is not None:
-        check_int(args.max_length, "--max-length", minimum=1)
+    check_length_and_batch(args)
     texts = models.read_texts(args.texts, name="texts")
     if args.drop_empty:
         n0 = len(texts)

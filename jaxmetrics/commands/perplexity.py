@@ -4,7 +4,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from jaxmetrics.commands._util import (add_model_option, add_progress_options, check_output_file, progress_enabled,
+from jaxmetrics.commands._util import (add_length_and_batch_options, add_model_option, add_progress_options,
+                                       check_length_and_batch, check_output_file, progress_enabled,
                                        write_json)
 from jaxmetrics._files import check_input_file
 from jaxmetrics.commands._options import LibraryChoices, add_dtype_option
@@ -25,10 +26,9 @@ def register(subparsers) -> None:
     p.add_argument("--stride", type=int, default=None,
                    help="step between windows, 1 <= stride <= --max-length; smaller strides give every scored "
                         "token more context (default: the window size, i.e. non-overlapping windows)")
-    p.add_argument("--max-length", type=int, default=None,
-                   help="window size in tokens, at least 2 and at most the model's context (default: the model's "
-                        "context, e.g. 1024 for GPT-2)")
-    p.add_argument("--batch-size", type=int, default=8, help="windows per forward pass (default: 8)")
+    add_length_and_batch_options(p, max_length_help="window size in tokens, at least 2 and at most the model's "
+                                 "context (default: the model's context, e.g. 1024 for GPT-2)",
+                                 batch_size=8, batch_help="windows per forward pass (default: 8)")
     p.add_argument("--per-line", action="store_true",
                    help="treat each non-empty line as a separate document (default: the whole file is one "
                         "stream)")
@@ -56,9 +56,7 @@ def run(args: argparse.Namespace) -> int:
     check_input_file(args.corpus, "corpus")
     if args.json:
         check_output_file(args.json, "--json")
-    check_int(args.batch_size, "--batch-size", minimum=1)
-    if args.max_length is not None:
-        check_int(args.max_length, "--max-length", minimum=2)
+    check_length_and_batch(args, min_length=2)
     if args.stride is not None:
         check_int(args.stride, "--stride", minimum=1)
         if args.max_length is not None and args.stride > args.max_length:

@@ -16,7 +16,7 @@ from jaxmetrics._validation import check_choice
 from jaxmetrics.diversity.correlation import content_test, decoding_test
 from jaxmetrics.diversity.set_metrics import SetMetricValues, compute_set_metrics, resolve_set_metric, set_metric_names
 from jaxmetrics.results import Result, static_field
-from jaxmetrics.signature import make_signature
+from jaxmetrics.results import make_signature
 
 __all__ = ["DIVERSITY_TESTS", "DiversityTestRow", "DiversityTestReport", "run_diversity_test"]
 
@@ -56,7 +56,7 @@ class DiversityTestReport(Result):
       rows: one :class:`DiversityTestRow` per metric, in the order asked for.
       test: ``"dec"`` (decTest: Spearman, Pearson) or ``"con"`` (conTest: adds OCA).
       num_sets: the number of response sets ``S``.
-      signature: what the numbers depend on (static; :mod:`jaxmetrics.signature`):
+      signature: what the numbers depend on (static; :mod:`jaxmetrics.results`):
         ``metric:diversity-test``, the test, the metric names and, when a neural metric was
         computed here, the encoder with its weights' hash and dtype (``""`` for a report built
         by hand).
@@ -113,7 +113,7 @@ def run_diversity_test(response_sets: Sequence[Sequence[str]] | None, params: An
         report's signature when a neural metric is computed.
       values: precomputed :class:`SetMetricValues` (then ``response_sets`` and ``model`` are
         not used, and the signature names no model: add it with
-        :func:`jaxmetrics.signature.extend_signature`).
+        :func:`jaxmetrics.results.extend_signature`).
       dtype: compute dtype of the model, ``'float32'`` or ``'bfloat16'``; ``None``: float32 for a
         path, a loaded model's own (:func:`~jaxmetrics.models.resolve_model`).
 

@@ -148,7 +148,7 @@ def _setup(*, model, data, featurizer, similarity_model, generation: GenerationS
     the signature from the stage objects; every problem is a ``ValueError`` raised before any
     generation."""
     from jaxmetrics.models import resolve_model, resolve_pooling
-    from jaxmetrics.signature import make_signature, model_id
+    from jaxmetrics.results import make_signature, model_id
     from jaxmetrics.similarity import default_layer
 
     lm = resolve_model(model, causal=True, purpose="generate continuations (evaluate_generation)", dtype=dtype)

@@ -10,12 +10,10 @@ Markdown / CSV formatter of its table (also the demo's table) and the writer of 
 """
 from __future__ import annotations
 
-import csv
-import io
 import json
 import os
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -90,7 +88,7 @@ class GenerationReport(Result):
       prompts: the ``N`` prompts as text (decoded prompt ids); not in the JSON.
       texts: ``{setting: [per run: N continuation texts]}`` (``generations`` decoded); not in the
         JSON: :func:`write_report` writes them with ``prompts`` to ``generations.jsonl``.
-      signature: what the numbers depend on (static; :mod:`jaxmetrics.signature`):
+      signature: what the numbers depend on (static; :mod:`jaxmetrics.results`):
         ``metric:evaluate-generation``, the generating model with its weights' hash, the
         featurizer's and the similarity model's ids, the decodings, sampling seeds, k-means seeds,
         ``max_new_tokens`` (``auto`` when derived from the prompts), pooling, truncation lengths,
@@ -129,20 +127,13 @@ class GenerationReport(Result):
         """The table (one line per row) and a caption: :func:`format_markdown` of this report."""
         return format_markdown(self.rows, self.config, self.notes, labels=labels, columns=columns, caption=caption)
 
-    def to_csv(self) -> str:
-        """One line per row; every column, with ``_std`` columns after their value."""
+    def csv_rows(self) -> list[Mapping[str, Any]]:
+        """One row per setting for :meth:`to_csv`: ``row``, then every column, each followed by its
+        ``_std`` column (``None`` where a value is missing)."""
         keys = [k for k, _, _ in COLUMNS]
-        header = ["row"] + [c for k in keys for c in (k, k + "_std")]
-        buf = io.StringIO()
-        w = csv.writer(buf, lineterminator="\n")
-        w.writerow(header)
-        for r, vals in self.rows.items():
-            w.writerow([r] + [_csv_cell(vals.get(c)) for c in header[1:]])
-        return buf.getvalue()
-
-
-def _csv_cell(v):
-    return "" if v is None else repr(float(v))
+        header = [c for k in keys for c in (k, k + "_std")]
+        return [{"row": r, **{c: None if vals.get(c) is None else float(vals[c]) for c in header}}
+                for r, vals in self.rows.items()]
 
 
 def _seeds_caption(config: dict) -> str:
@@ -264,13 +255,13 @@ def write_report(report: GenerationReport, out_dir: str | os.PathLike, labels: d
                         divergence_curves=str(out / "divergence_curves.png"), lengths=str(out / "lengths.png"),
                         generations=None if report.texts is None else str(out / "generations.jsonl"))
     Path(files.markdown).write_text(report.to_markdown(labels) + "\n")
-    Path(files.csv).write_text(report.to_csv())
+    report.to_csv(files.csv)
     if files.generations is not None:
         Path(files.generations).write_text("".join(json.dumps(r, ensure_ascii=False) + "\n"
                                                    for r in _generation_records(report)), encoding="utf-8")
     plot_report_curves(report, files.divergence_curves, labels, title=curves_title)
     plot_report_lengths(report, files.lengths, labels)
-    Path(files.json).write_text(json.dumps(report.replace(files=files).to_dict(), indent=1) + "\n")
+    report.replace(files=files).write_json(files.json, indent=1)
     return files
 
 

@@ -34,7 +34,7 @@ from jaxmetrics._validation import check_int
 from jaxmetrics.models.batching import layout_batch, plan_batches
 from jaxmetrics.models.protocol import resolve_model
 from jaxmetrics.results import Result, static_field
-from jaxmetrics.signature import make_signature
+from jaxmetrics.results import make_signature
 
 __all__ = ["TextPerplexities", "text_perplexities"]
 
@@ -52,7 +52,7 @@ class TextPerplexities(Result):
       add_start_token, max_length: the settings (static).
       signature: ``metric:text-perplexity``, the model with its weights' hash,
         ``add_start_token``, ``max_length`` and the model's dtype (static;
-        :mod:`jaxmetrics.signature`).
+        :mod:`jaxmetrics.results`).
     """
 
     perplexities: np.ndarray

@@ -52,7 +52,7 @@ from jaxmetrics._validation import check_choice, check_int
 from jaxmetrics.models.batching import plan_rows
 from jaxmetrics.models.protocol import resolve_model
 from jaxmetrics.results import Result, static_field
-from jaxmetrics.signature import make_signature
+from jaxmetrics.results import make_signature
 
 __all__ = ["CONVENTIONS", "REDUCTIONS", "WindowLayout", "window_layout", "WindowScores", "score_windows",
            "PerplexityResult", "perplexity"]
@@ -295,7 +295,7 @@ class PerplexityResult(Result):
       convention, max_length, stride, reduction: the settings (static).
       signature: ``metric:perplexity``, the model with its weights' hash, ``max_length``,
         ``stride``, ``convention``, ``reduction`` and the model's dtype (static;
-        :mod:`jaxmetrics.signature`).
+        :mod:`jaxmetrics.results`).
     """
 
     perplexity: float

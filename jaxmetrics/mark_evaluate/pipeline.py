@@ -20,7 +20,7 @@ from jaxmetrics.mark_evaluate.baselines import fid, improved_precision_recall
 from jaxmetrics.mark_evaluate.checks import check_occasions
 from jaxmetrics.mark_evaluate.scores import mark_evaluate_scores
 from jaxmetrics.results import Result, static_field
-from jaxmetrics.signature import make_signature
+from jaxmetrics.results import make_signature
 
 __all__ = ["MarkEvaluateResult", "compute_mark_evaluate", "embed_texts"]
 
@@ -39,7 +39,7 @@ class MarkEvaluateResult(Result):
         two samples on a side).
       num_references: number of reference samples (texts, or token vectors in token mode).
       num_candidates: number of candidate samples.
-      signature: what the numbers depend on (static; :mod:`jaxmetrics.signature`):
+      signature: what the numbers depend on (static; :mod:`jaxmetrics.results`):
         ``metric:mark-evaluate``, the encoder with its weights' hash, ``k``, the granularity
         (sentence mode: mean pooling of the last layer; token mode: the layers), ``literal``,
         ``occasions``, ``baselines``, ``max_length`` and the encoder's dtype.

@@ -20,7 +20,7 @@ Layers (``docs/conventions.md``):
   self- and intra-sentence similarity before/after centering), :func:`layer_similarities`.
 * :mod:`~jaxmetrics.similarity.grouped` — :func:`grouped_correlation` (per-group Pearson /
   Spearman with human scores, size-weighted means);
-* :mod:`~jaxmetrics.similarity.scored_pairs` — :func:`read_scored_pairs` (STS-style TSV);
+* :mod:`~jaxmetrics.similarity.grouped` — :func:`read_scored_pairs` (STS-style TSV) and the grouped correlations;
 * :mod:`~jaxmetrics.similarity.sweep` — :func:`correlation_sweep` (correlation with human
   scores over a grid of settings, every setting equal to a :func:`compute_similarity` call);
 * :mod:`~jaxmetrics.similarity.alignment` — :func:`token_alignments` (which tokens matched: the
@@ -50,7 +50,7 @@ from jaxmetrics.similarity.pipeline import SimilarityResult, compute_similarity,
 from jaxmetrics.similarity.settings import (SIMILARITY_METRICS, SPECIAL_TOKENS, SimilaritySettings, default_centering,
                                             default_layer, default_temperature)
 from jaxmetrics.similarity.grouped import GroupedCorrelation, grouped_correlation
-from jaxmetrics.similarity.scored_pairs import ScoredPairs, read_scored_pairs
+from jaxmetrics.similarity.grouped import ScoredPairs, read_scored_pairs
 from jaxmetrics.similarity.sinkhorn import sinkhorn_plan
 from jaxmetrics.similarity.state import SimilarityState
 from jaxmetrics.similarity.sweep import CorrelationRow, CorrelationSweep, correlation_sweep

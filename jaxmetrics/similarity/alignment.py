@@ -169,7 +169,7 @@ class TokenAlignments(_Alignment):
         reference token and its similarity.
       references: :class:`AlignedTokens` ``[M, L2]``: the same for the references (column
         marginals ``b``; the best candidate token of each reference token).
-      signature: the scores' signature (static; :mod:`jaxmetrics.signature`).
+      signature: the scores' signature (static; :mod:`jaxmetrics.results`).
     """
 
     scores: SimilarityResult

@@ -312,7 +312,7 @@ class AnisotropyResult(Result):
       seed: the seed of the random pairs (static).
       center_batch_size: texts per centering batch for ``"batch"`` (static).
       max_length: truncation in tokens, special tokens included (static).
-      signature: what the numbers depend on (static; :mod:`jaxmetrics.signature`):
+      signature: what the numbers depend on (static; :mod:`jaxmetrics.results`):
         ``metric:anisotropy``, the model with its weights' hash, the centerings, ``num_pairs``,
         the seed, ``center_batch_size``, ``max_length`` and the model's dtype.
 
@@ -472,7 +472,7 @@ def compute_anisotropy(texts: Sequence[str], *, model: Any, seed: int = 0,
                 curves[s][c] = np.asarray(v)
             n_types = int(types)
             bar.update(1)
-    from jaxmetrics.signature import make_signature
+    from jaxmetrics.results import make_signature
 
     sig = make_signature("anisotropy", model=lm, centerings=centerings, num_pairs=num_pairs, seed=seed,
                          center_batch_size=center_batch_size, max_length=enc.max_length, layers="all",

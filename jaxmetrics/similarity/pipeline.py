@@ -40,7 +40,7 @@ class SimilarityResult(Result):
       layer: the ``hidden_states`` index used (0 = embedding output; static).
       centering: the centering method (static).
       temperature: T of the tempered metrics, ``None`` for the others (static).
-      signature: what the numbers depend on (static; :mod:`jaxmetrics.signature`): the metric's
+      signature: what the numbers depend on (static; :mod:`jaxmetrics.results`): the metric's
         name, the model with its weights' hash, the layer, centering (and ``center_batch_size`` for
         batch centering), temperature (tempered metrics), Sinkhorn iterations (TWMD), idf, baseline
         (BERTScore), special tokens,
@@ -306,7 +306,7 @@ def score_encoded(encoding: Any, *, candidates: np.ndarray, references: np.ndarr
         for k, v in zip(("precision", "recall", "f1"), res):
             out[k][p] = np.asarray(v)[:len(p)]
     _warn_opposite_signs(out["precision"], out["recall"], s)
-    from jaxmetrics.signature import make_signature
+    from jaxmetrics.results import make_signature
 
     fields = s.signature_fields()
     fields.update(layer=int(layer), max_length=encoding.max_length, dtype=getattr(model, "dtype", None))

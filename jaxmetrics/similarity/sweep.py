@@ -26,11 +26,10 @@ depend on the order of the file. Without ``centering=`` each metric gets its own
 from __future__ import annotations
 
 import collections
-import io
 import math
 import os
 from functools import partial
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -45,7 +44,7 @@ from jaxmetrics.similarity.kernels import TEMPERED
 from jaxmetrics.similarity.pipeline import check_text_pairs
 from jaxmetrics.similarity.settings import (SIMILARITY_METRICS, SimilaritySettings, default_centering, default_layer,
                                             default_temperature, settings_from_keywords)
-from jaxmetrics.similarity.scored_pairs import ScoredPairs
+from jaxmetrics.similarity.grouped import ScoredPairs
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
@@ -113,7 +112,7 @@ class CorrelationSweep(Result):
       group_names: the G group labels (static).
       group_sizes: pairs per group (static).
       score: which score was correlated: ``'f1'``, ``'precision'`` or ``'recall'`` (static).
-      signature: what the numbers depend on (static; :mod:`jaxmetrics.signature`):
+      signature: what the numbers depend on (static; :mod:`jaxmetrics.results`):
         ``metric:correlation-sweep``, the model with its weights' hash, the grid (metrics, layers,
         centerings, Sinkhorn iterations, temperatures), the score, ``center_batch_size``, special
         tokens, ``max_length`` and the model's dtype.
@@ -177,25 +176,20 @@ class CorrelationSweep(Result):
                .rstrip() for row in lines]
         return "\n".join(out)
 
-    def to_csv(self, path: str | os.PathLike | None = None) -> str:
-        """The table as CSV text (one row per setting, per-group columns ``pearson[g]`` and
-        ``spearman[g]``); also written to ``path`` when given."""
-        import csv
-
-        buf = io.StringIO()
-        w = csv.writer(buf, lineterminator="\n")
-        w.writerow(["metric", "layer", "centering", "num_iterations", "temperature", "score"]
-                   + [f"pearson[{g}]" for g in self.group_names] + ["weighted_pearson"]
-                   + [f"spearman[{g}]" for g in self.group_names] + ["weighted_spearman"])
+    def csv_rows(self) -> list[Mapping[str, Any]]:
+        """One row per setting for :meth:`to_csv` (``Result.to_csv(path=None) -> str``): the setting,
+        the score, per-group columns ``pearson[g]`` and ``spearman[g]`` and their weighted means."""
+        out = []
         for r in self.rows():
-            w.writerow([r.metric, r.layer, r.centering, _blank(r.num_iterations), _blank(r.temperature),
-                        self.score] + [repr(float(x)) for x in r.pearson] + [repr(r.weighted_pearson)]
-                       + [repr(float(x)) for x in r.spearman] + [repr(r.weighted_spearman)])
-        text = buf.getvalue()
-        if path is not None:
-            with open(path, "w", encoding="utf-8") as fh:
-                fh.write(text)
-        return text
+            row = {"metric": r.metric, "layer": r.layer, "centering": r.centering,
+                   "num_iterations": _blank(r.num_iterations), "temperature": _blank(r.temperature),
+                   "score": self.score}
+            row.update({f"pearson[{g}]": float(x) for g, x in zip(self.group_names, r.pearson)})
+            row["weighted_pearson"] = float(r.weighted_pearson)
+            row.update({f"spearman[{g}]": float(x) for g, x in zip(self.group_names, r.spearman)})
+            row["weighted_spearman"] = float(r.weighted_spearman)
+            out.append(row)
+        return out
 
     def plot(self, path: str | os.PathLike | None = None, *, by: str = "weighted_pearson",
              title: str | None = None) -> "Figure":
@@ -467,7 +461,7 @@ def correlation_sweep(*, references: Sequence[str] | None = None, candidates: Se
                     scores.append(out[m][a, j, b])
     scores = np.stack(scores)
     corr = grouped_correlation(scores, h.astype(np.float32), ids, num_groups=len(names))
-    from jaxmetrics.signature import make_signature
+    from jaxmetrics.results import make_signature
 
     sig = make_signature("correlation-sweep", model=lm, metrics=tuple(metrics),
                          layers=tuple(int(k) for k in layer_list), centerings=tuple(cents),

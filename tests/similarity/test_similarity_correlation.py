@@ -1,4 +1,4 @@
-"""Correlation evaluation of similarity metrics (jaxmetrics.similarity.grouped / scored_pairs / sweep,
+"""Correlation evaluation of similarity metrics (jaxmetrics.similarity.grouped / sweep,
 similarity-eval CLI)."""
 from __future__ import annotations
 

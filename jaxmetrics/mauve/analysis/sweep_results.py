@@ -1,9 +1,8 @@
 """Results of the MAUVE sweeps: :class:`MauveSweepResult` (a tidy table) and its rows."""
 from __future__ import annotations
 
-import csv
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Mapping
 
 import numpy as np
 
@@ -85,7 +84,7 @@ class MauveSweepResult(Result):
         sweeps of given features).
       estimator: how the frontier was estimated (static, not in the repr): ``'quantized'`` (k-means
         histograms) or a density-ratio estimator's name (:mod:`jaxmetrics.mauve.frontier.estimators`).
-      signature: what the numbers depend on (static; :mod:`jaxmetrics.signature`):
+      signature: what the numbers depend on (static; :mod:`jaxmetrics.results`):
         ``metric:mauve-sweep``, the swept setting (``over``) and its ``values`` (``default`` for
         the data-derived default sample sizes), the seeds and every fixed MAUVE setting (the
         k-means quantizer's, ``num_buckets``, ``mauve_scaling_factor``, ...); the length sweep
@@ -136,15 +135,13 @@ class MauveSweepResult(Result):
                     num_candidates=int(self.num_candidates[v, m]), **extra))
         return out
 
-    def to_csv(self, path: str | os.PathLike) -> None:
-        """Write :meth:`rows` to ``path`` as CSV (a header line, then one line per row)."""
+    def csv_rows(self) -> list[Mapping[str, Any]]:
+        """:meth:`rows` as dicts for :meth:`to_csv` (``Result.to_csv(path=None) -> str``); the length
+        columns only for a length sweep."""
         rows = [r.to_dict() for r in self.rows()]
         if self.references_length_mean is None:
             rows = [{k: v for k, v in r.items() if not k.endswith(("_length_mean", "_length_median"))} for r in rows]
-        with open(os.fspath(path), "w", newline="", encoding="utf-8") as f:
-            writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-            writer.writeheader()
-            writer.writerows(rows)
+        return rows
 
     def plot(self, path: str | os.PathLike | None = None, *, title: str | None = None, ax: Any = None) -> "Figure":
         """MAUVE (mean ± s.d. over seeds) against the setting: :func:`jaxmetrics.mauve.plot.plot_sweep`."""

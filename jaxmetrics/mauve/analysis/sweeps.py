@@ -321,7 +321,7 @@ def _sweep_signature(over: str, values: Any, seeds: tuple, *, kmeans_explained_v
     """The signature of a sweep (see :class:`MauveSweepResult`); a quantizer among ``values``
     is written as its name and settings; ``kmeans=False`` (a density-ratio estimator's sweep)
     leaves the k-means settings out."""
-    from jaxmetrics.signature import make_signature
+    from jaxmetrics.results import make_signature
 
     def label(v):
         if isinstance(v, (str, int, float)):

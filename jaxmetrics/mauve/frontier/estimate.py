@@ -33,7 +33,7 @@ def _estimator_name(est: Any) -> str:
 
 def estimator_settings(estimator: Any) -> dict[str, Any]:
     """``{'estimator': name, '<name>_<setting>': value, ...}`` of an estimator (a name or an instance),
-    the entries of a result's signature (:mod:`jaxmetrics.signature`).
+    the entries of a result's signature (:mod:`jaxmetrics.results`).
 
     Examples:
       >>> from jaxmetrics.mauve.frontier.estimate import estimator_settings
@@ -52,7 +52,7 @@ def estimator_settings(estimator: Any) -> dict[str, Any]:
 
 
 def _signature(est, *, frontier: FrontierSettings, model: Any = None, **extra: Any) -> str:
-    from jaxmetrics.signature import make_signature
+    from jaxmetrics.results import make_signature
 
     settings = dict(frontier.signature_fields(), divergence=frontier.divergence)  # named even when 'kl'
     return make_signature("mauve", model=model, **settings, **extra, **estimator_settings(est))

@@ -175,7 +175,7 @@ class MauveOutput(_ReadThrough, Result):
       details: :class:`HistogramDetails` (``estimator='quantized'``) or :class:`RatioDetails`.
       pooling: how text or token ids became features (static): ``'last'`` (mauve-text's final
         hidden state at the last token), ``'mean'`` or ``'cls'``; ``None`` when features were given.
-      signature: what the numbers depend on (static; :mod:`jaxmetrics.signature`): ``metric:mauve``,
+      signature: what the numbers depend on (static; :mod:`jaxmetrics.results`): ``metric:mauve``,
         the featurizer with its weights' hash when text or tokens were featurized (with its layer,
         pooling, ``max_length`` and dtype), the seeds, ``num_buckets`` as given, the quantizer or
         estimator and its settings, ``mauve_scaling_factor``, the curve's size and the scoring.

@@ -42,7 +42,7 @@ from jaxmetrics.mauve.pipeline.interval import BOOTSTRAP_SALT, seed_mean_interva
 from jaxmetrics.mauve.quantize.quantizers import FittedQuantizer, KMeansQuantizer, Quantizer, get_quantizer
 from jaxmetrics.mauve.sizes import auto_num_buckets, bucket_size, resolve_num_buckets
 from jaxmetrics.numerics import mean_std
-from jaxmetrics.signature import extend_signature
+from jaxmetrics.results import extend_signature
 
 __all__ = [
     "MauveOutput",
@@ -57,7 +57,7 @@ __all__ = [
 def _signature(inputs, quant, *, seeds, num_buckets, frontier: FrontierSettings) -> str:
     """The signature of a MAUVE result (see :class:`MauveOutput`); ``divergence`` is named when not KL."""
     from jaxmetrics.mauve.quantize.quantizers import _quantizer_settings
-    from jaxmetrics.signature import make_signature
+    from jaxmetrics.results import make_signature
 
     settings = dict(seeds=tuple(seeds), num_buckets=num_buckets, **frontier.signature_fields(),
                     **_quantizer_settings(quant))

@@ -59,7 +59,7 @@ class MauveInputs(Result):
       pooling: the named pooling that featurized text or tokens (``'last'``, ``'mean'``, ``'cls'``),
         or ``None`` when both sides were given as features.
       featurizer: the featurizer's id for signatures (``name@sha256:<12 hex>``,
-        :func:`jaxmetrics.signature.model_id`), or ``None`` when both sides were given as features.
+        :func:`jaxmetrics.results.model_id`), or ``None`` when both sides were given as features.
       dtype: the featurizer's compute dtype name, or ``None``.
       max_length: the truncation in tokens that text was featurized with (``max_length`` capped at
         the model's positions), or ``None`` when no side was given as text.
@@ -219,7 +219,7 @@ def get_features(
     q = V.check_features(out[1], label("q", "features"), dim=p.shape[1])
     who = dtype = None
     if lm is not None:
-        from jaxmetrics.signature import model_id
+        from jaxmetrics.results import model_id
 
         who, dtype = model_id(lm), getattr(lm, "dtype", None)
         dtype = None if dtype is None else np.dtype(dtype).name
@@ -308,7 +308,7 @@ def featurized_signature(signature: str, *, model: Any, pooling: str, max_length
     """
     if model is None:
         return signature
-    from jaxmetrics.signature import extend_signature
+    from jaxmetrics.results import extend_signature
 
     return extend_signature(signature, model=model, layer=-1, pooling=pooling, max_length=max_length,
                             dtype=getattr(model, "dtype", None) if dtype is None else dtype)

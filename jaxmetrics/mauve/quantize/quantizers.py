@@ -249,7 +249,7 @@ def get_quantizer(quantizer: str | Quantizer, num_buckets: int, **kwargs: Any) -
 
 
 def _quantizer_settings(quantizer: Any) -> dict[str, Any]:
-    """The signature fields of an (unfitted) quantizer (:mod:`jaxmetrics.signature`):
+    """The signature fields of an (unfitted) quantizer (:mod:`jaxmetrics.results`):
     ``quantizer`` (its class name without ``Quantizer``, lower case: ``'kmeans'``, ``'drmm'``,
     ``'lattice'``) and each scalar setting as ``<name>_<field>``; ``num_bins`` is left out (the
     caller records the ``num_buckets`` it was given, ``'auto'`` or a number)."""
