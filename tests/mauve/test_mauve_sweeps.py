@@ -159,12 +159,12 @@ def test_sample_size_sweep_equals_single_calls(synth):
         z = _projected(human, systems[name], SEEDS[0])
         for v, n in enumerate(res.values):
             for s, seed in enumerate(SEEDS):
-                q_rows = SW._subset(seed, 13, N, n)
-                p_rows = SW._subset(seed, 11, N, n)
+                q_rows = SW.subset_rows(seed, 13, N, n)
+                p_rows = SW.subset_rows(seed, 11, N, n)
                 want = _single_mauve(z, q_rows, p_rows, N, int(res.num_buckets[v, m]), seed)
                 assert res.mauve[v, m, s] == pytest.approx(want, abs=1e-9), (n, name, seed)
     # the full-size subsets are the whole sets: every seed sees the same rows
-    assert len(SW._subset(SEEDS[0], 11, N, N)) == N
+    assert len(SW.subset_rows(SEEDS[0], 11, N, N)) == N
     np.testing.assert_allclose(res.mauve_mean, res.mauve.mean(-1))
     np.testing.assert_allclose(res.mauve_std, res.mauve.std(-1, ddof=1))
 

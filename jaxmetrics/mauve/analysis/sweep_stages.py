@@ -15,6 +15,9 @@ from jaxmetrics.mauve.engine import KMEANS_SALT, masked_kmeans_counts, mauve_sco
 from jaxmetrics.mauve.analysis.sweep_results import MauveSweepResult
 from jaxmetrics.numerics import mean_std
 
+__all__ = ["DEFAULT_SEEDS", "SWEEP_AXES", "Problems", "Stacks", "check_systems", "check_values", "resolve_k",
+           "score_problems", "subset_rows", "sweep_result", "warn_thin"]
+
 #: The settings :func:`~jaxmetrics.mauve.mauve_sweep` varies (``"length"`` is :func:`~jaxmetrics.mauve.mauve_length_sweep`'s).
 SWEEP_AXES = ("n", "k", "c", "quantizer")
 DEFAULT_SEEDS = (25, 26, 27, 28, 29)
@@ -23,7 +26,7 @@ DEFAULT_SEEDS = (25, 26, 27, 28, 29)
 _PROBLEM_MULTIPLE = 8
 
 
-def _check_systems(references: Any, candidates: Any) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+def check_systems(references: Any, candidates: Any) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     p = V.check_features(references, "references", min_rows=2)
     if not isinstance(candidates, Mapping) or not candidates:
         raise TypeError("candidates: expected a non-empty mapping {system name: features [n, d]}")
@@ -35,7 +38,7 @@ def _check_systems(references: Any, candidates: Any) -> tuple[np.ndarray, dict[s
     return np.asarray(p, np.float32), {k: np.asarray(v, np.float32) for k, v in systems.items()}
 
 
-def _resolve_k(num_buckets: Any, n_p: int, n_q: int, system: str = "candidates", thin: list | None = None,
+def resolve_k(num_buckets: Any, n_p: int, n_q: int, system: str = "candidates", thin: list | None = None,
                where: str = "") -> int:
     """k for ``n_p`` / ``n_q`` rows; MAUVE's minimum sizes raise (:func:`check_sample_sizes`), and a
     few-points message (:func:`few_points_message`) is appended to ``thin`` (one warning per sweep)."""
@@ -53,14 +56,14 @@ def _resolve_k(num_buckets: Any, n_p: int, n_q: int, system: str = "candidates",
     return k
 
 
-def _warn_thin(thin: list) -> None:
+def warn_thin(thin: list) -> None:
     """One warning for all the sweep's problems with few points per bucket."""
     if thin:
         more = f" (and {len(thin) - 1} more setting(s) and system(s))" if len(thin) > 1 else ""
         _warn_at_caller(thin[0].replace("; use more", f"{more}; use more", 1))
 
 
-class _Stacks:
+class Stacks:
     """Projected ``[Q; P]`` rows of several feature stacks, padded to one shape ``[Z, R, m]``.
 
     Each pair is projected as :func:`~jaxmetrics.mauve.compute_mauve` projects it (the engine's
@@ -89,7 +92,7 @@ class _Stacks:
             self.z[i, :z.shape[0], :z.shape[1]] = z
 
 
-class _Problems:
+class Problems:
     """The k-means problems of a sweep: which stack, which rows (Q first, then P), k, key."""
 
     def __init__(self):
@@ -102,7 +105,7 @@ class _Problems:
         self.k.append(int(k))
         self.seed.append(int(seed))
 
-    def counts(self, stacks: _Stacks, *, num_redo: int, max_iter: int,
+    def counts(self, stacks: Stacks, *, num_redo: int, max_iter: int,
                batch_size: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         width = max(len(q) + len(p) for q, p in zip(self.q_rows, self.p_rows))
         real = len(self.k)
@@ -134,7 +137,7 @@ class _Problems:
         return np.concatenate(pcs)[:real], np.concatenate(qcs)[:real]
 
 
-def _subset(seed: int, salt: int, total: int, n: int) -> np.ndarray:
+def subset_rows(seed: int, salt: int, total: int, n: int) -> np.ndarray:
     """Rows kept for ``seed``: all of them in order when ``n == total``, else the first ``n`` of a
     permutation from ``fold_in(key(seed), salt)``, sorted."""
     if n == total:
@@ -143,7 +146,7 @@ def _subset(seed: int, salt: int, total: int, n: int) -> np.ndarray:
     return np.sort(perm[:n])
 
 
-def _scores(p_counts, q_counts, num_active, scaling, num_points):
+def score_problems(p_counts, q_counts, num_active, scaling, num_points):
     """MAUVE, FI and smoothed MAUVE ``[C, B]`` of counts ``[B, K]`` (the first ``num_active[b]``
     bins real) for every scaling constant of ``scaling [C]``: the engine's :func:`mauve_scores`."""
     out = [mauve_scores(p_counts, q_counts, scaling=float(c), num_points=num_points, num_active=num_active)
@@ -151,7 +154,7 @@ def _scores(p_counts, q_counts, num_active, scaling, num_points):
     return tuple(np.stack([getattr(o, f) for o in out]) for f in ("mauve", "frontier_integral", "mauve_star"))
 
 
-def _result(setting, values, systems, seeds, m, ms, fi, k, n_ref, n_cand, **extra) -> MauveSweepResult:
+def sweep_result(setting, values, systems, seeds, m, ms, fi, k, n_ref, n_cand, **extra) -> MauveSweepResult:
     shape = (len(values), len(systems), len(seeds))
     m, ms, fi = (np.asarray(a, np.float64).reshape(shape) for a in (m, ms, fi))
     mean, std = mean_std(m, axis=-1)
@@ -162,7 +165,7 @@ def _result(setting, values, systems, seeds, m, ms, fi, k, n_ref, n_cand, **extr
                             values=tuple(values), systems=tuple(systems), seeds=tuple(seeds), **extra)
 
 
-def _check_values(over: str, values: Any, n_min: int) -> tuple:
+def check_values(over: str, values: Any, n_min: int) -> tuple:
     if values is None:
         if over == "n":
             values = default_sample_sizes(n_min)

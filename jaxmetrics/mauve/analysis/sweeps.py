@@ -62,15 +62,15 @@ from jaxmetrics.mauve.analysis.sweep_results import MauveSweepResult
 from jaxmetrics.mauve.analysis.sweep_stages import (
     DEFAULT_SEEDS,
     SWEEP_AXES,
-    _check_systems,
-    _check_values,
-    _Problems,
-    _resolve_k,
-    _result,
-    _warn_thin,
-    _scores,
-    _Stacks,
-    _subset,
+    check_systems,
+    check_values,
+    Problems,
+    resolve_k,
+    sweep_result,
+    warn_thin,
+    score_problems,
+    Stacks,
+    subset_rows,
 )
 
 __all__ = ["mauve_sweep", "mauve_length_sweep"]
@@ -164,13 +164,13 @@ def mauve_sweep(
     if over not in SWEEP_AXES:
         raise ValueError(f"over: expected one of {SWEEP_AXES} (text length: mauve_length_sweep), got {over!r}")
     given_values = values
-    p, systems = _check_systems(references, candidates)
+    p, systems = check_systems(references, candidates)
     seeds = V.check_seeds(seeds)
     _check_common(kmeans_explained_var=kmeans_explained_var, kmeans_num_redo=kmeans_num_redo,
                   kmeans_max_iter=kmeans_max_iter, pca_max_data=pca_max_data)
     frontier = _sweep_frontier(frontier, scaling, num_points)
     n_min = min([p.shape[0]] + [q.shape[0] for q in systems.values()])
-    values = _check_values(over, values, n_min)
+    values = check_values(over, values, n_min)
     sig_values = values if given_values is not None or over != "n" else "default"
     if not is_quantized(estimator):
         if over not in ("n", "c"):
@@ -190,7 +190,7 @@ def mauve_sweep(
     for v in (values if over in ("n", "k") else (None,)):  # MAUVE's minimum sizes, before any work
         for m, q in systems.items():
             n_p, n_q = (v, v) if over == "n" else (p.shape[0], q.shape[0])
-            _resolve_k(v if over == "k" else num_buckets, n_p, n_q, m, where=f" at {over}={v}" if v else "")
+            resolve_k(v if over == "k" else num_buckets, n_p, n_q, m, where=f" at {over}={v}" if v else "")
     names = list(systems)
     fixed = dict(num_buckets=num_buckets, mauve_scaling_factor=frontier.scaling)
     fixed.pop({"k": "num_buckets", "c": "mauve_scaling_factor"}.get(over, ""), None)
@@ -200,36 +200,36 @@ def mauve_sweep(
     sig = _sweep_signature(over, sig_values, seeds, kmeans_explained_var=kmeans_explained_var,
                            kmeans_num_redo=kmeans_num_redo, kmeans_max_iter=kmeans_max_iter, pca_max_data=pca_max_data,
                            divergence_curve_discretization_size=frontier.num_points, **fixed)
-    stacks = _Stacks([(p, systems[m]) for m in names], seeds, explained_var=kmeans_explained_var,
+    stacks = Stacks([(p, systems[m]) for m in names], seeds, explained_var=kmeans_explained_var,
                      pca_max_data=pca_max_data)
     common = dict(num_redo=kmeans_num_redo, max_iter=kmeans_max_iter, batch_size=batch_size)
     if over == "quantizer":
         return _quantizer_sweep(values, p, systems, seeds, stacks, num_buckets=num_buckets,
                                 options=dict(quantizer_options or {}), common=common, frontier=frontier, sig=sig)
     thin: list = []
-    probs, n_ref, n_cand = _Problems(), [], []
+    probs, n_ref, n_cand = Problems(), [], []
     settings = values if over != "c" else (None,)
     for v in settings:
         for i, m in enumerate(names):
             n_p, n_q = p.shape[0], systems[m].shape[0]
             if over == "n":
                 n_p = n_q = v
-            k = _resolve_k(v if over == "k" else num_buckets, n_p, n_q, m, thin,
+            k = resolve_k(v if over == "k" else num_buckets, n_p, n_q, m, thin,
                            f" at {over}={v}" if over != "c" else "")
             for s in seeds:
-                q_rows = _subset(s, 13, systems[m].shape[0], n_q) if over == "n" else np.arange(n_q)
-                p_rows = _subset(s, 11, p.shape[0], n_p) if over == "n" else np.arange(n_p)
+                q_rows = subset_rows(s, 13, systems[m].shape[0], n_q) if over == "n" else np.arange(n_q)
+                p_rows = subset_rows(s, 11, p.shape[0], n_p) if over == "n" else np.arange(n_p)
                 probs.add(stacks.index[(i, s)], q_rows, p_rows, k, s)
             n_ref.append(n_p)
             n_cand.append(n_q)
-    _warn_thin(thin)
+    warn_thin(thin)
     pc, qc = probs.counts(stacks, **common)
-    m_, fi, ms = _scores(pc, qc, probs.k, values if over == "c" else (frontier.scaling,), frontier.num_points)
+    m_, fi, ms = score_problems(pc, qc, probs.k, values if over == "c" else (frontier.scaling,), frontier.num_points)
     ks = np.asarray(probs.k).reshape(len(settings), len(names), len(seeds))[:, :, 0]
     if over == "c":  # one quantization scored for every c: [C, M*S] -> [V, M, S]
         ks = np.broadcast_to(ks, (len(values), len(names)))
         n_ref, n_cand = n_ref * len(values), n_cand * len(values)
-    return _result(over, values, names, seeds, m_, ms, fi, ks, n_ref, n_cand, signature=sig)
+    return sweep_result(over, values, names, seeds, m_, ms, fi, ks, n_ref, n_cand, signature=sig)
 
 
 def _sweep_frontier(frontier: FrontierSettings | None, scaling: Any, num_points: Any) -> FrontierSettings:
@@ -252,9 +252,9 @@ def _quantizer_sweep(values, p, systems, seeds, stacks, *, num_buckets, options,
         labels.append(label)
         for i, m in enumerate(names):
             q = systems[m]
-            k = _resolve_k(num_buckets, p.shape[0], q.shape[0], m, thin if not labels[:-1] else None)
+            k = resolve_k(num_buckets, p.shape[0], q.shape[0], m, thin if not labels[:-1] else None)
             if isinstance(v, str) and v == "kmeans" and not options.get("kmeans"):
-                probs = _Problems()
+                probs = Problems()
                 for s in seeds:
                     probs.add(stacks.index[(i, s)], np.arange(q.shape[0]), np.arange(p.shape[0]), k, s)
                 pc, qc = probs.counts(stacks, **common)
@@ -274,14 +274,14 @@ def _quantizer_sweep(values, p, systems, seeds, stacks, *, num_buckets, options,
                 qcs.append(np.asarray(b))
                 kact.append(nb)
             ks.append(nb)
-    _warn_thin(thin)
+    warn_thin(thin)
     width = max(kact)
     pad = lambda c: np.pad(c, (0, width - c.shape[0]))
-    m_, fi, ms = _scores(np.stack([pad(c) for c in pcs]), np.stack([pad(c) for c in qcs]), kact,
+    m_, fi, ms = score_problems(np.stack([pad(c) for c in pcs]), np.stack([pad(c) for c in qcs]), kact,
                          (frontier.scaling,), frontier.num_points)
     n_ref = [p.shape[0]] * (len(values) * len(names))
     n_cand = [systems[m].shape[0] for _ in values for m in names]
-    return _result("quantizer", labels, names, seeds, m_, ms, fi, ks, n_ref, n_cand, signature=sig)
+    return sweep_result("quantizer", labels, names, seeds, m_, ms, fi, ks, n_ref, n_cand, signature=sig)
 
 
 def _ratio_sweep(over, values, p, systems, seeds, est, *, sig, scaling, num_points) -> MauveSweepResult:
@@ -296,8 +296,8 @@ def _ratio_sweep(over, values, p, systems, seeds, est, *, sig, scaling, num_poin
             q = systems[m]
             n_p, n_q = (v, v) if over == "n" else (p.shape[0], q.shape[0])
             for s in seeds:
-                lr = est.log_ratios(references=p[_subset(s, 11, p.shape[0], n_p)],
-                                    candidates=q[_subset(s, 13, q.shape[0], n_q)], key=jax.random.key(s))
+                lr = est.log_ratios(references=p[subset_rows(s, 11, p.shape[0], n_p)],
+                                    candidates=q[subset_rows(s, 13, q.shape[0], n_q)], key=jax.random.key(s))
                 ratios.append((np.asarray(lr.p_log_ratio, np.float64), np.asarray(lr.q_log_ratio, np.float64)))
             n_ref.append(n_p)
             n_cand.append(n_q)
@@ -311,7 +311,7 @@ def _ratio_sweep(over, values, p, systems, seeds, est, *, sig, scaling, num_poin
     if over == "c":
         n_ref, n_cand = n_ref * len(values), n_cand * len(values)
     ks = np.zeros(len(values) * len(names), np.int64)
-    out = _result(over, values, names, seeds, m_, m_, fi, ks, n_ref, n_cand, signature=sig)
+    out = sweep_result(over, values, names, seeds, m_, m_, fi, ks, n_ref, n_cand, signature=sig)
     return out.replace(mauve_star=None, num_buckets=None, estimator=estimator_settings(est)["estimator"])
 
 
@@ -440,7 +440,7 @@ def mauve_length_sweep(
                   kmeans_max_iter=kmeans_max_iter, pca_max_data=-1)
     frontier = _sweep_frontier(frontier, scaling, num_points)
     for m, texts in cands.items():  # MAUVE's minimum sizes, before the model is loaded
-        _resolve_k(num_buckets, len(refs), len(texts), m)
+        resolve_k(num_buckets, len(refs), len(texts), m)
     lm = resolve_model(model, dtype=dtype)
     lengths = _capped_lengths(lm, lengths)
     kind = resolve_pooling(lm, pooling)
@@ -458,18 +458,18 @@ def mauve_length_sweep(
         p = feats(refs, length)
         for m in names:
             pairs.append((p, feats(cands[m], length)))
-    stacks = _Stacks(pairs, seeds, explained_var=kmeans_explained_var, pca_max_data=-1)
-    probs, n_ref, n_cand, thin = _Problems(), [], [], []
+    stacks = Stacks(pairs, seeds, explained_var=kmeans_explained_var, pca_max_data=-1)
+    probs, n_ref, n_cand, thin = Problems(), [], [], []
     for j, (p, q) in enumerate(pairs):
-        k = _resolve_k(num_buckets, p.shape[0], q.shape[0], names[j % len(names)], thin,
+        k = resolve_k(num_buckets, p.shape[0], q.shape[0], names[j % len(names)], thin,
                        f" at length={lengths[j // len(names)]}")
         for s in seeds:
             probs.add(stacks.index[(j, s)], np.arange(q.shape[0]), np.arange(p.shape[0]), k, s)
         n_ref.append(p.shape[0])
         n_cand.append(q.shape[0])
-    _warn_thin(thin)
+    warn_thin(thin)
     pc, qc = probs.counts(stacks, num_redo=kmeans_num_redo, max_iter=kmeans_max_iter)
-    m_, fi, ms = _scores(pc, qc, probs.k, (frontier.scaling,), frontier.num_points)
+    m_, fi, ms = score_problems(pc, qc, probs.k, (frontier.scaling,), frontier.num_points)
     ks = np.asarray(probs.k).reshape(len(lengths), len(names), len(seeds))[:, :, 0]
 
     def stats(n_tokens, length):
@@ -478,7 +478,7 @@ def mauve_length_sweep(
 
     ref_stats = [stats(raw["references"], L) for L in lengths]
     cand_stats = [[stats(raw[m], L) for m in names] for L in lengths]
-    return _result(
+    return sweep_result(
         "length", lengths, names, seeds, m_, ms, fi, ks, n_ref, n_cand,
         references_length_mean=np.asarray([a for a, _ in ref_stats]),
         references_length_quantiles=np.asarray([b for _, b in ref_stats]),
