@@ -204,6 +204,8 @@ CASES: list[Case] = [
     Case("mauve.pca_transform", MPCA.pca_transform, ("pca", "P"), grad=(1, _wsum)),
     Case("mauve.apply_projection", lambda x, pca: MEN.apply_projection(x, pca), ("P", "pca"), grad=(0, _wsum)),
     Case("mauve.bin_counts", M.bin_counts, ("fitted", "Q")),
+    Case("mauve.soft_assignment", lambda x, c: MQU.soft_assignment(x, c, jnp.float32(0.5)), ("Q", "P"),
+         grad=(0, _wsum), vmap=(0,)),
     Case("mauve.soft_bin_counts", lambda f, x: MQU.soft_bin_counts(f, x, 0.5), ("fitted", "Q"),
          grad=(1, _wsum)),
     Case("mauve.FittedKMeansQuantizer.transform", lambda f, x: f.transform(x), ("fitted", "Q")),
@@ -388,6 +390,17 @@ _PLOT = "plotting (matplotlib)"
 _PLACE = "host-side placement of arrays on devices (tested in tests/test_sharding.py)"
 
 EXCLUDED: dict[str, str] = {
+    # the primitives' single owners, traced inside the entry points that use them
+    "mauve.mixture_weights": "the frontier's static grid (num_points is a Python int); traced inside every "
+                             "mauve.divergence_curve case",
+    "mauve.frontier_curve": "the curve's end points around D(Q||R_w), D(P||R_w); traced inside every "
+                            "mauve.divergence_curve case",
+    "confidence.bootstrap_indices": "the bootstrap's draws; traced inside compare_systems / confidence_interval "
+                                    "(tests/test_compare_systems.py, tests/test_confidence.py)",
+    "confidence.randomization_draws": "approximate randomization's draws; traced inside compare_systems and "
+                                      "compare_mauve (tests/test_compare_systems.py, tests/mauve/test_mauve_compare.py)",
+    "confidence.resampling_p_values": "counts resampled differences on the host after the vmapped resamples; "
+                                      "checked by the comparisons' p-value tests",
     # intervals, comparisons, attribution and estimators added with their own tests (host-level
     # drivers around jitted / vmapped kernels, or Python-function statistics)
     "confidence.subsample_interval": "takes the statistic as a Python function; its resamples are one lax.map "
