@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import weakref
 from functools import partial
-from typing import Any
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -108,6 +108,21 @@ def _draw(key, log_probs):
     return jnp.minimum(idx, log_probs.shape[-1] - 1)
 
 
+class _LoopPlan(NamedTuple):
+    """What the decoding loop's program depends on (static under jit; a new value compiles a new
+    program): the number of new tokens, top-k, greedy or sampled, which truncations apply, one key
+    or a key per row, and whether the step logits are returned."""
+
+    max_new: int
+    top_k: int | None
+    greedy: bool
+    use_top_p: bool
+    use_typical: bool
+    use_entmax: bool
+    per_row: bool
+    return_logits: bool
+
+
 _JITS: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
 
 
@@ -116,12 +131,13 @@ def _compiled(module):
     if entry is None:
         graphdef, _ = nnx.split(module)
 
-        @partial(jax.jit, static_argnames=("max_new", "top_k", "greedy", "use_top_p", "use_typical", "use_entmax",
-                                           "per_row", "return_logits"))
-        def run(state, prompt, pmask, key, temperature, top_p, typical_p, entmax_alpha, eos, pad, *, max_new, top_k,
-                greedy, use_top_p, use_typical, use_entmax, per_row, return_logits):
+        @partial(jax.jit, static_argnames=("plan",))
+        def run(state, prompt, pmask, key, traced, *, plan: _LoopPlan):
             # eos / pad and the decoding parameters other than top_k are traced (eos = -1: never
             # stop), so changing them does not recompile
+            max_new, top_k, greedy, per_row, return_logits = (plan.max_new, plan.top_k, plan.greedy, plan.per_row,
+                                                              plan.return_logits)
+            temperature, eos, pad = traced["temperature"], traced["eos"], traced["pad"]
             m = nnx.merge(graphdef, state)
             b, p = prompt.shape
             s = p + max_new
@@ -145,9 +161,9 @@ def _compiled(module):
                     tok = jnp.argmax(z, axis=-1)
                 else:
                     lp = decoding_log_probs(z, temperature=temperature, top_k=top_k,
-                                            top_p=top_p if use_top_p else None,
-                                            typical_p=typical_p if use_typical else None,
-                                            entmax_alpha=entmax_alpha if use_entmax else None)
+                                            top_p=traced["top_p"] if plan.use_top_p else None,
+                                            typical_p=traced["typical_p"] if plan.use_typical else None,
+                                            entmax_alpha=traced["entmax_alpha"] if plan.use_entmax else None)
                     if per_row:  # row r draws from fold_in(key[r], i) alone
                         tok = jax.vmap(lambda k, row: _draw(jax.random.fold_in(k, i), row))(key, lp)
                     else:
@@ -324,15 +340,15 @@ def generate(prompts, *, model, key, max_new_tokens: int, greedy: bool = False, 
         run_ids, run_mask, run_key = _place_on_mesh(ids, pmask, key, per_row, mesh, greedy=bool(greedy))
     run = _compiled(module)
     _, state = nnx.split(module)
-    toks, gmask, done, logits = run(
-        state, run_ids, run_mask, run_key, jnp.float32(temperature),
-        jnp.float32(1.0 if top_p is None else top_p), jnp.float32(1.0 if typical_p is None else typical_p),
-        jnp.float32(1.0 if entmax_alpha is None else entmax_alpha),
-        jnp.int32(-1 if eos_token_id is None else eos_token_id),
-        jnp.int32(pad_token_id), max_new=M, top_k=None if greedy else top_k, greedy=bool(greedy),
-        use_top_p=(top_p is not None and not greedy), use_typical=(typical_p is not None and not greedy),
-        use_entmax=(entmax_alpha is not None and not greedy), per_row=per_row and not greedy,
-        return_logits=bool(return_logits))
+    traced = dict(temperature=jnp.float32(temperature), top_p=jnp.float32(1.0 if top_p is None else top_p),
+                  typical_p=jnp.float32(1.0 if typical_p is None else typical_p),
+                  entmax_alpha=jnp.float32(1.0 if entmax_alpha is None else entmax_alpha),
+                  eos=jnp.int32(-1 if eos_token_id is None else eos_token_id), pad=jnp.int32(pad_token_id))
+    plan = _LoopPlan(max_new=M, top_k=None if greedy else top_k, greedy=bool(greedy),
+                     use_top_p=(top_p is not None and not greedy), use_typical=(typical_p is not None and not greedy),
+                     use_entmax=(entmax_alpha is not None and not greedy), per_row=per_row and not greedy,
+                     return_logits=bool(return_logits))
+    toks, gmask, done, logits = run(state, run_ids, run_mask, run_key, traced, plan=plan)
     if mesh is not None:  # a mesh over several processes: every process gets all rows
         from jaxmetrics.sharding import to_host
 
