@@ -7,8 +7,8 @@ import csv
 from jaxmetrics.commands._util import (add_model_option, add_progress_options, check_outputs, option_error,
                                        progress_enabled, write_json)
 from jaxmetrics._files import check_input_file
-from jaxmetrics.commands._options import (CENTERINGS, SIMILARITY_METRICS, SPECIAL_TOKENS, add_confidence_options,
-                                          add_dtype_option, check_confidence_options)
+from jaxmetrics.commands._options import (CENTERINGS, SCORES, SIMILARITY_METRICS, SPECIAL_TOKENS,
+                                          add_confidence_options, add_dtype_option, check_confidence_options)
 
 # Options bert_score.score has no equivalent of: refused with --bert-score-compat (attribute, flag).
 _NOT_IN_BERT_SCORE = (("centering", "--centering"), ("temperature", "--temperature"),
@@ -215,6 +215,6 @@ def _mean_intervals(res, args: argparse.Namespace) -> dict:
     key = jax.random.key(args.seed)
     try:
         return {k: confidence_interval(jnp.mean, jnp.asarray(getattr(res, k)), key=key, confidence=args.confidence,
-                                       num_resamples=args.num_resamples) for k in ("precision", "recall", "f1")}
+                                       num_resamples=args.num_resamples) for k in SCORES}
     except ValueError as e:   # a mean that is not finite: named by the option that asked for the interval
         raise option_error(e, {"statistic": "--confidence"}) from None
