@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 README = Path(__file__).resolve().parent.parent / "README.md"
-FAMILIES = ("featurize", "mauve", "perplexity", "similarity", "mark-evaluate", "diversity-test", "mauve-sweep",
-            "anisotropy", "similarity-eval", "evaluate-generation")
+FAMILIES = ("featurize", "mauve", "perplexity", "similarity", "mark-evaluate", "diversity", "diversity-test",
+            "mauve-sweep", "anisotropy", "similarity-eval", "evaluate-generation")
 
 
 def python_blocks() -> list[str]:
@@ -61,7 +61,7 @@ def check_cli_block_outputs(proc: subprocess.CompletedProcess, cwd: Path) -> Non
     refs, cands = np.load(cwd / "refs.npy"), np.load(cwd / "cands.npy")
     assert refs.shape == cands.shape and refs.shape[0] == 64
     assert 0.0 < json.loads((cwd / "out.json").read_text())["mauve"] <= 1.0
-    for f in ("curve.png", "scores.csv", "div.png", "layers.png", "corr.csv"):
+    for f in ("curve.png", "scores.csv", "diversity.csv", "div.png", "layers.png", "corr.csv"):
         assert (cwd / f).stat().st_size > 0, f
     assert re.search(r"window\s+max_length=128 stride=128", proc.stdout)   # perplexity on its defaults
     assert "petersen" in proc.stdout.lower()

@@ -12,8 +12,9 @@ import importlib
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["CENTERINGS", "DTYPE_CHOICES", "LibraryChoices", "POOLING_CHOICES", "RANKINGS", "SCORES", "SIMILARITY_METRICS",
-           "SPECIAL_TOKENS", "add_dtype_option"]
+__all__ = ["CENTERINGS", "DEFAULT_RESAMPLES", "DTYPE_CHOICES", "LibraryChoices", "POOLING_CHOICES", "RANKINGS", "SCORES",
+           "SIMILARITY_METRICS", "SPECIAL_TOKENS", "add_confidence_options", "add_dtype_option",
+           "check_confidence_options", "check_level"]
 
 
 class LibraryChoices(Sequence):
@@ -82,3 +83,48 @@ _DTYPE_HELP = ("compute dtype of the model(s), float32 or bfloat16 (default floa
 def add_dtype_option(parser: argparse.ArgumentParser) -> None:
     """``--dtype``: the one compute-dtype option of every command that loads a model."""
     parser.add_argument("--dtype", choices=DTYPE_CHOICES, metavar="DTYPE", default="float32", help=_DTYPE_HELP)
+
+
+#: ``--num-resamples`` when ``--confidence`` is given without it (the library functions' default)
+DEFAULT_RESAMPLES = 1000
+
+
+def add_confidence_options(parser: argparse.ArgumentParser, *, what: str, seed: bool = True) -> None:
+    """``--confidence LEVEL`` (off unless given: ``what`` says which interval it adds),
+    ``--num-resamples`` and, with ``seed``, ``--seed`` (the resampling's seed): the interval options
+    of the commands that score one set; :func:`check_confidence_options` checks them."""
+    parser.add_argument("--confidence", type=float, default=None, metavar="LEVEL",
+                        help=f"also give {what}, at this nominal coverage strictly between 0 and 1, e.g. 0.95 "
+                             "(default: no interval)")
+    parser.add_argument("--num-resamples", type=int, default=None, metavar="B",
+                        help=f"resamples of --confidence's interval, at least 2 (default {DEFAULT_RESAMPLES})")
+    if seed:
+        parser.add_argument("--seed", type=int, default=None,
+                            help="seed of --confidence's resampling: the same seed gives the same interval "
+                                 "(default 0)")
+
+
+def check_level(value: float, option: str) -> float:
+    """``value`` strictly between 0 and 1, or a ``ValueError`` naming ``option``."""
+    if not 0.0 < value < 1.0:
+        raise ValueError(f"{option}: expected a number strictly between 0 and 1, got {value}")
+    return value
+
+
+def check_confidence_options(args: argparse.Namespace) -> None:
+    """The options of :func:`add_confidence_options`, before any work: ``--confidence`` in (0, 1);
+    ``--num-resamples`` (at least 2) and ``--seed`` only with ``--confidence`` (refused
+    otherwise: they would be ignored). Fills in their defaults when ``--confidence`` is given."""
+    extra = [opt for attr, opt in (("num_resamples", "--num-resamples"), ("seed", "--seed"))
+             if getattr(args, attr, None) is not None]
+    if args.confidence is None:
+        if extra:
+            raise ValueError(f"{extra[0]}: only applies with --confidence (no interval is computed without it)")
+        return
+    check_level(args.confidence, "--confidence")
+    if args.num_resamples is None:
+        args.num_resamples = DEFAULT_RESAMPLES
+    elif args.num_resamples < 2:
+        raise ValueError(f"--num-resamples: at least 2, got {args.num_resamples}")
+    if hasattr(args, "seed") and args.seed is None:
+        args.seed = 0

@@ -11,7 +11,7 @@ import sys
 from jaxmetrics.commands._util import (add_model_option, add_pooling_option, add_progress_options, check_outputs,
                                        option_error, progress_enabled, write_json)
 from jaxmetrics._files import check_input_file
-from jaxmetrics.commands._options import LibraryChoices, SCORES, add_dtype_option
+from jaxmetrics.commands._options import LibraryChoices, SCORES, add_dtype_option, check_level
 
 #: ``--metric``: the similarities of :func:`jaxmetrics.similarity.compute_similarity`, and MAUVE
 METRICS = LibraryChoices("jaxmetrics.similarity.settings", "SIMILARITY_METRICS", after=("mauve",))
@@ -28,8 +28,9 @@ def register(subparsers) -> None:
                     "or approximate randomization). With --metric mauve the files need not be paired: each system's "
                     "MAUVE against the references under one k-means quantizer fitted on all of them (so the scores "
                     "are comparable), its interval from resampled rows, and p-values by randomization (the two "
-                    "systems' rows pooled and split again) or bootstrap. Prints the leaderboard; --json and --plot "
-                    "write it. "
+                    "systems' rows pooled and split again) or bootstrap. Prints the leaderboard and every pair's "
+                    "difference with its interval and p-value; --json and --plot write them. Options that do not "
+                    "apply to the --metric (--seeds and --pooling without mauve, --score with mauve) are refused. "
                     "Every input, option and output is checked before the model is loaded.",
     )
     p.add_argument("--references", required=True, help="reference texts: one per line (or .jsonl with 'text')")
@@ -42,14 +43,15 @@ def register(subparsers) -> None:
     p.add_argument("--metric", default="bertscore", choices=METRICS, metavar="METRIC",
                    help="one of %(choices)s: the per-pair similarity, with its defaults as in 'jaxmetrics similarity' "
                         "(default bertscore)")
-    p.add_argument("--score", default="f1", choices=SCORES, metavar="SCORE",
+    p.add_argument("--score", default=None, choices=SCORES, metavar="SCORE",
                    help="one of %(choices)s: the per-pair score averaged over the pairs (default f1; not for mauve)")
     p.add_argument("--method", default=None, choices=LibraryChoices("jaxmetrics.confidence", "COMPARISON_METHODS"),
                    metavar="METHOD", help="one of %(choices)s: p-values by the (paired) bootstrap or by approximate randomization (default bootstrap, "
                         "randomization for mauve)")
     add_pooling_option(p)
-    p.add_argument("--seeds", type=int, nargs="+", default=[25], metavar="S",
-                   help="mauve: k-means seeds of the shared quantizers, scores averaged over them (default 25)")
+    p.set_defaults(pooling=None)   # given without mauve: refused (the similarities pool no vectors)
+    p.add_argument("--seeds", type=int, nargs="+", default=None, metavar="S",
+                   help="mauve only: k-means seeds of the shared quantizers, scores averaged over them (default 25)")
     p.add_argument("--num-resamples", type=int, default=1000,
                    help="bootstrap resamples / randomization draws (default 1000)")
     p.add_argument("--confidence", type=float, default=0.95, help="intervals' nominal coverage (default 0.95)")
@@ -79,16 +81,26 @@ def _names(args: argparse.Namespace) -> list[str]:
     return names
 
 
+#: the options that apply to one kind of --metric only: (attribute, option, for mauve, default)
+_METRIC_ONLY = (("seeds", "--seeds", True, [25]), ("pooling", "--pooling", True, "auto"), ("score", "--score", False, "f1"))
+
+
 def _check_settings(args: argparse.Namespace) -> None:
+    mauve = args.metric == "mauve"
+    for attr, option, for_mauve, default in _METRIC_ONLY:   # an option the metric would ignore: refused
+        if getattr(args, attr) is None:
+            setattr(args, attr, default)
+        elif for_mauve != mauve:
+            what = "applies to --metric mauve only" if for_mauve else "does not apply to --metric mauve"
+            raise ValueError(f"{option}: {what}; --metric {args.metric} would ignore it (drop {option})")
     if args.method is None:
-        args.method = "randomization" if args.metric == "mauve" else "bootstrap"
+        args.method = "randomization" if mauve else "bootstrap"
     if len(set(args.seeds)) != len(args.seeds):
         raise ValueError(f"--seeds: repeated seeds in {' '.join(map(str, args.seeds))}")
     if args.num_resamples < 2:
         raise ValueError(f"--num-resamples: at least 2, got {args.num_resamples}")
-    for value, flag in ((args.confidence, "--confidence"), (args.level, "--level")):
-        if not 0.0 < value < 1.0:
-            raise ValueError(f"{flag}: expected a number strictly between 0 and 1, got {value}")
+    check_level(args.confidence, "--confidence")
+    check_level(args.level, "--level")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -128,6 +140,7 @@ def run(args: argparse.Namespace) -> int:
         lines.append(f"| {rank} | {names[i]} | {ci['value']:.4f} | [{ci['low']:.4f}, {ci['high']:.4f}] | "
                      f"{', '.join(beats[names[i]]) or '-'} |")
     print("\n".join(lines))
+    print(_pairs_table(args, cmp, names, order))
     if args.json:
         pairs = [{"a": names[i], "b": names[j], "difference": float(cmp.difference[i, j]),
                   "low": float(cmp.low[i, j]), "high": float(cmp.high[i, j]), "p_value": float(cmp.p_value[i, j])}
@@ -148,6 +161,23 @@ def run(args: argparse.Namespace) -> int:
         plot_leaderboard({names[i]: board[names[i]] for i in order}, args.plot,
                          xlabel="MAUVE" if args.metric == "mauve" else f"{args.metric} {args.score} (mean, {pct} interval)")
     return 0
+
+
+def _pairs_table(args: argparse.Namespace, cmp, names: list[str], order: list[int]) -> str:
+    """Every pair of systems, the higher-ranked first: the difference of their scores, its interval
+    and its p-value (the table printed after the leaderboard)."""
+    pct = f"{args.confidence:.0%}"
+    how = "intervals from resampled rows" if args.metric == "mauve" else "paired bootstrap intervals"
+    lines = [f"\ndifferences (first minus second), {pct} {how}, {args.method} p-values:",
+             f"| first | second | difference | {pct} interval | p-value | p < {args.level:g} |",
+             "|---|---|---:|---|---:|---|"]
+    for a, i in enumerate(order):
+        for j in order[a + 1:]:
+            p = float(cmp.p_value[i, j])
+            lines.append(f"| {names[i]} | {names[j]} | {float(cmp.difference[i, j]):+.4f} | "
+                         f"[{float(cmp.low[i, j]):+.4f}, {float(cmp.high[i, j]):+.4f}] | {p:.4f} | "
+                         f"{'yes' if p < args.level else 'no'} |")
+    return "\n".join(lines)
 
 
 def _mauve_board(args, lm, refs, systems):
@@ -197,9 +227,12 @@ def _similarity_board(args, lm, refs, systems):
         scores[name] = jnp.asarray(getattr(res, args.score), jnp.float32)
         signature = res.signature
     key = jax.random.key(args.seed)
-    intervals = {name: confidence_interval(jnp.mean, s, key=jax.random.fold_in(key, i), confidence=args.confidence,
+    # one key for every system: the same draws of the pairs (paired, as the differences are), so two
+    # systems with the same scores get the same interval, the one `jaxmetrics similarity --confidence --seed`
+    # gives for that score with the same settings
+    intervals = {name: confidence_interval(jnp.mean, s, key=key, confidence=args.confidence,
                                            num_resamples=args.num_resamples)
-                 for i, (name, s) in enumerate(scores.items())}
+                 for name, s in scores.items()}
     cmp = compare_systems(jnp.mean, scores, key=jax.random.fold_in(key, len(scores)), method=args.method,
                           num_resamples=args.num_resamples, confidence=args.confidence)
     board = {n: {k: float(getattr(ci, k)) for k in ("value", "low", "high", "standard_error")}

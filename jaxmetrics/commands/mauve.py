@@ -14,7 +14,7 @@ import sys
 from jaxmetrics.commands._util import (add_model_option, add_pooling_option, add_progress_options, check_outputs,
                                        option_error, progress_enabled, write_json)
 from jaxmetrics._files import check_input_file
-from jaxmetrics.commands._options import LibraryChoices, add_dtype_option
+from jaxmetrics.commands._options import LibraryChoices, add_confidence_options, add_dtype_option, check_confidence_options
 
 _FEATURE_SUFFIX = ".npy"
 #: mauve-text's seed.
@@ -185,11 +185,44 @@ def register(subparsers) -> None:
                    help="also list the N generations that pull MAUVE down most and the N human texts the model "
                    "covers least: each sample's influence dMAUVE*/dw_i (mauve_attribution), averaged over "
                    f"the --seeds, or over {EXPLAIN_SEEDS} seeds from the one given (default: off)")
+    add_confidence_options(p, seed=False, what=(
+        "MAUVE and the frontier integral their confidence interval, as compute_mauve_seeds(confidence=LEVEL): "
+        "the rows of both sides resampled (bootstrap, keyed by the first seed) combined with the spread "
+        "over --seeds, for MAUVE's value at these sample sizes (docs/intervals.md); give three seeds or more "
+        "(with one the k-means spread is not measured and the interval is too narrow); --estimator quantized "
+        "and --divergence kl only"))
     p.add_argument("--json", dest="json_out", metavar="PATH",
-                   help="write the signature, scores, curves, sample sizes, seeds and settings as JSON here "
-                        "(default: none)")
+                   help="write the signature, scores, curves, sample sizes, seeds and settings (and, with "
+                        "--confidence, the intervals) as JSON here (default: none)")
     add_progress_options(p)
     p.set_defaults(func=run)
+
+
+def _check_confidence(args: argparse.Namespace) -> None:
+    """``--confidence`` and ``--num-resamples``, before any work: the interval needs the k-means
+    histograms and the KL frontier; one seed is a warning (the k-means spread is not measured)."""
+    import warnings
+
+    check_confidence_options(args)
+    if args.confidence is None:
+        return
+    if args.estimator != "quantized":
+        raise ValueError(f"--confidence: intervals resample the k-means histograms: --estimator quantized only, "
+                         f"not --estimator {args.estimator}")
+    if args.divergence != "kl":
+        raise ValueError(f"--confidence: intervals are for --divergence kl, not --divergence {args.divergence}")
+    if len(args.seeds) == 1:
+        warnings.warn("--confidence with one seed: the interval leaves out the spread over k-means seeds and is "
+                      "too narrow (83 % coverage for a nominal 95 %); give three --seeds or more", UserWarning)
+
+
+def _interval_line(rec: dict) -> str:
+    """The line ``--confidence`` adds: the intervals of MAUVE and of the frontier integral."""
+    m, fi = rec["mauve_interval"], rec["frontier_integral_interval"]
+    seeds = len(rec["seeds"])
+    return (f"{m['confidence']:.0%} interval: MAUVE [{m['low']:.4f}, {m['high']:.4f}]  FI [{fi['low']:.4f}, "
+            f"{fi['high']:.4f}]  (rows resampled {m['num_resamples']} times, with the spread over {seeds} "
+            f"seed{'s' if seeds > 1 else ''})")
 
 
 def _is_features(path: str) -> bool:
@@ -384,6 +417,7 @@ def _score_line(rec: dict, n_ref: int, n_cand: int, how: str) -> str:
 def run(args: argparse.Namespace) -> int:
     check_mauve_options(args)
     check_estimator_options(args)
+    _check_confidence(args)
     if args.explain is not None and args.explain < 1:
         raise ValueError(f"--explain: expected a number of samples >= 1, got {args.explain}")
     features = _check_files(args)
@@ -422,14 +456,21 @@ def run(args: argparse.Namespace) -> int:
                                       f"estimating density ratios ({args.estimator}) and computing MAUVE"),
               file=sys.stderr)
     family = dict(estimator=args.estimator, divergence=args.divergence)
-    out = (compute_mauve(**kw, **family, seed=seeds[0]) if len(seeds) == 1
-           else compute_mauve_seeds(**_seeds_options(kw, family), seeds=seeds))
-    rec = _result(out, seeds, n_ref, n_cand, settings(args, features, pooling, max_length))
+    interval = {} if args.confidence is None else dict(confidence=args.confidence, num_resamples=args.num_resamples)
+    out = (compute_mauve(**kw, **family, seed=seeds[0]) if len(seeds) == 1 and not interval
+           else compute_mauve_seeds(**_seeds_options(kw, family), seeds=seeds, **interval))
+    rec = _result(out, seeds, n_ref, n_cand, {**settings(args, features, pooling, max_length), **interval})
+    if interval:
+        rec.update(mauve_interval=out.mauve_interval.to_dict(),
+                   frontier_integral_interval=out.frontier_integral_interval.to_dict(),
+                   sampling_standard_error=float(out.sampling_standard_error))
     from jaxmetrics.mauve.pipeline.inputs import featurized_signature
 
     rec = {"signature": featurized_signature(out.signature, model=None if features else lm, pooling=pooling,
                                              max_length=max_length), **rec}
     print(_score_line(rec, n_ref, n_cand, "" if pooling is None else f", {pooling} pooling"))
+    if interval:
+        print(_interval_line(rec))
     if args.explain is not None:
         rec["explain"] = _explain(args, p, q, None if features else p_in, None if features else q_in, seeds, kw)
     if args.plot:

@@ -4,10 +4,11 @@ from __future__ import annotations
 import argparse
 import csv
 
-from jaxmetrics.commands._util import (add_model_option, add_progress_options, check_outputs, progress_enabled,
-                                       write_json)
+from jaxmetrics.commands._util import (add_model_option, add_progress_options, check_outputs, option_error,
+                                       progress_enabled, write_json)
 from jaxmetrics._files import check_input_file
-from jaxmetrics.commands._options import CENTERINGS, SIMILARITY_METRICS, SPECIAL_TOKENS, add_dtype_option
+from jaxmetrics.commands._options import (CENTERINGS, SCORES, SIMILARITY_METRICS, SPECIAL_TOKENS,
+                                          add_confidence_options, add_dtype_option, check_confidence_options)
 
 # Options bert_score.score has no equivalent of: refused with --bert-score-compat (attribute, flag).
 _NOT_IN_BERT_SCORE = (("centering", "--centering"), ("temperature", "--temperature"),
@@ -21,8 +22,9 @@ def register(subparsers) -> None:
         help="per-pair embedding similarity (TWMD, TRWMD, BERTScore, WMD, RWMD, CKA, cosine)",
         description="Score candidate/reference pairs (line i of each file) with a token-embedding "
                     "similarity (Chen et al. 2020: batch-centred tempered WMD by default; BERTScore "
-                    "uncentred unless --centering batch). Prints per-pair precision/recall/F1 (or "
-                    "writes them with --csv) and the corpus mean.",
+                    "uncentred unless --centering batch). Prints the corpus mean of precision, recall and F1 over the "
+                    "n pairs (with --confidence, each mean's bootstrap interval); --per-pair also prints every "
+                    "pair's scores, and --csv / --json write them.",
         epilog="--bert-score-compat: BERTScore exactly as bert_score.score computes it, on its defaults "
                "(no centering, its tuned layer of the model, [CLS]/[SEP] matched with weight 0, "
                "truncation at the tokenizer's model_max_length). bert_score's own options --layer "
@@ -67,12 +69,17 @@ def register(subparsers) -> None:
     p.add_argument("--max-length", type=int, default=None,
                    help="truncation in tokens (default 512, or the model's positions when fewer; "
                         "bert_score's model_max_length with --bert-score-compat)")
+    p.add_argument("--per-pair", action="store_true",
+                   help="also print every pair's precision, recall and F1 as a table before the summary "
+                        "(default: the summary only)")
     p.add_argument("--csv", default=None,
-                   help="write the per-pair scores as CSV (index,precision,recall,f1) here "
-                        "(default: print them as a table)")
+                   help="write the per-pair scores as CSV (index,precision,recall,f1) here (default: none)")
     p.add_argument("--json", default=None,
-                   help="also write the result (signature, settings, per-pair scores, corpus mean) as JSON here "
-                        "(default: none)")
+                   help="also write the result (signature, settings, per-pair scores, corpus mean and, with "
+                        "--confidence, its intervals) as JSON here (default: none)")
+    add_confidence_options(p, what=(
+        "the corpus means of precision, recall and F1 their BCa bootstrap interval, the pairs resampled: "
+        "confidence_interval(jnp.mean, result.f1, key=jax.random.key(SEED)) for F1, the same draws for P and R"))
     p.add_argument("--alignments", default=None, metavar="DIR",
                    help="also write which tokens matched into DIR: pair_<i>.png per pair (the similarity "
                         "heatmap with the greedy matches marked, and the transport plans of twmd / wmd) and "
@@ -155,10 +162,13 @@ def run(args: argparse.Namespace) -> int:
     check_input_file(args.references, "references")
     check_input_file(args.candidates, "candidates")
     check_outputs(args, (("csv", "--csv"), ("json", "--json")))
+    check_confidence_options(args)
     settings = _settings(args)
     num_aligned = _check_alignments(args)
     refs = read_texts(args.references, name="references")
     cands = read_texts(args.candidates, name="candidates")
+    if args.confidence is not None and len(cands) < 2:
+        raise ValueError(f"--confidence: needs at least 2 pairs to resample, got {len(cands)}")
     if num_aligned is None:
         res = compute_similarity(references=refs, candidates=cands, model=args.model, settings=settings,
                                  progress=progress_enabled(args), dtype=args.dtype)
@@ -175,13 +185,36 @@ def run(args: argparse.Namespace) -> int:
             w = csv.writer(fh, lineterminator="\n")
             w.writerow(["index", "precision", "recall", "f1"])
             w.writerows([i, repr(p), repr(r), repr(f)] for i, p, r, f in rows)
-    else:
+    if args.per_pair:
         print("\n".join(["index\tprecision\trecall\tf1"] + [f"{i}\t{p:.6f}\t{r:.6f}\t{f:.6f}" for i, p, r, f in rows]))
     m = res.mean()
+    intervals = None if args.confidence is None else _mean_intervals(res, args)
     if args.json:
-        write_json(args.json, {**res.to_dict(), "bert_score_compat": bool(args.bert_score_compat), "mean": m})
+        extra = {} if intervals is None else {"intervals": {k: ci.to_dict() for k, ci in intervals.items()}}
+        write_json(args.json, {**res.to_dict(), "bert_score_compat": bool(args.bert_score_compat), "mean": m, **extra})
     t = "" if res.temperature is None else f", T={res.temperature:g}"
     compat = ", bert_score compat" if args.bert_score_compat else ""
     print(f"{res.metric} (layer {res.layer}, centering {res.centering}{t}{compat}) over {len(rows)} pairs: "
           f"mean P={m.precision:.6f} R={m.recall:.6f} F1={m.f1:.6f}")
+    if intervals is not None:
+        ci = intervals["f1"]
+        print(f"{ci.confidence:.0%} BCa intervals of the means (pairs resampled {ci.num_resamples} times, seed "
+              f"{args.seed}): " + "  ".join(f"{name} [{float(intervals[k].low):.6f}, {float(intervals[k].high):.6f}]"
+                                           for k, name in (("precision", "P"), ("recall", "R"), ("f1", "F1"))))
     return 0
+
+
+def _mean_intervals(res, args: argparse.Namespace) -> dict:
+    """``{precision, recall, f1: Interval}``: the BCa interval of each corpus mean, the pairs resampled
+    with one key (the same draws for the three scores), as ``confidence_interval(jnp.mean, res.f1, ...)``."""
+    import jax
+    import jax.numpy as jnp
+
+    from jaxmetrics.confidence import confidence_interval
+
+    key = jax.random.key(args.seed)
+    try:
+        return {k: confidence_interval(jnp.mean, jnp.asarray(getattr(res, k)), key=key, confidence=args.confidence,
+                                       num_resamples=args.num_resamples) for k in SCORES}
+    except ValueError as e:   # a mean that is not finite: named by the option that asked for the interval
+        raise option_error(e, {"statistic": "--confidence"}) from None

@@ -40,11 +40,11 @@ from jaxmetrics._ops import accumulator_dtype
 from jaxmetrics._validation import check_choice, check_int, check_key, check_open_unit
 from jaxmetrics.confidence import Interval, confidence_interval, subsample_interval
 from jaxmetrics.diversity.encoding import encode_sequences
-from jaxmetrics.diversity.ngrams import ngram_ids
-from jaxmetrics.diversity.selfbleu import _closest_other_length, _weights_for, bleu_from_stats
+from jaxmetrics.diversity.ngrams import distinct_n, ngram_ids
+from jaxmetrics.diversity.selfbleu import _closest_other_length, _weights_for, bleu_from_stats, self_bleu
 from jaxmetrics.results import Result
 
-__all__ = ["NGramRows", "INTERVAL_METHODS", "ngram_rows", "distinct_ngram_fraction", "distinct_n_interval",
+__all__ = ["CORPUS_METRICS", "NGramRows", "INTERVAL_METHODS", "ngram_rows", "distinct_ngram_fraction", "distinct_n_interval",
            "resampled_self_bleu", "self_bleu_interval"]
 
 #: the resampling schemes of the diversity intervals (module docstring)
@@ -385,3 +385,8 @@ def self_bleu_interval(generations: Sequence, n: int = 4, *, key: jax.Array, num
     return _self_bleu_interval(jnp.asarray(enc.ids), jnp.asarray(enc.lengths), jnp.asarray(w, accumulator_dtype()),
                                key, len(w), int(num_resamples), float(confidence), method, float(fraction),
                                None if batch_size is None else int(batch_size))
+
+
+#: the corpus-level metrics of a set of texts that have an interval here, by name: ``(value function,
+#: interval function)``, both called as ``f(texts, n, ...)`` (``jaxmetrics diversity --metrics``)
+CORPUS_METRICS = {"distinct-n": (distinct_n, distinct_n_interval), "self-bleu": (self_bleu, self_bleu_interval)}
