@@ -153,11 +153,16 @@ def _check_subsample(method: str, fraction: float, num_items: int, name: str) ->
 
 
 def _resample(statistic, sample, key, num_resamples, confidence, method, fraction, batch_size) -> Interval:
+    """The interval of a statistic in ``[0, 1]`` (distinct-n, Self-BLEU): its ends are clipped to
+    that range (the subsample interval's rescaled spread can step past 1 for a set whose value is
+    near it; no resampled value can)."""
     if method == "subsample":
-        return subsample_interval(statistic, sample, key=key, num_resamples=num_resamples, confidence=confidence,
-                                  fraction=fraction, batch_size=batch_size)
-    return confidence_interval(statistic, sample, key=key, num_resamples=num_resamples, confidence=confidence,
-                               method=method, batch_size=batch_size)
+        ci = subsample_interval(statistic, sample, key=key, num_resamples=num_resamples, confidence=confidence,
+                                fraction=fraction, batch_size=batch_size)
+    else:
+        ci = confidence_interval(statistic, sample, key=key, num_resamples=num_resamples, confidence=confidence,
+                                 method=method, batch_size=batch_size)
+    return ci.replace(low=jnp.clip(ci.low, 0.0, 1.0), high=jnp.clip(ci.high, 0.0, 1.0))
 
 
 @partial(jax.jit, static_argnames=("num_resamples", "confidence", "method", "fraction", "batch_size"))
@@ -194,7 +199,8 @@ def distinct_n_interval(sequences: Sequence, n: int = 3, *, key: jax.Array, num_
       batch_size: resamples per vmapped chunk (``None``: bounded by memory).
 
     Returns:
-      :class:`~jaxmetrics.confidence.Interval` (0-d arrays ``value``, ``low``, ``high``, ...).
+      :class:`~jaxmetrics.confidence.Interval` (0-d arrays ``value``, ``low``, ``high``, ...); the
+      ends are clipped to ``[0, 1]``, the statistic's range.
 
     Raises:
       ValueError: fewer than 2 texts, a bad ``n``, ``num_resamples``, ``confidence``,
