@@ -125,7 +125,7 @@ def pair_keys(token_ids: np.ndarray, real: np.ndarray, ci: np.ndarray, ri: np.nd
       >>> ids = np.array([[5, 6, 0], [7, 0, 0]]); real = ids > 0
       >>> k = pair_keys(ids, real, np.array([0, 1, 0]), np.array([1, 0, 1]))
       >>> k.dtype, bool(k[0] == k[2]), bool(k[0] != k[1])
-      (dtype('uint64'), True, False)
+      (dtype('uint64'), True, True)
     """
     import hashlib
 
