@@ -71,12 +71,13 @@ def main(argv=None) -> str:
     ap.add_argument("--layers", type=int, nargs="*", default=None, help="layer (default: the paper's)")
     ap.add_argument("--center-batch-size", type=int, default=32)
     ap.add_argument("--max-length", type=int, default=None)
-    ap.add_argument("--shuffles", type=int, default=5, help="random orders of the pairs (default 5)")
+    ap.add_argument("--shuffles", type=int, default=3, help="random orders of the pairs (default 3)")
     ap.add_argument("--out", default=str(Path(__file__).parent / "results" / "centering_batches.md"))
     args = ap.parse_args(argv)
 
     from jaxmetrics.data import demo_encoder_dir
     from jaxmetrics.models import load_model
+    from jaxmetrics.results import model_id
     from jaxmetrics.similarity import read_scored_pairs
 
     source = args.pairs
@@ -110,7 +111,7 @@ def main(argv=None) -> str:
     lines = [
         f"# Centering batches: correlation with human scores and order dependence ({datetime.date.today()})",
         "",
-        f"Pairs: {label}; {n} pairs in {len(pairs.group_names)} group(s) ({sizes}). Encoder: `{Path(model).name}`, "
+        f"Pairs: {label}; {n} pairs in {len(pairs.group_names)} group(s) ({sizes}). Encoder: `{model_id(lm)}`, "
         f"TWMD at the paper's layer and T = 0.10, batch centering with {args.center_batch_size} pairs per batch, "
         "restarting at every group. Orders: the file's and "
         f"{args.shuffles} random permutations (`numpy.random.default_rng(0..{args.shuffles - 1})`). "
