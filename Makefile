@@ -64,7 +64,7 @@ demo: $(DEMO_STAMP)
 BENCHES := mauve_vs_reference featurize_vs_torch perplexity_vs_reference similarity_vs_reference \
 	mark_evaluate_vs_reference diversity_vs_reference mauve_quantizers scaling mauve_text_end_to_end \
 	text_perplexity_vs_evaluate evaluate_generation cold_start engine_paths size_buckets input_scaling \
-	mixed_precision mauve_estimators mauve_compare_error_rates interval_cost
+	mixed_precision mauve_estimators mauve_compare_error_rates interval_cost centering_batches
 
 bench: $(STAMP)
 	for b in $(BENCHES); do env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(BIN)/python benchmarks/$$b.py || exit 1; done

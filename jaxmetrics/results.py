@@ -226,6 +226,8 @@ def model_id(model: Any) -> str:
     Examples:
       >>> model_id("sentence-transformers/all-MiniLM-L6-v2"), model_id("/site-packages/gt_minilm/model")
       ('all-MiniLM-L6-v2', 'gt_minilm/model')
+      >>> model_id("gt_minilm/model@sha256:53aa51172d14")   # an id stays itself
+      'gt_minilm/model@sha256:53aa51172d14'
     """
     if model is None:
         return "none"
@@ -242,13 +244,14 @@ _GENERIC = ("model", "models", "checkpoint", "weights")
 
 def _short_name(path: str) -> str:
     """A checkpoint's name from its path: the last folder, with its parent when that folder
-    says nothing (``pkg/model``), and the repository of a Hugging Face cache snapshot."""
+    says nothing (``pkg/model``), and the repository of a Hugging Face cache snapshot. An id
+    :func:`model_id` already made (``pkg/model@sha256:...``) comes back unchanged."""
     parts = [p for p in os.path.normpath(path).replace(os.sep, "/").split("/") if p not in ("", ".")]
     if not parts:
         return path
     if len(parts) >= 3 and parts[-2] == "snapshots" and parts[-3].startswith("models--"):
         return parts[-3][len("models--"):].split("--")[-1]
-    if parts[-1].lower() in _GENERIC and len(parts) >= 2:
+    if parts[-1].split("@sha256:")[0].lower() in _GENERIC and len(parts) >= 2:
         return f"{parts[-2]}/{parts[-1]}"
     return parts[-1]
 

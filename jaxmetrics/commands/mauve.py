@@ -167,9 +167,11 @@ def register(subparsers) -> None:
         "line, or .jsonl with a 'text' field), featurized with --model, or a .npy array of features "
         "[n, d]; the extension decides, and both files must be of the same kind. --pooling decides "
         "how a text becomes a vector: by default an encoder (BERT, RoBERTa, MiniLM) is mean-pooled over "
-        "its tokens and a decoder (GPT-2, Llama) gives its last token's hidden state; mauve-text takes "
-        "the last token for every model (--pooling last). The pooling used is printed on stderr and "
-        "written in --json. Every option and both inputs are checked before the model is loaded.",
+        "its tokens and a decoder (GPT-2, Llama) gives its last token's hidden state, the table "
+        "compute_mauve(model=...) follows in Python, so both give one number; mauve-text takes the last "
+        "token for every model (--pooling last, as compute_mauve(featurize_model_name=...)). The pooling "
+        "used is printed on stderr and written in --json and its signature. Every option and both inputs "
+        "are checked before the model is loaded.",
     )
     p.add_argument("--references", required=True, metavar="FILE",
                    help="human texts (P): .txt / .jsonl, or .npy features [n_p, d]")
@@ -293,8 +295,10 @@ def featurize_with(args: argparse.Namespace, lm, texts: dict, *, command: str):
     try:
         pooling = models.resolve_pooling(lm, args.pooling, name="--pooling")
         max_length = models.check_max_length(lm, args.max_length, MAUVE_MAX_LENGTH, name="--max-length")
+        auto = ("; --pooling auto: the library's table, last token for a decoder, mean for a sentence encoder, "
+                "as compute_mauve(model=...)") if args.pooling == "auto" else ""
         print(f"jaxmetrics {command}: featurizing with {args.model}: {pooling} pooling"
-              f"{' (--pooling auto)' if args.pooling == 'auto' else ''}, max length {max_length} tokens",
+              f"{' (--pooling auto)' if args.pooling == 'auto' else ''}, max length {max_length} tokens{auto}",
               file=sys.stderr, flush=True)
         return featurize_texts(texts, model=lm, pooling=pooling, max_length=max_length, batch_size=args.batch_size,
                                cache_dir=args.cache_dir, progress=progress_enabled(args))

@@ -7,12 +7,23 @@ import csv
 from jaxmetrics.commands._util import (add_model_option, add_progress_options, check_outputs, option_error,
                                        progress_enabled, write_json)
 from jaxmetrics._files import check_input_file
-from jaxmetrics.commands._options import (CENTERINGS, SCORES, SIMILARITY_METRICS, SPECIAL_TOKENS,
+from jaxmetrics.commands._options import (CENTERINGS, SCORES, SIMILARITY_METRICS, SPECIAL_TOKENS, LibraryChoices,
                                           add_confidence_options, add_dtype_option, check_confidence_options)
+
+#: ``--centering-batches``' values: :data:`jaxmetrics.similarity.chunks.CENTERING_BATCHES`
+CENTERING_BATCHES = LibraryChoices("jaxmetrics.similarity.chunks", "CENTERING_BATCHES")
+#: what ``--help`` says about the batches of ``--centering batch`` (also ``similarity-eval``'s)
+CENTERING_BATCHES_HELP = (
+    "how --centering batch forms its batches of --center-batch-size pairs, one of %(choices)s: consecutive "
+    "(default, the paper's, with which the authors' STS/WMT figures were made): consecutive pairs in file "
+    "order, so each pair's score depends on its neighbours and shuffling the file changes the scores; "
+    "hashed: the pairs sorted by a stable hash of their tokens, then cut into batches, so a pair gets the "
+    "same partners and the same score whatever the file's order. Recorded in the output and its signature")
 
 # Options bert_score.score has no equivalent of: refused with --bert-score-compat (attribute, flag).
 _NOT_IN_BERT_SCORE = (("centering", "--centering"), ("temperature", "--temperature"),
                       ("num_iterations", "--num-iterations"), ("center_batch_size", "--center-batch-size"),
+                      ("centering_batches", "--centering-batches"),
                       ("special_tokens", "--special-tokens"), ("max_length", "--max-length"))
 
 
@@ -24,13 +35,16 @@ def register(subparsers) -> None:
                     "similarity (Chen et al. 2020: batch-centred tempered WMD by default; BERTScore "
                     "uncentred unless --centering batch). Prints the corpus mean of precision, recall and F1 over the "
                     "n pairs (with --confidence, each mean's bootstrap interval); --per-pair also prints every "
-                    "pair's scores, and --csv / --json write them.",
+                    "pair's scores, and --csv / --json write them. Batch centering depends on the order "
+                    "of the pairs (consecutive batches, as in the paper); --centering-batches hashed "
+                    "gives scores that do not.",
         epilog="--bert-score-compat: BERTScore exactly as bert_score.score computes it, on its defaults "
                "(no centering, its tuned layer of the model, [CLS]/[SEP] matched with weight 0, "
                "truncation at the tokenizer's model_max_length). bert_score's own options --layer "
                "(num_layers), --idf, --baseline (rescaling) and --batch-size (batch_size) override its "
                "defaults; options it does not have (--centering, --temperature, --num-iterations, "
-               "--center-batch-size, --special-tokens, --max-length, a --metric other than bertscore) "
+               "--center-batch-size, --centering-batches, --special-tokens, --max-length, a --metric other "
+               "than bertscore) "
                "are refused.",
     )
     p.add_argument("--references", required=True,
@@ -55,6 +69,8 @@ def register(subparsers) -> None:
     p.add_argument("--num-iterations", type=int, default=None, help="Sinkhorn iterations for TWMD (default 1)")
     p.add_argument("--center-batch-size", type=int, default=None,
                    help="pairs per centering batch (default 32)")
+    p.add_argument("--centering-batches", default=None, choices=CENTERING_BATCHES, metavar="HOW",
+                   help=CENTERING_BATCHES_HELP)
     p.add_argument("--idf", action="store_true", help="idf weights from the references (default off)")
     p.add_argument("--baseline", type=float, nargs=3, default=None, metavar=("P", "R", "F"),
                    help="BERTScore baseline for rescaling (s - b) / (1 - b) (default: none)")
@@ -112,7 +128,8 @@ def _settings(args: argparse.Namespace):
                               temperature=args.temperature,
                               num_iterations=1 if args.num_iterations is None else args.num_iterations,
                               center_batch_size=32 if args.center_batch_size is None else args.center_batch_size,
-                              idf=args.idf, baseline=args.baseline, special_tokens=args.special_tokens,
+                              centering_batches=args.centering_batches or "consecutive", idf=args.idf,
+                              baseline=args.baseline, special_tokens=args.special_tokens,
                               max_length=args.max_length, batch_size=64 if args.batch_size is None else args.batch_size)
 
 
@@ -194,7 +211,11 @@ def run(args: argparse.Namespace) -> int:
         write_json(args.json, {**res.to_dict(), "bert_score_compat": bool(args.bert_score_compat), "mean": m, **extra})
     t = "" if res.temperature is None else f", T={res.temperature:g}"
     compat = ", bert_score compat" if args.bert_score_compat else ""
-    print(f"{res.metric} (layer {res.layer}, centering {res.centering}{t}{compat}) over {len(rows)} pairs: "
+    batches = {"consecutive": f" in batches of {settings.center_batch_size} consecutive pairs (scores depend on "
+                              "the pairs' order; --centering-batches hashed does not)",
+               "hashed": f" in batches of {settings.center_batch_size} pairs by hash (independent of the pairs' "
+                         "order)"}.get(res.centering_batches, "")
+    print(f"{res.metric} (layer {res.layer}, centering {res.centering}{batches}{t}{compat}) over {len(rows)} pairs: "
           f"mean P={m.precision:.6f} R={m.recall:.6f} F1={m.f1:.6f}")
     if intervals is not None:
         ci = intervals["f1"]

@@ -15,6 +15,7 @@ from jaxmetrics.commands._util import (add_model_option, add_progress_options, c
 from jaxmetrics._files import check_input_file
 from jaxmetrics.commands._options import (CENTERINGS, LibraryChoices, RANKINGS, SCORES, SPECIAL_TOKENS,
                                           add_dtype_option)
+from jaxmetrics.commands.similarity import CENTERING_BATCHES, CENTERING_BATCHES_HELP
 
 # Kept here (not imported from jaxmetrics.similarity) so that building the parser stays cheap.
 _METRICS = LibraryChoices("jaxmetrics.similarity.settings", "SIMILARITY_METRICS")
@@ -64,6 +65,8 @@ def register(subparsers) -> None:
                    help="how the best setting is chosen, one of %(choices)s (default weighted_pearson)")
     p.add_argument("--center-batch-size", type=int, default=32,
                    help="pairs per centering batch, restarting at every group (default 32)")
+    p.add_argument("--centering-batches", default="consecutive", choices=CENTERING_BATCHES, metavar="HOW",
+                   help=CENTERING_BATCHES_HELP)
     p.add_argument("--special-tokens", default="drop", choices=SPECIAL_TOKENS, metavar="HOW",
                    help="special tokens in the matching, one of %(choices)s (default drop)")
     p.add_argument("--batch-size", type=int, default=64, help="texts per forward pass (default 64)")
@@ -169,15 +172,20 @@ def run(args: argparse.Namespace) -> int:
     from jaxmetrics.similarity import SimilaritySettings, correlation_sweep, read_scored_pairs
     from jaxmetrics.similarity.grouped import check_group_sizes
 
-    settings = SimilaritySettings(center_batch_size=args.center_batch_size, special_tokens=args.special_tokens,
+    settings = SimilaritySettings(center_batch_size=args.center_batch_size, centering_batches=args.centering_batches,
+                                  special_tokens=args.special_tokens,
                                   max_length=args.max_length, batch_size=args.batch_size, pair_chunk=args.pair_chunk)
     pairs = read_scored_pairs(args.pairs)
     check_group_sizes(pairs.groups, pairs.group_names, name=f"pairs: {args.pairs}")
     res = correlation_sweep(pairs=pairs, model=args.model, score=args.score, settings=settings,
                             progress=progress_enabled(args), dtype=args.dtype, **grid)
     best = res.best(args.rank_by)
+    batches = "" if "batch" not in res.centering else (
+        f"; batch centering: {args.centering_batches} batches of {args.center_batch_size} pairs"
+        + (" in file order (the scores depend on it)" if args.centering_batches == "consecutive" else
+           " by hash (independent of the file's order)"))
     print(f"{len(pairs)} pairs in {len(res.group_names)} group(s) "
-          f"({', '.join(f'{g}: {n}' for g, n in zip(res.group_names, res.group_sizes))}); "
+          f"({', '.join(f'{g}: {n}' for g, n in zip(res.group_names, res.group_sizes))}){batches}; "
           f"Pearson r of {args.score} with the human scores:")
     print(res.table())
     setting = ", ".join(f"{k}={v}" for k, v in (("metric", best.metric), ("layer", best.layer),
@@ -192,7 +200,7 @@ def run(args: argparse.Namespace) -> int:
         res.plot(args.plot, by=args.rank_by)
     if args.json:
         doc = {"signature": res.signature, "input": args.pairs, "model": args.model, "dtype": args.dtype,
-               "score": args.score,
+               "score": args.score, "centering_batches": args.centering_batches,
                "num_pairs": len(pairs),
                "group_names": list(res.group_names), "group_sizes": list(res.group_sizes),
                "rank_by": args.rank_by, "best": best, "rows": res.rows()}

@@ -13,6 +13,13 @@ the encoding engine (:func:`~jaxmetrics.models.encode`) for every family:
 ``auto``    not a pooling but a choice: ``last`` for a causal LM, ``mean`` for an encoder
 ==========  =====================================================================================
 
+``auto`` is the one default of every door that featurizes text for MAUVE from a model given as
+``model=`` or ``--model`` (``compute_mauve``, ``compute_mauve_seeds``, ``featurize_texts``, the
+sweeps, the generation evaluation, ``jaxmetrics mauve`` / ``mauve-sweep`` / ``compare`` /
+``featurize``); only mauve-text's own argument, ``compute_mauve(featurize_model_name=...)``,
+keeps mauve-text's ``last`` for every model
+(:func:`jaxmetrics.mauve.pipeline.inputs.default_pooling`).
+
 Layers are ``hidden_states`` indices in the transformers convention: ``0`` is the embedding
 output, ``num_layers`` (or ``-1``) the final block's output (for GPT-2 after ``ln_f``); negative
 values count from the end. :func:`resolve_layers` turns any such request into a tuple of

@@ -41,6 +41,7 @@ from jaxmetrics.similarity.alignment import ALIGNMENT_METRICS, AlignedTokens, Pa
 from jaxmetrics.similarity.anisotropy import (ANISOTROPY_STATISTICS, AnisotropyResult, LayerSimilarities,
                                               compute_anisotropy, layer_similarities)
 from jaxmetrics.similarity.centering import CENTERING_METHODS, center_embeddings
+from jaxmetrics.similarity.chunks import CENTERING_BATCHES
 from jaxmetrics.similarity.compat import bertscore
 from jaxmetrics.similarity.greedy import (batch_bertscore, bertscore_pair, bertscore_scores, idf_table,
                                           rescale_with_baseline)
@@ -55,7 +56,7 @@ from jaxmetrics.similarity.sinkhorn import sinkhorn_plan
 from jaxmetrics.similarity.state import SimilarityState
 from jaxmetrics.similarity.sweep import CorrelationRow, CorrelationSweep, correlation_sweep
 
-__all__ = ["CENTERING_METHODS", "METRICS", "PRF", "SIMILARITY_METRICS", "SPECIAL_TOKENS", "SimilarityResult",
+__all__ = ["CENTERING_BATCHES", "CENTERING_METHODS", "METRICS", "PRF", "SIMILARITY_METRICS", "SPECIAL_TOKENS", "SimilarityResult",
            "SimilaritySettings", "SimilarityState",
            "batch_bertscore", "batch_similarity", "bertscore", "bertscore_pair", "bertscore_scores",
            "center_embeddings", "compute_similarity", "default_centering", "default_layer",

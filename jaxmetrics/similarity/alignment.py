@@ -45,7 +45,7 @@ from jaxmetrics._ops import PRECISION
 from jaxmetrics.results import Result, static_field
 from jaxmetrics.similarity.chunks import PairLayout, center_chunk, pad_rows, select_tokens
 from jaxmetrics.similarity.kernels import emd_plan, greedy_match
-from jaxmetrics.similarity.pipeline import (PAIR_CHUNK, SimilarityResult, _encode_pairs, _token_weights,
+from jaxmetrics.similarity.pipeline import (PAIR_CHUNK, SimilarityResult, _encode_pairs, _token_weights, batch_keys,
                                             check_text_pairs, score_encoded)
 from jaxmetrics.similarity.settings import SimilaritySettings, settings_from_keywords
 from jaxmetrics.similarity.sinkhorn import sinkhorn_plan
@@ -321,7 +321,8 @@ def token_alignments(*, references: Sequence[str], candidates: Sequence[str], mo
     weights = _token_weights(encoding, take, ci, ri, settings=s, vocab_size=lm.model_vocab_size)
     full = PairLayout(offsets, real, take, ci, ri, s.pair_chunk or PAIR_CHUNK)
     sums = full.sums(flat) if centering in ("sentence", "corpus", "batch") else None
-    means = {side: full.means(sums, side, centering, s.center_batch_size, group) for side in ("c", "r")}
+    keys = batch_keys(encoding, ci, ri, s)
+    means = {side: full.means(sums, side, centering, s.center_batch_size, group, keys) for side in ("c", "r")}
     layout = PairLayout(offsets, real, take, ci[idx], ri[idx], s.pair_chunk or PAIR_CHUNK)
     m = len(idx)
     l1, l2 = int(layout.count[ci[idx]].max()), int(layout.count[ri[idx]].max())

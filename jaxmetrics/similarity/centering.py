@@ -9,7 +9,9 @@ count):
 * ``"corpus"``     — ``v = w - mean of all tokens of all sentences`` (token weighted).
 * ``"batch"``      — ``v = w - mean of all tokens of the sentences in the same batch of
   ``center_batch_size`` consecutive sentences`` (token weighted; the paper's recommendation,
-  approximating corpus centering).
+  approximating corpus centering). A sentence's vectors therefore depend on its neighbours in
+  the input order; the text pipelines also offer batches that do not
+  (``SimilaritySettings(centering_batches="hashed")``, :func:`~jaxmetrics.similarity.chunks.centering_batches`).
 
 Candidates and references are centred **separately** (call this once per side), then every
 token vector is divided by its norm (:func:`jaxmetrics._ops.l2_normalize`). A vector that is

@@ -32,8 +32,13 @@ from jaxmetrics._ops import l2_normalize
 from jaxmetrics.similarity.greedy import batch_bertscore
 from jaxmetrics.similarity.kernels import PRF, batch_similarity
 
-__all__ = ["PairLayout", "center_chunk", "centering_batches", "pad_rows", "score_chunk",
-           "select_tokens"]
+__all__ = ["CENTERING_BATCHES", "PairLayout", "center_chunk", "centering_batches", "pad_rows", "pair_keys",
+           "score_chunk", "select_tokens"]
+
+#: How ``centering="batch"`` forms its batches (``centering_batches=``): ``consecutive`` pairs in
+#: input order (the paper's; scores depend on the order of the pairs) or ``hashed``: pairs sorted
+#: by a stable key of their tokens (:func:`pair_keys`), so scores do not depend on input order.
+CENTERING_BATCHES = ("consecutive", "hashed")
 
 
 def select_tokens(real: np.ndarray, special: np.ndarray, special_tokens: str, ci: np.ndarray,
@@ -58,7 +63,8 @@ def select_tokens(real: np.ndarray, special: np.ndarray, special_tokens: str, ci
     return take
 
 
-def centering_batches(n: int, center_batch_size: int | None, groups: np.ndarray | None = None) -> np.ndarray:
+def centering_batches(n: int, center_batch_size: int | None, groups: np.ndarray | None = None,
+                      keys: np.ndarray | None = None) -> np.ndarray:
     """int ``[n]``: the centering batch of each of ``n`` pairs.
 
     A batch is ``center_batch_size`` consecutive pairs of one group: the pairs of each group are taken
@@ -68,24 +74,68 @@ def centering_batches(n: int, center_batch_size: int | None, groups: np.ndarray 
     group ids (``None``: one group); ``center_batch_size=None``: one batch per group (corpus centering
     per group). Batch ids are numbered in order of first appearance.
 
+    With ``keys`` (uint64 ``[n]``, e.g. :func:`pair_keys`) the pairs of each group are taken in
+    the order of their keys instead of input order (the ``hashed`` batching): a batch then
+    depends only on the set of pairs, never on their order; pairs with equal keys (the same pair
+    twice) share the batch of the first of them, so shuffling cannot separate them either.
+
     Examples:
       >>> centering_batches(5, 2).tolist()
       [0, 0, 1, 1, 2]
       >>> centering_batches(7, 2, np.array([0, 0, 0, 1, 1, 1, 1])).tolist()
       [0, 0, 1, 2, 2, 3, 3]
+      >>> centering_batches(5, 2, keys=np.array([9, 1, 7, 3, 5], np.uint64)).tolist()  # by key: 1 3 | 5 7 | 9
+      [0, 1, 2, 1, 2]
     """
     g = np.zeros(n, np.int64) if groups is None else np.asarray(groups, np.int64)
-    order = np.argsort(g, kind="stable")
+    if keys is None:
+        order = np.argsort(g, kind="stable")
+    else:
+        keys = np.asarray(keys, np.uint64)
+        if keys.shape != (n,):
+            raise ValueError(f"keys: expected {n} pair keys, got shape {keys.shape}")
+        order = np.lexsort((keys, g))                # by group, then by key
     sg = g[order]
     starts = np.flatnonzero(np.r_[True, sg[1:] != sg[:-1]]) if n else np.zeros(0, np.int64)
+    pos = np.arange(n) - np.repeat(starts, np.diff(np.r_[starts, n]))   # place within its group
+    if keys is not None and n:
+        sk = keys[order]
+        first = np.r_[True, (sk[1:] != sk[:-1]) | (sg[1:] != sg[:-1])]
+        pos = pos[np.maximum.accumulate(np.where(first, np.arange(n), 0))]  # equal keys: the first's place
     rank = np.empty(n, np.int64)
-    rank[order] = np.arange(n) - np.repeat(starts, np.diff(np.r_[starts, n]))
+    rank[order] = pos
     within = np.zeros(n, np.int64) if center_batch_size is None else rank // int(center_batch_size)
     key = g * (n + 1) + within
     _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
     renumber = np.empty(first.size, np.int64)
     renumber[np.argsort(first, kind="stable")] = np.arange(first.size)
     return renumber[inverse.reshape(-1)]
+
+
+def pair_keys(token_ids: np.ndarray, real: np.ndarray, ci: np.ndarray, ri: np.ndarray) -> np.ndarray:
+    """uint64 ``[N]``: a stable key of each pair, the first 8 bytes of the BLAKE2b digest of its
+    candidate's token ids followed by its reference's (the real tokens of ``token_ids [texts, T]``
+    under ``real [texts, T]``, special tokens included, after truncation).
+
+    The key depends only on the pair's two token sequences -- not on its position, the process
+    (unlike Python's salted ``hash``) or the platform -- and tells the two sides apart (a pair and
+    its swap get different keys). The ``hashed`` centering batches sort by it.
+
+    Examples:
+      >>> ids = np.array([[5, 6, 0], [7, 0, 0]]); real = ids > 0
+      >>> k = pair_keys(ids, real, np.array([0, 1, 0]), np.array([1, 0, 1]))
+      >>> k.dtype, bool(k[0] == k[2]), bool(k[0] != k[1])
+      (dtype('uint64'), True, True)
+    """
+    import hashlib
+
+    texts = {}
+    for t in np.unique(np.concatenate([ci, ri])).tolist():
+        texts[t] = hashlib.blake2b(np.asarray(token_ids[t][real[t]], "<i8").tobytes(), digest_size=16).digest()
+    out = np.empty(len(ci), np.uint64)
+    for k, (c, r) in enumerate(zip(np.asarray(ci).tolist(), np.asarray(ri).tolist())):
+        out[k] = int.from_bytes(hashlib.blake2b(texts[c] + texts[r], digest_size=8).digest(), "little")
+    return out
 
 
 def pad_rows(a: np.ndarray, rows: int) -> np.ndarray:
@@ -149,18 +199,20 @@ class PairLayout:
         return sums
 
     def means(self, sums: np.ndarray | None, side: str, centering: str, center_batch_size: int,
-              groups: np.ndarray | None = None) -> np.ndarray | None:
+              groups: np.ndarray | None = None, keys: np.ndarray | None = None) -> np.ndarray | None:
         """float32 ``[N, D]``: the centering mean of each pair's text on ``side``, token weighted
         over the selected tokens as :func:`~jaxmetrics.similarity.center_embeddings` computes it
         (``batch``: the pair's batch of :func:`centering_batches`, ``center_batch_size`` consecutive
-        pairs of its group; ``corpus``: all pairs of its group); ``None`` for ``none`` /
+        pairs of its group, in input order, or in the order of ``keys`` (:func:`pair_keys`) for the
+        ``hashed`` batching; ``corpus``: all pairs of its group); ``None`` for ``none`` /
         ``dimension``. ``groups``: int ``[N]`` group ids (``None``: one group)."""
         if centering not in ("sentence", "corpus", "batch"):
             return None
         idx = self.side(side)
         s, c = sums[idx], self.count[idx].astype(np.float64)
         if centering != "sentence":
-            batch = centering_batches(len(idx), center_batch_size if centering == "batch" else None, groups)
+            batch = centering_batches(len(idx), center_batch_size if centering == "batch" else None, groups,
+                                      keys if centering == "batch" else None)
             order = np.argsort(batch, kind="stable")      # each batch's pairs, in input order
             bounds = np.flatnonzero(np.r_[True, np.diff(batch[order]) != 0])
             s = np.add.reduceat(s[order], bounds, axis=0)[batch]

@@ -22,6 +22,7 @@ import numpy as np
 
 from jaxmetrics.settings import Settings
 from jaxmetrics.similarity.centering import CENTERING_METHODS
+from jaxmetrics.similarity.chunks import CENTERING_BATCHES
 from jaxmetrics.similarity.kernels import METRICS, TEMPERED
 
 __all__ = ["SIMILARITY_METRICS", "SPECIAL_TOKENS", "SimilaritySettings", "default_centering", "default_layer",
@@ -97,6 +98,14 @@ class SimilaritySettings(Settings):
       temperature: T of the tempered metrics (``twmd``, ``trwmd``, ``trwmd_lse``).
       num_iterations: Sinkhorn iterations of ``twmd`` (the paper: 1).
       center_batch_size: pairs per centering batch of ``centering="batch"``.
+      centering_batches: how ``centering="batch"`` forms its batches (:data:`CENTERING_BATCHES`):
+        ``"consecutive"`` (default, the paper's): ``center_batch_size`` consecutive pairs in input
+        order, so a pair's score depends on its neighbours in the file and shuffling the pairs
+        changes the scores (and a little their correlation with human scores; the authors'
+        STS/WMT figures were made this way); ``"hashed"``: the pairs sorted by a stable hash of
+        their tokens (:func:`~jaxmetrics.similarity.chunks.pair_keys`) and then cut into batches,
+        so a pair gets the same partners whatever the order of the file: the scores do not depend
+        on input order. Any other centering has no batches: ``"hashed"`` raises there.
       idf: idf token weights over the references.
       baseline: ``(P, R, F)`` for BERTScore's rescaling ``(s - b) / (1 - b)``, or ``None``.
       special_tokens: ``drop | cls | keep`` (:data:`SPECIAL_TOKENS`).
@@ -132,6 +141,7 @@ class SimilaritySettings(Settings):
     temperature: float | None = None
     num_iterations: int = 1
     center_batch_size: int = 32
+    centering_batches: str = "consecutive"
     idf: bool = False
     baseline: tuple[float, float, float] | None = None
     special_tokens: str | None = None
@@ -175,6 +185,10 @@ class SimilaritySettings(Settings):
         elif centering is None:
             centering = default_centering(metric)
         put("centering", centering)
+        check_choice(self.centering_batches, "centering_batches", CENTERING_BATCHES)
+        if self.centering_batches != "consecutive" and centering != "batch":
+            raise ValueError(f"centering_batches: {self.centering_batches!r} forms the batches of centering='batch'; "
+                             f"centering is {centering!r}, which has none (leave centering_batches unset)")
         put("special_tokens", "drop" if special is None else special)
         if self.baseline is not None and metric != "bertscore":
             raise ValueError("baseline: rescaling applies to metric='bertscore' only")
@@ -211,7 +225,7 @@ class SimilaritySettings(Settings):
         ``layer`` and ``max_length`` as given (the scorer writes the resolved ones), ``centering``,
         ``special_tokens``, ``idf``, ``bert_score_compat``; ``baseline`` for BERTScore,
         ``temperature`` for the tempered metrics, ``num_iterations`` for TWMD, ``center_batch_size``
-        for batch centering, ``compat_batch_size`` with ``bert_score_compat``. Speed-only fields
+        and ``centering_batches`` for batch centering, ``compat_batch_size`` with ``bert_score_compat``. Speed-only fields
         (``batch_size``, ``pair_chunk``) are left out."""
         out: dict[str, Any] = dict(layer=self.layer, centering=self.centering, special_tokens=self.special_tokens,
                                    idf=self.idf, bert_score_compat=self.bert_score_compat,
@@ -224,6 +238,7 @@ class SimilaritySettings(Settings):
             out["num_iterations"] = self.num_iterations
         if self.centering == "batch":
             out["center_batch_size"] = self.center_batch_size
+            out["centering_batches"] = self.centering_batches
         if self.bert_score_compat:
             out["compat_batch_size"] = self.compat_batch_size
         return out

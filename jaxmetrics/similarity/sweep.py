@@ -20,7 +20,8 @@ the candidate's tokens, as in :mod:`jaxmetrics.similarity.kernels`). Centering s
 cross a group: batches are ``center_batch_size`` consecutive pairs (in file order) of one group,
 restarting at every group as in the authors' per-sub-dataset runs, so a group's scores are those
 it gets alone; the authors' STS script sorts pairs by length first, so batch-centred numbers
-depend on the order of the file. Without ``centering=`` each metric gets its own default
+depend on the order of the file. ``SimilaritySettings(centering_batches="hashed")`` forms each
+group's batches from its pairs sorted by a stable hash of their tokens instead, so they do not. Without ``centering=`` each metric gets its own default
 (:func:`~jaxmetrics.similarity.default_centering`: none for BERTScore, batch for the others).
 """
 from __future__ import annotations
@@ -38,7 +39,7 @@ import numpy as np
 from jaxmetrics.progress import progress_bar
 from jaxmetrics.results import Result, static_field
 from jaxmetrics.similarity.centering import CENTERING_METHODS
-from jaxmetrics.similarity.chunks import PairLayout, center_chunk, pad_rows, score_chunk, select_tokens
+from jaxmetrics.similarity.chunks import PairLayout, center_chunk, pad_rows, pair_keys, score_chunk, select_tokens
 from jaxmetrics.similarity.grouped import check_group_sizes, group_ids, grouped_correlation
 from jaxmetrics.similarity.kernels import TEMPERED
 from jaxmetrics.similarity.pipeline import check_text_pairs
@@ -114,8 +115,8 @@ class CorrelationSweep(Result):
       score: which score was correlated: ``'f1'``, ``'precision'`` or ``'recall'`` (static).
       signature: what the numbers depend on (static; :mod:`jaxmetrics.results`):
         ``metric:correlation-sweep``, the model with its weights' hash, the grid (metrics, layers,
-        centerings, Sinkhorn iterations, temperatures), the score, ``center_batch_size``, special
-        tokens, ``max_length`` and the model's dtype.
+        centerings, Sinkhorn iterations, temperatures), the score, ``center_batch_size``,
+        ``centering_batches``, special tokens, ``max_length`` and the model's dtype.
     """
 
     pearson: np.ndarray
@@ -355,7 +356,8 @@ def correlation_sweep(*, references: Sequence[str] | None = None, candidates: Se
         ``none`` for ``bertscore``, ``batch`` for the others, as the paper recommends).
       score: the per-pair score correlated: ``'f1'`` (default), ``'precision'`` or ``'recall'``.
       settings: the fixed settings of every row, a :class:`~jaxmetrics.similarity.SimilaritySettings`:
-        its ``center_batch_size``, ``special_tokens``, ``max_length``, ``batch_size`` and
+        its ``center_batch_size``, ``centering_batches`` (``"consecutive"`` in file order, the
+        paper's, or ``"hashed"``, independent of the file's order), ``special_tokens``, ``max_length``, ``batch_size`` and
         ``pair_chunk`` (pairs per compiled kernel call, ``None``: 128 here; memory:
         ``n_centerings × T × pair_chunk × L1 × L2`` similarities per iteration count). The grid
         (metric, layers, centering, num_iterations, temperatures) is given by the keywords above,
@@ -389,7 +391,7 @@ def correlation_sweep(*, references: Sequence[str] | None = None, candidates: Se
     check_group_sizes(ids, names)
     metrics, temps, iters, cents, per_metric = _check_grid(metric=metric, temperatures=temperatures,
                                                num_iterations=num_iterations, centering=centering, score=score)
-    special_tokens, center_batch_size = fixed.special_tokens, fixed.center_batch_size
+    special_tokens, center_batch_size, batching = fixed.special_tokens, fixed.center_batch_size, fixed.centering_batches
     pair_chunk = fixed.pair_chunk or SWEEP_PAIR_CHUNK
     layer_list = _as_tuple(layers, "layers")
     for k in layer_list:
@@ -410,6 +412,7 @@ def correlation_sweep(*, references: Sequence[str] | None = None, candidates: Se
     ri = np.array([where[t] for t in refs])
     take = select_tokens(enc.tokens_mask, enc.special_mask, special_tokens, ci, ri)
     layout = PairLayout(enc.offsets, enc.tokens_mask, take, ci, ri, pair_chunk)
+    keys = pair_keys(enc.token_ids, enc.tokens_mask, ci, ri) if batching == "hashed" and "batch" in cents else None
     n = len(cands)
     plan = [(m, np.asarray(temps if m in TEMPERED else (1.0,), np.float32),
              iters if m == "twmd" else (1,)) for m in metrics]
@@ -427,7 +430,7 @@ def correlation_sweep(*, references: Sequence[str] | None = None, candidates: Se
             sums = layout.sums(flat) if set(cents) & {"sentence", "corpus", "batch"} else None
             means = {}
             for side in ("c", "r"):
-                rows = [layout.means(sums, side, c, center_batch_size, ids) for c in cents]
+                rows = [layout.means(sums, side, c, center_batch_size, ids, keys) for c in cents]
                 means[side] = np.stack([np.zeros((n, flat.shape[-1]), np.float32) if r is None else r
                                         for r in rows])
             for p, length in layout.chunks:
@@ -467,6 +470,7 @@ def correlation_sweep(*, references: Sequence[str] | None = None, candidates: Se
                          layers=tuple(int(k) for k in layer_list), centerings=tuple(cents),
                          num_iterations=tuple(int(i) for i in iters),
                          temperatures=tuple(float(t) for t in temps), score=score, center_batch_size=center_batch_size,
+                         centering_batches=batching,
                          special_tokens=special_tokens, max_length=max_length, dtype=getattr(lm, "dtype", None))
     sizes = tuple(int(v) for v in np.bincount(ids, minlength=len(names)))
     return CorrelationSweep(np.asarray(corr.pearson), np.asarray(corr.spearman),

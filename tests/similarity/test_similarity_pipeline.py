@@ -124,7 +124,7 @@ def test_pipeline_self_similarity_is_one(minilm):
     assert isinstance(m, PRF) and all(isinstance(v, float) for v in m)
     assert m.f1 == pytest.approx(float(np.mean(out.f1)))
     assert repr(out) == ("SimilarityResult(precision=f32[5], recall=f32[5], f1=f32[5], metric='wmd', "
-                         "layer=6, centering='batch', temperature=None)")
+                         "layer=6, centering='batch', temperature=None, centering_batches='consecutive')")
     assert out.to_dict()["metric"] == "wmd" and len(out.to_dict()["f1"]) == 5
 
 

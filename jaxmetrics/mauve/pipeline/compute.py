@@ -37,7 +37,7 @@ from jaxmetrics.mauve.engine import (
 from jaxmetrics.mauve.frontier.estimate import estimate_seeds, is_quantized
 from jaxmetrics.mauve.frontier.results import HistogramDetails, MauveOutput, MauveResult, MauveSeedsOutput, RatioDetails
 from jaxmetrics.mauve.frontier.settings import MAUVE_TEXT_NAMES, FrontierSettings
-from jaxmetrics.mauve.pipeline.inputs import SET_NAMES, check_pooling, device_context, get_features, split_sets
+from jaxmetrics.mauve.pipeline.inputs import SET_NAMES, default_pooling, device_context, get_features, split_sets
 from jaxmetrics.mauve.pipeline.interval import BOOTSTRAP_SALT, seed_mean_intervals
 from jaxmetrics.mauve.quantize.quantizers import FittedQuantizer, KMeansQuantizer, Quantizer, get_quantizer
 from jaxmetrics.mauve.sizes import auto_num_buckets, bucket_size, resolve_num_buckets
@@ -121,7 +121,7 @@ def _prepare(sides, *, num_buckets, quantizer, quantized, model, max_length, bat
     """Features and quantizer of compute_mauve / compute_mauve_seeds: ``(inputs, quantizer)``; the
     quantizer is ``None`` for a density-ratio estimator. ``sides`` are the six inputs of
     :func:`~jaxmetrics.mauve.pipeline.inputs.get_features`."""
-    check_pooling(pooling)
+    pooling = default_pooling(pooling, model)
     if isinstance(num_buckets, str) and num_buckets != "auto":
         raise ValueError(f"num_buckets: expected 'auto' or an integer, got {num_buckets!r}")
     inputs = get_features(*sides, model=model, featurize_model_name=featurize_model_name, max_length=max_length,
@@ -163,7 +163,7 @@ def compute_mauve(
     quantizer: str | Quantizer = "kmeans",
     mesh: Any = None,
     scoring: str = "mauve-text",
-    pooling: str = "last",
+    pooling: str | None = None,
     dtype: Any = None,
     estimator: Any = "quantized",
     divergence: str = "kl",
@@ -191,10 +191,11 @@ def compute_mauve(
         not apply to tokens: every sequence is used whole, except that sequences longer than the
         model's position embeddings are cut to them, with a warning (mauve-text would fail).
       p_text, q_text: lists of strings, featurized by the encoding engine
-        (:func:`jaxmetrics.models.encode`) with ``pooling`` -- by default mauve-text's feature,
-        the final hidden state at the last token, for every model (an encoder's last token is
-        ``[SEP]`` / ``</s>``, as in mauve-text, which accepts ``bert`` models); truncated to
-        ``max_text_length`` tokens; empty strings are dropped with a warning.
+        (:func:`jaxmetrics.models.encode`) with ``pooling`` -- by default, with
+        ``featurize_model_name``, mauve-text's feature: the final hidden state at the last token,
+        for every model (an encoder's last token is ``[SEP]`` / ``</s>``, as in mauve-text, which
+        accepts ``bert`` models); with ``model=``, the library's pooling table (see ``pooling``);
+        truncated to ``max_text_length`` tokens; empty strings are dropped with a warning.
       num_buckets: ``'auto'`` or the number of clusters ``k`` (at least 2, and at most the
         number of points of each side; see :mod:`jaxmetrics.mauve.sizes`: below that a
         ``ValueError`` names the side, and a ``UserWarning`` says when the smaller side has fewer
@@ -204,7 +205,8 @@ def compute_mauve(
       kmeans_num_redo: k-means restarts (the best objective is kept); run in parallel.
       kmeans_max_iter: maximum Lloyd iterations per restart.
       featurize_model_name: featurizer (hub id or local checkpoint directory) used for tokens and
-        text when ``model`` is not given.
+        text when ``model`` is not given; featurized as mauve-text does (the last token, whatever
+        the model), unless ``pooling`` says otherwise.
       device_id: ``>= 0`` runs on that accelerator (``-1``: JAX's default device).
       max_text_length: truncation length in tokens of ``p_text`` / ``q_text`` (mauve-text's
         1024); capped silently at the model's positions when it has fewer.
@@ -220,7 +222,8 @@ def compute_mauve(
         stage is always float64).
       model: keyword-only; a loaded model (:func:`jaxmetrics.models.load_model`), a hub id or a
         local checkpoint directory, resolved by :func:`jaxmetrics.models.resolve_model`. When
-        given it is used instead of ``featurize_model_name``.
+        given it is used instead of ``featurize_model_name``, and pooled by the library's table
+        (``pooling``), as ``jaxmetrics mauve --model`` pools it.
       quantizer: keyword-only; ``'kmeans'`` (default), another registered name, or a
         :class:`~jaxmetrics.mauve.quantize.quantizers.Quantizer` instance (its own settings are used).
       mesh: keyword-only; optional :class:`jax.sharding.Mesh` (``jaxmetrics.sharding.make_mesh()``):
@@ -234,12 +237,17 @@ def compute_mauve(
         It applies to ``mauve`` and ``mauve_star`` (and the curve); the frontier integrals do not
         depend on it. See :func:`~jaxmetrics.mauve.mauve_from_histograms`.
       pooling: keyword-only; how text and token ids become one vector each (the pooling table of
-        :mod:`jaxmetrics.models.pooling`): ``'last'`` (default: mauve-text's final hidden state
-        at the last token, for every model), ``'mean'`` (masked mean over the tokens, the
-        sentence-transformers convention for encoders such as all-MiniLM-L6-v2), ``'cls'``, or
-        ``'auto'`` (last for a decoder, mean for an encoder: the command line's default). The
-        result records the pooling used (``None`` for given features). The choice changes the
-        number: see ``docs/mauve.md``.
+        :mod:`jaxmetrics.models.pooling`): ``None`` (default) depends on how the featurizer was
+        named -- ``featurize_model_name`` (mauve-text's argument) keeps mauve-text's
+        featurization, ``'last'``, for every model; ``model=`` (the library's argument) follows the
+        library's table, ``'auto'``: the last token of a decoder (GPT-2, Llama), the mean over
+        the tokens of a sentence encoder (BERT, RoBERTa, all-MiniLM-L6-v2) -- the same vector
+        ``jaxmetrics mauve --model`` and every other MAUVE door use
+        (:func:`~jaxmetrics.mauve.pipeline.inputs.default_pooling`). Or name one: ``'last'``,
+        ``'mean'`` (masked mean over the tokens, the sentence-transformers convention),
+        ``'cls'``, ``'auto'``. The result records the pooling used (``out.pooling`` and its
+        signature; ``None`` for given features). The choice changes the number: see
+        ``docs/mauve.md``.
       dtype: keyword-only; the featurizer's compute dtype, ``'float32'`` or ``'bfloat16'``;
         ``None``: float32 for a path, a loaded model's own
         (:func:`~jaxmetrics.models.resolve_model`). Recorded in the signature.
@@ -323,7 +331,7 @@ def compute_mauve_seeds(
     num_points: int | None = None,
     estimator: Any = "quantized",
     model: Any = None,
-    pooling: str = "last",
+    pooling: str | None = None,
     dtype: Any = None,
     max_length: int = 1024,
     batch_size: int = 16,
@@ -361,8 +369,9 @@ def compute_mauve_seeds(
       frontier: a :class:`~jaxmetrics.mauve.FrontierSettings` (``scaling``, ``num_points``,
         ``divergence``, ``scoring``), or ``scaling`` (c, default 5) and ``num_points`` (m, default 25)
         as keywords.
-      estimator, model, pooling, dtype: as in :func:`compute_mauve` (``pooling`` defaults to
-        ``'last'``, mauve-text's feature). With a density-ratio ``estimator`` each seed is one
+      estimator, model, pooling, dtype: as in :func:`compute_mauve` (``pooling=None``: the
+        library's table for ``model=``, last token for a decoder and mean for a sentence encoder;
+        without ``model``, mauve-text's default featurizer, gpt2-large, and its last token). With a density-ratio ``estimator`` each seed is one
         :func:`~jaxmetrics.mauve.estimate_mauve` with key ``jax.random.key(s)`` (the k-NN estimator is
         deterministic: its spread is 0), and ``confidence`` is not available.
       max_length, batch_size: compute_mauve's ``max_text_length`` and ``batch_size``.

@@ -1,11 +1,21 @@
 """Inputs of the MAUVE pipeline: features given, or computed from token ids or text.
 
-mauve-text's precedence per side (features, else tokens, else text) and its featurizer
-convention -- the final layer's hidden state at the last token, for every model, which is
-``pooling='last'`` of the encoding engine (:func:`jaxmetrics.models.encode`); another named
-pooling (``'mean'``, ``'cls'``, ``'auto'``) is one argument away. :mod:`jaxmetrics.models` is imported
-only when text or tokens have to be featurized. Also the device choice (``device_id``). Used by
-:func:`~jaxmetrics.mauve.compute_mauve` and :func:`~jaxmetrics.mauve.compute_mauve_seeds`.
+mauve-text's precedence per side (features, else tokens, else text), and one rule for the pooling
+every MAUVE door uses when ``pooling`` is not given (:func:`default_pooling`):
+
+* a featurizer named by mauve-text's own argument (``compute_mauve(featurize_model_name=...)``)
+  keeps mauve-text's featurization: the final layer's hidden state at the last token, for every
+  model (``pooling='last'`` of the encoding engine, :func:`jaxmetrics.models.encode`);
+* a featurizer given as the library's ``model=`` (and the command line's ``--model``) follows the
+  library's pooling table per kind of model (``'auto'``,
+  :func:`jaxmetrics.models.resolve_pooling`): a decoder's last token, a sentence encoder's mean
+  over its tokens. ``compute_mauve(model=...)``, ``compute_mauve_seeds``, :func:`featurize_texts`,
+  ``mauve_sweep(over='length')``, ``evaluate_generation``, ``jaxmetrics mauve``, ``mauve-sweep``,
+  ``compare --metric mauve`` and ``featurize`` all give one text the same vector.
+
+:mod:`jaxmetrics.models` is imported only when text or tokens have to be featurized. Also the
+device choice (``device_id``). Used by :func:`~jaxmetrics.mauve.compute_mauve` and
+:func:`~jaxmetrics.mauve.compute_mauve_seeds`.
 """
 from __future__ import annotations
 
@@ -23,7 +33,7 @@ from jaxmetrics.mauve.sizes import _warn_at_caller, resolve_num_buckets
 from jaxmetrics.results import Result, static_field
 
 __all__ = ["MAUVE_MAX_LENGTH", "MauveInputs", "POOLING_CHOICES", "SET_NAMES", "TextFeatures", "check_pooling",
-           "device_context", "featurize_texts", "featurized_signature", "get_features", "split_sets"]
+           "default_pooling", "device_context", "featurize_texts", "featurized_signature", "get_features", "split_sets"]
 
 #: mauve-text's truncation of a text, in tokens (``max_text_length``); capped at a model's positions.
 MAUVE_MAX_LENGTH = 1024
@@ -46,6 +56,22 @@ def check_pooling(pooling: Any, name: str = "pooling") -> str:
     if not isinstance(pooling, str) or pooling not in POOLING_CHOICES:
         raise ValueError(f"{name}: expected one of {', '.join(POOLING_CHOICES)}, got {pooling!r}")
     return pooling
+
+
+def default_pooling(pooling: Any, model: Any) -> str:
+    """The pooling a MAUVE door asks the encoding engine for: ``pooling`` itself when given (checked
+    by :func:`check_pooling`); for ``None``, ``'last'`` when the featurizer is mauve-text's
+    ``featurize_model_name`` (``model is None``: mauve-text's own featurization, the last token for
+    every model) and ``'auto'`` when it is the library's ``model=`` (the pooling table: last token
+    for a decoder, mean for a sentence encoder; :func:`jaxmetrics.models.resolve_pooling`).
+
+    Examples:
+      >>> default_pooling(None, None), default_pooling(None, "some/encoder"), default_pooling("cls", None)
+      ('last', 'auto', 'cls')
+    """
+    if pooling is None:
+        return "last" if model is None else "auto"
+    return check_pooling(pooling)
 
 
 class MauveInputs(Result):
@@ -139,7 +165,7 @@ def _features_from_text(texts: Any, name: str, models: Any, lm: Any, max_length:
 
 def get_features(
     p_features: Any, q_features: Any, p_tokens: Any, q_tokens: Any, p_text: Any, q_text: Any, *, model: Any,
-    featurize_model_name: str, max_length: int, batch_size: int, verbose: bool, pooling: str = "last",
+    featurize_model_name: str, max_length: int, batch_size: int, verbose: bool, pooling: str | None = None,
     num_buckets: Any = None, dtype: Any = None, names: dict[str, str] | None = None,
     max_length_name: str = "max_text_length",
 ) -> MauveInputs:
@@ -147,9 +173,9 @@ def get_features(
     which win over text (mauve-text's order); the arguments are those of
     :func:`~jaxmetrics.mauve.compute_mauve`. The featurizer is ``model`` (else
     ``featurize_model_name``), resolved by :func:`jaxmetrics.models.resolve_model` in ``dtype``; text and
-    tokens become the final layer's hidden states pooled by ``pooling`` (default ``'last'``,
-    mauve-text's convention for every model; ``'auto'``: last for a decoder, mean for an
-    encoder). With ``num_buckets``, MAUVE's minimum sizes
+    tokens become the final layer's hidden states pooled by ``pooling`` (``None``: :func:`default_pooling`,
+    mauve-text's last token for ``featurize_model_name``, the pooling table's ``'auto'`` -- last
+    for a decoder, mean for an encoder -- for ``model``). With ``num_buckets``, MAUVE's minimum sizes
     (:func:`~jaxmetrics.mauve.sizes.check_sample_sizes`) are checked on the number of rows each
     side will have *before* any model is loaded. ``names`` (``{'p': 'references', 'q':
     'candidates'}``) names each side's argument in errors, for the pipelines that take the two sets
@@ -164,7 +190,7 @@ def get_features(
       >>> out.p_features.shape, out.q_source, out.pooling
       ((3, 4), 'q_features', None)
     """
-    check_pooling(pooling)
+    pooling = default_pooling(pooling, model)
     label = (lambda side, kind: names[side]) if names else (lambda side, kind: f"{side}_{kind}")
     sides, sizes, sources, kinds = {}, [], [], []
     for side, feats, toks, text in (("p", p_features, p_tokens, p_text), ("q", q_features, q_tokens, q_text)):
@@ -242,7 +268,7 @@ class TextFeatures(Result):
     max_length: int = static_field(default=MAUVE_MAX_LENGTH)
 
 
-def featurize_texts(texts: Any, *, model: Any, pooling: str = "last", max_length: int | None = None,
+def featurize_texts(texts: Any, *, model: Any, pooling: str = "auto", max_length: int | None = None,
                     batch_size: int = 8, cache_dir: Any = None, progress: bool = True,
                     dtype: Any = None) -> TextFeatures:
     """MAUVE features of several sets of texts with one featurizer: the final layer's hidden states
@@ -255,8 +281,9 @@ def featurize_texts(texts: Any, *, model: Any, pooling: str = "last", max_length
       texts: ``{name: N non-empty strings}`` (a mapping; its order is kept).
       model: a loaded model, a hub id or a local checkpoint directory
         (:func:`jaxmetrics.models.resolve_model`).
-      pooling: ``'last'`` (default: mauve-text's convention for every model), ``'mean'``, ``'cls'``
-        or ``'auto'`` (last token for a decoder, mean for an encoder).
+      pooling: ``'auto'`` (default: the pooling table of every ``model=`` door, last token for a
+        decoder, mean for a sentence encoder; :func:`default_pooling`), ``'last'`` (mauve-text's
+        feature for every model), ``'mean'`` or ``'cls'``.
       max_length: truncation in tokens, first tokens kept; ``None``: :data:`MAUVE_MAX_LENGTH`
         (mauve-text's 1024) or the model's positions if fewer. A value above the model's positions
         is capped at them with a warning.
