@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-__all__ = ["check_folder_writable", "check_input_file"]
+__all__ = ["check_folder_writable", "check_input_file", "text_line_numbers"]
 
 
 def check_folder_writable(folder: Any, message: str) -> None:
@@ -48,3 +48,18 @@ def check_input_file(path: str, option: str, *, text: bool = True) -> str:
             raise ValueError(f"{option}: {path!r} is not valid UTF-8: line {line}, column {col} "
                              f"(byte {e.start}: {e.reason}); re-save the file as UTF-8") from None
     return path
+
+
+def text_line_numbers(path: str) -> list[int]:
+    """The 1-based line of ``path`` (as an editor numbers it) that holds each text
+    :func:`jaxmetrics.models.read_texts` returns, in order: every line of a text file, the non-blank
+    lines of a ``.jsonl`` / ``.ndjson`` file (whose blank lines ``read_texts`` skips). Lines end at
+    ``\\n`` only, as ``read_texts`` splits them; the file is assumed checked
+    (:func:`check_input_file`)."""
+    with open(path, "rb") as f:
+        lines = f.read().decode("utf-8").split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    if os.path.splitext(path)[1].lower() not in (".jsonl", ".ndjson"):
+        return list(range(1, len(lines) + 1))
+    return [i for i, ln in enumerate(lines, 1) if ln.strip()]
