@@ -300,9 +300,11 @@ def settings(args: argparse.Namespace, features: bool, pooling, max_length) -> d
                kmeans_num_redo=args.kmeans_num_redo, kmeans_max_iter=args.kmeans_max_iter,
                mauve_scaling_factor=5.0 if args.mauve_scaling_factor is None else args.mauve_scaling_factor,
                seeds=list(args.seeds), quantizer="kmeans", scoring="mauve-text")
-    for name in ("pca_max_data", "divergence_curve_discretization_size", "empty"):
+    for name in ("pca_max_data", "divergence_curve_discretization_size"):
         if hasattr(args, name):
             out[name] = getattr(args, name)
+    if not features and hasattr(args, "empty"):   # what was done with empty lines of the text files
+        out["empty"] = args.empty
     if hasattr(args, "estimator"):
         out.update(estimator=args.estimator, divergence=args.divergence)
         if args.estimator != "quantized":   # the k-means pipeline's settings did not apply

@@ -189,13 +189,13 @@ def test_perplexity_per_line_counts_the_blank_lines_it_skips(sets, capsys):
 
 @pytest.fixture(scope="module")
 def features(tmp_path_factory, minilm):
-    """Real MiniLM sentence features saved as .npy: 120 human sentences, 100 other human sentences,
-    100 looping generations; and the text files they were made from."""
+    """Real MiniLM sentence features saved as .npy: 80 human sentences, 60 other human sentences,
+    60 looping generations; and the text files they were made from."""
     from jaxmetrics.models import sentence_embeddings
 
     d = tmp_path_factory.mktemp("npy")
-    sents = _sentences(320)
-    texts = {"refs": sents[:120], "human": sents[120:220], "looped": [_looped(s) for s in sents[220:320]]}
+    sents = _sentences(200)
+    texts = {"refs": sents[:80], "human": sents[80:140], "looped": [_looped(s) for s in sents[140:200]]}
     feats = {}
     for name, t in texts.items():
         feats[name] = np.asarray(sentence_embeddings(t, model=minilm, max_length=64, progress=False), np.float32)
@@ -222,7 +222,7 @@ def test_compare_mauve_reads_npy_features_as_mauve_does(features, capsys):
     got = {s["name"]: s["value"] for s in doc["systems"]}
     assert [got["human"], got["looped"]] == pytest.approx([float(v) for v in ref.scores], abs=1e-6)
     assert got["human"] > got["looped"] and doc["inputs"] == "features" and doc["model"] is None
-    assert [s["num_candidates"] for s in doc["systems"]] == [100, 100]
+    assert [s["num_candidates"] for s in doc["systems"]] == [60, 60]
     # what mauve refuses, compare refuses alike, naming the option, never "not valid UTF-8"
     for argv, match in (([str(d / "human.txt"), str(d / "looped.npy")], "all be .npy feature files"),
                         ([str(d / "human.npy"), str(d / "looped.npy"), "--model", "m"], "--model: not used"),
@@ -256,11 +256,11 @@ def test_explain_names_file_lines_and_shows_the_texts_beside_npy_features(featur
     that file; the looping generations rank first; a file with blank lines maps the rows to its
     non-empty lines; a count that does not match is refused before any work."""
     d, texts, _ = features
-    gen = texts["looped"][:50] + texts["human"][:50]
+    gen = texts["looped"][:30] + texts["human"][:30]
     gen_lines = []
     for i, t in enumerate(gen):           # a blank line before every tenth generation: rows skip them
         gen_lines += ["", t] if i % 10 == 0 else [t]
-    np.save(d / "mix.npy", np.concatenate([np.load(d / "looped.npy")[:50], np.load(d / "human.npy")[:50]]))
+    np.save(d / "mix.npy", np.concatenate([np.load(d / "looped.npy")[:30], np.load(d / "human.npy")[:30]]))
     mix_txt = _write(d / "mix.txt", gen_lines)
     out = d / "e.json"
     assert main(["mauve", "--references", str(d / "refs.npy"), "--candidates", str(d / "mix.npy"), "--explain", "10",
@@ -285,7 +285,7 @@ def test_explain_names_file_lines_and_shows_the_texts_beside_npy_features(featur
     doc = json.loads(out.read_text())["explain"]
     assert "row of the .npy features" in printed and all(r["line"] is None for r in doc["candidates"])
     assert f"row {doc['candidates'][0]['index'] + 1} " in printed
-    for extra, match in ((["--explain", "3", "--candidates-text", str(d / "refs.txt")], "holds 120 texts"),
+    for extra, match in ((["--explain", "3", "--candidates-text", str(d / "refs.txt")], "holds 80 texts"),
                          (["--candidates-text", mix_txt], "only with --explain")):
         assert main(["mauve", "--references", str(d / "refs.npy"), "--candidates", str(d / "mix.npy")] + extra) == 2
         assert match in capsys.readouterr().err
@@ -297,12 +297,13 @@ def test_explain_on_text_lists_file_lines_and_relates_its_mauve_star_to_the_summ
     line that seed's MAUVE* and the header the mean over the explanation's five seeds (both
     printed); several seeds give both lines the same number."""
     d, texts, _ = features
-    cands = texts["looped"][:20] + texts["human"][:60]
+    cands = texts["looped"][:10] + texts["human"][:30]
     lines = cands[:7] + [""] + cands[7:]
-    cf = _write(d / "gen.txt", lines)
+    cf, rf = _write(d / "gen.txt", lines), _write(d / "refs60.txt", texts["refs"][:60])
     out = d / "t.json"
-    base = ["mauve", "--references", str(d / "refs.txt"), "--candidates", cf, "--model", minilm_dir, "--pooling",
-            "mean", "--max-length", "64", "--empty", "drop", "--explain", "5", "--json", str(out), "--quiet"]
+    base = ["mauve", "--references", rf, "--candidates", cf, "--model", minilm_dir, "--pooling", "mean",
+            "--max-length", "64", "--empty", "drop", "--explain", "5", "--json", str(out), "--quiet",
+            "--cache-dir", str(d / "cache")]             # the second run reads the features back
     assert main(base) == 0
     printed = capsys.readouterr().out
     header, rows = _explained(printed)
