@@ -9,7 +9,18 @@ from __future__ import annotations
 import os
 from typing import Any
 
-__all__ = ["check_folder_writable", "check_input_file", "text_line_numbers"]
+__all__ = ["EMPTY_POLICIES", "PAIR_EMPTY_POLICIES", "SET_EMPTY_POLICIES", "check_folder_writable", "check_input_file",
+           "text_line_numbers"]
+
+#: What a reader of an input file does with an empty (blank or whitespace-only) text: ``error``
+#: (refuse it, naming the file and its lines), ``drop`` (leave it out, counted) or ``zero`` (keep
+#: it; a per-pair similarity scores its pair 0, as bert_score does).
+EMPTY_POLICIES = ("error", "drop", "zero")
+#: The policies of a set metric (MAUVE, Mark-Evaluate), which cannot featurize an empty text: the
+#: first is the default.
+SET_EMPTY_POLICIES = ("error", "drop")
+#: The policies of a per-pair similarity, whose pairing must not shift: the first is the default.
+PAIR_EMPTY_POLICIES = ("zero", "error")
 
 
 def check_folder_writable(folder: Any, message: str) -> None:

@@ -18,10 +18,11 @@ import os
 import sys
 from typing import Any, Iterable
 
-from jaxmetrics._files import check_folder_writable, check_input_file, text_line_numbers
-from jaxmetrics.commands._options import POOLING_CHOICES
+from jaxmetrics._files import (PAIR_EMPTY_POLICIES, SET_EMPTY_POLICIES, check_folder_writable,
+                               check_input_file, text_line_numbers)
+from jaxmetrics.commands._options import POOLING_CHOICES, LibraryChoices
 
-__all__ = ["DefaultsHelpFormatter", "EMPTY_POLICIES", "Inputs", "add_empty_option", "add_model_option",
+__all__ = ["DefaultsHelpFormatter", "Inputs", "add_empty_option", "add_model_option",
            "add_pooling_option", "add_progress_options", "check_output_file", "check_outputs", "check_plot_file",
            "is_features", "line_list", "load_features", "option_error", "progress_enabled", "read_input",
            "write_json"]
@@ -190,11 +191,13 @@ def write_json(path: str | None, obj: Any, *, sort_keys: bool = False) -> None:
 
 # ---- inputs: one reader for every set of texts or features, one policy for empty texts ----------------------
 
-#: ``--empty``: what a command does with an empty (blank or whitespace-only) text of an input file.
-#: ``error``: stop, naming the file and its lines; ``drop``: leave it out and print how many and which
-#: lines (set metrics: MAUVE, Mark-Evaluate); ``zero``: keep it, its pair scored 0 as bert_score does
-#: (per-pair similarities, whose pairing must not shift).
-EMPTY_POLICIES = ("error", "drop", "zero")
+#: ``--empty``'s values (:data:`jaxmetrics._files.EMPTY_POLICIES`): what a command does with an empty
+#: (blank or whitespace-only) text of an input file. ``error``: stop, naming the file and its lines;
+#: ``drop``: leave it out and print how many and which lines (set metrics: MAUVE, Mark-Evaluate);
+#: ``zero``: keep it, its pair scored 0 as bert_score does (per-pair similarities, whose pairing must
+#: not shift).
+_EMPTY_CHOICES = {name: LibraryChoices("jaxmetrics._files", name)
+                  for name in ("EMPTY_POLICIES", "SET_EMPTY_POLICIES", "PAIR_EMPTY_POLICIES")}
 #: the ``.npy`` suffix of a feature file (the extension decides; a text file is anything else)
 FEATURE_SUFFIX = ".npy"
 _SET_EMPTY_HELP = ("what to do with an empty (blank or whitespace-only) text of a text file: 'error' stops with the "
@@ -212,13 +215,14 @@ def add_empty_option(parser: argparse.ArgumentParser, *, per_pair: bool, what: s
     ``zero``) or a set metric (``error`` or ``drop``, default ``error``; ``what`` names the metric
     in the help). ``help`` replaces the help of a command that takes both kinds."""
     if help is not None:
-        parser.add_argument("--empty", choices=EMPTY_POLICIES, default=None, metavar="POLICY", help=help)
+        parser.add_argument("--empty", choices=_EMPTY_CHOICES["EMPTY_POLICIES"], default=None, metavar="POLICY",
+                            help=help)
     elif per_pair:
-        parser.add_argument("--empty", choices=("zero", "error"), default="zero", metavar="POLICY",
-                            help=_PAIR_EMPTY_HELP)
+        parser.add_argument("--empty", choices=_EMPTY_CHOICES["PAIR_EMPTY_POLICIES"], default=PAIR_EMPTY_POLICIES[0],
+                            metavar="POLICY", help=_PAIR_EMPTY_HELP)
     else:
-        parser.add_argument("--empty", choices=("error", "drop"), default="error", metavar="POLICY",
-                            help=_SET_EMPTY_HELP.format(what=what))
+        parser.add_argument("--empty", choices=_EMPTY_CHOICES["SET_EMPTY_POLICIES"], default=SET_EMPTY_POLICIES[0],
+                            metavar="POLICY", help=_SET_EMPTY_HELP.format(what=what))
 
 
 def is_features(path: str) -> bool:
@@ -312,10 +316,10 @@ def read_input(path: str, option: str, *, command: str, empty: str = "error", ki
         return Inputs(path, option, texts, None, lines, [])
     n, s = len(blank), "s" * (len(blank) > 1)
     where = f"{path!r}, {line_list(blank)}"
-    allowed = {"set": ("error", "drop"), "pair": ("error", "zero"), "reference": ("error",),
+    allowed = {"set": SET_EMPTY_POLICIES, "pair": PAIR_EMPTY_POLICIES, "reference": ("error",),
                "document": ("drop",)}[kind]
     if empty not in allowed:
-        empty = allowed[0]
+        empty = "drop" if kind == "document" else "error"
     if empty == "drop":
         why = "(no tokens to score)" if kind == "document" else "(--empty drop)"
         print(f"jaxmetrics {command}: {option}: dropped {n} empty text{s} ({where}) {why}",
