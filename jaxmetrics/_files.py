@@ -9,7 +9,18 @@ from __future__ import annotations
 import os
 from typing import Any
 
-__all__ = ["check_folder_writable", "check_input_file"]
+__all__ = ["EMPTY_POLICIES", "PAIR_EMPTY_POLICIES", "SET_EMPTY_POLICIES", "check_folder_writable", "check_input_file",
+           "text_line_numbers"]
+
+#: What a reader of an input file does with an empty (blank or whitespace-only) text: ``error``
+#: (refuse it, naming the file and its lines), ``drop`` (leave it out, counted) or ``zero`` (keep
+#: it; a per-pair similarity scores its pair 0, as bert_score does).
+EMPTY_POLICIES = ("error", "drop", "zero")
+#: The policies of a set metric (MAUVE, Mark-Evaluate), which cannot featurize an empty text: the
+#: first is the default.
+SET_EMPTY_POLICIES = ("error", "drop")
+#: The policies of a per-pair similarity, whose pairing must not shift: the first is the default.
+PAIR_EMPTY_POLICIES = ("zero", "error")
 
 
 def check_folder_writable(folder: Any, message: str) -> None:
@@ -48,3 +59,18 @@ def check_input_file(path: str, option: str, *, text: bool = True) -> str:
             raise ValueError(f"{option}: {path!r} is not valid UTF-8: line {line}, column {col} "
                              f"(byte {e.start}: {e.reason}); re-save the file as UTF-8") from None
     return path
+
+
+def text_line_numbers(path: str) -> list[int]:
+    """The 1-based line of ``path`` (as an editor numbers it) that holds each text
+    :func:`jaxmetrics.models.read_texts` returns, in order: every line of a text file, the non-blank
+    lines of a ``.jsonl`` / ``.ndjson`` file (whose blank lines ``read_texts`` skips). Lines end at
+    ``\\n`` only, as ``read_texts`` splits them; the file is assumed checked
+    (:func:`check_input_file`)."""
+    with open(path, "rb") as f:
+        lines = f.read().decode("utf-8").split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    if os.path.splitext(path)[1].lower() not in (".jsonl", ".ndjson"):
+        return list(range(1, len(lines) + 1))
+    return [i for i, ln in enumerate(lines, 1) if ln.strip()]

@@ -267,11 +267,12 @@ def check_key(key: Any, name: str = "key") -> Any:
     return key
 
 
-def check_texts(texts: Any, name: str, *, drop_empty: bool = False) -> list[str]:
+def check_texts(texts: Any, name: str, *, drop_empty: bool = False, allow_empty: bool = False) -> list[str]:
     """Check ``texts`` is a non-empty sequence of strings; return it as a list.
 
-    With ``drop_empty`` empty / whitespace-only strings are removed (the caller warns);
-    otherwise they raise, naming how many and where.
+    With ``drop_empty`` empty / whitespace-only strings are removed (the caller warns); with
+    ``allow_empty`` they are kept (the caller scores them); otherwise they raise, naming how many
+    and where.
 
     Examples:
       >>> check_texts(["a", "b"], "references")
@@ -289,7 +290,7 @@ def check_texts(texts: Any, name: str, *, drop_empty: bool = False) -> list[str]
             raise TypeError(f"{name}: item {i} is {type(t).__name__}, expected str")
     if drop_empty:
         out = [t for t in out if t.strip()]
-    else:
+    elif not allow_empty:
         empty = [i for i, t in enumerate(out) if not t.strip()]
         if empty:
             raise ValueError(f"{name}: {len(empty)} empty or whitespace-only text(s) (indices "

@@ -6,19 +6,26 @@ featurizing, scoring): inputs exist, are files and decode as UTF-8; outputs are 
 their folder exists and is writable, and plots have a format matplotlib can write. Errors are
 ``ValueError`` s that name the option, which :func:`jaxmetrics.cli.main` prints as one line.
 
-Every JSON a command writes goes through :func:`write_json`.
+Every JSON a command writes goes through :func:`write_json`, and every set of texts or features
+a command reads goes through :func:`read_input`, which applies the one policy for empty texts
+(``--empty``, :func:`add_empty_option`).
 """
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
+import sys
 from typing import Any, Iterable
 
-from jaxmetrics._files import check_folder_writable
-from jaxmetrics.commands._options import POOLING_CHOICES
+from jaxmetrics._files import (PAIR_EMPTY_POLICIES, SET_EMPTY_POLICIES, check_folder_writable,
+                               check_input_file, text_line_numbers)
+from jaxmetrics.commands._options import POOLING_CHOICES, LibraryChoices
 
-__all__ = ["DefaultsHelpFormatter", "add_model_option", "add_pooling_option", "add_progress_options", "check_output_file",
-           "check_outputs", "check_plot_file", "option_error", "progress_enabled", "write_json"]
+__all__ = ["DefaultsHelpFormatter", "Inputs", "add_empty_option", "add_model_option",
+           "add_pooling_option", "add_progress_options", "check_output_file", "check_outputs", "check_plot_file",
+           "is_features", "line_list", "load_features", "option_error", "progress_enabled", "read_input",
+           "write_json"]
 
 
 class DefaultsHelpFormatter(argparse.HelpFormatter):
@@ -180,3 +187,153 @@ def write_json(path: str | None, obj: Any, *, sort_keys: bool = False) -> None:
         return
     with open(path, "w", encoding="utf-8") as fh:
         fh.write(text)
+
+
+# ---- inputs: one reader for every set of texts or features, one policy for empty texts ----------------------
+
+#: ``--empty``'s values (:data:`jaxmetrics._files.EMPTY_POLICIES`): what a command does with an empty
+#: (blank or whitespace-only) text of an input file. ``error``: stop, naming the file and its lines;
+#: ``drop``: leave it out and print how many and which lines (set metrics: MAUVE, Mark-Evaluate);
+#: ``zero``: keep it, its pair scored 0 as bert_score does (per-pair similarities, whose pairing must
+#: not shift).
+_EMPTY_CHOICES = {name: LibraryChoices("jaxmetrics._files", name)
+                  for name in ("EMPTY_POLICIES", "SET_EMPTY_POLICIES", "PAIR_EMPTY_POLICIES")}
+#: the ``.npy`` suffix of a feature file (the extension decides; a text file is anything else)
+FEATURE_SUFFIX = ".npy"
+_SET_EMPTY_HELP = ("what to do with an empty (blank or whitespace-only) text of a text file: 'error' stops with the "
+                   "file and its line numbers; 'drop' leaves those texts out and prints how many and which lines. "
+                   "{what} cannot featurize an empty text, so it has no score to set to 0 (default error)")
+_PAIR_EMPTY_HELP = ("what to do with an empty (blank or whitespace-only) candidate: 'zero' scores its pair "
+                    "P = R = F1 = 0 (before --baseline rescaling), as bert_score does, and prints how many and which "
+                    "lines (--json lists them); 'error' stops with the file and its line numbers. An empty reference "
+                    "is always an error (default zero)")
+
+
+def add_empty_option(parser: argparse.ArgumentParser, *, per_pair: bool, what: str = "MAUVE",
+                     help: str | None = None) -> None:
+    """``--empty``: :data:`EMPTY_POLICIES` for a per-pair command (``zero`` or ``error``, default
+    ``zero``) or a set metric (``error`` or ``drop``, default ``error``; ``what`` names the metric
+    in the help). ``help`` replaces the help of a command that takes both kinds."""
+    if help is not None:
+        parser.add_argument("--empty", choices=_EMPTY_CHOICES["EMPTY_POLICIES"], default=None, metavar="POLICY",
+                            help=help)
+    elif per_pair:
+        parser.add_argument("--empty", choices=_EMPTY_CHOICES["PAIR_EMPTY_POLICIES"], default=PAIR_EMPTY_POLICIES[0],
+                            metavar="POLICY", help=_PAIR_EMPTY_HELP)
+    else:
+        parser.add_argument("--empty", choices=_EMPTY_CHOICES["SET_EMPTY_POLICIES"], default=SET_EMPTY_POLICIES[0],
+                            metavar="POLICY", help=_SET_EMPTY_HELP.format(what=what))
+
+
+def is_features(path: str) -> bool:
+    """Whether ``path`` is a ``.npy`` feature file (by its extension)."""
+    return os.path.splitext(path)[1].lower() == FEATURE_SUFFIX
+
+
+def line_list(lines: list[int], *, limit: int = 10) -> str:
+    """``'line 4'`` / ``'lines 4, 9'`` / ``'lines 4, 9, ... (12 in all)'``: 1-based lines for a message."""
+    shown = ", ".join(map(str, lines[:limit])) + (f", ... ({len(lines)} in all)" if len(lines) > limit else "")
+    return ("line " if len(lines) == 1 else "lines ") + shown
+
+
+@dataclasses.dataclass(frozen=True)
+class Inputs:
+    """One input file as a command uses it (:func:`read_input`).
+
+    Attributes:
+      path, option: the file and the option that named it.
+      texts: the texts kept (``None`` for a feature file).
+      features: float ``[n, d]`` (``None`` for a text file).
+      lines: 1-based line of the file of each text kept (a feature file: its rows, 1-based).
+      empty_lines: 1-based lines of the empty texts: dropped under ``drop``, kept (scored 0) under ``zero``.
+    """
+
+    path: str
+    option: str
+    texts: list[str] | None
+    features: Any
+    lines: list[int]
+    empty_lines: list[int]
+
+    @property
+    def rows(self) -> int:
+        return len(self.lines)
+
+
+def load_features(path: str, option: str):
+    """A ``.npy`` feature file as a finite ``[n, d]`` array, or a ``ValueError`` naming ``option``."""
+    from jaxmetrics import _validation as V  # imports JAX: only when a command runs
+
+    import numpy as np
+
+    try:
+        with open(path, "rb") as fh:
+            if fh.read(6) != b"\x93NUMPY":
+                raise ValueError("no NumPy .npy header: save the features with numpy.save")
+            fh.seek(0)
+            arr = np.load(fh, allow_pickle=False)
+    except (ValueError, OSError, EOFError) as e:
+        raise ValueError(f"{option}: cannot read {path!r} as a .npy array ({e})") from None
+    return V.check_features(arr, option)
+
+
+def read_input(path: str, option: str, *, command: str, empty: str = "error", kind: str = "set",
+               what: str = "MAUVE", features: bool = False) -> Inputs:
+    """Read one input of ``jaxmetrics <command>`` and apply ``--empty``: the reader of every command
+    that reads sets of texts (or features), so that all of them treat an empty text alike.
+
+    With ``features`` a ``.npy`` file is read as features (:func:`load_features`); any other file
+    holds texts (:func:`jaxmetrics.models.read_texts`: one per line, or ``.jsonl`` with ``text``),
+    checked first (:func:`jaxmetrics._files.check_input_file`). ``kind`` says what an empty
+    (blank or whitespace-only) text can become: ``'set'`` (a set metric, ``what``: it cannot be
+    featurized, ``empty`` is ``'error'`` or ``'drop'``), ``'pair'`` (the candidate of a per-pair
+    similarity: ``'error'`` or ``'zero'``), ``'reference'`` (a per-pair reference: always an
+    error) or ``'document'`` (a document of a per-line score such as perplexity: it has no tokens to
+    score, so it is always dropped, counted). Under ``empty``:
+
+    * ``'error'``: ``ValueError`` naming ``option``, the file, the empty lines and the ``--empty``
+      value that accepts them;
+    * ``'drop'``: left out; one line on stderr counts them and names their lines;
+    * ``'zero'``: kept (the per-pair scorer gives the pair 0); one line on stderr counts them.
+
+    A file with no non-empty text is a ``ValueError`` under every policy.
+    """
+    if features and is_features(path):
+        check_input_file(path, option, text=False)
+        arr = load_features(path, option)
+        return Inputs(path, option, None, arr, list(range(1, arr.shape[0] + 1)), [])
+    check_input_file(path, option)
+    from jaxmetrics.models.io import read_texts
+
+    texts = read_texts(path, name=option)
+    lines = text_line_numbers(path)
+    if len(lines) != len(texts):  # pragma: no cover - the two readers split lines alike
+        raise ValueError(f"{option}: could not number the lines of {path!r}")
+    blank = [ln for ln, t in zip(lines, texts) if not t.strip()]
+    if not texts or len(blank) == len(texts):
+        raise ValueError(f"{option}: {path!r} holds no non-empty text")
+    if not blank:
+        return Inputs(path, option, texts, None, lines, [])
+    n, s = len(blank), "s" * (len(blank) > 1)
+    where = f"{path!r}, {line_list(blank)}"
+    allowed = {"set": SET_EMPTY_POLICIES, "pair": PAIR_EMPTY_POLICIES, "reference": ("error",),
+               "document": ("drop",)}[kind]
+    if empty not in allowed:
+        empty = "drop" if kind == "document" else "error"
+    if empty == "drop":
+        why = "(no tokens to score)" if kind == "document" else "(--empty drop)"
+        print(f"jaxmetrics {command}: {option}: dropped {n} empty text{s} ({where}) {why}",
+              file=sys.stderr, flush=True)
+        kept = [(ln, t) for ln, t in zip(lines, texts) if t.strip()]
+        return Inputs(path, option, [t for _, t in kept], None, [ln for ln, _ in kept], blank)
+    if empty == "zero":
+        print(f"jaxmetrics {command}: {option}: {n} empty text{s} ({where}): "
+              f"{'its pair' if n == 1 else 'their pairs'} scored P = R = F1 = 0, as bert_score does (--empty zero)",
+              file=sys.stderr, flush=True)
+        return Inputs(path, option, texts, None, lines, blank)
+    hint = {"set": f"{what} cannot featurize an empty text: remove the line{s}, or give --empty drop to leave "
+                   f"{'it' if n == 1 else 'them'} out (the count is printed)",
+            "pair": "give --empty zero to score each such pair P = R = F1 = 0, as bert_score does",
+            "reference": f"an empty reference leaves nothing to compare against: remove or fill the line{s}"}[kind]
+    raise ValueError(f"{option}: {path!r} has {n} empty (blank or whitespace-only) text{s} at "
+                     f"{line_list(blank)}; {hint}")

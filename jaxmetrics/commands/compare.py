@@ -8,9 +8,9 @@ import argparse
 import os
 import sys
 
-from jaxmetrics.commands._util import (add_model_option, add_pooling_option, add_progress_options, check_outputs,
-                                       option_error, progress_enabled, write_json)
-from jaxmetrics._files import check_input_file
+from jaxmetrics.commands._util import (MODEL_FORMS, add_empty_option, add_pooling_option, add_progress_options,
+                                       check_outputs, is_features, option_error, progress_enabled, read_input,
+                                       write_json)
 from jaxmetrics.commands._options import LibraryChoices, SCORES, add_dtype_option, check_level
 
 #: ``--metric``: the similarities of :func:`jaxmetrics.similarity.compute_similarity`, and MAUVE
@@ -28,17 +28,24 @@ def register(subparsers) -> None:
                     "or approximate randomization). With --metric mauve the files need not be paired: each system's "
                     "MAUVE against the references under one k-means quantizer fitted on all of them (so the scores "
                     "are comparable), its interval from resampled rows, and p-values by randomization (the two "
-                    "systems' rows pooled and split again) or bootstrap. Prints the leaderboard and every pair's "
-                    "difference with its interval and p-value; --json and --plot write them. Options that do not "
-                    "apply to the --metric (--seeds and --pooling without mauve, --score with mauve) are refused. "
+                    "systems' rows pooled and split again) or bootstrap; its inputs are texts or, as for "
+                    "'jaxmetrics mauve', .npy features [n, d] (all files of one kind; features need no --model). "
+                    "Prints the leaderboard and every pair's difference with its interval and p-value; --json and "
+                    "--plot write them. Options that do not apply to the --metric (--seeds and --pooling without "
+                    "mauve, --score with mauve) are refused. "
                     "Every input, option and output is checked before the model is loaded.",
     )
-    p.add_argument("--references", required=True, help="reference texts: one per line (or .jsonl with 'text')")
+    p.add_argument("--references", required=True, metavar="FILE",
+                   help="reference texts: one per line (or .jsonl with 'text'); with --metric mauve also .npy "
+                        "features [n, d]")
     p.add_argument("--candidates", required=True, nargs="+", metavar="FILE",
-                   help="two or more systems' candidate texts, each with as many texts as the references")
+                   help="two or more systems' candidate texts, each with as many texts as the references (with "
+                        "--metric mauve any number of texts, or .npy features)")
     p.add_argument("--names", nargs="+", default=None, metavar="NAME",
                    help="one name per candidates file (default: the file names without their extension)")
-    add_model_option(p, "encoder whose token vectors are compared")
+    p.add_argument("--model", default=None,
+                   help=f"encoder whose token vectors are compared (featurizer for --metric mauve): {MODEL_FORMS}; "
+                        "required unless the inputs are .npy features (default: none)")
     add_dtype_option(p)
     p.add_argument("--metric", default="bertscore", choices=METRICS, metavar="METRIC",
                    help="one of %(choices)s: the per-pair similarity, with its defaults as in 'jaxmetrics similarity' "
@@ -62,6 +69,12 @@ def register(subparsers) -> None:
                    help="truncation in tokens (default 512 for the similarities, 1024 for mauve, or the model's "
                         "positions when fewer)")
     p.add_argument("--batch-size", type=int, default=64, help="texts per forward pass (default 64)")
+    add_empty_option(p, per_pair=True, help=(
+        "what to do with an empty (blank or whitespace-only) text: 'zero' (the default for the per-pair metrics) "
+        "scores a pair whose candidate is empty P = R = F1 = 0, as bert_score does, and prints how many and which "
+        "lines; 'error' (the default for mauve) stops with the file and its line numbers; 'drop' (mauve only, "
+        "which cannot featurize an empty text) leaves those texts out and prints how many and which lines. An "
+        "empty reference of a per-pair metric is always an error"))
     p.add_argument("--json", default=None,
                    help="write the leaderboard and the pairwise tests as JSON here (default: none)")
     p.add_argument("--plot", default=None,
@@ -103,31 +116,72 @@ def _check_settings(args: argparse.Namespace) -> None:
     check_level(args.level, "--level")
 
 
+def _check_inputs(args: argparse.Namespace) -> bool:
+    """--empty, --model and the kind of every input (texts, or .npy features for mauve), before
+    any file is read; True when the inputs are features."""
+    mauve = args.metric == "mauve"
+    if args.empty is None:
+        args.empty = "error" if mauve else "zero"
+    if mauve and args.empty == "zero":
+        raise ValueError("--empty zero: MAUVE has no per-text score to set to 0; with --metric mauve give --empty "
+                         "drop (leave empty texts out, counted) or error")
+    if not mauve and args.empty == "drop":
+        raise ValueError(f"--empty drop: would shift the pairing of --metric {args.metric} (pair i = line i of "
+                         "each file); give --empty zero (an empty candidate scores 0) or error")
+    paths = [args.references, *args.candidates]
+    npy = [path for path in paths if is_features(path)]
+    if npy and not mauve:
+        raise ValueError(f"--candidates: {npy[0]!r} is a .npy feature file; --metric {args.metric} scores pairs "
+                         "of texts (.npy features are read by --metric mauve)")
+    if npy and len(npy) < len(paths):
+        raise ValueError("--candidates: the references and every candidates file must all be .npy feature files "
+                         "or all be text files")
+    features = bool(npy)
+    if features and args.model is not None:
+        raise ValueError("--model: not used: the inputs are .npy features (drop --model)")
+    if features and args.max_length is not None:
+        raise ValueError("--max-length: not used: the inputs are .npy features (drop --max-length)")
+    if not features and args.model is None:
+        raise ValueError("--model: required for text inputs (the encoder, or MAUVE's featurizer)")
+    return features
+
+
+def _read_systems(args: argparse.Namespace, names: list[str]):
+    """The references and every system's candidates as :class:`~jaxmetrics.commands._util.Inputs`,
+    read by the commands' one reader (texts, or features for mauve) under --empty."""
+    mauve = args.metric == "mauve"
+    refs = read_input(args.references, "references", command="compare", empty=args.empty,
+                      kind="set" if mauve else "reference", features=mauve)
+    systems = {}
+    for name, f in zip(names, args.candidates):
+        cands = read_input(f, "candidates", command="compare", empty=args.empty, kind="set" if mauve else "pair",
+                           features=mauve)
+        if not mauve and cands.rows != refs.rows:
+            raise ValueError(f"--candidates: {f!r} has {cands.rows} texts, the references {refs.rows} "
+                             "(pair i = line i of each file)")
+        if cands.features is not None and cands.features.shape[1] != refs.features.shape[1]:
+            raise ValueError(f"--candidates: {f!r} holds features of width {cands.features.shape[1]}, the "
+                             f"references {refs.features.shape[1]}")
+        systems[name] = cands
+    return refs, systems
+
+
 def run(args: argparse.Namespace) -> int:
     names = _names(args)
     _check_settings(args)
-    check_input_file(args.references, "references")
-    for f in args.candidates:
-        check_input_file(f, "candidates")
+    features = _check_inputs(args)
     check_outputs(args, (("json", "--json"), ("plot", "--plot")))
-    from jaxmetrics.models.io import read_texts
+    refs_in, systems_in = _read_systems(args, names)
+    lm = None
+    if not features:
+        from jaxmetrics.models import load_model
 
-    refs = read_texts(args.references, name="references")
-    systems = {}
-    for name, f in zip(names, args.candidates):
-        cands = read_texts(f, name="candidates")
-        if args.metric != "mauve" and len(cands) != len(refs):
-            raise ValueError(f"--candidates: {f!r} has {len(cands)} texts, the references {len(refs)} "
-                             "(pair i = line i of each file)")
-        systems[name] = cands
-
-    from jaxmetrics.models import load_model
-
-    lm = load_model(args.model, dtype=args.dtype)
+        lm = load_model(args.model, dtype=args.dtype)
     if args.metric == "mauve":
-        board, cmp, signature, unit = _mauve_board(args, lm, refs, systems)
+        board, cmp, signature, unit = _mauve_board(args, lm, refs_in, systems_in)
     else:
-        board, cmp, signature = _similarity_board(args, lm, refs, systems)
+        refs = refs_in.texts
+        board, cmp, signature = _similarity_board(args, lm, refs, {n: s.texts for n, s in systems_in.items()})
         unit = f"{args.metric} {args.score}, mean over {len(refs)} pairs; {args.confidence:.0%} BCa intervals; paired"
     order = sorted(range(len(names)), key=lambda i: -float(cmp.scores[i]))
     beats = {a: [d.worse for d in cmp.significant(args.level) if d.better == a] for a in names}
@@ -146,14 +200,18 @@ def run(args: argparse.Namespace) -> int:
                   "low": float(cmp.low[i, j]), "high": float(cmp.high[i, j]), "p_value": float(cmp.p_value[i, j])}
                  for i in range(len(names)) for j in range(i + 1, len(names))]
         doc = {"signature": signature, "metric": args.metric, "score": "mauve" if args.metric == "mauve" else args.score,
-               "num_pairs": None if args.metric == "mauve" else len(refs), "num_references": len(refs),
+               "num_pairs": None if args.metric == "mauve" else refs_in.rows, "num_references": refs_in.rows,
                "method": args.method, "num_resamples": args.num_resamples, "confidence": args.confidence,
-               "level": args.level, "seed": args.seed, "model": args.model, "dtype": args.dtype,
-               "systems": [{"name": names[i], "file": args.candidates[i], "rank": r, "num_candidates": len(systems[names[i]]),
+               "level": args.level, "seed": args.seed, "model": args.model, "dtype": None if features else args.dtype,
+               "inputs": "features" if features else "text", "empty": args.empty,
+               "empty_reference_lines": refs_in.empty_lines,
+               "systems": [{"name": names[i], "file": args.candidates[i], "rank": r,
+                            "num_candidates": systems_in[names[i]].rows,
+                            "empty_candidate_lines": systems_in[names[i]].empty_lines,
                             **board[names[i]]} for r, i in enumerate(order, 1)],
                "pairs": pairs}
         if args.metric == "mauve":
-            doc.update(seeds=list(cmp.seeds), num_buckets=cmp.num_buckets, pooling=args.pooling)
+            doc.update(seeds=list(cmp.seeds), num_buckets=cmp.num_buckets, pooling=None if features else args.pooling)
         write_json(args.json, doc)
     if args.plot:
         from jaxmetrics.evaluation.plot import plot_leaderboard
@@ -180,37 +238,46 @@ def _pairs_table(args: argparse.Namespace, cmp, names: list[str], order: list[in
     return "\n".join(lines)
 
 
-def _mauve_board(args, lm, refs, systems):
-    """MAUVE of every system under shared quantizers: ``(board, comparison, signature, title)``."""
+def _mauve_board(args, lm, refs_in, systems_in):
+    """MAUVE of every system under shared quantizers: ``(board, comparison, signature, title)``;
+    ``lm`` is ``None`` for .npy features."""
     import jax
 
     from jaxmetrics.mauve import compare_mauve
     from jaxmetrics.mauve.pipeline.inputs import featurize_texts, featurized_signature
     from jaxmetrics.results import make_signature
 
-    if progress_enabled(args):
-        print(f"jaxmetrics compare: featurizing the references and {', '.join(systems)}", file=sys.stderr)
-    try:
-        made = featurize_texts({"references": refs, **systems}, model=lm, pooling=args.pooling,
-                               max_length=args.max_length, batch_size=args.batch_size, progress=progress_enabled(args))
-    except ValueError as e:
-        raise option_error(e, {"pooling": "--pooling", "max_length": "--max-length"}) from None
-    feats = dict(made.features)
-    p = feats.pop("references")
-    pooling, max_length = made.pooling, made.max_length
+    if lm is None:
+        p, feats = refs_in.features, {n: s.features for n, s in systems_in.items()}
+        pooling = max_length = None
+    else:
+        if progress_enabled(args):
+            print(f"jaxmetrics compare: featurizing the references and {', '.join(systems_in)}", file=sys.stderr)
+        try:
+            made = featurize_texts({"references": refs_in.texts, **{n: s.texts for n, s in systems_in.items()}},
+                                   model=lm, pooling=args.pooling, max_length=args.max_length,
+                                   batch_size=args.batch_size, progress=progress_enabled(args))
+        except ValueError as e:
+            raise option_error(e, {"pooling": "--pooling", "max_length": "--max-length"}) from None
+        feats = dict(made.features)
+        p = feats.pop("references")
+        pooling, max_length = made.pooling, made.max_length
     cmp = compare_mauve(references=p, systems=feats, key=jax.random.key(args.seed), seeds=tuple(args.seeds),
                         method=args.method, num_resamples=args.num_resamples, confidence=args.confidence)
     board = {n: {"value": float(cmp.scores[i]), "low": float(cmp.score_low[i]), "high": float(cmp.score_high[i])}
              for i, n in enumerate(cmp.names)}
     signature = featurized_signature(make_signature("compare_mauve", seeds=list(cmp.seeds), num_buckets=cmp.num_buckets),
                                      model=lm, pooling=pooling, max_length=max_length)
-    title = (f"MAUVE against {len(refs)} references under one quantizer per seed ({len(cmp.seeds)}, k = "
-             f"{cmp.num_buckets}), {pooling} pooling; {args.confidence:.0%} intervals from resampled rows;")
+    how = "features from .npy" if lm is None else f"{pooling} pooling"
+    title = (f"MAUVE against {refs_in.rows} references under one quantizer per seed ({len(cmp.seeds)}, k = "
+             f"{cmp.num_buckets}), {how}; {args.confidence:.0%} intervals from resampled rows;")
     return board, cmp, signature, title
 
 
 def _similarity_board(args, lm, refs, systems):
     """Mean per-pair similarity of every system: ``(board, comparison, signature)``."""
+    import warnings
+
     import jax
     import jax.numpy as jnp
 
@@ -222,8 +289,10 @@ def _similarity_board(args, lm, refs, systems):
     for name, cands in systems.items():
         if progress_enabled(args):
             print(f"jaxmetrics compare: scoring {name}", file=sys.stderr)
-        res = compute_similarity(references=refs, candidates=cands, model=lm, settings=settings,
-                                 progress=progress_enabled(args))
+        with warnings.catch_warnings():   # the empty candidates were reported by their lines when read
+            warnings.filterwarnings("ignore", message=r"candidates: \d+ of \d+ texts are empty")
+            res = compute_similarity(references=refs, candidates=cands, model=lm, settings=settings,
+                                     progress=progress_enabled(args))
         scores[name] = jnp.asarray(getattr(res, args.score), jnp.float32)
         signature = res.signature
     key = jax.random.key(args.seed)

@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
-from jaxmetrics.commands._util import add_model_option, add_progress_options, progress_enabled, write_json
+from jaxmetrics.commands._util import (add_empty_option, add_model_option, add_progress_options, progress_enabled,
+                                       read_input, write_json)
 from jaxmetrics._files import check_input_file
 from jaxmetrics.commands._options import LibraryChoices, add_dtype_option
 
@@ -41,15 +41,16 @@ def register(subparsers) -> None:
     p.add_argument("--max-length", type=int, default=256, help="encoder truncation in tokens (default: 256)")
     p.add_argument("--batch-size", type=int, default=32, help="texts per forward pass (default: 32)")
     p.add_argument("--no-baselines", action="store_true", help="skip IMPAR and FID (default: compute them)")
-    p.add_argument("--drop-empty", action="store_true", help="drop empty lines instead of failing (default: fail)")
+    add_empty_option(p, per_pair=False, what="Mark-Evaluate")
+    p.add_argument("--drop-empty", dest="empty", action="store_const", const="drop", default=argparse.SUPPRESS,
+                   help="the same as --empty drop")
     add_progress_options(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from jaxmetrics._validation import check_int, check_texts
+    from jaxmetrics._validation import check_int
     from jaxmetrics.mark_evaluate.pipeline import compute_mark_evaluate
-    from jaxmetrics.models import read_texts
 
     for name in ("references", "candidates"):
         check_input_file(getattr(args, name), name)
@@ -58,13 +59,8 @@ def run(args: argparse.Namespace) -> int:
     check_int(args.batch_size, "--batch-size", minimum=1)
     texts = {}
     for name in ("references", "candidates"):
-        t = read_texts(getattr(args, name), name=name)
-        if args.drop_empty:
-            n0 = len(t)
-            t = [x for x in t if x.strip()]
-            if len(t) < n0:
-                print(f"jaxmetrics mark-evaluate: dropped {n0 - len(t)} empty {name} line(s)", file=sys.stderr)
-        texts[name] = check_texts(t, name)
+        texts[name] = read_input(getattr(args, name), name, command="mark-evaluate", empty=args.empty,
+                                 what="Mark-Evaluate").texts
     if not args.token_level:   # one sample per text: the k-th neighbour must exist in each set
         for name, t in texts.items():
             if args.k >= len(t):

@@ -8,15 +8,15 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import os
 import sys
 
-from jaxmetrics.commands._util import (add_model_option, add_pooling_option, add_progress_options, check_outputs,
-                                       option_error, progress_enabled, write_json)
-from jaxmetrics._files import check_input_file
-from jaxmetrics.commands._options import LibraryChoices, add_confidence_options, add_dtype_option, check_confidence_options
+from jaxmetrics.commands._util import (add_empty_option, add_model_option, add_pooling_option, add_progress_options,
+                                       check_outputs, is_features, option_error, progress_enabled,
+                                       read_input, write_json)
+from jaxmetrics._files import check_input_file, text_line_numbers
+from jaxmetrics.commands._options import (LibraryChoices, add_confidence_options, add_dtype_option,
+                                          check_confidence_options)
 
-_FEATURE_SUFFIX = ".npy"
 #: mauve-text's seed.
 DEFAULT_SEEDS = (25,)
 #: k-means seeds of ``--explain`` when one seed is given: that seed and the next ones.
@@ -58,6 +58,7 @@ def add_mauve_options(p: argparse.ArgumentParser, *, seeds: tuple[int, ...], swe
     p.add_argument("--seeds", type=int, nargs="+", default=list(seeds), metavar="S",
                    help="k-means seeds, an explicit list of integers; mean and s.d. over them when there are "
                    f"several (default {' '.join(map(str, seeds))}" + (": mauve-text's seed)" if seeds == (25,) else ")"))
+    add_empty_option(p, per_pair=False, what="MAUVE")
 
 
 def add_estimator_options(p: argparse.ArgumentParser, *, prefix: str = "--",
@@ -170,8 +171,9 @@ def register(subparsers) -> None:
         "its tokens and a decoder (GPT-2, Llama) gives its last token's hidden state, the table "
         "compute_mauve(model=...) follows in Python, so both give one number; mauve-text takes the last "
         "token for every model (--pooling last, as compute_mauve(featurize_model_name=...)). The pooling "
-        "used is printed on stderr and written in --json and its signature. Every option and both inputs "
-        "are checked before the model is loaded.",
+        "used is printed on stderr and written in --json and its signature. An empty (blank) line of a text "
+        "file stops the run with the file and its line numbers unless --empty drop leaves it out (the count "
+        "and the lines are printed). Every option and both inputs are checked before the model is loaded.",
     )
     p.add_argument("--references", required=True, metavar="FILE",
                    help="human texts (P): .txt / .jsonl, or .npy features [n_p, d]")
@@ -185,8 +187,16 @@ def register(subparsers) -> None:
     p.add_argument("--plot", metavar="PATH", help="write the divergence curve figure here (.png/.pdf) (default: none)")
     p.add_argument("--explain", type=int, default=None, metavar="N",
                    help="also list the N generations that pull MAUVE down most and the N human texts the model "
-                   "covers least: each sample's influence dMAUVE*/dw_i (mauve_attribution), averaged over "
-                   f"the --seeds, or over {EXPLAIN_SEEDS} seeds from the one given (default: off)")
+                   "covers least, by the line of the input file (from 1, as an editor numbers it) with their "
+                   "text: each sample's influence dMAUVE*/dw_i (mauve_attribution), averaged over "
+                   f"the --seeds, or over {EXPLAIN_SEEDS} seeds from the one given (then its MAUVE* is that "
+                   "mean, not the one seed's of the line above: both are printed) (default: off)")
+    for side, flag in (("references", "--references-text"), ("candidates", "--candidates-text")):
+        p.add_argument(flag, default=None, metavar="FILE",
+                       help=f"with .npy --{side} and --explain: the text file the features were made from (one "
+                       "text per feature row, in order; blank lines are skipped when the file has exactly one "
+                       "non-empty text per row), so that --explain shows each text and its line (default: rows "
+                       "only)")
     add_confidence_options(p, seed=False, what=(
         "MAUVE and the frontier integral their confidence interval, as compute_mauve_seeds(confidence=LEVEL): "
         "the rows of both sides resampled (bootstrap, keyed by the first seed) combined with the spread "
@@ -227,50 +237,45 @@ def _interval_line(rec: dict) -> str:
             f"seed{'s' if seeds > 1 else ''})")
 
 
-def _is_features(path: str) -> bool:
-    return os.path.splitext(path)[1].lower() == _FEATURE_SUFFIX
-
-
 def _check_files(args: argparse.Namespace) -> bool:
-    """Check both inputs and every output before any work; True when the inputs are features."""
+    """Check both inputs, the texts beside features and every output before any work; True when
+    the inputs are features."""
     ref, cand = args.references, args.candidates
-    if _is_features(ref) != _is_features(cand):
+    if is_features(ref) != is_features(cand):
         raise ValueError(f"candidates: {cand!r} and references {ref!r} must both be .npy feature files "
                          "or both be text files")
-    features = _is_features(ref)
+    features = is_features(ref)
     for name, path in (("references", ref), ("candidates", cand)):
         check_input_file(path, name, text=not features)
+    for side in ("references", "candidates"):
+        path = getattr(args, f"{side}_text", None)
+        if path is None:
+            continue
+        flag = f"--{side}-text"
+        if not features:
+            raise ValueError(f"{flag}: only with .npy features (the texts of a text file are its lines)")
+        if args.explain is None:
+            raise ValueError(f"{flag}: only with --explain (the texts are shown beside the ranked rows)")
+        check_input_file(path, flag)
     check_outputs(args, (("json_out", "--json"), ("plot", "--plot")))
     return features
 
 
-def nonempty_texts(path: str, name: str, read_texts, *, command: str = "mauve") -> list[str]:
-    """The non-empty texts of ``path`` (read by ``read_texts``); the dropped ones are reported on
-    stderr as ``jaxmetrics <command>: ...``; none left is a ``ValueError`` naming ``name``."""
-    texts = read_texts(path, name=name)
-    kept = [t for t in texts if t.strip()]
-    if len(kept) < len(texts):
-        print(f"jaxmetrics {command}: {name}: dropped {len(texts) - len(kept)} empty text(s)", file=sys.stderr)
-    if not kept:
-        raise ValueError(f"{name}: {path!r} holds no non-empty text")
-    return kept
+def texts_beside(path: str, option: str, rows: int, features_path: str) -> tuple[list[str], list[int]]:
+    """``(texts, lines)`` of the text file ``path`` for the ``rows`` feature rows of ``features_path``:
+    one text per row in order, either every text of the file or, when the file has exactly one
+    non-empty text per row, its non-empty ones (a featurizer that skipped blank lines); ``lines``
+    are their 1-based lines. Any other count is a ``ValueError`` naming ``option``."""
+    from jaxmetrics.models.io import read_texts
 
-
-def load_features(path: str, option: str):
-    """A ``.npy`` feature file as a finite ``[n, d]`` array, or a ``ValueError`` naming ``option``."""
-    from jaxmetrics import _validation as V  # imports JAX: only when a command runs
-
-    import numpy as np
-
-    try:
-        with open(path, "rb") as fh:
-            if fh.read(6) != b"\x93NUMPY":
-                raise ValueError("no NumPy .npy header: save the features with numpy.save")
-            fh.seek(0)
-            arr = np.load(fh, allow_pickle=False)
-    except (ValueError, OSError, EOFError) as e:
-        raise ValueError(f"{option}: cannot read {path!r} as a .npy array ({e})") from None
-    return V.check_features(arr, option)
+    texts, lines = read_texts(path, name=option), text_line_numbers(path)
+    if len(texts) == rows:
+        return texts, lines
+    kept = [(ln, t) for ln, t in zip(lines, texts) if t.strip()]
+    if len(kept) == rows:
+        return [t for _, t in kept], [ln for ln, _ in kept]
+    raise ValueError(f"{option}: {path!r} holds {len(texts)} texts ({len(kept)} non-empty) for the {rows} feature "
+                     f"rows of {features_path!r}: give the text file the features were made from (one text per row)")
 
 
 def models_module(option: str = "--model"):
@@ -335,6 +340,8 @@ def settings(args: argparse.Namespace, features: bool, pooling, max_length) -> d
     for name in ("pca_max_data", "divergence_curve_discretization_size"):
         if hasattr(args, name):
             out[name] = getattr(args, name)
+    if not features and hasattr(args, "empty"):   # what was done with empty lines of the text files
+        out["empty"] = args.empty
     if hasattr(args, "estimator"):
         out.update(estimator=args.estimator, divergence=args.divergence)
         if args.estimator != "quantized":   # the k-means pipeline's settings did not apply
@@ -365,8 +372,10 @@ def _result(out, seeds: tuple, n_ref: int, n_cand: int, conf: dict) -> dict:
     return rec
 
 
-def _explain(args: argparse.Namespace, p, q, p_texts, q_texts, seeds: tuple, kw: dict) -> dict:
-    """``--explain N``: the ranked generations and human texts (printed, and returned for ``--json``)."""
+def _explain(args: argparse.Namespace, p, q, sides: dict, seeds: tuple, kw: dict, rec: dict) -> dict:
+    """``--explain N``: the ranked generations and human texts (printed, and returned for ``--json``).
+    ``sides``: ``{'p': (texts or None, lines or None), 'q': ...}``, each row's text and 1-based line of
+    its file; ``rec``: the summary line's record, whose MAUVE* the header relates its own to."""
     from jaxmetrics.mauve import mauve_attribution
 
     att_seeds = seeds if len(seeds) > 1 else tuple(seeds[0] + i for i in range(EXPLAIN_SEEDS))
@@ -379,24 +388,42 @@ def _explain(args: argparse.Namespace, p, q, p_texts, q_texts, seeds: tuple, kw:
                             pca_max_data=kw["pca_max_data"])
     att = mauve_attribution(references=p, candidates=q, seeds=att_seeds, quantizer=quant,
                             scaling=kw["mauve_scaling_factor"], num_points=kw["divergence_curve_discretization_size"])
-    gens = [r.to_dict() for r in att.ranked("q", args.explain, texts=q_texts)]
-    refs = [r.to_dict() for r in att.ranked("p", args.explain, texts=p_texts)]
-    if p_texts is None:   # features: rows have no text
-        for r in gens + refs:
-            r.pop("text")
-    print(f"\nInfluence on MAUVE* ({float(att.mauve):.4f} over seeds {' '.join(map(str, att_seeds))}) "
-          "of one more copy of a sample; negative pulls it down.")
-    print("(#i: the i-th candidate / reference from 0, empty texts not counted)")
-    for title, rows in (("Generations that pull MAUVE down most (--candidates)", gens),
-                        ("Human texts the model covers least (--references)", refs)):
-        print(title + ":")
-        for rank, row in enumerate(rows, 1):
+    ranked = {}
+    for side in ("q", "p"):
+        texts, lines = sides[side]
+        rows = [r.to_dict() for r in att.ranked(side, args.explain, texts=texts)]
+        for r in rows:
+            r["line"] = None if lines is None else lines[r["index"]]
+            if texts is None:   # features without their texts: rows only
+                r.pop("text")
+        ranked[side] = rows
+    print("\n" + explain_header(float(att.mauve), att_seeds, rec))
+    for side, title, option in (("q", "Generations that pull MAUVE down most", "--candidates"),
+                                ("p", "Human texts the model covers least", "--references")):
+        where = "line" if sides[side][1] is not None else "row"
+        print(f"{title} ({option}; {where}: " + ("the line of its text file, from 1" if where == "line"
+                                                 else "the row of the .npy features, from 1") + "):")
+        for rank, row in enumerate(ranked[side], 1):
             text = row.get("text")
             shown = "" if text is None else "  " + (text if len(text) <= EXPLAIN_WIDTH
                                                      else text[:EXPLAIN_WIDTH - 3] + "...")
-            print(f"  {rank:>3}. #{row['index']:<6} {row['influence']:+.3e}{shown}")
+            at = row["line"] if row["line"] is not None else row["index"] + 1
+            print(f"  {rank:>3}. {where} {at:<6} {row['influence']:+.3e}{shown}")
     return {"mauve_star": float(att.mauve), "seeds": list(att_seeds),
-            "temperature": [float(t) for t in att.temperature], "candidates": gens, "references": refs}
+            "temperature": [float(t) for t in att.temperature], "candidates": ranked["q"], "references": ranked["p"]}
+
+
+def explain_header(mauve_star: float, att_seeds: tuple, rec: dict) -> str:
+    """The first line of ``--explain``: the MAUVE* whose influences are listed, related to the
+    summary line's (``rec``): the same quantity over the same seeds, or, when the summary used one
+    seed and the influences several, both values, each labelled with its seeds."""
+    seeds = " ".join(map(str, att_seeds))
+    head = "Influence of one more copy of a sample on MAUVE*; negative pulls it down. "
+    if list(att_seeds) == list(rec["seeds"]):
+        which = "the mean over the seeds" if len(att_seeds) > 1 else "seed"
+        return head + f"MAUVE* {mauve_star:.4f} ({which} {seeds}, as in the line above)."
+    return head + (f"MAUVE* {mauve_star:.4f} is the mean over the k-means seeds {seeds}, which steadies the "
+                   f"ranking; the line above, MAUVE* {rec['mauve_star']:.4f}, is seed {rec['seeds'][0]} alone.")
 
 
 def _score_line(rec: dict, n_ref: int, n_cand: int, how: str) -> str:
@@ -425,15 +452,22 @@ def run(args: argparse.Namespace) -> int:
     if args.explain is not None and args.explain < 1:
         raise ValueError(f"--explain: expected a number of samples >= 1, got {args.explain}")
     features = _check_files(args)
+    if not features:
+        models_module()   # text files need the model code
+    p_src, q_src = (read_input(path, name, command="mauve", empty=args.empty, features=True)
+                    for path, name in ((args.references, "references"), (args.candidates, "candidates")))
     if features:
-        p_in = load_features(args.references, "references")
-        q_in = load_features(args.candidates, "candidates")
+        p_in, q_in = p_src.features, q_src.features
         if p_in.shape[1] != q_in.shape[1]:
             raise ValueError(f"candidates: features of width {q_in.shape[1]}, references {p_in.shape[1]}")
     else:
-        models = models_module()
-        p_in = nonempty_texts(args.references, "references", models.read_texts)
-        q_in = nonempty_texts(args.candidates, "candidates", models.read_texts)
+        p_in, q_in = p_src.texts, q_src.texts
+    sides = {side: (None if features else src.texts, None if features else src.lines)
+             for side, src in (("p", p_src), ("q", q_src))}
+    for side, src, name in (("p", p_src, "references"), ("q", q_src, "candidates")):
+        beside = getattr(args, f"{name}_text", None)
+        if beside is not None:
+            sides[side] = texts_beside(beside, f"--{name}-text", src.rows, src.path)
     n_ref, n_cand = len(p_in), len(q_in)
     if args.estimator == "quantized":  # before the model is loaded
         check_sizes(args, n_ref, n_cand)
@@ -468,6 +502,7 @@ def run(args: argparse.Namespace) -> int:
         rec.update(mauve_interval=out.mauve_interval.to_dict(),
                    frontier_integral_interval=out.frontier_integral_interval.to_dict(),
                    sampling_standard_error=float(out.sampling_standard_error))
+    rec.update(empty_reference_lines=p_src.empty_lines, empty_candidate_lines=q_src.empty_lines)
     from jaxmetrics.mauve.pipeline.inputs import featurized_signature
 
     rec = {"signature": featurized_signature(out.signature, model=None if features else lm, pooling=pooling,
@@ -476,7 +511,7 @@ def run(args: argparse.Namespace) -> int:
     if interval:
         print(_interval_line(rec))
     if args.explain is not None:
-        rec["explain"] = _explain(args, p, q, None if features else p_in, None if features else q_in, seeds, kw)
+        rec["explain"] = _explain(args, p, q, sides, seeds, kw, rec)
     if args.plot:
         import numpy as np
 

@@ -6,12 +6,13 @@ import argparse
 import os
 import sys
 
-from jaxmetrics.commands._util import add_progress_options, check_outputs, progress_enabled, write_json
+from jaxmetrics.commands._util import (add_progress_options, check_outputs, load_features, progress_enabled,
+                                       read_input, write_json)
 from jaxmetrics._files import check_input_file
 from jaxmetrics.commands._options import LibraryChoices
 from jaxmetrics.commands.mauve import (ESTIMATORS, add_mauve_options, check_estimator_options, check_estimator_sizes,
                                        check_mauve_options, check_sizes, featurize_with,
-                                       load_features, models_module, nonempty_texts, settings)
+                                       models_module, settings)
 
 _FEATURE_SUFFIX = ".npy"
 #: ``--over``: the settings of :func:`jaxmetrics.mauve.mauve_sweep`, and ``length`` (:func:`jaxmetrics.mauve.mauve_length_sweep`)
@@ -190,9 +191,9 @@ def run(args: argparse.Namespace) -> int:
         refs = load_features(args.references, "references")
         cands = {m: load_features(path, "candidates") for m, path in zip(names, args.candidates)}
     else:
-        read_texts = models_module().read_texts
-        refs = nonempty_texts(args.references, "references", read_texts, command="mauve-sweep")
-        cands = {m: nonempty_texts(path, "candidates", read_texts, command="mauve-sweep")
+        models_module()   # text files need the model code
+        refs = read_input(args.references, "references", command="mauve-sweep", empty=args.empty).texts
+        cands = {m: read_input(path, "candidates", command="mauve-sweep", empty=args.empty).texts
                  for m, path in zip(names, args.candidates)}
     _check_sizes(args, values, len(refs), {m: len(c) for m, c in cands.items()})
     from jaxmetrics.mauve import mauve_length_sweep, mauve_sweep, paired_mauve_difference, rank_agreement

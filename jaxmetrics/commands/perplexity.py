@@ -6,7 +6,7 @@ import sys
 
 from jaxmetrics.commands._util import (add_length_and_batch_options, add_model_option, add_progress_options,
                                        check_length_and_batch, check_output_file, progress_enabled,
-                                       write_json)
+                                       read_input, write_json)
 from jaxmetrics._files import check_input_file
 from jaxmetrics.commands._options import LibraryChoices, add_dtype_option
 
@@ -30,8 +30,8 @@ def register(subparsers) -> None:
                                  "context (default: the model's context, e.g. 1024 for GPT-2)",
                                  batch_size=8, batch_help="windows per forward pass (default: 8)")
     p.add_argument("--per-line", action="store_true",
-                   help="treat each non-empty line as a separate document (default: the whole file is one "
-                        "stream)")
+                   help="treat each line as a separate document; blank lines have no tokens and are dropped, "
+                        "their count and lines printed on stderr (default: the whole file is one stream)")
     p.add_argument("--convention", choices=LibraryChoices("jaxmetrics.lm.windows", "CONVENTIONS"),
                    metavar="CONVENTION", default="exact", help="'exact' or 'document' (reproduce the Hugging Face doc's loop and count) (default: exact)")
     p.add_argument("--reduction", choices=LibraryChoices("jaxmetrics.lm.windows", "REDUCTIONS"),
@@ -61,11 +61,13 @@ def run(args: argparse.Namespace) -> int:
         check_int(args.stride, "--stride", minimum=1)
         if args.max_length is not None and args.stride > args.max_length:
             raise ValueError(f"--stride: must be <= --max-length ({args.max_length}), got {args.stride}")
-    with open(args.corpus, encoding="utf-8") as f:
-        text = f.read()
-    docs_text = [ln for ln in text.splitlines() if ln.strip()] if args.per_line else [text]
-    if not any(t.strip() for t in docs_text):
-        raise ValueError(f"corpus: {args.corpus!r} is empty")
+    if args.per_line:   # the commands' one reader: blank lines (no tokens) are dropped and counted
+        docs_text = read_input(args.corpus, "corpus", command="perplexity", kind="document").texts
+    else:
+        with open(args.corpus, encoding="utf-8") as f:
+            docs_text = [f.read()]
+        if not docs_text[0].strip():
+            raise ValueError(f"corpus: {args.corpus!r} is empty")
     t0 = time.perf_counter()
     lm = load_model(args.model, dtype=args.dtype)
     if not lm.is_causal:

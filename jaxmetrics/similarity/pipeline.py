@@ -49,6 +49,8 @@ class SimilarityResult(Result):
         ``centering_batches`` for batch centering), temperature (tempered metrics), Sinkhorn iterations (TWMD), idf, baseline
         (BERTScore), special tokens,
         ``bert_score_compat`` (and its batch size), ``max_length`` and the model's dtype.
+      empty_candidates: the pairs (0-based) whose candidate was empty (blank or whitespace-only):
+        scored ``P = R = F1 = 0`` (static; :func:`compute_similarity`).
 
     Examples:
       >>> import numpy as np
@@ -70,6 +72,7 @@ class SimilarityResult(Result):
     temperature: float | None = static_field()
     centering_batches: str | None = static_field(default=None)
     signature: str = static_field(default="", repr=False)
+    empty_candidates: tuple[int, ...] = static_field(default=(), repr=False)
 
     def mean(self) -> PRF:
         """Corpus means of P, R and F1 (Python floats), as a :class:`~jaxmetrics.similarity.PRF`."""
@@ -107,6 +110,13 @@ def compute_similarity(*, references: Sequence[str], candidates: Sequence[str], 
     counted in a ``UserWarning``. This is why BERTScore is not centred by default
     (:func:`default_centering`).
 
+    An empty candidate (blank or whitespace-only: a model that generated nothing) is a real
+    output, scored as bert_score scores it: its pair gets ``P = R = F1 = 0`` (before ``baseline``
+    rescaling, which then applies to it as to every pair), is counted in a ``UserWarning`` and
+    listed in the result's ``empty_candidates``; it counts in ``.mean()``. The other pairs are
+    encoded, centred and scored without it, as if the pair were absent (their scores do not
+    depend on it). An empty reference is an error.
+
     The settings travel as one :class:`~jaxmetrics.similarity.SimilaritySettings`, built here from
     the keyword settings, or given whole as ``settings=`` (then leave the keyword settings at
     their defaults). The settings that have no keyword here are set through it: ``baseline``
@@ -116,7 +126,8 @@ def compute_similarity(*, references: Sequence[str], candidates: Sequence[str], 
 
     Args:
       references: ``N`` non-empty strings (the ground truth).
-      candidates: ``N`` non-empty strings; pair i is ``(candidates[i], references[i])``.
+      candidates: ``N`` strings, at least one of them non-empty (an empty one scores 0); pair i is
+        ``(candidates[i], references[i])``.
       model: a :class:`jaxmetrics.models.LoadedModel`, a hub id or a local checkpoint
         directory (resolved by :func:`jaxmetrics.models.resolve_model`).
       settings: every setting at once, a :class:`~jaxmetrics.similarity.SimilaritySettings`;
@@ -177,23 +188,44 @@ def compute_similarity(*, references: Sequence[str], candidates: Sequence[str], 
                                       temperature=temperature, num_iterations=num_iterations,
                                       center_batch_size=center_batch_size, idf=idf, special_tokens=special_tokens,
                                       max_length=max_length)
-    refs, cands = check_text_pairs(references, candidates)
+    refs, cands = check_text_pairs(references, candidates, empty_candidates=True)
     group = None if groups is None else group_ids(groups, len(cands), "groups")[0]
     lm = resolve_model(model, purpose="similarity", dtype=dtype)
-    return score_texts(references=refs, candidates=cands, model=lm, settings=settings, groups=group,
-                       progress=progress)
+    res = score_texts(references=refs, candidates=cands, model=lm, settings=settings, groups=group,
+                      progress=progress)
+    warn_empty_candidates(res.empty_candidates, len(cands), "candidates")
+    return res
 
 
-def check_text_pairs(references: Any, candidates: Any) -> Any:
+def check_text_pairs(references: Any, candidates: Any, *, empty_candidates: bool = False) -> Any:
     """``(references, candidates)`` as lists of non-empty strings that pair up (as many of each);
-    ``ValueError`` naming the argument otherwise. The text check of every pipeline of the family."""
+    ``ValueError`` naming the argument otherwise. The text check of every pipeline of the family.
+    With ``empty_candidates`` an empty candidate is accepted (its pair scores 0: :func:`score_texts`),
+    as long as one candidate is not empty."""
     from jaxmetrics._validation import check_texts
 
-    cands = check_texts(candidates, "candidates")
+    if empty_candidates:
+        cands = check_texts(candidates, "candidates", allow_empty=True)
+        if all(not t.strip() for t in cands):
+            raise ValueError(f"candidates: all {len(cands)} texts are empty (blank or whitespace-only); "
+                             "nothing to score")
+    else:
+        cands = check_texts(candidates, "candidates")
     refs = check_texts(references, "references")
     if len(cands) != len(refs):
         raise ValueError(f"references: {len(refs)} texts do not pair with {len(cands)} candidates")
     return refs, cands
+
+
+def warn_empty_candidates(indices: Sequence[int], n: int, name: str) -> None:
+    """The one ``UserWarning`` about empty candidates scored 0 (``indices`` among ``n``, ``name``
+    the argument), issued by every function that scores them (nothing when there are none)."""
+    if len(indices):
+        from jaxmetrics.models.encoding import warn_at_caller
+
+        shown = ", ".join(map(str, list(indices)[:10])) + (" ..." if len(indices) > 10 else "")
+        warn_at_caller(f"{name}: {len(indices)} of {n} texts are empty (pairs {shown}): scored P = R = F1 = 0, "
+                       "as bert_score does")
 
 
 def score_texts(*, references: list[str], candidates: list[str], model: Any, settings: SimilaritySettings,
@@ -203,11 +235,31 @@ def score_texts(*, references: list[str], candidates: list[str], model: Any, set
     :class:`~jaxmetrics.similarity.SimilaritySettings`. ``idf_weights``: a ``{token id: weight}``
     mapping (``bert_score``'s precomputed ``idf_dict``) instead of ``settings.idf``. Shared by
     :func:`compute_similarity` and :func:`~jaxmetrics.similarity.bertscore`: every distinct text is
-    encoded once (:func:`jaxmetrics.models.encode`), then :func:`score_encoded` scores the pairs."""
-    tokens, ci, ri = _encode_pairs(references=references, candidates=candidates, model=model, settings=settings,
-                                   progress=progress)
-    return score_encoded(tokens, candidates=ci, references=ri, settings=settings, groups=groups,
-                         idf_weights=idf_weights, vocab_size=model.model_vocab_size, model=model)
+    encoded once (:func:`jaxmetrics.models.encode`), then :func:`score_encoded` scores the pairs.
+    A pair whose candidate is empty (blank or whitespace-only) is left out of the encoding and
+    the scoring and gets ``P = R = F1 = 0``, rescaled by ``settings.baseline`` as bert_score
+    does; the result's ``empty_candidates`` lists these pairs (the caller warns:
+    :func:`warn_empty_candidates`)."""
+    keep = np.asarray([i for i, t in enumerate(candidates) if t.strip()], np.int64)
+    if keep.size == len(candidates):
+        tokens, ci, ri = _encode_pairs(references=references, candidates=candidates, model=model,
+                                       settings=settings, progress=progress)
+        return score_encoded(tokens, candidates=ci, references=ri, settings=settings, groups=groups,
+                             idf_weights=idf_weights, vocab_size=model.model_vocab_size, model=model)
+    if keep.size == 0:
+        raise ValueError(f"candidates: all {len(candidates)} texts are empty; nothing to score")
+    sub = score_texts(references=[references[i] for i in keep], candidates=[candidates[i] for i in keep],
+                      model=model, settings=settings, idf_weights=idf_weights, progress=progress,
+                      groups=None if groups is None else np.asarray(groups)[keep])
+    n = len(candidates)
+    base = (0.0, 0.0, 0.0) if settings.baseline is None else np.asarray(settings.baseline, np.float64)
+    out = {}
+    for name, b in zip(("precision", "recall", "f1"), base):
+        full = np.full(n, (0.0 - b) / (1.0 - b), np.float32)   # bert_score: raw 0, then rescaled
+        full[keep] = np.asarray(getattr(sub, name))
+        out[name] = full
+    empty = tuple(int(i) for i in np.setdiff1d(np.arange(n), keep))
+    return sub.replace(**out, empty_candidates=empty)
 
 
 def _encode_pairs(*, references: list[str], candidates: list[str], model: Any, settings: SimilaritySettings,

@@ -205,7 +205,8 @@ def test_cli_explain_ranks_generations_and_human_texts(tmp_path, monkeypatch, ca
     assert [r["index"] for r in res["references"]] == ref.least_covered(10).tolist()
     assert all(r["text"] == f"model text {r['index']}" for r in res["candidates"])
     first = res["candidates"][0]
-    assert f"#{first['index']}" in printed and f"model text {first['index']}" in printed
+    assert first["line"] == first["index"] + 1                    # the line of model.txt, from 1
+    assert f"line {first['line']} " in printed and f"model text {first['index']}" in printed
     assert res["mauve_star"] == pytest.approx(float(ref.mauve), abs=1e-6)
     # .npy features: indices and influences, no texts; bad N named before any work
     np.save(tmp_path / "p.npy", p)

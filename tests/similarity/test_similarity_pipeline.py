@@ -135,8 +135,8 @@ def test_pipeline_bad_input(minilm):
         compute_similarity(references=REFS, candidates=CANDS, model=minilm, temperature=0.0)
     with pytest.raises(ValueError, match="^metric"):
         compute_similarity(references=REFS, candidates=CANDS, model=minilm, metric="bleu")
-    with pytest.raises(ValueError, match="^candidates"):
-        compute_similarity(references=["a", "b"], candidates=["ok", "   "], model=minilm)
+    with pytest.raises(ValueError, match="^candidates: all 2 texts are empty"):   # one empty one scores 0
+        compute_similarity(references=["a", "b"], candidates=["", "   "], model=minilm)
     with pytest.raises(ValueError, match="^centering"):
         compute_similarity(references=REFS, candidates=CANDS, model=minilm, centering="global")
     with pytest.raises(TypeError, match="^model"):
