@@ -111,12 +111,14 @@ def test_cli_text_files_use_the_model(npy_files, tmp_path, monkeypatch, capsys):
     m.write_text("".join(f'{{"text": "a model text {i}"}}\n' for i in range(18)))
     out = tmp_path / "t.json"
     assert main(["mauve", "--references", str(h), "--candidates", str(m), "--model", "tiny-dir",
-                 "--max-length", "16", "--cache-dir", str(tmp_path / "c"), "--quiet", "--json", str(out)]) == 0
+                 "--max-length", "16", "--cache-dir", str(tmp_path / "c"), "--quiet", "--json", str(out),
+                 "--empty", "drop"]) == 0     # the blank line 21 left out, and said
     assert seen["texts"][0][:2] == ["a human text 0", "a human text 1"] and len(seen["texts"][1]) == 18
     assert seen["loaded"] == ("tiny-dir", "float32") and seen["max_length"] == 16 and seen["progress"] is False
     assert seen["pooling"] == "last" and seen["layers"] == -1       # auto resolved: last token for a decoder
     assert seen["cache_dir"] == str(tmp_path / "c")
     err = capsys.readouterr().err
+    assert "references: dropped 1 empty text" in err and "line 21) (--empty drop)" in err
     assert "featurizing with tiny-dir: last pooling (--pooling auto), max length 16 tokens" in err
     res = json.loads(out.read_text())
     assert (res["num_references"], res["num_candidates"]) == (20, 18)
@@ -124,7 +126,7 @@ def test_cli_text_files_use_the_model(npy_files, tmp_path, monkeypatch, capsys):
     assert res["settings"]["max_length"] == 16 and res["settings"]["inputs"] == "text"
     # no --max-length: mauve-text's 1024, capped at the model's 32 positions
     assert main(["mauve", "--references", str(h), "--candidates", str(m), "--model", "tiny-dir", "--quiet",
-                 "--pooling", "mean", "--json", str(out)]) == 0
+                 "--pooling", "mean", "--json", str(out), "--empty", "drop"]) == 0
     assert seen["max_length"] == 32 and seen["pooling"] == "mean"
     assert json.loads(out.read_text())["settings"]["pooling"] == "mean"
 
