@@ -28,8 +28,9 @@ def register(subparsers) -> None:
                     "or approximate randomization). With --metric mauve the files need not be paired: each system's "
                     "MAUVE against the references under one k-means quantizer fitted on all of them (so the scores "
                     "are comparable), its interval from resampled rows, and p-values by randomization (the two "
-                    "systems' rows pooled and split again) or bootstrap. Prints the leaderboard; --json and --plot "
-                    "write it. "
+                    "systems' rows pooled and split again) or bootstrap. With more than two systems the pairwise "
+                    "p-values are Holm-adjusted (step-down, family-wise error at --level over all pairs); the JSON keeps "
+                    "the raw ones too. Prints the leaderboard; --json and --plot write it. "
                     "Every input, option and output is checked before the model is loaded.",
     )
     p.add_argument("--references", required=True, help="reference texts: one per line (or .jsonl with 'text')")
@@ -54,7 +55,8 @@ def register(subparsers) -> None:
                    help="bootstrap resamples / randomization draws (default 1000)")
     p.add_argument("--confidence", type=float, default=0.95, help="intervals' nominal coverage (default 0.95)")
     p.add_argument("--level", type=float, default=0.05,
-                   help="a difference is significant when its p-value is below this (default 0.05)")
+                   help="a difference is significant when its p-value (Holm-adjusted with more than two systems) is "
+                        "below this (default 0.05)")
     p.add_argument("--seed", type=int, default=0, help="seed of the resampling (default 0)")
     p.add_argument("--max-length", type=int, default=None,
                    help="truncation in tokens (default 512 for the similarities, 1024 for mauve, or the model's "
@@ -120,7 +122,8 @@ def run(args: argparse.Namespace) -> int:
     order = sorted(range(len(names)), key=lambda i: -float(cmp.scores[i]))
     beats = {a: [d.worse for d in cmp.significant(args.level) if d.better == a] for a in names}
     pct = f"{args.confidence:.0%}"
-    lines = [f"{unit} {args.method} p < {args.level:g}",
+    adjusted = "Holm-adjusted " if cmp.correction == "holm" else ""   # more than two systems: family-wise
+    lines = [f"{unit} {args.method} {adjusted}p < {args.level:g}",
              f"| rank | system | score | {pct} interval | significantly better than |",
              "|---:|---|---:|---|---|"]
     for rank, i in enumerate(order, 1):
@@ -130,11 +133,13 @@ def run(args: argparse.Namespace) -> int:
     print("\n".join(lines))
     if args.json:
         pairs = [{"a": names[i], "b": names[j], "difference": float(cmp.difference[i, j]),
-                  "low": float(cmp.low[i, j]), "high": float(cmp.high[i, j]), "p_value": float(cmp.p_value[i, j])}
+                  "low": float(cmp.low[i, j]), "high": float(cmp.high[i, j]), "p_value": float(cmp.p_value[i, j]),
+                  "adjusted_p_value": float(cmp.adjusted_p_value[i, j])}
                  for i in range(len(names)) for j in range(i + 1, len(names))]
         doc = {"signature": signature, "metric": args.metric, "score": "mauve" if args.metric == "mauve" else args.score,
                "num_pairs": None if args.metric == "mauve" else len(refs), "num_references": len(refs),
                "method": args.method, "num_resamples": args.num_resamples, "confidence": args.confidence,
+               "correction": cmp.correction, "significance": "Holm-adjusted p-values" if adjusted else "p-values",
                "level": args.level, "seed": args.seed, "model": args.model, "dtype": args.dtype,
                "systems": [{"name": names[i], "file": args.candidates[i], "rank": r, "num_candidates": len(systems[names[i]]),
                             **board[names[i]]} for r, i in enumerate(order, 1)],
@@ -156,7 +161,7 @@ def _mauve_board(args, lm, refs, systems):
 
     from jaxmetrics.mauve import compare_mauve
     from jaxmetrics.mauve.pipeline.inputs import featurize_texts, featurized_signature
-    from jaxmetrics.results import make_signature
+    from jaxmetrics.results import extend_signature
 
     if progress_enabled(args):
         print(f"jaxmetrics compare: featurizing the references and {', '.join(systems)}", file=sys.stderr)
@@ -172,8 +177,8 @@ def _mauve_board(args, lm, refs, systems):
                         method=args.method, num_resamples=args.num_resamples, confidence=args.confidence)
     board = {n: {"value": float(cmp.scores[i]), "low": float(cmp.score_low[i]), "high": float(cmp.score_high[i])}
              for i, n in enumerate(cmp.names)}
-    signature = featurized_signature(make_signature("compare_mauve", seeds=list(cmp.seeds), num_buckets=cmp.num_buckets),
-                                     model=lm, pooling=pooling, max_length=max_length)
+    signature = featurized_signature(extend_signature(cmp.signature, level=args.level), model=lm, pooling=pooling,
+                                     max_length=max_length)
     title = (f"MAUVE against {len(refs)} references under one quantizer per seed ({len(cmp.seeds)}, k = "
              f"{cmp.num_buckets}), {pooling} pooling; {args.confidence:.0%} intervals from resampled rows;")
     return board, cmp, signature, title
@@ -185,6 +190,7 @@ def _similarity_board(args, lm, refs, systems):
     import jax.numpy as jnp
 
     from jaxmetrics.confidence import compare_systems, confidence_interval
+    from jaxmetrics.results import extend_signature, parse_signature
     from jaxmetrics.similarity import SimilaritySettings, compute_similarity
 
     settings = SimilaritySettings(metric=args.metric, max_length=args.max_length, batch_size=args.batch_size)
@@ -204,4 +210,9 @@ def _similarity_board(args, lm, refs, systems):
                           num_resamples=args.num_resamples, confidence=args.confidence)
     board = {n: {k: float(getattr(ci, k)) for k in ("value", "low", "high", "standard_error")}
              for n, ci in intervals.items()}
+    # the similarity's signature, and how the leaderboard resampled it (its keys all come from --seed)
+    compared = {k: v for k, v in parse_signature(cmp.signature).items()
+                if k in ("method", "num_resamples", "confidence", "correction")}
+    signature = extend_signature(signature, comparison="compare-systems", interval="bca", score=args.score,
+                                 seed=args.seed, level=args.level, **compared)
     return board, cmp, signature
