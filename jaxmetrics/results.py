@@ -254,10 +254,11 @@ def key_id(key: Any) -> str:
     if isinstance(key, jax.core.Tracer):
         return "traced"
     impl = ""
-    if hasattr(key, "dtype") and jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key):
-        impl = str(jax.random.key_impl(key))
-        key = jax.random.key_data(key)
-    words = "-".join(str(int(w)) for w in np.asarray(key).ravel().tolist())
+    with jax.ensure_compile_time_eval():   # a concrete key closed over inside jit stays concrete
+        if hasattr(key, "dtype") and jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key):
+            impl = str(jax.random.key_impl(key))
+            key = jax.random.key_data(key)
+        words = "-".join(str(int(w)) for w in np.asarray(key).ravel().tolist())
     return words if impl in ("", "threefry2x32") else f"{_clean(impl)}:{words}"
 
 

@@ -397,6 +397,8 @@ def test_key_id():
     assert key_id(jax.random.PRNGKey(7)) == key_id(jax.random.key(7))
     assert key_id(jax.random.fold_in(jax.random.key(0), 1)) != key_id(jax.random.key(0))
     assert jax.jit(lambda k: jnp.float32(len(key_id(k))))(jax.random.key(1)) == len("traced")
+    closed = jax.random.key(12)     # a concrete key closed over inside jit is read: '0-12'
+    assert jax.jit(lambda x: x + len(key_id(closed)))(jnp.float32(0)) == len("0-12")
 
 
 def test_interval_and_system_comparison_signatures_pin_the_numbers(real):
