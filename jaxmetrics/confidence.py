@@ -43,10 +43,11 @@ import numpy as np
 from jax.scipy.special import ndtr, ndtri
 
 from jaxmetrics._validation import check_choice, check_int, check_key, check_open_unit, concrete_value
-from jaxmetrics.results import Result, static_field
+from jaxmetrics.results import Result, key_id, make_signature, static_field
 
 __all__ = ["COMPARISON_METHODS", "Interval", "SignificantDifference", "SystemComparison", "bootstrap_indices",
-           "compare_systems", "confidence_interval", "randomization_draws", "resampling_p_values", "subsample_interval"]
+           "compare_systems", "confidence_interval", "holm_adjust", "pairwise_correction", "randomization_draws",
+           "resampling_p_values", "resampling_signature", "subsample_interval"]
 
 #: ``compare_systems(method=)``: the paired bootstrap or approximate randomization
 COMPARISON_METHODS = ("bootstrap", "randomization")
@@ -70,6 +71,11 @@ class Interval(Result):
         (:func:`subsample_interval`: there ``standard_error`` and ``bias`` are defined in its
         docstring).
       num_resamples: number of bootstrap resamples (or subsamples) ``B``.
+      signature: what the numbers depend on (static, not in the repr; :mod:`jaxmetrics.results`):
+        from :func:`confidence_interval` / :func:`subsample_interval`
+        ``metric:confidence-interval`` with the ``statistic``'s name, ``method``, ``confidence``,
+        ``num_resamples``, the ``key`` (and the subsamples' ``fraction``); a MAUVE interval carries
+        its result's signature (:func:`~jaxmetrics.mauve.compute_mauve_seeds`).
     """
 
     value: jax.Array | float
@@ -80,6 +86,7 @@ class Interval(Result):
     confidence: float = static_field()
     method: str = static_field()
     num_resamples: int = static_field()
+    signature: str = static_field(default="", repr=False)
 
 
 def _num_items(sample: Any, name: str) -> int:
@@ -229,6 +236,91 @@ def resampling_p_values(difference: Any, null_differences: Any, *, tolerance: fl
     return xp.where(xp.eye(p.shape[-1], dtype=bool), 1.0, p)
 
 
+#: the family-wise correction of the pairwise p-values of a comparison of more than two systems
+HOLM = "holm"
+
+
+def holm_adjust(p_values: Any) -> Any:
+    """Holm's step-down adjustment of a family of p-values: reject the hypotheses whose adjusted
+    p-value is below ``α`` and the probability of rejecting any true one is at most ``α``, whatever
+    the dependence between the tests (the family-wise error rate; Holm 1979).
+
+    With the ``m`` p-values in ascending order ``p_(1) <= ... <= p_(m)``, the ``i``-th adjusted
+    p-value is ``max_{j <= i} min(1, (m - j + 1) p_(j))``, returned in the input's order (one p-value
+    gives itself). A leaderboard of ``S`` systems tests ``m = S (S - 1) / 2`` pairs:
+    :func:`compare_systems`, :func:`~jaxmetrics.mauve.compare_mauve` and ``jaxmetrics compare``
+    adjust their pairwise p-values with it when ``S > 2``.
+
+    Args:
+      p_values: a 1-D family of p-values in ``[0, 1]``, or a square ``[S, S]`` matrix of pairwise
+        p-values (``S >= 2``; the family is its ``S (S - 1) / 2`` pairs above the diagonal, read
+        there; the result is symmetric with 1 on the diagonal). NumPy (or a list) gives NumPy,
+        JAX gives JAX (traceable).
+
+    Returns:
+      the adjusted p-values, of the input's shape.
+
+    Raises:
+      ValueError: an empty family, a shape that is neither 1-D nor square, a value outside
+        ``[0, 1]`` or NaN (when concrete).
+
+    Examples:
+      >>> holm_adjust([0.01, 0.04, 0.03, 0.2]).tolist()   # ascending: 0.01·4, 0.03·3, 0.04·2, 0.2·1
+      [0.04, 0.09, 0.09, 0.2]
+      >>> holm_adjust(np.array([[1.0, 0.01, 0.02], [0.01, 1.0, 0.5], [0.02, 0.5, 1.0]])).tolist()
+      [[1.0, 0.03, 0.04], [0.03, 1.0, 0.5], [0.04, 0.5, 1.0]]
+    """
+    xp = jnp if isinstance(p_values, jax.Array) else np
+    p = p_values if xp is jnp else np.asarray(p_values, np.float64)
+    shape = tuple(p.shape)
+    if len(shape) == 2 and shape[0] == shape[1] and shape[0] >= 2:
+        rows, cols = np.triu_indices(shape[0], 1)
+        family = p[rows, cols]
+    elif len(shape) == 1 and shape[0] >= 1:
+        family = p
+    else:
+        raise ValueError(f"p_values: expected a non-empty 1-D family or a square [S, S] matrix (S >= 2), got shape {shape}")
+    bad = concrete_value(lambda v: jnp.sum(~((v >= 0) & (v <= 1))), family)
+    if bad is not None and int(bad):
+        raise ValueError("p_values: every p-value must be in [0, 1] (no NaN)")
+    m = family.shape[0]
+    order = xp.argsort(family, stable=True) if xp is jnp else np.argsort(family, kind="stable")
+    scaled = (m - xp.arange(m)) * family[order]
+    running = jax.lax.cummax(scaled, axis=0) if xp is jnp else np.maximum.accumulate(scaled)
+    adjusted = xp.minimum(running, 1.0)[xp.argsort(order)]
+    if len(shape) == 1:
+        return adjusted
+    if xp is jnp:
+        return jnp.ones(shape, p.dtype).at[rows, cols].set(adjusted).at[cols, rows].set(adjusted)
+    out = np.ones(shape)
+    out[rows, cols] = out[cols, rows] = adjusted
+    return out
+
+
+def resampling_signature(metric: str, *, key: Any, method: str, num_resamples: int, confidence: float,
+                         **settings: Any) -> str:
+    """The signature (:mod:`jaxmetrics.results`) of a result computed by resampling: ``metric``,
+    the resampling ``method`` (``bca``, ``percentile``, ``subsample``, ``bootstrap``,
+    ``randomization``), ``num_resamples``, ``confidence``, the ``key`` (:func:`jaxmetrics.results.key_id`)
+    and the other ``settings`` its numbers depend on; shared by :func:`confidence_interval`,
+    :func:`subsample_interval`, :func:`compare_systems` and :func:`~jaxmetrics.mauve.compare_mauve`.
+
+    Examples:
+      >>> import jax
+      >>> resampling_signature("confidence-interval", key=jax.random.key(3), method="bca", num_resamples=1000,
+      ...                      confidence=0.95, statistic="mean")   # doctest: +ELLIPSIS
+      'metric:confidence-interval|jaxmetrics:...|confidence:0.95|key:0-3|method:bca|num_resamples:1000|statistic:mean'
+    """
+    return make_signature(metric, key=key_id(key), method=method, num_resamples=num_resamples,
+                          confidence=confidence, **settings)
+
+
+def _statistic_name(statistic: Callable) -> str:
+    """A statistic's name for a signature (``jnp.mean`` -> ``'mean'``; a lambda -> ``'lambda'``)."""
+    name = getattr(statistic, "__name__", None) or type(statistic).__name__
+    return "lambda" if name == "<lambda>" else name
+
+
 def confidence_interval(statistic: Callable[..., Any], *samples: Any, key: jax.Array,
                         num_resamples: int = 1000, confidence: float = 0.95, method: str = "bca",
                         batch_size: int | None = None) -> Interval:
@@ -308,8 +400,10 @@ def confidence_interval(statistic: Callable[..., Any], *samples: Any, key: jax.A
         q_lo, q_hi = level(ndtri(alpha)), level(ndtri(1.0 - alpha))
     low, high = _quantile_each(ordered, q_lo), _quantile_each(ordered, q_hi)
     se = jnp.std(boot, axis=0, ddof=1)
+    sig = resampling_signature("confidence-interval", key=key, method=method, num_resamples=B, confidence=conf,
+                               statistic=_statistic_name(statistic))
     return Interval(value=value, low=low, high=high, standard_error=se, bias=jnp.mean(boot, axis=0) - value,
-                    confidence=conf, method=method, num_resamples=B)
+                    confidence=conf, method=method, num_resamples=B, signature=sig)
 
 
 class SignificantDifference(Result):
@@ -317,12 +411,15 @@ class SignificantDifference(Result):
 
     Attributes:
       better, worse: the systems' names, the higher-scoring first (static).
-      p_value: the pair's p-value (static).
+      p_value: the pair's raw p-value (static).
+      adjusted_p_value: its p-value after the comparison's ``correction`` (Holm's with more than two
+        systems, else the raw one), which decided it is significant (static).
     """
 
     better: str = static_field()
     worse: str = static_field()
     p_value: float = static_field()
+    adjusted_p_value: float | None = static_field(default=None)
 
 
 class SystemComparison(Result):
@@ -333,11 +430,21 @@ class SystemComparison(Result):
       scores: ``[S]`` each system's score on the items as given.
       difference: ``[S, S]`` ``scores[i] - scores[j]``.
       low, high: ``[S, S]`` the paired-bootstrap percentile interval of the difference.
-      p_value: ``[S, S]`` two-sided p-value of "no difference" (1 on the diagonal).
+      p_value: ``[S, S]`` two-sided raw p-value of "no difference" (1 on the diagonal), each pair
+        tested on its own.
+      adjusted_p_value: ``[S, S]`` the p-values after ``correction``: Holm's step-down adjustment
+        over the ``S (S - 1) / 2`` pairs (:func:`holm_adjust`) when more than two systems are
+        compared, so that the chance of any false "significant" in the whole table is at most the
+        level; equal to ``p_value`` for two systems. They decide :meth:`significant`.
       names: the systems' names, in order (static).
       method: ``'bootstrap'`` or ``'randomization'``, how the p-values were computed (static).
       confidence: the intervals' nominal coverage (static).
       num_resamples: resamples (bootstrap) or permutations (randomization) (static).
+      correction: ``'holm'`` (more than two systems) or ``'none'`` (two) (static).
+      signature: what the numbers depend on (static, not in the repr; :mod:`jaxmetrics.results`):
+        ``metric:compare-systems`` with the ``statistic``'s name, ``method``, ``num_resamples``,
+        ``confidence``, ``correction`` and the ``key`` (``metric:compare-mauve`` and its MAUVE
+        settings for :func:`~jaxmetrics.mauve.compare_mauve`).
     """
 
     scores: jax.Array
@@ -345,20 +452,38 @@ class SystemComparison(Result):
     low: jax.Array
     high: jax.Array
     p_value: jax.Array
+    adjusted_p_value: jax.Array
     names: tuple[str, ...] = static_field()
     method: str = static_field()
     confidence: float = static_field()
     num_resamples: int = static_field()
+    correction: str = static_field()
+    signature: str = static_field(default="", repr=False, kw_only=True)
 
     def significant(self, level: float = 0.05) -> list[SignificantDifference]:
-        """A :class:`SignificantDifference` for every pair whose difference has ``p < level``."""
+        """A :class:`SignificantDifference` for every pair whose adjusted p-value (``adjusted_p_value``,
+        Holm's with more than two systems) is below ``level``."""
         out = []
         for i, a in enumerate(self.names):
             for j, b in enumerate(self.names):
-                if i < j and float(self.p_value[i, j]) < level:
+                if i < j and float(self.adjusted_p_value[i, j]) < level:
                     better, worse = (a, b) if float(self.difference[i, j]) > 0 else (b, a)
-                    out.append(SignificantDifference(better=better, worse=worse, p_value=float(self.p_value[i, j])))
+                    out.append(SignificantDifference(better=better, worse=worse, p_value=float(self.p_value[i, j]),
+                                                     adjusted_p_value=float(self.adjusted_p_value[i, j])))
         return out
+
+
+def pairwise_correction(num_systems: int) -> str:
+    """The correction a comparison of ``num_systems`` systems names for its pairwise p-values:
+    ``'holm'`` (:func:`holm_adjust` over the ``S (S - 1) / 2`` pairs) for more than two systems,
+    ``'none'`` for two (one pair, which Holm's adjustment leaves as it is).
+    :func:`compare_systems` and :func:`~jaxmetrics.mauve.compare_mauve` record it.
+
+    Examples:
+      >>> pairwise_correction(2), pairwise_correction(4)
+      ('none', 'holm')
+    """
+    return HOLM if check_int(num_systems, "num_systems", minimum=2) > 2 else "none"
 
 
 def compare_systems(statistic: Callable[[Any], Any], systems: Any, *, key: jax.Array, num_resamples: int = 1000,
@@ -390,6 +515,11 @@ def compare_systems(statistic: Callable[[Any], Any], systems: Any, *, key: jax.A
       method: ``'bootstrap'`` or ``'randomization'``.
       confidence: nominal coverage of the intervals, in ``(0, 1)``.
       batch_size: resamples per vmapped chunk (``None``: as :func:`confidence_interval`).
+
+    With more than two systems the ``S (S - 1) / 2`` pairwise p-values are adjusted by Holm's
+    step-down procedure (:func:`holm_adjust`; ``adjusted_p_value``, ``correction='holm'``): the raw
+    ``p_value`` of a pair holds for that pair alone, the adjusted one for the whole table, and
+    :meth:`SystemComparison.significant` uses the adjusted one.
 
     Returns:
       :class:`SystemComparison`; ``.significant(0.05)`` lists the significant pairs.
@@ -460,8 +590,12 @@ def compare_systems(statistic: Callable[[Any], Any], systems: Any, *, key: jax.A
         rdiff = jax.lax.map(permuted, swaps, batch_size=chunk)                    # [B, pairs]
         null = jnp.zeros((B, S, S), rdiff.dtype).at[:, ii, jj].set(rdiff).at[:, jj, ii].set(rdiff)
     p = resampling_p_values(diff, null)
-    return SystemComparison(scores=scores, difference=diff, low=low, high=high, p_value=p, names=names,
-                            method=method, confidence=conf, num_resamples=B)
+    adjusted, correction = holm_adjust(p), pairwise_correction(S)
+    sig = resampling_signature("compare-systems", key=key, method=method, num_resamples=B, confidence=conf,
+                               correction=correction, statistic=_statistic_name(statistic))
+    return SystemComparison(scores=scores, difference=diff, low=low, high=high, p_value=p, adjusted_p_value=adjusted,
+                            names=names, method=method, confidence=conf, num_resamples=B, correction=correction,
+                            signature=sig)
 
 
 def subsample_interval(statistic: Callable[..., Any], *samples: Any, key: jax.Array, num_resamples: int = 1000,
@@ -557,5 +691,7 @@ def subsample_interval(statistic: Callable[..., Any], *samples: Any, key: jax.Ar
     alpha = (1.0 - conf) / 2.0
     q = lambda level: _quantile_each(ordered, jnp.full(value.shape, level))
     low, high = value + scale * q(alpha), value + scale * q(1.0 - alpha)
+    sig = resampling_signature("confidence-interval", key=key, method="subsample", num_resamples=B, confidence=conf,
+                               statistic=_statistic_name(statistic), fraction=frac)
     return Interval(value=value, low=low, high=high, standard_error=scale * jnp.std(vals, axis=0, ddof=1),
-                    bias=center - value, confidence=conf, method="subsample", num_resamples=B)
+                    bias=center - value, confidence=conf, method="subsample", num_resamples=B, signature=sig)

@@ -72,7 +72,7 @@ from jaxmetrics.compilation import apply_default_compilation_cache
 
 apply_default_compilation_cache()  # on by default; see jaxmetrics.compilation
 
-__all__ = ["Result", "extend_signature", "make_signature", "model_id", "parse_signature", "static_field"]
+__all__ = ["Result", "extend_signature", "key_id", "make_signature", "model_id", "parse_signature", "static_field"]
 
 _DTYPE_ABBREV = {"float32": "f32", "float64": "f64", "float16": "f16", "bfloat16": "bf16",
                  "int32": "i32", "int64": "i64", "int8": "i8", "int16": "i16", "uint8": "u8",
@@ -239,6 +239,31 @@ def model_id(model: Any) -> str:
     return _clean(f"{name}@sha256:{digest[:12]}" if digest else name)
 
 
+def key_id(key: Any) -> str:
+    """A ``jax.random`` key as a signature value: its words (``jax.random.key_data``), ``-``-joined,
+    after the name of its implementation when that is not the default ``threefry2x32``; a raw
+    ``uint32`` key (``jax.random.PRNGKey``) gives the same as the typed key it holds. A key that is
+    not concrete (traced under ``jit``) is ``'traced'``: its value is unknown until it runs.
+
+    Results that draw with a key (resampling, folds, k-means) record it under ``key``, so that two
+    results with one signature drew the same numbers.
+
+    Examples:
+      >>> import jax
+      >>> key_id(jax.random.key(5)), key_id(jax.random.PRNGKey(5)), key_id(jax.random.fold_in(jax.random.key(5), 1))
+      ('0-5', '0-5', '202567368-3886822060')
+    """
+    if isinstance(key, jax.core.Tracer):
+        return "traced"
+    impl = ""
+    with jax.ensure_compile_time_eval():   # a concrete key closed over inside jit stays concrete
+        if hasattr(key, "dtype") and jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key):
+            impl = str(jax.random.key_impl(key))
+            key = jax.random.key_data(key)
+        words = "-".join(str(int(w)) for w in np.asarray(key).ravel().tolist())
+    return words if impl in ("", "threefry2x32") else f"{_clean(impl)}:{words}"
+
+
 _GENERIC = ("model", "models", "checkpoint", "weights")
 
 
@@ -303,14 +328,18 @@ def _join(metric: str, model: str | None, settings: dict) -> str:
     return "|".join(fields)
 
 
-def extend_signature(signature: str, *, model: Any = None, **settings: Any) -> str:
-    """``signature`` with ``settings`` added (or replaced) and, when given, its ``model`` set:
-    for a command that computes part of the work itself (it featurizes the texts, then calls an
-    array-level pipeline), so that its signature names everything its numbers depend on."""
+def extend_signature(signature: str, *, model: Any = None, metric: str | None = None, **settings: Any) -> str:
+    """``signature`` with ``settings`` added (or replaced) and, when given, its ``model`` and its
+    ``metric`` set: for a command that computes part of the work itself (it featurizes the texts,
+    then calls an array-level pipeline), or a result built on another's (a test run on scored
+    sets), so that its signature names everything its numbers depend on."""
     fields = parse_signature(signature)
-    metric = fields.pop("metric", None)
-    if metric is None:
+    old_metric = fields.pop("metric", None)
+    if old_metric is None:
         raise ValueError(f"signature: no metric field in {signature!r}")
+    if metric is not None and (not isinstance(metric, str) or not metric):
+        raise ValueError(f"metric: expected a non-empty name, got {metric!r}")
+    metric = old_metric if metric is None else metric
     fields.pop("jaxmetrics", None)
     old_model = fields.pop("model", None)
     fields.update(settings)

@@ -18,6 +18,8 @@ import numpy as np
 import pytest
 
 from jaxmetrics import compare_systems
+from jaxmetrics.confidence import holm_adjust
+from realtext_family import realtext_family  # noqa: F401 (fixture)
 
 
 def test_randomization_matches_the_exact_permutation_test():
@@ -76,6 +78,76 @@ def test_bad_input_names_the_argument(systems, kw, match):
         compare_systems(stat, systems, key=jax.random.key(0), **kw)
     with pytest.raises(TypeError, match="systems: expected a dict"):
         compare_systems(jnp.mean, jnp.ones(3), key=jax.random.key(0))
+
+
+# ------------------------------------------------------------------ Holm's correction of a leaderboard
+def test_holm_adjust_is_the_step_down_definition():
+    """Worked by hand: m = 5 p-values sorted 0.005 < 0.01 < 0.03 < 0.04 < 0.2 are multiplied by
+    5, 4, 3, 2, 1 (0.025, 0.04, 0.09, 0.08, 0.2), made non-decreasing (0.025, 0.04, 0.09, 0.09,
+    0.2) and put back in the input's order; a product above 1 is capped."""
+    p = [0.01, 0.04, 0.03, 0.005, 0.2]
+    np.testing.assert_allclose(holm_adjust(p), [0.04, 0.09, 0.09, 0.025, 0.2], rtol=1e-12)
+    np.testing.assert_allclose(holm_adjust([0.3, 0.6, 0.01]), [0.6, 0.6, 0.03], rtol=1e-12)   # 0.01·3, 0.3·2, 0.6·1
+    np.testing.assert_allclose(holm_adjust([0.5, 0.5, 0.5]), [1.0, 1.0, 1.0])                  # 1.5 capped at 1
+    assert holm_adjust([0.02]).tolist() == [0.02]                                              # one test: itself
+    # the [S, S] matrix of a comparison: its pairs above the diagonal are the family
+    matrix = np.array([[1.0, 0.01, 0.04, 0.2], [0.01, 1.0, 0.03, 0.005], [0.04, 0.03, 1.0, 0.5],
+                       [0.2, 0.005, 0.5, 1.0]])
+    out = holm_adjust(matrix)
+    pairs = np.triu_indices(4, 1)
+    np.testing.assert_allclose(out[pairs], holm_adjust(matrix[pairs]), rtol=1e-12)
+    np.testing.assert_array_equal(out, out.T)
+    assert np.all(np.diag(out) == 1.0)
+    # JAX in, JAX out (traceable), the same numbers
+    as_jax = jax.jit(holm_adjust)(jnp.asarray(matrix, jnp.float32))
+    assert isinstance(as_jax, jax.Array)
+    np.testing.assert_allclose(np.asarray(as_jax), out, rtol=1e-6)
+
+
+@pytest.mark.parametrize("p_values,match", [
+    ([], "p_values: expected a non-empty 1-D family"),
+    (np.ones((2, 3)), "p_values: expected a non-empty 1-D family or a square"),
+    ([0.1, 1.5], "p_values: every p-value must be in [0, 1]"),
+    ([0.1, float("nan")], "p_values: every p-value must be in [0, 1]"),
+])
+def test_holm_adjust_bad_input_names_the_argument(p_values, match):
+    with pytest.raises(ValueError, match=re.escape(match)):
+        holm_adjust(p_values)
+
+
+def test_leaderboards_of_more_than_two_systems_are_holm_adjusted(realtext_family):
+    """Four systems scored on the same 60 real sentences (all-MiniLM-L6-v2 features of the plays:
+    each system's cosine with human sentence i): the six pairwise p-values are Holm-adjusted, the
+    raw ones kept, and the adjusted ones decide what is significant. Two systems: no correction."""
+    fam = realtext_family(60, members=("human", "shuffle25", "shuffle50", "repeated"))
+    p = fam["human"][0] / np.linalg.norm(fam["human"][0], axis=1, keepdims=True)
+    scores = {name: jnp.asarray(np.sum(p * (q / np.linalg.norm(q, axis=1, keepdims=True)), axis=1), jnp.float32)
+              for name, (_, q) in fam.items()}
+    for method in ("bootstrap", "randomization"):
+        out = compare_systems(jnp.mean, scores, key=jax.random.key(0), num_resamples=400, method=method)
+        assert out.correction == "holm" and out.adjusted_p_value.shape == (4, 4)
+        np.testing.assert_allclose(out.adjusted_p_value, holm_adjust(np.asarray(out.p_value, np.float64)), rtol=1e-6)
+        assert np.all(np.asarray(out.adjusted_p_value) >= np.asarray(out.p_value))
+        # the pair with the smallest raw p-value is multiplied by 6: at a level between the two
+        # it is significant raw but not after the correction
+        raw = np.where(np.eye(4, dtype=bool), np.inf, np.asarray(out.p_value))
+        i, j = np.unravel_index(np.argmin(raw), raw.shape)
+        level = (float(out.p_value[i, j]) + float(out.adjusted_p_value[i, j])) / 2
+        assert float(out.p_value[i, j]) < level < float(out.adjusted_p_value[i, j])
+        pairs = {frozenset((d.better, d.worse)) for d in out.significant(level)}
+        assert frozenset((out.names[i], out.names[j])) not in pairs
+        assert all(d.p_value <= d.adjusted_p_value < 0.05 for d in out.significant(0.05))
+        assert parse_correction(out.signature) == "holm"
+    two = compare_systems(jnp.mean, {k: scores[k] for k in ("human", "repeated")}, key=jax.random.key(0),
+                          num_resamples=400)
+    assert two.correction == "none" and parse_correction(two.signature) == "none"
+    np.testing.assert_array_equal(two.adjusted_p_value, two.p_value)
+
+
+def parse_correction(signature: str) -> str:
+    from jaxmetrics.results import parse_signature
+
+    return parse_signature(signature)["correction"]
 
 
 # ------------------------------------------------------------------ error rates on real text

@@ -8,11 +8,13 @@ import csv
 import json
 import re
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxmetrics.results import extend_signature, make_signature, model_id, parse_signature
+from jaxmetrics.results import extend_signature, key_id, make_signature, model_id, parse_signature
+from realtext_family import realtext_family  # noqa: F401 (fixture)
 
 pytest.importorskip("torch")  # jaxmetrics.testing.tiny_checkpoint writes its weights with torch
 
@@ -123,6 +125,21 @@ def test_compute_mauve_seeds_signature(pq):
     one = compute_mauve_seeds(references=p, candidates=q, seeds=(7,), num_buckets=4)
     single = compute_mauve(p_features=p, q_features=q, seed=7, num_buckets=4)
     assert one.signature == single.signature and float(one.mauve[0]) == pytest.approx(single.mauve, abs=1e-12)
+
+
+def test_shared_codebook_signature(pq):
+    from jaxmetrics.mauve import fit_quantizer, mauve_shared_codebook
+
+    p, q = pq
+
+    def run(**kw):
+        return mauve_shared_codebook([(p, q), (q, p)], **kw)[0].signature
+
+    _variants(run, dict(seed=25, num_buckets=4), dict(seed=26, num_buckets=5, kmeans_num_redo=2, scaling=2.0),
+              dict(metric="mauve", codebook="shared", seeds="25", num_buckets="4", quantizer="kmeans",
+                   kmeans_num_redo="5"))
+    given = parse_signature(run(fitted=fit_quantizer([p, q], num_buckets=4)))
+    assert given["codebook"] == "given" and given["num_buckets"] == "4" and "seeds" not in given
 
 
 def test_compute_mauve_from_text_names_the_featurizer(bert, bert_bf16):
@@ -351,3 +368,233 @@ def test_every_cli_json_has_a_signature(tmp_path, tiny_checkpoint_dir, bert, cap
     fields = _json_signature(out / "report.json")
     assert fields["metric"] == "evaluate-generation" and fields["decodings"] == "greedy"
     assert fields["model"] == fields["featurizer"] and MODEL.match(fields["model"])
+
+
+# ----------------------------------------------------------------------------- resampling, keys and analyses
+# Whatever draws with a key or resamples names the key, the scheme and its settings: two results
+# with one signature hold the same numbers, and a changed key, number of resamples, confidence or
+# method changes the signature (the numbers move with each). Real text: all-MiniLM-L6-v2 features
+# of sentences of the bundled plays (tests/realtext_family.py), 60 per set.
+
+
+@pytest.fixture(scope="module")
+def real(realtext_family):
+    """``(P [60, 384], {system: Q [60, 384]})``: human sentences, and three candidate sets (other
+    human sentences, half of them with shuffled words, looping repeats)."""
+    fam = realtext_family(60, members=("human", "shuffle50", "repeated"))
+    return np.asarray(fam["human"][0]), {name: np.asarray(q) for name, (_, q) in fam.items()}
+
+
+def _cosine(p, q):
+    """Per-item score of a system: the cosine of its row i with human row i."""
+    p = p / np.linalg.norm(p, axis=1, keepdims=True)
+    q = q / np.linalg.norm(q, axis=1, keepdims=True)
+    return jnp.asarray(np.sum(p * q, axis=1), jnp.float32)
+
+
+def test_key_id():
+    assert key_id(jax.random.key(0)) == "0-0" and key_id(jax.random.key(7)) == "0-7"
+    assert key_id(jax.random.PRNGKey(7)) == key_id(jax.random.key(7))
+    assert key_id(jax.random.fold_in(jax.random.key(0), 1)) != key_id(jax.random.key(0))
+    assert jax.jit(lambda k: jnp.float32(len(key_id(k))))(jax.random.key(1)) == len("traced")
+    closed = jax.random.key(12)     # a concrete key closed over inside jit is read: '0-12'
+    assert jax.jit(lambda x: x + len(key_id(closed)))(jnp.float32(0)) == len("0-12")
+
+
+def test_interval_and_system_comparison_signatures_pin_the_numbers(real):
+    from jaxmetrics.confidence import compare_systems, confidence_interval, subsample_interval
+
+    p, systems = real
+    scores = {name: _cosine(p, q) for name, q in systems.items()}
+    base = dict(key=jax.random.key(0), num_resamples=200, confidence=0.95)
+
+    def compared(**kw):
+        return compare_systems(jnp.mean, scores, **kw)
+
+    _variants(lambda **kw: compared(**kw).signature, dict(base, method="bootstrap"),
+              dict(key=jax.random.key(1), num_resamples=300, confidence=0.9, method="randomization"),
+              dict(metric="compare-systems", key="0-0", num_resamples="200", confidence="0.95", method="bootstrap",
+                   correction="holm", statistic="mean"))
+    a, b, other = compared(**base), compared(**base), compared(**dict(base, key=jax.random.key(1)))
+    assert a.signature == b.signature and np.array_equal(a.low, b.low) and np.array_equal(a.p_value, b.p_value)
+    assert not np.array_equal(a.low, other.low)          # another key moves the numbers: and the signature
+
+    human = scores["human"]
+
+    def interval(**kw):
+        return confidence_interval(jnp.mean, human, **kw)
+
+    _variants(lambda **kw: interval(**kw).signature, dict(base, method="bca"),
+              dict(key=jax.random.key(1), num_resamples=300, confidence=0.9, method="percentile"),
+              dict(metric="confidence-interval", key="0-0", num_resamples="200", confidence="0.95", method="bca",
+                   statistic="mean"))
+    a, b, other = interval(**base), interval(**base), interval(**dict(base, num_resamples=300))
+    assert a.signature == b.signature and float(a.low) == float(b.low) and float(a.high) == float(b.high)
+    assert (float(a.low), float(a.high)) != (float(other.low), float(other.high))
+    sub = _variants(lambda **kw: subsample_interval(jnp.mean, human, **kw).signature, dict(base, fraction=0.75),
+                    dict(key=jax.random.key(1), num_resamples=300, confidence=0.9, fraction=0.5),
+                    dict(method="subsample", fraction="0.75", key="0-0"))
+    assert sub != interval(**base).signature
+
+
+def test_compare_mauve_signature_pins_the_numbers(real):
+    from jaxmetrics.mauve import compare_mauve
+
+    p, systems = real
+
+    def run(**kw):
+        return compare_mauve(references=p, systems=systems, **kw)
+
+    base = dict(key=jax.random.key(0), num_resamples=40, seeds=(25,), num_buckets=6)
+    _variants(lambda **kw: run(**kw).signature, base,
+              dict(key=jax.random.key(5), num_resamples=50, confidence=0.9, method="bootstrap", seeds=(26,),
+                   num_buckets=8, scaling=2.0),
+              dict(metric="compare-mauve", key="0-0", num_resamples="40", confidence="0.95", method="randomization",
+                   correction="holm", seeds="25", num_buckets="6", quantizer="kmeans", kmeans_num_redo="5",
+                   mauve_scaling_factor="5.0"))
+    a, b = run(**base), run(**base)
+    assert a.signature == b.signature
+    for field in ("scores", "score_low", "score_high", "low", "p_value", "adjusted_p_value"):
+        np.testing.assert_array_equal(getattr(a, field), getattr(b, field))
+    other = run(**dict(base, key=jax.random.key(5)))
+    assert not np.array_equal(a.score_low, other.score_low)   # the key moves the intervals: it is in the signature
+    assert parse_signature(run(**dict(base, num_buckets="auto")).signature)["num_buckets"] == "auto"  # as given
+
+
+def test_estimate_mauve_and_attribution_signatures(real):
+    from jaxmetrics.mauve import estimate_mauve, mauve_attribution
+
+    p, systems = real
+    q = systems["shuffle50"]
+    est = {k: estimate_mauve(references=p, candidates=q, key=jax.random.key(k), estimator="classifier")
+           for k in (0, 5)}
+    assert parse_signature(est[0].signature)["key"] == "0-0" and parse_signature(est[5].signature)["key"] == "0-5"
+    again = estimate_mauve(references=p, candidates=q, key=jax.random.key(0), estimator="classifier")
+    assert again.signature == est[0].signature and again.mauve == est[0].mauve
+
+    def run(**kw):
+        return mauve_attribution(references=p, candidates=q, **kw)
+
+    base = dict(seeds=(25,), num_buckets=6)
+    _variants(lambda **kw: run(**kw).signature, base,
+              dict(seeds=(26,), num_buckets=8, temperature=None, num_nearest_bins=3, pseudocount=1.0, scaling=2.0),
+              dict(metric="mauve-attribution", seeds="25", num_buckets="6", temperature="auto", num_nearest_bins="10",
+                   pseudocount="0.5", quantizer="kmeans", kmeans_explained_var="0.9"))
+    a, b = run(**base), run(**base)
+    assert a.signature == b.signature and np.array_equal(a.q_influence, b.q_influence)
+    assert parse_signature(run(**dict(base, temperature=0.5)).signature)["temperature"] == "0.5"
+
+
+def test_mauve_intervals_carry_the_signature(real):
+    from jaxmetrics.mauve import compute_mauve_seeds
+
+    p, systems = real
+
+    def run(**kw):
+        return compute_mauve_seeds(references=p, candidates=systems["repeated"], seeds=(1, 2), num_buckets=6, **kw)
+
+    sig = _variants(lambda **kw: run(**kw).signature, dict(confidence=0.95, num_resamples=50),
+                    dict(confidence=0.9, num_resamples=60),
+                    dict(bootstrap="reflected", confidence="0.95", num_resamples="50", seeds="1,2"))
+    out = run(confidence=0.95, num_resamples=50)
+    assert out.mauve_interval.signature == out.frontier_integral_interval.signature == out.signature == sig
+
+
+def test_compare_command_signature_and_holm_fields(tmp_path, tiny_checkpoint_dir, capsys):
+    """``jaxmetrics compare``'s JSON signature names --seed, --num-resamples, --method, --confidence
+    (the same options: the same signature and numbers); with three systems the p-values are
+    Holm-adjusted, said in the table and in the JSON, which keeps the raw ones too."""
+    from jaxmetrics.cli import main
+    from jaxmetrics.confidence import holm_adjust
+    from jaxmetrics.data import load_shakespeare
+
+    lines = [" ".join(t.split()[:16]) for t in load_shakespeare("heldout", limit=40, min_words=12)]
+    refs = _lines(tmp_path / "refs.txt", lines[:10])
+    cands = [_lines(tmp_path / f"{name}.txt", texts) for name, texts in
+             (("a", lines[10:20]), ("b", lines[20:30]), ("c", [" ".join(t.split()[:6]) for t in lines[:10]]))]
+    bert_dir = tiny_checkpoint_dir("bert")
+
+    def run(*extra, name="out"):
+        out = str(tmp_path / f"{name}.json")
+        assert main(["compare", "--references", refs, "--candidates", *cands, "--model", bert_dir, "--max-length", "16",
+                     "--num-resamples", "50", "--json", out, "--quiet", *extra]) == 0
+        return json.loads(open(out).read())
+
+    capsys.readouterr()
+    base = run()
+    assert "Holm-adjusted p <" in capsys.readouterr().out     # three systems: the table says so
+    fields = parse_signature(base["signature"])
+    assert fields["seed"] == "0" and fields["num_resamples"] == "50" and fields["method"] == "bootstrap"
+    assert fields["confidence"] == "0.95" and fields["correction"] == "holm" and MODEL.match(fields["model"])
+    seen = {base["signature"]}
+    for extra in (["--seed", "1"], ["--num-resamples", "60"], ["--method", "randomization"], ["--confidence", "0.9"]):
+        sig = run(*extra)["signature"]
+        assert sig not in seen, extra
+        seen.add(sig)
+    again = run()
+    assert again["signature"] == base["signature"] and again["pairs"] == base["pairs"] and \
+        again["systems"] == base["systems"]
+    assert base["correction"] == "holm" and "Holm-adjusted" in base["significance"]
+    raw = np.ones((3, 3))
+    for pair in base["pairs"]:
+        i, j = "abc".index(pair["a"]), "abc".index(pair["b"])
+        raw[i, j] = raw[j, i] = pair["p_value"]
+    adjusted = holm_adjust(raw)
+    for pair in base["pairs"]:
+        i, j = "abc".index(pair["a"]), "abc".index(pair["b"])
+        assert pair["adjusted_p_value"] == pytest.approx(adjusted[i, j], rel=1e-6)
+    mauve = run("--metric", "mauve", "--num-resamples", "20", name="mauve")
+    fields = parse_signature(mauve["signature"])
+    assert fields["metric"] == "compare-mauve" and fields["key"] == "0-0" and fields["correction"] == "holm"
+    assert fields["method"] == "randomization" and fields["num_resamples"] == "20" and fields["pooling"] == "mean"
+
+
+def test_keyed_kernels_and_model_scores_are_signed(pq, gpt2, bert):
+    """The other results that draw with a key or score text with a model: PRD, the anisotropy
+    kernel, the diversity sets and decTest on generated sets, MAUVE as a loss, the decoding scores
+    and the generation perplexity name their key and settings."""
+    from jaxmetrics.diversity import compute_set_metrics, self_decoding_test, unigram_generator
+    from jaxmetrics.lm import decoding_scores, generation_perplexity
+    from jaxmetrics.mark_evaluate import prd
+    from jaxmetrics.mauve.training.fit import fit_to_mauve
+
+    p, q = pq
+
+    def curve(**kw):
+        return prd(references=p, candidates=q, **{"key": jax.random.key(0), "num_buckets": 4, "num_runs": 2,
+                                                   "num_angles": 11, **kw}).signature
+
+    _variants(curve, {}, dict(key=jax.random.key(1), num_runs=3),
+              dict(metric="prd", key="0-0", num_buckets="4", num_runs="2", num_angles="11"))
+
+    def fit(**kw):
+        return fit_to_mauve(q, references=p, **{"key": jax.random.key(0), "num_steps": 2, "num_buckets": 4,
+                                                  "refit_every": 1, **kw}).signature
+
+    _variants(fit, {}, dict(key=jax.random.key(1), learning_rate=0.01),
+              dict(metric="mauve-fit", key="0-0", num_steps="2", optimizer="adam", seed="25", generator="identity"))
+
+    gen = unigram_generator(vocab_size=30, length=8, n_responses=3)
+
+    def dec(**kw):
+        return self_decoding_test(gen, ["c"] * 3, **{"params": [0.5, 2.0], "metrics": ["distinct-1"],
+                                                     "key": jax.random.key(0), **kw}).signature
+
+    _variants(dec, {}, dict(key=jax.random.key(1), params=[0.5, 3.0], metrics=["distinct-2"]),
+              dict(metric="self-decoding-test", key="0-0", params="0.5,2.0", metrics="distinct-1"))
+    sets = [["the cat sat", "a dog ran"], ["the cat sat", "the cat sat"]]
+    neural = parse_signature(compute_set_metrics(sets, ["sent-bert"], model=bert).signature)
+    assert neural["metric"] == "set-metrics" and neural["model"] == model_id(bert) and neural["dtype"] == "float32"
+    assert "model" not in parse_signature(compute_set_metrics(sets, ["distinct-1"]).signature)
+
+    def scores(**kw):
+        return decoding_scores(TEXTS[:3], model=gpt2, **{"max_length": 16, **kw}).signature
+
+    _variants(scores, {}, dict(epsilon=1e-3, temperature=0.5, top_k=5, top_p=0.9, max_length=12),
+              dict(metric="decoding-scores", model=model_id(gpt2), max_length="16", top_k="none", dtype="float32"))
+
+    def gen_ppl(**kw):
+        return generation_perplexity(TEXTS[:3], model=gpt2, **{"max_length": 16, **kw}).signature
+
+    _variants(gen_ppl, {}, dict(convention="exact", max_length=12, remove_ids=[0]),
+              dict(metric="generation-perplexity", model=model_id(gpt2), convention="mauve", remove_ids="none"))

@@ -30,9 +30,11 @@ def register(subparsers) -> None:
                     "are comparable), its interval from resampled rows, and p-values by randomization (the two "
                     "systems' rows pooled and split again) or bootstrap; its inputs are texts or, as for "
                     "'jaxmetrics mauve', .npy features [n, d] (all files of one kind; features need no --model). "
-                    "Prints the leaderboard and every pair's difference with its interval and p-value; --json and "
-                    "--plot write them. Options that do not apply to the --metric (--seeds and --pooling without "
-                    "mauve, --score with mauve) are refused. "
+                    "With more than two systems the pairwise p-values are Holm-adjusted (step-down, family-wise "
+                    "error at --level over all pairs); the JSON keeps the raw ones too. Prints the leaderboard and "
+                    "every pair's difference with its interval and p-value; --json and --plot write them. Options "
+                    "that do not apply to the --metric (--seeds and --pooling without mauve, --score with mauve) are "
+                    "refused. "
                     "Every input, option and output is checked before the model is loaded.",
     )
     p.add_argument("--references", required=True, metavar="FILE",
@@ -63,7 +65,8 @@ def register(subparsers) -> None:
                    help="bootstrap resamples / randomization draws (default 1000)")
     p.add_argument("--confidence", type=float, default=0.95, help="intervals' nominal coverage (default 0.95)")
     p.add_argument("--level", type=float, default=0.05,
-                   help="a difference is significant when its p-value is below this (default 0.05)")
+                   help="a difference is significant when its p-value (Holm-adjusted with more than two systems) is "
+                        "below this (default 0.05)")
     p.add_argument("--seed", type=int, default=0, help="seed of the resampling (default 0)")
     p.add_argument("--max-length", type=int, default=None,
                    help="truncation in tokens (default 512 for the similarities, 1024 for mauve, or the model's "
@@ -186,7 +189,8 @@ def run(args: argparse.Namespace) -> int:
     order = sorted(range(len(names)), key=lambda i: -float(cmp.scores[i]))
     beats = {a: [d.worse for d in cmp.significant(args.level) if d.better == a] for a in names}
     pct = f"{args.confidence:.0%}"
-    lines = [f"{unit} {args.method} p < {args.level:g}",
+    adjusted = "Holm-adjusted " if cmp.correction == "holm" else ""   # more than two systems: family-wise
+    lines = [f"{unit} {args.method} {adjusted}p < {args.level:g}",
              f"| rank | system | score | {pct} interval | significantly better than |",
              "|---:|---|---:|---|---|"]
     for rank, i in enumerate(order, 1):
@@ -197,11 +201,13 @@ def run(args: argparse.Namespace) -> int:
     print(_pairs_table(args, cmp, names, order))
     if args.json:
         pairs = [{"a": names[i], "b": names[j], "difference": float(cmp.difference[i, j]),
-                  "low": float(cmp.low[i, j]), "high": float(cmp.high[i, j]), "p_value": float(cmp.p_value[i, j])}
+                  "low": float(cmp.low[i, j]), "high": float(cmp.high[i, j]), "p_value": float(cmp.p_value[i, j]),
+                  "adjusted_p_value": float(cmp.adjusted_p_value[i, j])}
                  for i in range(len(names)) for j in range(i + 1, len(names))]
         doc = {"signature": signature, "metric": args.metric, "score": "mauve" if args.metric == "mauve" else args.score,
                "num_pairs": None if args.metric == "mauve" else refs_in.rows, "num_references": refs_in.rows,
                "method": args.method, "num_resamples": args.num_resamples, "confidence": args.confidence,
+               "correction": cmp.correction, "significance": "Holm-adjusted p-values" if adjusted else "p-values",
                "level": args.level, "seed": args.seed, "model": args.model, "dtype": None if features else args.dtype,
                "inputs": "features" if features else "text", "empty": args.empty,
                "empty_reference_lines": refs_in.empty_lines,
@@ -222,19 +228,24 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _pairs_table(args: argparse.Namespace, cmp, names: list[str], order: list[int]) -> str:
-    """Every pair of systems, the higher-ranked first: the difference of their scores, its interval
-    and its p-value (the table printed after the leaderboard)."""
+    """Every pair of systems, the higher-ranked first: the difference of their scores, its interval,
+    its p-value and, with more than two systems, its Holm-adjusted p-value, which decides the last
+    column as it decides ``significant()`` (the table printed after the leaderboard)."""
     pct = f"{args.confidence:.0%}"
     how = "intervals from resampled rows" if args.metric == "mauve" else "paired bootstrap intervals"
-    lines = [f"\ndifferences (first minus second), {pct} {how}, {args.method} p-values:",
-             f"| first | second | difference | {pct} interval | p-value | p < {args.level:g} |",
-             "|---|---|---:|---|---:|---|"]
+    holm = cmp.correction == "holm"
+    decide = "Holm-adjusted p" if holm else "p"
+    lines = [f"\ndifferences (first minus second), {pct} {how}, {args.method} p-values"
+             + (" (Holm-adjusted over the pairs: family-wise error at the level)" if holm else "") + ":",
+             f"| first | second | difference | {pct} interval | p-value |" + (" Holm-adjusted |" if holm else "")
+             + f" {decide} < {args.level:g} |",
+             "|---|---|---:|---|---:|" + ("---:|" if holm else "") + "---|"]
     for a, i in enumerate(order):
         for j in order[a + 1:]:
-            p = float(cmp.p_value[i, j])
+            p, q = float(cmp.p_value[i, j]), float(cmp.adjusted_p_value[i, j])
             lines.append(f"| {names[i]} | {names[j]} | {float(cmp.difference[i, j]):+.4f} | "
-                         f"[{float(cmp.low[i, j]):+.4f}, {float(cmp.high[i, j]):+.4f}] | {p:.4f} | "
-                         f"{'yes' if p < args.level else 'no'} |")
+                         f"[{float(cmp.low[i, j]):+.4f}, {float(cmp.high[i, j]):+.4f}] | {p:.4f} |"
+                         + (f" {q:.4f} |" if holm else "") + f" {'yes' if q < args.level else 'no'} |")
     return "\n".join(lines)
 
 
@@ -245,7 +256,7 @@ def _mauve_board(args, lm, refs_in, systems_in):
 
     from jaxmetrics.mauve import compare_mauve
     from jaxmetrics.mauve.pipeline.inputs import featurize_texts, featurized_signature
-    from jaxmetrics.results import make_signature
+    from jaxmetrics.results import extend_signature
 
     if lm is None:
         p, feats = refs_in.features, {n: s.features for n, s in systems_in.items()}
@@ -266,8 +277,8 @@ def _mauve_board(args, lm, refs_in, systems_in):
                         method=args.method, num_resamples=args.num_resamples, confidence=args.confidence)
     board = {n: {"value": float(cmp.scores[i]), "low": float(cmp.score_low[i]), "high": float(cmp.score_high[i])}
              for i, n in enumerate(cmp.names)}
-    signature = featurized_signature(make_signature("compare_mauve", seeds=list(cmp.seeds), num_buckets=cmp.num_buckets),
-                                     model=lm, pooling=pooling, max_length=max_length)
+    signature = featurized_signature(extend_signature(cmp.signature, level=args.level), model=lm, pooling=pooling,
+                                     max_length=max_length)
     how = "features from .npy" if lm is None else f"{pooling} pooling"
     title = (f"MAUVE against {refs_in.rows} references under one quantizer per seed ({len(cmp.seeds)}, k = "
              f"{cmp.num_buckets}), {how}; {args.confidence:.0%} intervals from resampled rows;")
@@ -282,6 +293,7 @@ def _similarity_board(args, lm, refs, systems):
     import jax.numpy as jnp
 
     from jaxmetrics.confidence import compare_systems, confidence_interval
+    from jaxmetrics.results import extend_signature, parse_signature
     from jaxmetrics.similarity import SimilaritySettings, compute_similarity
 
     settings = SimilaritySettings(metric=args.metric, max_length=args.max_length, batch_size=args.batch_size)
@@ -306,4 +318,9 @@ def _similarity_board(args, lm, refs, systems):
                           num_resamples=args.num_resamples, confidence=args.confidence)
     board = {n: {k: float(getattr(ci, k)) for k in ("value", "low", "high", "standard_error")}
              for n, ci in intervals.items()}
+    # the similarity's signature, and how the leaderboard resampled it (its keys all come from --seed)
+    compared = {k: v for k, v in parse_signature(cmp.signature).items()
+                if k in ("method", "num_resamples", "confidence", "correction")}
+    signature = extend_signature(signature, comparison="compare-systems", interval="bca", score=args.score,
+                                 seed=args.seed, level=args.level, **compared)
     return board, cmp, signature

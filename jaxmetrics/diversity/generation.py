@@ -16,7 +16,7 @@ import numpy as np
 from jaxmetrics._validation import check_choice, check_int, check_key
 from jaxmetrics.diversity.report import DiversityTestReport, run_diversity_test
 from jaxmetrics.diversity.set_metrics import SetMetricValues, compute_set_metrics
-from jaxmetrics.results import Result, static_field
+from jaxmetrics.results import Result, extend_signature, key_id, static_field
 
 __all__ = ["SelfDecodingTestResult", "self_decoding_test", "lm_generator", "unigram_generator"]
 
@@ -29,6 +29,9 @@ class SelfDecodingTestResult(Result):
       params: float64 ``[S]`` the parameter each set was generated with.
       values: :class:`SetMetricValues` of the sets.
       response_sets: the ``S = P * C`` generated sets (tuples of texts), parameter-major.
+      signature: what the numbers depend on (static, not in the repr; :mod:`jaxmetrics.results`):
+        ``metric:self-decoding-test``, the values' (``metrics``, the encoder), the ``key``, the
+        ``params`` and the generator by its name.
 
     Examples:
       >>> import jax
@@ -41,6 +44,7 @@ class SelfDecodingTestResult(Result):
     params: np.ndarray
     values: SetMetricValues
     response_sets: tuple = static_field()
+    signature: str = static_field(default="", repr=False)
 
 
 def self_decoding_test(generate: Callable, contexts: Sequence[str], params: Sequence[float],
@@ -92,8 +96,11 @@ def self_decoding_test(generate: Callable, contexts: Sequence[str], params: Sequ
         labels.extend([p] * len(out))
     values = compute_set_metrics(sets, metrics, model=model, dtype=dtype)
     report = run_diversity_test(None, labels, metrics, test="dec", values=values)
+    generator = getattr(generate, "__qualname__", None) or type(generate).__name__
+    sig = extend_signature(values.signature, metric="self-decoding-test", key=key_id(key), params=tuple(params),
+                           generator=generator.replace("<", "").replace(">", ""))
     return SelfDecodingTestResult(report=report, params=np.asarray(labels, np.float64),
-                                  values=values, response_sets=tuple(sets))
+                                  values=values, response_sets=tuple(sets), signature=sig)
 
 
 def lm_generator(*, model: Any, n_responses: int = 5, max_new_tokens: int = 20,

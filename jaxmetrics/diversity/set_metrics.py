@@ -19,7 +19,7 @@ from jaxmetrics._validation import check_texts
 from jaxmetrics.diversity import reduction as _red
 from jaxmetrics.diversity.neural import SetEmbeddings, embed_response_sets, token_set_diversity
 from jaxmetrics.diversity.encoding import encode_sets
-from jaxmetrics.results import Result, static_field
+from jaxmetrics.results import Result, make_signature, static_field
 
 __all__ = ["SetMetric", "SetMetricValues", "resolve_set_metric", "set_metric_names",
            "compute_set_metrics"]
@@ -139,6 +139,9 @@ class SetMetricValues(Result):
     Attributes:
       names: the ``M`` metric names, in the order asked for.
       values: float64 ``[M, S]``; row ``m`` holds metric ``names[m]`` (higher = more diverse).
+      signature: what the numbers depend on (static, not in the repr; :mod:`jaxmetrics.results`):
+        ``metric:set-metrics``, the ``metrics`` and, when a neural metric was computed, the encoder
+        with its weights' hash and its ``dtype``.
 
     Examples:
       >>> vals = compute_set_metrics([["a b c", "a b c"], ["a b c", "d e f"]], ["distinct-1"])
@@ -150,6 +153,7 @@ class SetMetricValues(Result):
 
     names: tuple = static_field()
     values: np.ndarray
+    signature: str = static_field(default="", repr=False)
 
     def __getitem__(self, name: str) -> np.ndarray:
         if name not in self.names:
@@ -217,4 +221,6 @@ def compute_set_metrics(response_sets: Sequence[Sequence[str]], metrics: Sequenc
     finally:
         if bar is not None:
             bar.close()
-    return SetMetricValues(names=tuple(metrics), values=np.stack(rows))
+    encoder = {} if lm is None else dict(model=lm, dtype=getattr(lm, "dtype", None))
+    return SetMetricValues(names=tuple(metrics), values=np.stack(rows),
+                           signature=make_signature("set-metrics", metrics=tuple(metrics), **encoder))

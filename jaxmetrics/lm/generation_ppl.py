@@ -9,7 +9,7 @@ import numpy as np
 
 from jaxmetrics._validation import check_choice, check_int
 from jaxmetrics.lm.windows import _as_documents, _causal, _context_length, perplexity
-from jaxmetrics.results import Result, static_field
+from jaxmetrics.results import Result, make_signature, static_field
 
 __all__ = ["GenerationPerplexity", "generation_perplexity"]
 
@@ -24,6 +24,9 @@ class GenerationPerplexity(Result):
       denominator: the count divided by (``Σ n`` for ``'mauve'``, ``Σ (n - 1)`` for ``'exact'``).
       doc_perplexity: ``[n_docs]`` per-text perplexity ``exp(nll_d / (n_d - 1))``.
       convention, max_length: the settings (static).
+      signature: what the numbers depend on (static, not in the repr; :mod:`jaxmetrics.results`):
+        ``metric:generation-perplexity``, the model with its weights' hash, ``convention``,
+        ``max_length`` (after the cap at the model's positions), ``remove_ids`` and ``dtype``.
     """
 
     perplexity: float
@@ -33,6 +36,7 @@ class GenerationPerplexity(Result):
     doc_perplexity: np.ndarray
     convention: str = static_field()
     max_length: int = static_field()
+    signature: str = static_field(default="", repr=False)
 
 
 def generation_perplexity(generations, *, model, max_length: int | None = 1024, batch_size: int = 8,
@@ -88,4 +92,8 @@ def generation_perplexity(generations, *, model, max_length: int | None = 1024, 
     denom = int(sum(d.size for d in docs)) if convention == "mauve" else res.num_tokens
     return GenerationPerplexity(perplexity=float(np.exp(res.nll / denom)), nll=res.nll,
                                 num_predicted=res.num_tokens, denominator=denom,
-                                doc_perplexity=res.doc_perplexity, convention=convention, max_length=L)
+                                doc_perplexity=res.doc_perplexity, convention=convention, max_length=L,
+                                signature=make_signature("generation-perplexity", model=lm, convention=convention,
+                                                         max_length=L, dtype=getattr(lm, "dtype", None),
+                                                         remove_ids=None if remove_ids is None else
+                                                         sorted(int(i) for i in remove_ids)))

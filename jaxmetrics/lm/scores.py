@@ -28,7 +28,7 @@ from jaxmetrics._validation import check_int, check_positive, check_probability
 from jaxmetrics.lm.kernels import token_scores
 from jaxmetrics.lm.windows import _as_documents, _causal, _context_length
 from jaxmetrics.models.batching import layout_batch, plan_batches
-from jaxmetrics.results import Result, static_field
+from jaxmetrics.results import Result, make_signature, static_field
 
 __all__ = ["DecodingScores", "decoding_scores"]
 
@@ -46,6 +46,9 @@ class DecodingScores(Result):
       num_filtered: number of reference tokens that the transform gave probability 0.
       num_tokens: number of scored tokens.
       epsilon: the ε values (static tuple); temperature, top_k, top_p: the transform (static).
+      signature: what the numbers depend on (static, not in the repr; :mod:`jaxmetrics.results`):
+        ``metric:decoding-scores``, the model with its weights' hash, ``epsilon``, ``temperature``,
+        ``top_k``, ``top_p``, ``max_length`` (after the cap at the model's positions) and ``dtype``.
     """
 
     epsilon_perplexity: np.ndarray
@@ -58,6 +61,7 @@ class DecodingScores(Result):
     temperature: float = static_field()
     top_k: int | None = static_field()
     top_p: float | None = static_field()
+    signature: str = static_field(default="", repr=False)
 
 
 _JITS: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
@@ -157,4 +161,7 @@ def decoding_scores(texts, *, model, epsilon: float | Sequence[float] = 1e-4, te
     eps_ppl = np.exp(-np.atleast_1d(eps_sum) / count)
     return DecodingScores(epsilon_perplexity=eps_ppl, sparsemax_score=float(sp) / count, js=float(js) / count,
                           perplexity=float(np.exp(nll / count)), num_filtered=int(filtered), num_tokens=count,
-                          epsilon=tuple(eps), temperature=float(temperature), top_k=top_k, top_p=top_p)
+                          epsilon=tuple(eps), temperature=float(temperature), top_k=top_k, top_p=top_p,
+                          signature=make_signature("decoding-scores", model=lm, epsilon=tuple(eps),
+                                                   temperature=float(temperature), top_k=top_k, top_p=top_p,
+                                                   max_length=L, dtype=getattr(lm, "dtype", None)))

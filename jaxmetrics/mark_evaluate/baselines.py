@@ -29,7 +29,7 @@ from jaxmetrics._ops import PRECISION, accumulator_dtype
 from jaxmetrics._validation import check_features, check_int, check_key, check_positive
 from jaxmetrics.mark_evaluate.checks import check_feature_pair
 from jaxmetrics.mark_evaluate.stats import mark_evaluate_stats
-from jaxmetrics.results import Result
+from jaxmetrics.results import Result, key_id, make_signature, static_field
 
 __all__ = [
     "PrecisionRecall",
@@ -68,10 +68,14 @@ class PRDCurve(Result):
     Attributes:
       precision: ``[num_angles]`` ``α(λ)`` in [0, 1].
       recall: ``[num_angles]`` ``β(λ) = α(λ) / λ`` in [0, 1].
+      signature: from :func:`prd`, what the numbers depend on (static, not in the repr;
+        :mod:`jaxmetrics.results`): ``metric:prd``, the ``key`` and ``num_buckets``, ``num_runs``,
+        ``num_angles``, ``num_redo``, ``max_iter``; ``''`` from :func:`prd_curve` (two histograms in).
     """
 
     precision: jax.Array
     recall: jax.Array
+    signature: str = static_field(default="", repr=False)
 
 
 class PRDFBeta(Result):
@@ -230,8 +234,10 @@ def prd(*, references: Any, candidates: Any, key: jax.Array, num_buckets: int = 
         raise ValueError(f"num_buckets: {num_buckets} exceeds the number of samples "
                          f"({ref.shape[0] + cand.shape[0]})")
     data = jnp.concatenate([ref, cand], axis=0)
-    return _prd(data, key, n_ref=ref.shape[0], num_buckets=int(num_buckets), num_runs=int(num_runs),
-                num_angles=int(num_angles), num_redo=int(num_redo), max_iter=int(max_iter))
+    settings = dict(num_buckets=int(num_buckets), num_runs=int(num_runs), num_angles=int(num_angles),
+                    num_redo=int(num_redo), max_iter=int(max_iter))
+    curve = _prd(data, key, n_ref=ref.shape[0], **settings)
+    return curve.replace(signature=make_signature("prd", key=key_id(key), **settings))
 
 
 def prd_f_beta(precision: Any, recall: Any, *, beta: float = 8.0,

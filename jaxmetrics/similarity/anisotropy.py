@@ -45,7 +45,7 @@ import numpy as np
 
 from jaxmetrics._ops import l2_normalize
 from jaxmetrics.progress import progress_bar
-from jaxmetrics.results import Result, static_field
+from jaxmetrics.results import Result, key_id, make_signature, static_field
 from jaxmetrics.similarity.centering import CENTERING_METHODS, center_embeddings
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -73,6 +73,9 @@ class LayerSimilarities(Result):
       num_word_types: int32 scalar, word types in the self-similarity average.
       num_sentences: int32 scalar, sentences in the intra-sentence average.
       num_pairs: random pairs behind ``baseline`` (static).
+      signature: what the numbers depend on (static, not in the repr; :mod:`jaxmetrics.results`):
+        ``metric:layer-similarities``, the random pairs' ``key``, ``centering`` (with
+        ``center_batch_size`` for batch centering) and ``num_pairs``.
     """
 
     baseline: jax.Array
@@ -82,6 +85,7 @@ class LayerSimilarities(Result):
     num_word_types: jax.Array
     num_sentences: jax.Array
     num_pairs: int = static_field()
+    signature: str = static_field(default="", repr=False)
 
 
 def _random_token_pairs(tokens_mask: jax.Array, key: jax.Array, num_pairs: int):
@@ -257,8 +261,10 @@ def layer_similarities(hidden_states: jax.Array, hidden_states_mask: jax.Array, 
     prepared = _prepare(m, ids, key, num_pairs)
     out = _statistics(h, m, prepared, centering, center_batch_size)
     base, self_sim, intra, types, sentences = out
+    batch = dict(center_batch_size=center_batch_size) if centering == "batch" else {}
+    sig = make_signature("layer-similarities", key=key_id(key), centering=centering, num_pairs=num_pairs, **batch)
     return LayerSimilarities(base, self_sim, intra, centering=centering, num_word_types=types, num_sentences=sentences,
-                             num_pairs=num_pairs)
+                             num_pairs=num_pairs, signature=sig)
 
 
 def _check_kernel_inputs(hidden_states, hidden_states_mask, token_ids, key, centering, center_batch_size,

@@ -128,6 +128,23 @@ def test_reproducible_and_bad_input_named():
         a.ranked("q", 2, texts=["only one"])
 
 
+@pytest.mark.parametrize("kw,match", [
+    ({"estimator": "knn"}, r"^estimator: mauve_attribution is defined for estimator='quantized' only .* 'knn'"),
+    ({"estimator": "classifier"}, r"^estimator: .*'classifier' is a density-ratio estimator"),
+    ({"quantizer": "gaussian"}, r"^quantizer: 'gaussian' is a density-ratio estimator, not a quantizer"),
+])
+def test_density_ratio_estimators_are_refused_by_name_before_any_fit(monkeypatch, kw, match):
+    import jaxmetrics.mauve.analysis.attribution as attribution
+
+    def no_fit(*args, **kwargs):
+        raise AssertionError("a quantizer was fitted before the estimator was refused")
+
+    monkeypatch.setattr(attribution, "fit_quantizer", no_fit)
+    p, q = _toy(n=60)
+    with pytest.raises(ValueError, match=match):
+        mauve_attribution(references=p, candidates=q, **kw)
+
+
 def _degraded_case(realtext_family, n, draw):
     fam = realtext_family(n, seed=draw, members=("human", "repeated"))
     p, q_human = fam["human"]

@@ -72,6 +72,54 @@ def test_reproducible_and_bad_input_named():
         compare_mauve(references=p, systems={"a": a, "b": b}, key=jax.random.key(0), confidence=1.5)
 
 
+def test_three_systems_are_holm_adjusted_and_two_are_not():
+    """More than two systems: the pairwise p-values are Holm-adjusted over the pairs (the raw ones
+    kept), the adjusted ones decide ``significant``, and the correction is named and signed."""
+    from jaxmetrics.confidence import holm_adjust
+    from jaxmetrics.results import parse_signature
+
+    p, a, b = _sets(n=200)
+    three = compare_mauve(references=p, systems={"a": a, "near": a[::-1] + 0.05, "b": b[:200]}, key=jax.random.key(2),
+                          num_resamples=100)
+    assert three.correction == "holm" and parse_signature(three.signature)["correction"] == "holm"
+    np.testing.assert_allclose(three.adjusted_p_value, holm_adjust(np.asarray(three.p_value, np.float64)), rtol=1e-6)
+    assert np.all(np.asarray(three.adjusted_p_value) >= np.asarray(three.p_value))
+    for d in three.significant(0.05):
+        assert d.adjusted_p_value < 0.05 and d.p_value <= d.adjusted_p_value
+    two = compare_mauve(references=p, systems={"a": a, "b": b}, key=jax.random.key(2), num_resamples=50)
+    assert two.correction == "none"
+    np.testing.assert_array_equal(two.adjusted_p_value, two.p_value)
+
+
+@pytest.mark.parametrize("kw,match", [
+    ({"estimator": "knn"}, r"^estimator: compare_mauve is defined for estimator='quantized' only .* 'knn'"),
+    ({"estimator": "gaussian"}, r"^estimator: .*'gaussian' is a density-ratio estimator"),
+    ({"estimator": "classifier"}, r"^estimator: .*'classifier' is a density-ratio estimator"),
+    ({"quantizer": "knn"}, r"^quantizer: 'knn' is a density-ratio estimator, not a quantizer"),
+    ({"estimator": "nearest"}, r"^estimator: unknown name 'nearest'"),
+])
+def test_density_ratio_estimators_are_refused_by_name_before_any_fit(monkeypatch, kw, match):
+    import jaxmetrics.mauve.analysis.compare as compare
+
+    def no_fit(*args, **kwargs):
+        raise AssertionError("a quantizer was fitted before the estimator was refused")
+
+    monkeypatch.setattr(compare, "fit_quantizer", no_fit)
+    p, a, b = _sets(n=60)
+    with pytest.raises(ValueError, match=match):
+        compare_mauve(references=p, systems={"a": a, "b": b}, key=jax.random.key(0), **kw)
+
+
+def test_an_estimator_instance_is_refused_by_its_name():
+    from jaxmetrics.mauve import GaussianEstimator, KNNEstimator
+
+    p, a, b = _sets(n=60)
+    with pytest.raises(ValueError, match=r"^estimator: .*'knn' is a density-ratio estimator"):
+        compare_mauve(references=p, systems={"a": a, "b": b}, key=jax.random.key(0), estimator=KNNEstimator(k=5))
+    with pytest.raises(ValueError, match=r"^quantizer: 'gaussian' is a density-ratio estimator"):
+        compare_mauve(references=p, systems={"a": a, "b": b}, key=jax.random.key(0), quantizer=GaussianEstimator())
+
+
 def _error_rates(realtext_family, reps, n=500):
     """p-values of (human vs human) and (human vs 30 % repeated n-grams) over ``reps`` draws."""
     fam = realtext_family(1000, members=("human", "repeated"))

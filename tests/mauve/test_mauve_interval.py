@@ -55,6 +55,25 @@ def test_bad_arguments_are_named(pq, kw, match):
         compute_mauve_seeds(references=p, candidates=q, seeds=(1, 2), **{"confidence": 0.95, **kw})
 
 
+@pytest.mark.parametrize("estimator", ["knn", "classifier", "gaussian"])
+def test_density_ratio_estimators_are_refused_by_name_before_featurizing(monkeypatch, estimator):
+    """The intervals resample one quantizer's bins: a density-ratio estimator is refused, naming it,
+    before any text is featurized (texts and a model given: nothing is loaded or encoded)."""
+    import jaxmetrics.mauve.pipeline.compute as compute
+    from jaxmetrics.mauve import FrontierSettings
+
+    def no_work(*args, **kwargs):
+        raise AssertionError("features were prepared before the estimator was refused")
+
+    monkeypatch.setattr(compute, "_prepare", no_work)
+    with pytest.raises(ValueError, match=f"^confidence: intervals need estimator='quantized', not '{estimator}'"):
+        compute_mauve_seeds(references=["a human text"] * 4, candidates=["a model text"] * 4, model="no/such/model",
+                            seeds=(1, 2), estimator=estimator, confidence=0.95)
+    with pytest.raises(ValueError, match="^confidence: intervals are for divergence='kl'"):
+        compute_mauve_seeds(references=["a human text"] * 4, candidates=["a model text"] * 4, model="no/such/model",
+                            seeds=(1, 2), frontier=FrontierSettings(divergence="tv"), confidence=0.95)
+
+
 @pytest.mark.slow
 def test_interval_covers_the_estimators_value_on_real_text(minilm):
     from realtext_family import _repeat, shakespeare_sentences

@@ -38,6 +38,9 @@ with its seed, so the influences are averaged over the quantizers of several see
 of the seed-averaged score), which steadies the ranking: on real MiniLM features (1,000 human
 sentences against 800 human + 200 with repeated n-grams), the 20 % most harmful generations
 held 75-85 % of the degraded ones over five draws (mean 80 %; ``docs/mauve.md``).
+
+Only the histogram pipeline is differentiated here: the density-ratio estimators
+(``estimator='knn'``, ``'classifier'``, ``'gaussian'``) have no bins and are refused by name.
 """
 from __future__ import annotations
 
@@ -50,11 +53,13 @@ import numpy as np
 
 from jaxmetrics import _validation as V
 from jaxmetrics._ops import squared_distances
+from jaxmetrics.mauve.analysis.compare import codebook_signature_fields
+from jaxmetrics.mauve.frontier.estimate import require_quantized
 from jaxmetrics.mauve.frontier.settings import FrontierSettings
 from jaxmetrics.mauve.pipeline.codebook import fit_quantizer
 from jaxmetrics.mauve.frontier.histograms import mauve_from_histograms
 from jaxmetrics.mauve.quantize.quantizers import FittedKMeansQuantizer, Quantizer
-from jaxmetrics.results import Result, static_field
+from jaxmetrics.results import Result, make_signature, static_field
 
 __all__ = ["MauveAttribution", "RankedSample", "mauve_attribution"]
 
@@ -88,6 +93,10 @@ class MauveAttribution(Result):
       temperature: ``[S]`` the soft-assignment temperature of each seed's quantizer (0: hard bins).
       seeds: the k-means seeds (static).
       num_buckets: ``k`` (static).
+      signature: what the numbers depend on (static, not in the repr; :mod:`jaxmetrics.results`):
+        ``metric:mauve-attribution``, the ``seeds``, ``num_buckets`` as given, the quantizer and its
+        settings, ``temperature`` as given (``auto``, ``none`` or the number), ``num_nearest_bins``,
+        ``pseudocount`` and the frontier's ``c`` and ``m``.
     """
 
     p_influence: jax.Array
@@ -96,6 +105,7 @@ class MauveAttribution(Result):
     temperature: jax.Array
     seeds: tuple[int, ...] = static_field()
     num_buckets: int = static_field()
+    signature: str = static_field(default="", repr=False)
 
     def most_harmful(self, n: int = 10) -> np.ndarray:
         """Indices of the ``n`` generations (Q rows) with the most negative influence, worst first."""
@@ -185,6 +195,7 @@ def mauve_attribution(
     frontier: FrontierSettings | None = None,
     scaling: float | None = None,
     num_points: int | None = None,
+    estimator: Any = "quantized",
 ) -> MauveAttribution:
     """Each sample's influence on MAUVE: ``dM/dw_i``, its weight's derivative (module docstring).
 
@@ -215,6 +226,9 @@ def mauve_attribution(
         :class:`~jaxmetrics.mauve.quantize.quantizers.Quantizer` instance with its own settings (e.g.
         ``KMeansQuantizer(k, explained_var=0.95)``, whose ``num_bins`` replaces ``num_buckets``);
         a quantizer other than k-means needs a numeric ``temperature`` in its ``soft_assign`` units.
+      estimator: ``'quantized'`` only (the histograms above); a density-ratio estimator (``'knn'``,
+        ``'classifier'``, ``'gaussian'``, an instance, or one given as ``quantizer``) is refused with a
+        ``ValueError`` naming it, before any work.
 
     Returns:
       :class:`MauveAttribution`: ``p_influence [n_p]``, ``q_influence [n_q]``, the explained
@@ -223,7 +237,7 @@ def mauve_attribution(
     Raises:
       ValueError: features that are not finite ``[n, d]`` arrays of one width, too few rows for
         ``num_buckets``, an empty or repeated ``seeds``, a non-positive ``temperature`` or
-        ``pseudocount``, ``temperature='auto'`` with another quantizer.
+        ``pseudocount``, ``temperature='auto'`` with another quantizer, a density-ratio ``estimator``.
 
     Examples:
       >>> import numpy as np
@@ -237,6 +251,7 @@ def mauve_attribution(
       >>> bool(np.isin(att.most_harmful(20), np.arange(20)).mean() >= 0.9)
       True
     """
+    require_quantized(estimator, quantizer, where="mauve_attribution")
     p = np.asarray(V.check_features(references, "references"), np.float32)
     q = np.asarray(V.check_features(candidates, "candidates", dim=p.shape[1]), np.float32)
     frontier = FrontierSettings.resolve(frontier, scaling=scaling, num_points=num_points)
@@ -252,6 +267,7 @@ def mauve_attribution(
         temperature = V.check_positive(temperature, "temperature")
     b = V.check_positive(pseudocount, "pseudocount")
     r = V.check_int(num_nearest_bins, "num_nearest_bins", minimum=1)
+    given_temperature = "auto" if auto else (None if temperature == 0.0 else temperature)
 
     def score(cp, cq):
         ph, qh = (cp + b) / jnp.sum(cp + b), (cq + b) / jnp.sum(cq + b)
@@ -285,6 +301,8 @@ def mauve_attribution(
     p_out, q_out = np.asarray(p_infl / S, np.float32), np.asarray(q_infl / S, np.float32)
     if not (np.all(np.isfinite(p_out)) and np.all(np.isfinite(q_out))):
         raise ValueError("references/candidates: the influences are not finite (features too large for float32?)")
+    sig = make_signature("mauve-attribution", seeds=seeds, **codebook_signature_fields(quantizer, num_buckets, k),
+                         temperature=given_temperature, num_nearest_bins=r, pseudocount=b, **frontier.signature_fields())
     return MauveAttribution(p_influence=jnp.asarray(p_out), q_influence=jnp.asarray(q_out),
                             mauve=float(np.mean(values)),
-                            temperature=jnp.asarray(temps, jnp.float32), seeds=seeds, num_buckets=k)
+                            temperature=jnp.asarray(temps, jnp.float32), seeds=seeds, num_buckets=k, signature=sig)

@@ -31,6 +31,13 @@ The p-value of "systems ``i`` and ``j`` are the same distribution":
   of its rows looping found in 98 of 100);
 * ``method='bootstrap'``: ``p = (1 + #{|D*_ij - mean D*_ij| >= |D_ij|}) / (B + 1)`` from the
   replicates above; conservative here (0 of 20 null draws, 75 % power in the same check).
+
+With more than two systems the pairwise p-values are adjusted for the ``S (S - 1) / 2`` tests by
+Holm's step-down procedure (:func:`jaxmetrics.confidence.holm_adjust`); the raw ones are kept in
+``p_value``, the adjusted ones in ``adjusted_p_value`` decide ``significant``.
+
+Only the histogram pipeline is defined here: the density-ratio estimators (``estimator='knn'``,
+``'classifier'``, ``'gaussian'``) have no bins to resample and are refused by name.
 """
 from __future__ import annotations
 
@@ -41,14 +48,17 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxmetrics import _validation as V
-from jaxmetrics.confidence import SystemComparison, bootstrap_indices, randomization_draws, resampling_p_values
+from jaxmetrics.confidence import (SystemComparison, bootstrap_indices, holm_adjust, pairwise_correction,
+                                   randomization_draws, resampling_p_values, resampling_signature)
 from jaxmetrics.mauve.pipeline.codebook import fit_quantizer
+from jaxmetrics.mauve.pipeline.compute import _make_quantizer
 from jaxmetrics.mauve.engine import mauve_scores, split_counts
+from jaxmetrics.mauve.frontier.estimate import require_quantized
 from jaxmetrics.mauve.frontier.settings import FrontierSettings
-from jaxmetrics.mauve.quantize.quantizers import Quantizer
+from jaxmetrics.mauve.quantize.quantizers import Quantizer, _quantizer_settings
 from jaxmetrics.results import static_field
 
-__all__ = ["MauveComparison", "compare_mauve"]
+__all__ = ["MauveComparison", "codebook_signature_fields", "compare_mauve"]
 
 #: bootstrap replicates scored per call (bounds the float64 curves held at once)
 SCORE_CHUNK = 250
@@ -57,8 +67,9 @@ SCORE_CHUNK = 250
 class MauveComparison(SystemComparison):
     """MAUVE of several systems against one human text, comparable, with intervals
     (:func:`compare_mauve`). The fields of :class:`jaxmetrics.confidence.SystemComparison`
-    (``scores``, ``difference``, ``low`` / ``high`` of the differences, ``p_value``, ``names``,
-    ``method='bootstrap'``, ``confidence``, ``num_resamples``; ``.significant(level)``), and:
+    (``scores``, ``difference``, ``low`` / ``high`` of the differences, ``p_value``, ``adjusted_p_value``
+    and ``correction`` (Holm's with more than two systems), ``names``, ``method``, ``confidence``,
+    ``num_resamples``, ``signature``; ``.significant(level)``), and:
 
     Attributes:
       score_low, score_high: ``[S]`` each system's reflected bootstrap interval.
@@ -70,6 +81,16 @@ class MauveComparison(SystemComparison):
     score_high: jax.Array
     seeds: tuple[int, ...] = static_field()
     num_buckets: int = static_field()
+
+
+def codebook_signature_fields(quantizer: Any, num_buckets: Any, k: int) -> dict[str, Any]:
+    """The signature entries of the quantizer that :func:`~jaxmetrics.mauve.fit_quantizer` fitted
+    with ``k`` bins and its default k-means settings (``compare_mauve``, ``mauve_attribution``):
+    ``num_buckets`` as given (an instance's own ``num_bins`` when it has one), ``quantizer`` and
+    its settings."""
+    own = getattr(quantizer, "num_bins", None)
+    given = own if isinstance(own, int) and not isinstance(own, bool) else num_buckets
+    return dict(num_buckets=given, **_quantizer_settings(_make_quantizer(quantizer, k)))
 
 
 @jax.jit
@@ -113,6 +134,7 @@ def compare_mauve(
     scaling: float | None = None,
     num_points: int | None = None,
     scoring: str | None = None,
+    estimator: Any = "quantized",
 ) -> MauveComparison:
     """MAUVE of every system against the same human text under one shared quantizer, with each
     score's interval and every difference's interval and p-value (module docstring).
@@ -132,11 +154,18 @@ def compare_mauve(
       quantizer: ``'kmeans'`` (mauve-text's settings), another registered name, or a
         :class:`~jaxmetrics.mauve.quantize.quantizers.Quantizer` instance with its own settings (its
         ``num_bins`` replaces ``num_buckets``).
+      estimator: ``'quantized'`` only (the histogram pipeline above); a density-ratio estimator
+        (``'knn'``, ``'classifier'``, ``'gaussian'``, an instance, or one given as ``quantizer``) is
+        refused with a ``ValueError`` naming it, before any work.
 
     Returns:
       :class:`MauveComparison`. ``scores[s]`` equals
       ``mauve_shared_codebook([(P, Q_s)], fitted=...)`` with that seed's shared quantizer
-      (averaged over the seeds).
+      (averaged over the seeds). With more than two systems ``adjusted_p_value`` holds the
+      Holm-adjusted p-values (``correction='holm'``), which decide ``significant``. Its ``signature``
+      (``metric:compare-mauve``) names the ``key``, ``method``, ``num_resamples``, ``confidence``,
+      ``correction``, ``seeds``, ``num_buckets`` as given, the quantizer and its settings and the
+      frontier: two calls with one signature give the same numbers.
 
     Examples:
       >>> import jax, numpy as np
@@ -156,6 +185,7 @@ def compare_mauve(
     if len(datas) < 2:
         raise ValueError(f"systems: need at least 2 systems to compare, got {len(datas)}")
     V.check_key(key)
+    require_quantized(estimator, quantizer, where="compare_mauve")
     B = V.check_int(num_resamples, "num_resamples", minimum=2)
     conf = V.check_open_unit(confidence, "confidence")
     frontier = FrontierSettings.resolve(frontier, scaling=scaling, num_points=num_points, scoring=scoring)
@@ -215,7 +245,12 @@ def compare_mauve(
                                     for c in range(0, B, SCORE_CHUNK)])                              # [B, 2]
                 null[:, i, j] = null[:, j, i] = m[:, 0] - m[:, 1]
     pval = resampling_p_values(diff, null, tolerance=1e-12)
+    adjusted, correction = holm_adjust(pval), pairwise_correction(S)
+    sig = resampling_signature("compare-mauve", key=key, method=method, num_resamples=B, confidence=conf,
+                               correction=correction, seeds=seeds, **codebook_signature_fields(quantizer, num_buckets, k),
+                               **frontier.signature_fields())
     f32 = lambda a: jnp.asarray(np.asarray(a, np.float32))
     return MauveComparison(scores=f32(point), difference=f32(diff), low=f32(low), high=f32(high), p_value=f32(pval),
-                           names=names, method=method, confidence=conf, num_resamples=B,
-                           score_low=f32(score_low), score_high=f32(score_high), seeds=seeds, num_buckets=k)
+                           adjusted_p_value=f32(adjusted), names=names, method=method, confidence=conf,
+                           num_resamples=B, correction=correction, score_low=f32(score_low),
+                           score_high=f32(score_high), seeds=seeds, num_buckets=k, signature=sig)

@@ -13,11 +13,11 @@ from jaxmetrics import _validation as V
 from jaxmetrics.mauve.engine import fit_labels, project_features, split_counts
 from jaxmetrics.mauve.frontier.divergences import mauve_from_log_ratios
 from jaxmetrics.mauve.frontier.settings import FrontierSettings
-from jaxmetrics.results import Result, static_field
+from jaxmetrics.results import Result, key_id, static_field
 from jaxmetrics.mauve.frontier.estimators import ESTIMATORS, get_estimator
 from jaxmetrics.mauve.frontier.results import MauveOutput, RatioDetails
 
-__all__ = ["estimate_mauve", "is_quantized", "estimator_settings", "estimate_seeds"]
+__all__ = ["estimate_mauve", "is_quantized", "estimator_settings", "estimate_seeds", "require_quantized"]
 
 #: The ``estimator=`` of compute_mauve / compute_mauve_seeds / mauve_sweep / the CLI that runs today's
 #: histogram pipeline (its ``quantizer=``, ``num_buckets`` and k-means settings).
@@ -76,6 +76,39 @@ def is_quantized(estimator: Any) -> bool:
     return False
 
 
+def require_quantized(estimator: Any, quantizer: Any, *, where: str) -> None:
+    """Refuse a density-ratio estimator (``'knn'``, ``'classifier'``, ``'gaussian'`` or an instance)
+    where only the histogram pipeline is defined — :func:`~jaxmetrics.mauve.compare_mauve` and
+    :func:`~jaxmetrics.mauve.mauve_attribution` resample, count and differentiate one quantizer's
+    bins — with a ``ValueError`` naming it, before any work: given as ``estimator=`` (anything but
+    ``'quantized'``; an unknown name fails as such) or as ``quantizer=`` (an estimator's name, or an
+    object with ``log_ratios`` and no ``fit``). ``where`` names the function in the message.
+
+    Examples:
+      >>> from jaxmetrics.mauve.frontier.estimate import require_quantized
+      >>> require_quantized("quantized", "kmeans", where="compare_mauve")
+      >>> require_quantized("knn", "kmeans", where="compare_mauve")
+      Traceback (most recent call last):
+      ...
+      ValueError: estimator: compare_mauve is defined for estimator='quantized' only (it works on one quantizer's bins); 'knn' is a density-ratio estimator: score each pair with estimate_mauve(..., estimator='knn')
+    """
+    if not is_quantized(estimator):
+        name = estimator if isinstance(estimator, str) else _estimator_name(estimator)
+        if name == QUANTIZED:
+            raise ValueError(f"estimator: {where} takes estimator='quantized' with its own quantizer= and "
+                             "num_buckets=, not a QuantizedEstimator instance")
+        raise ValueError(f"estimator: {where} is defined for estimator='quantized' only (it works on one quantizer's "
+                         f"bins); {name!r} is a density-ratio estimator: score each pair with "
+                         f"estimate_mauve(..., estimator={name!r})")
+    as_estimator = (isinstance(quantizer, str) and quantizer in ESTIMATORS and quantizer != QUANTIZED) or (
+        not isinstance(quantizer, str) and callable(getattr(quantizer, "log_ratios", None))
+        and not callable(getattr(quantizer, "fit", None)))
+    if as_estimator:
+        name = quantizer if isinstance(quantizer, str) else _estimator_name(quantizer)
+        raise ValueError(f"quantizer: {name!r} is a density-ratio estimator, not a quantizer; {where} is defined for "
+                         "the histogram pipeline only (a quantizer such as 'kmeans')")
+
+
 def estimate_seeds(p_features: Any, q_features: Any, *, seeds: Any, estimator: Any, frontier: FrontierSettings,
                    model: Any = None, pooling: str | None = None, **signature_extra: Any) -> list[MauveOutput]:
     """:func:`estimate_mauve` once per seed (key ``jax.random.key(s)``), the signature naming every
@@ -114,7 +147,8 @@ def estimate_mauve(*, references: Any, candidates: Any, key: jax.Array, estimato
     f-divergence ``divergence`` (:data:`~jaxmetrics.mauve.frontier.divergences.DIVERGENCES`, default ``'kl'``:
     today's MAUVE), its area and the frontier integral, in float64. ``key`` draws the estimator's
     randomness (folds, quantizer); ``estimator='quantized'`` with ``key=jax.random.key(s)`` equals
-    ``compute_mauve(p_features=p, q_features=q, seed=s).mauve``.
+    ``compute_mauve(p_features=p, q_features=q, seed=s).mauve``. The result's ``signature`` names the
+    estimator and its settings, the frontier and the ``key`` (:func:`jaxmetrics.results.key_id`).
 
     Examples:
       >>> import jax, numpy as np
@@ -136,7 +170,7 @@ def estimate_mauve(*, references: Any, candidates: Any, key: jax.Array, estimato
                                         scoring=scoring)
     est = get_estimator(estimator)
     return _estimate(references, candidates, key=key, estimator=est, frontier=frontier,
-                     signature=_signature(est, frontier=frontier))
+                     signature=_signature(est, frontier=frontier, key=key_id(key)))
 
 
 def _estimate(p_features: Any, q_features: Any, *, key: jax.Array, estimator: Any, frontier: FrontierSettings,

@@ -7,6 +7,7 @@ count each set's rows, score each pair.
 """
 from __future__ import annotations
 
+import inspect
 from typing import Any, Sequence
 
 import jax
@@ -16,7 +17,8 @@ from jaxmetrics import _validation as V
 from jaxmetrics.mauve.pipeline.compute import MauveOutput, _check_common, _make_quantizer, _output, resolve_num_buckets
 from jaxmetrics.mauve.engine import mauve_scores, split_counts
 from jaxmetrics.mauve.frontier.settings import FrontierSettings
-from jaxmetrics.mauve.quantize.quantizers import FittedQuantizer, Quantizer
+from jaxmetrics.mauve.quantize.quantizers import FittedQuantizer, Quantizer, _quantizer_settings
+from jaxmetrics.results import make_signature
 
 __all__ = ["fit_quantizer", "mauve_shared_codebook"]
 
@@ -77,7 +79,10 @@ def mauve_shared_codebook(
     ``[Q_1; P_1; Q_2; P_2; ...]`` (``fit_kwargs`` go to it). Each pair's MAUVE is then computed
     from its own histograms as in :func:`compute_mauve`, under ``frontier`` (a
     :class:`~jaxmetrics.mauve.FrontierSettings`, ``divergence='kl'`` only) or its ``scaling`` (c),
-    ``num_points`` (m) and ``scoring`` given as keywords.
+    ``num_points`` (m) and ``scoring`` given as keywords. Each result's ``signature`` names
+    ``codebook:shared`` with the fit's seed, ``num_buckets`` as given and the quantizer's settings,
+    or ``codebook:given`` with the bins of a ``fitted`` codebook (how it was fitted is not known
+    here: extend the signature with it, :func:`jaxmetrics.results.extend_signature`).
 
     Examples:
       >>> from jaxmetrics.mauve.pipeline.codebook import mauve_shared_codebook
@@ -102,6 +107,7 @@ def mauve_shared_codebook(
         sets += [q, p]
     sizes = [x.shape[0] for x in sets]
     stacked = np.concatenate(sets, axis=0)
+    given = fitted is not None
     if fitted is None:
         fitted = fit_quantizer(sets, **fit_kwargs)
         tl = getattr(fitted, "train_labels", None)
@@ -112,4 +118,18 @@ def mauve_shared_codebook(
     counts = split_counts(labels, sizes, nb)  # [Q_1, P_1, Q_2, P_2, ...]
     q_counts, p_counts = counts[0::2], counts[1::2]
     sc = mauve_scores(p_counts, q_counts, **frontier._kwargs())
-    return [_output(jax.tree.map(lambda a: a[i], sc)) for i in range(len(pairs))]
+    sig = _shared_signature(given, frontier, nb, fit_kwargs)
+    return [_output(jax.tree.map(lambda a: a[i], sc), signature=sig) for i in range(len(pairs))]
+
+
+def _shared_signature(given: bool, frontier: FrontierSettings, num_bins: int, fit_kwargs: dict) -> str:
+    """The signature of :func:`mauve_shared_codebook`'s results (its docstring)."""
+    if given:
+        return make_signature("mauve", codebook="given", num_buckets=num_bins, **frontier.signature_fields())
+    kw = {name: p.default for name, p in inspect.signature(fit_quantizer).parameters.items()
+          if p.default is not inspect.Parameter.empty}
+    kw.update(fit_kwargs)
+    quant = _make_quantizer(kw["quantizer"], num_bins, explained_var=kw["kmeans_explained_var"],
+                            num_redo=kw["kmeans_num_redo"], max_iter=kw["kmeans_max_iter"], pca_max_data=kw["pca_max_data"])
+    return make_signature("mauve", codebook="shared", seeds=(kw["seed"],), num_buckets=kw["num_buckets"],
+                          **frontier.signature_fields(), **_quantizer_settings(quant))

@@ -407,13 +407,15 @@ def compute_mauve_seeds(
         V.check_int(num_resamples, "num_resamples", minimum=2)
     frontier = FrontierSettings.resolve(frontier, scaling=scaling, num_points=num_points)
     quantized = _check_estimator(estimator, quantizer=(quantizer, "kmeans"), num_buckets=(num_buckets, "auto"))
+    if confidence is not None and not quantized:   # refused before any featurization or fit
+        raise ValueError(f"confidence: intervals need estimator='quantized', not {estimator!r}")
+    if confidence is not None and frontier.divergence != "kl":
+        raise ValueError(f"confidence: intervals are for divergence='kl', not {frontier.divergence!r}")
     inputs, quant = _prepare(split_sets(references, candidates), num_buckets=num_buckets, quantizer=quantizer,
                              quantized=quantized, max_length=max_length, batch_size=batch_size, model=model,
                              pooling=pooling, dtype=dtype, names=SET_NAMES, max_length_name="max_length")
     p, q = inputs.p_features, inputs.q_features
     if quant is None:
-        if confidence is not None:
-            raise ValueError(f"confidence: intervals need estimator='quantized', not {estimator!r}")
         ests = _estimates(inputs, seeds, estimator=estimator, frontier=frontier)
         m, fi = (np.asarray([getattr(e, f) for e in ests]) for f in ("mauve", "frontier_integral"))
         (m_mean, m_std), (fi_mean, fi_std) = mean_std(m), mean_std(fi)
@@ -448,16 +450,16 @@ def compute_mauve_seeds(
     fi_mean, fi_std = mean_std(sc.frontier_integral)
     signature = _signature(inputs, quant, seeds=seeds, num_buckets=num_buckets, frontier=frontier)
     intervals = {}
-    if confidence is not None and frontier.divergence != "kl":
-        raise ValueError(f"confidence: intervals are for divergence='kl', not {frontier.divergence!r}")
     if confidence is not None:
         m_ci, fi_ci, sampling_se = seed_mean_intervals(
             labels, (q.shape[0], p.shape[0]), nb, sc.mauve, sc.frontier_integral,
             key=jax.random.fold_in(jax.random.key(seeds[0]), BOOTSTRAP_SALT), num_resamples=num_resamples,
             confidence=confidence, **frontier._kwargs())
-        intervals = dict(mauve_interval=m_ci, frontier_integral_interval=fi_ci, sampling_standard_error=sampling_se)
         signature = extend_signature(signature, bootstrap="reflected", num_resamples=m_ci.num_resamples,
                                      confidence=m_ci.confidence)
+        intervals = dict(mauve_interval=m_ci.replace(signature=signature),
+                         frontier_integral_interval=fi_ci.replace(signature=signature),
+                         sampling_standard_error=sampling_se)
     return MauveSeedsOutput(mauve_mean=m_mean, mauve_std=m_std, frontier_integral_mean=fi_mean,
                             frontier_integral_std=fi_std, mauve=sc.mauve, frontier_integral=sc.frontier_integral,
                             divergence_curve=sc.divergence_curve, details=sc.details, seeds=seeds,

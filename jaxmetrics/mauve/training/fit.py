@@ -41,9 +41,9 @@ from jaxmetrics import _validation as V
 from jaxmetrics.mauve.pipeline.compute import compute_mauve
 from jaxmetrics.mauve.sizes import resolve_num_buckets
 from jaxmetrics.mauve.engine import apply_projection
-from jaxmetrics.mauve.quantize.quantizers import KMeansQuantizer
+from jaxmetrics.mauve.quantize.quantizers import KMeansQuantizer, _quantizer_settings
 from jaxmetrics.mauve.training.soft import CentroidQuantizer, hard_mauve, mauve_loss
-from jaxmetrics.results import Result, static_field
+from jaxmetrics.results import Result, key_id, make_signature, static_field
 
 __all__ = ["MauveFitResult", "fit_to_mauve"]
 
@@ -67,6 +67,11 @@ class MauveFitResult(Result):
         the loss sees; compare with ``fresh_mauve``).
       num_buckets: ``k`` (static).
       num_refits: how many codebooks were fitted (static).
+      signature: what the numbers depend on (static, not in the repr; :mod:`jaxmetrics.results`):
+        ``metric:mauve-fit``, the ``key`` and ``seed``, ``num_buckets`` as given, the quantizer's
+        settings, ``num_steps``, ``refit_every``, ``eval_every``, the temperatures, ``pseudocount``,
+        the optimizer (``adam`` with its ``learning_rate``, or a given one by its type) and the
+        generator by its name.
     """
 
     params: Any
@@ -80,6 +85,16 @@ class MauveFitResult(Result):
     codebook_mauve: np.ndarray
     num_buckets: int = static_field()
     num_refits: int = static_field()
+    signature: str = static_field(default="", repr=False)
+
+
+def _fit_signature(key, generator, optimizer, learning_rate, quantizer, **settings: Any) -> str:
+    """:class:`MauveFitResult`'s signature (``settings``: the other arguments of :func:`fit_to_mauve`)."""
+    gen = "identity" if generator is None else (getattr(generator, "__qualname__", None) or type(generator).__name__)
+    opt = dict(optimizer="adam", learning_rate=learning_rate) if optimizer is None else \
+        dict(optimizer=type(optimizer).__name__)
+    return make_signature("mauve-fit", key=key_id(key), generator=gen.replace("<", "").replace(">", ""), **opt,
+                          **_quantizer_settings(quantizer), **settings)
 
 
 def _identity(params: Any) -> Any:
@@ -203,6 +218,9 @@ def fit_to_mauve(
     r_start = V.check_positive(temperature_start, "temperature_start")
     r_end = V.check_positive(temperature_end, "temperature_end")
     V.check_positive(pseudocount, "pseudocount", allow_zero=True)
+    sig = _fit_signature(key, generator, optimizer, learning_rate, quantizer, num_buckets=num_buckets, seed=seed,
+                         num_steps=num_steps, refit_every=refit_every, eval_every=eval_every, pseudocount=pseudocount,
+                         temperature_start=r_start, temperature_end=r_end)
     if optimizer is None:
         V.check_positive(learning_rate, "learning_rate")
         optimizer = optax.adam(learning_rate)
@@ -261,4 +279,5 @@ def fit_to_mauve(
     return MauveFitResult(params=params, q_features=jnp.asarray(q), mauve_before=fresh_mauve[0],
                           mauve_after=fresh_mauve[-1], loss=losses, temperature=taus,
                           eval_steps=np.asarray(eval_steps, np.int32), fresh_mauve=np.asarray(fresh_mauve),
-                          codebook_mauve=np.asarray(codebook_mauve), num_buckets=int(k), num_refits=num_refits)
+                          codebook_mauve=np.asarray(codebook_mauve), num_buckets=int(k), num_refits=num_refits,
+                          signature=sig)
