@@ -59,22 +59,26 @@ def test_same_file_twice_same_interval_and_pairs_printed(files, minilm_dir, caps
 
     # every pair on stdout, with the JSON's numbers: the higher-ranked system first
     table = printed.split("differences (first minus second)")[1].strip().splitlines()
-    assert table[1].startswith("| first | second | difference | 95% interval | p-value | p < 0.05 |")
+    assert "Holm-adjusted over the pairs" in table[0]     # three systems: three tests, one family
+    assert table[1].startswith("| first | second | difference | 95% interval | p-value | Holm-adjusted | "
+                               "Holm-adjusted p < 0.05 |")
     rows = [[c.strip() for c in ln.strip("|").split("|")] for ln in table[3:]]
     assert len(rows) == 3
     pairs = {frozenset((p["a"], p["b"])): p for p in doc["pairs"]}
-    for first, second, diff, interval, p_value, significant in rows:
+    for first, second, diff, interval, p_value, adjusted, significant in rows:
         pair = pairs[frozenset((first, second))]
         sign = 1 if pair["a"] == first else -1
         assert float(diff) == pytest.approx(sign * pair["difference"], abs=1e-4) and float(diff) >= 0
         assert float(p_value) == pytest.approx(pair["p_value"], abs=1e-4)
-        assert significant == ("yes" if pair["p_value"] < 0.05 else "no")
+        assert float(adjusted) == pytest.approx(pair["adjusted_p_value"], abs=1e-4)
+        assert float(adjusted) >= float(p_value) - 1e-4
+        assert significant == ("yes" if pair["adjusted_p_value"] < 0.05 else "no")
         if "looped" in (first, second):
             assert second == "looped" and significant == "yes"
         lo, hi = (float(x) for x in interval.strip("[]").split(","))
         assert lo <= float(diff) <= hi
     same = next(r for r in rows if {r[0], r[1]} == {"close", "again"})
-    assert float(same[2]) == 0.0 and same[5] == "no"
+    assert float(same[2]) == 0.0 and same[6] == "no"
 
 
 @pytest.mark.parametrize("extra,match", [
