@@ -149,3 +149,16 @@ def test_real_text_error_rates(realtext_family):
     null, alt = _error_rates(realtext_family, 60)
     assert np.mean(null < 0.05) <= 0.1, null
     assert np.mean(alt < 0.05) >= 0.9, alt
+
+
+def test_a_system_given_twice_gets_one_interval_on_real_text(realtext_family):
+    """The systems' rows are drawn with one key: two copies of one system (real MiniLM features
+    of the plays) get the same interval and a difference of exactly 0 with a zero-width interval."""
+    fam = realtext_family(1000, members=("human", "repeated"))
+    p, q = fam["human"]
+    looped = fam["repeated"][1][:300]
+    cmp = compare_mauve(references=p[:300], systems={"a": q[:300], "again": q[:300].copy(), "looped": looped},
+                        key=jax.random.key(2), num_resamples=100, method="bootstrap")
+    assert float(cmp.score_low[0]) == float(cmp.score_low[1]) and float(cmp.score_high[0]) == float(cmp.score_high[1])
+    assert float(cmp.difference[0, 1]) == float(cmp.low[0, 1]) == float(cmp.high[0, 1]) == 0.0
+    assert float(cmp.scores[2]) < float(cmp.scores[0])

@@ -9,7 +9,9 @@ computed from its histogram and P's under that quantizer, averaged over the seed
 
 The spread comes from resampling the rows with the quantizers held fixed: each of ``B`` bootstrap
 replicates draws P's rows once (shared by all systems: the comparison is paired on the human
-side) and each system's rows on their own, recounts the bins, and rescores every system. The
+side) and the systems' rows with one key (the systems' rows are not paired, but systems of one
+size take the same row indices, so a system given twice gets one interval and a difference of
+exactly 0), recounts the bins, and rescores every system. The
 quantizer is not refitted per replicate (that would cost ``B`` k-means fits); the k-means spread
 is reduced instead by averaging over ``seeds`` (:func:`~jaxmetrics.mauve.compute_mauve_seeds`
 reports it). MAUVE of resampled rows is biased low (multinomial noise makes two histograms
@@ -214,7 +216,8 @@ def compare_mauve(
 
     counts = np.stack([np.stack([split_counts(lab, sizes, k)[i] for lab in labels]) for i in range(len(sets))])
     point = scores_of(np.broadcast_to(counts[:1], (S, T, k)), counts[1:])                       # [S]
-    keys = jax.random.split(key, len(sets))
+    ref_key, sys_key = jax.random.split(key)
+    keys = [ref_key] + [sys_key] * S         # the systems share one key: equal sizes, equal row draws
     like = jnp.zeros(k)
     boot_counts = [np.asarray(_resampled_counts(jnp.asarray(lab), idx, like))
                    for lab, idx in zip(per_set, bootstrap_indices(keys, B, sizes))]             # each [B, T, k]
