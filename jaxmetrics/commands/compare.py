@@ -51,8 +51,10 @@ def register(subparsers) -> None:
     p.add_argument("--seeds", type=int, nargs="+", default=[25], metavar="S",
                    help="mauve: k-means seeds of the shared quantizers, scores averaged over them (default 25)")
     p.add_argument("--num-resamples", type=int, default=1000,
-                   help="bootstrap resamples / randomization draws (default 1000)")
-    p.add_argument("--confidence", type=float, default=0.95, help="intervals' nominal coverage (default 0.95)")
+                   help="bootstrap resamples / randomization draws, at least (1 + c) / (1 - c) for --confidence c "
+                        "(39 at 0.95) (default 1000)")
+    p.add_argument("--confidence", type=float, default=0.95,
+                   help="intervals' nominal coverage, in [0.5, 1) (default 0.95)")
     p.add_argument("--level", type=float, default=0.05,
                    help="a difference is significant when its p-value is below this (default 0.05)")
     p.add_argument("--seed", type=int, default=0, help="seed of the resampling (default 0)")
@@ -84,11 +86,11 @@ def _check_settings(args: argparse.Namespace) -> None:
         args.method = "randomization" if args.metric == "mauve" else "bootstrap"
     if len(set(args.seeds)) != len(args.seeds):
         raise ValueError(f"--seeds: repeated seeds in {' '.join(map(str, args.seeds))}")
-    if args.num_resamples < 2:
-        raise ValueError(f"--num-resamples: at least 2, got {args.num_resamples}")
-    for value, flag in ((args.confidence, "--confidence"), (args.level, "--level")):
-        if not 0.0 < value < 1.0:
-            raise ValueError(f"{flag}: expected a number strictly between 0 and 1, got {value}")
+    from jaxmetrics import _validation as V  # imports JAX: only when a command runs
+
+    # the library's one check (the same bounds and message as compare_systems / compare_mauve)
+    V.check_resampling(args.num_resamples, args.confidence, names=("--num-resamples", "--confidence"))
+    V.check_open_unit(args.level, "--level")
 
 
 def run(args: argparse.Namespace) -> int:
