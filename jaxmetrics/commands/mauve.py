@@ -179,7 +179,10 @@ def register(subparsers) -> None:
         "how a text becomes a vector: by default an encoder (BERT, RoBERTa, MiniLM) is mean-pooled over "
         "its tokens and a decoder (GPT-2, Llama) gives its last token's hidden state; mauve-text takes "
         "the last token for every model (--pooling last). The pooling used is printed on stderr and "
-        "written in --json. Every option and both inputs are checked before the model is loaded.",
+        "written in --json. Every option and both inputs are checked before the model is loaded. With a "
+        "density-ratio --estimator that cannot tell the two samples apart (its out-of-sample log ratios do not "
+        "rank the references above the candidates, one-sided 5 %), a line 'indistinguishable at this n: ...' "
+        "follows the scores and --json has \"indistinguishable\": true with the note.",
     )
     p.add_argument("--references", required=True, metavar="FILE",
                    help="human texts (P): .txt / .jsonl, or .npy features [n_p, d]")
@@ -333,7 +336,8 @@ def _result(out, seeds: tuple, n_ref: int, n_cand: int, conf: dict) -> dict:
         rec[f"{f}_std"] = None if one or v is None else float(v.std(ddof=1))
     for f, v in per.items():
         rec[f"{f}_per_seed"] = None if v is None else [float(x) for x in v]
-    rec.update(estimator=out.estimator, divergence=out.divergence)
+    rec.update(estimator=out.estimator, divergence=out.divergence, indistinguishable=out.indistinguishable,
+               note=out.note or None)
     k = getattr(out, "num_buckets", None)
     rec.update(seeds=list(seeds), num_buckets=None if k is None else int(k),
                num_references=int(n_ref),
@@ -439,14 +443,25 @@ def run(args: argparse.Namespace) -> int:
                                       f"estimating density ratios ({args.estimator}) and computing MAUVE"),
               file=sys.stderr)
     family = dict(estimator=args.estimator, divergence=args.divergence)
-    out = (compute_mauve(**kw, **family, seed=seeds[0]) if len(seeds) == 1
-           else compute_mauve_seeds(**_seeds_options(kw, family), seeds=seeds))
+    import warnings
+
+    from jaxmetrics.mauve.frontier.estimate import IndistinguishableWarning
+
+    try:
+        with warnings.catch_warnings():   # said on stdout below, beside the value it qualifies
+            warnings.simplefilter("ignore", IndistinguishableWarning)
+            out = (compute_mauve(**kw, **family, seed=seeds[0]) if len(seeds) == 1
+                   else compute_mauve_seeds(**_seeds_options(kw, family), seeds=seeds))
+    except ValueError as e:   # a bound that needs the features (--pca-max-data) names the option
+        raise option_error(e, OPTION_NAMES) from None
     rec = _result(out, seeds, n_ref, n_cand, settings(args, features, pooling, max_length))
     from jaxmetrics.mauve.pipeline.inputs import featurized_signature
 
     rec = {"signature": featurized_signature(out.signature, model=None if features else lm, pooling=pooling,
                                              max_length=max_length), **rec}
     print(_score_line(rec, n_ref, n_cand, "" if pooling is None else f", {pooling} pooling"))
+    if out.indistinguishable:   # a density-ratio estimator that saw no difference: the value says nothing
+        print(out.note)
     if args.explain is not None:
         rec["explain"] = _explain(args, p, q, None if features else p_in, None if features else q_in, seeds, kw)
     if args.plot:

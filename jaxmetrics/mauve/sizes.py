@@ -197,12 +197,12 @@ def resolve_num_buckets(num_buckets: Any, sizes: Sequence[int], names: Sequence[
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def _warn_at_caller(message: str) -> None:
-    """``warnings.warn`` attributed to the first frame outside jaxmetrics (the user's call)."""
+def _warn_at_caller(message: str, category: type = UserWarning) -> None:
+    """``warnings.warn`` (of ``category``) attributed to the first frame outside jaxmetrics (the user's call)."""
     frame, level = sys._getframe(0), 1
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR + os.sep):
         frame, level = frame.f_back, level + 1
-    warnings.warn(message, UserWarning, stacklevel=level)
+    warnings.warn(message, category, stacklevel=level)
 
 
 def default_sample_sizes(n_min: int) -> tuple[int, ...]:

@@ -34,7 +34,7 @@ from jaxmetrics.mauve.engine import (
     project_bucketed,
     split_counts,
 )
-from jaxmetrics.mauve.frontier.estimate import estimate_seeds, is_quantized
+from jaxmetrics.mauve.frontier.estimate import estimate_seeds, is_quantized, seeds_note
 from jaxmetrics.mauve.frontier.results import HistogramDetails, MauveOutput, MauveResult, MauveSeedsOutput, RatioDetails
 from jaxmetrics.mauve.frontier.settings import MAUVE_TEXT_NAMES, FrontierSettings
 from jaxmetrics.mauve.pipeline.inputs import SET_NAMES, check_pooling, device_context, get_features, split_sets
@@ -254,7 +254,11 @@ def compute_mauve(
         numbers), or a density-ratio estimator of :mod:`jaxmetrics.mauve.frontier.estimators` by name
         (``'knn'``, ``'classifier'``, ``'gaussian'``) or as an instance with its settings; key
         ``jax.random.key(seed)``. ``quantizer``, ``num_buckets``, ``mesh`` and the k-means
-        settings apply to ``'quantized'`` only.
+        settings apply to ``'quantized'`` only. When a density-ratio estimator cannot tell the
+        samples apart (its out-of-sample ratios do not rank P above Q at 5 %,
+        :func:`~jaxmetrics.mauve.frontier.estimate.separation_test`), the result says so:
+        ``out.indistinguishable`` is true, ``out.note`` says why and from what size a difference
+        of the observed size would show, and an ``IndistinguishableWarning`` is issued.
       divergence: keyword-only; the f-divergence whose frontier ``mauve`` (and ``mauve_star``)
         summarise: ``'kl'`` (default, MAUVE as published), ``'chi2'``, ``'hellinger'``, ``'tv'``,
         ``'js'`` (:data:`~jaxmetrics.mauve.frontier.divergences.DIVERGENCES`); the frontier integrals are
@@ -413,8 +417,10 @@ def compute_mauve_seeds(
         ests = _estimates(inputs, seeds, estimator=estimator, frontier=frontier)
         m, fi = (np.asarray([getattr(e, f) for e in ests]) for f in ("mauve", "frontier_integral"))
         (m_mean, m_std), (fi_mean, fi_std) = mean_std(m), mean_std(fi)
+        note = seeds_note(ests)  # flagged when the estimator saw no difference at one seed at least
         details = RatioDetails(p_log_ratio=np.stack([e.p_log_ratio for e in ests]),
-                               q_log_ratio=np.stack([e.q_log_ratio for e in ests]), estimator=ests[0].estimator)
+                               q_log_ratio=np.stack([e.q_log_ratio for e in ests]), estimator=ests[0].estimator,
+                               indistinguishable=bool(note), note=note)
         return MauveSeedsOutput(mauve_mean=m_mean, mauve_std=m_std, frontier_integral_mean=fi_mean,
                                 frontier_integral_std=fi_std, mauve=m, frontier_integral=fi,
                                 divergence_curve=np.stack([e.divergence_curve for e in ests]), details=details,
