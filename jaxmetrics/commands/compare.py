@@ -91,6 +91,9 @@ def _check_settings(args: argparse.Namespace) -> None:
     # the library's one check (the same bounds and message as compare_systems / compare_mauve)
     V.check_resampling(args.num_resamples, args.confidence, names=("--num-resamples", "--confidence"))
     V.check_open_unit(args.level, "--level")
+    V.check_int(args.batch_size, "--batch-size", minimum=1)   # before the model is loaded, as every option
+    if args.max_length is not None:
+        V.check_int(args.max_length, "--max-length", minimum=1)
 
 
 def run(args: argparse.Namespace) -> int:

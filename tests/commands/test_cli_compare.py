@@ -68,6 +68,8 @@ def test_leaderboard_json_and_plot_on_real_text(files, minilm_dir, capsys):
     (["--candidates", "CLOSE", "CLOSER", "--confidence", "0.2"], "--confidence: must be at least 0.5"),
     (["--candidates", "CLOSE", "CLOSER", "--num-resamples", "1"], "--num-resamples: must be >= 2"),
     (["--candidates", "CLOSE", "CLOSER", "--num-resamples", "20"], "--num-resamples: a 95% interval needs at least 39"),
+    (["--candidates", "CLOSE", "CLOSER", "--batch-size", "0"], "--batch-size: must be >= 1"),
+    (["--candidates", "CLOSE", "CLOSER", "--max-length", "0"], "--max-length: must be >= 1"),
     (["--candidates", "CLOSE", "SHORT"], "has 3 texts, the references 40"),
 ])
 def test_bad_input_is_refused_before_the_model_is_loaded(files, extra, match, capsys):
