@@ -32,10 +32,13 @@ __all__ = [
     "check_key",
     "check_mask",
     "check_open_unit",
+    "check_pca_max_data",
     "check_positive",
     "check_probability",
+    "check_resampling",
     "check_texts",
     "concrete_value",
+    "min_resamples",
 ]
 
 
@@ -225,6 +228,95 @@ def check_choice(value: Any, name: str, choices: Iterable[Any]) -> Any:
     if value not in choices:
         raise ValueError(f"{name}: expected one of {', '.join(repr(c) for c in choices)}; got {value!r}")
     return value
+
+
+#: The fewest rows a PCA subsample may have (``pca_max_data``): two rows span one direction. The
+#: data-dependent bound of :func:`check_pca_max_data` is larger (the feature dimension + 1).
+MIN_PCA_ROWS = 2
+
+
+def check_pca_max_data(value: Any, name: str = "pca_max_data", *, num_rows: int | None = None,
+                       dim: int | None = None) -> int:
+    """Check a PCA subsample size: ``-1`` (all rows) or enough rows to span the features.
+
+    A PCA fitted on ``m`` rows has at most ``m - 1`` directions of non-zero variance. With
+    ``m <= dim`` the projection keeps directions because the subsample has no others, not because
+    they explain the variance: on one row every feature projects to the same point (one k-means
+    bucket holds everything and MAUVE is 1 for any texts), on two rows onto one line. So a
+    subsample (``value < num_rows``) needs at least ``min(num_rows, dim + 1)`` rows; a value of at
+    least ``num_rows`` fits on all rows. Without ``num_rows`` / ``dim`` (settings checked before
+    the data is known) only the data-free minimum :data:`MIN_PCA_ROWS` is checked.
+
+    Examples:
+      >>> check_pca_max_data(-1), check_pca_max_data(500, num_rows=1000, dim=384)
+      (-1, 500)
+      >>> check_pca_max_data(2, num_rows=1000, dim=384)
+      Traceback (most recent call last):
+      ...
+      ValueError: pca_max_data: a PCA fitted on 2 of the 1000 rows spans at most 1 of the 384 feature directions, so it would keep directions for lack of others rather than for the variance they explain (at 1 row every text projects to one point and MAUVE is 1); give -1 (all rows) or at least 385 rows (the feature dimension + 1)
+    """
+    v = check_int(value, name, minimum=-1)
+    if v == -1:
+        return v
+    if v < MIN_PCA_ROWS:
+        raise ValueError(f"{name}: must be -1 (all rows) or at least {MIN_PCA_ROWS} rows (one row spans no "
+                         f"direction: every text projects to one point and MAUVE is 1), got {v}")
+    if num_rows is not None and dim is not None:
+        need = min(int(num_rows), int(dim) + 1)
+        if v < need:
+            raise ValueError(f"{name}: a PCA fitted on {v} of the {num_rows} rows spans at most {v - 1} of the {dim} "
+                             f"feature directions, so it would keep directions for lack of others rather than for "
+                             f"the variance they explain (at 1 row every text projects to one point and MAUVE is "
+                             f"1); give -1 (all rows) or at least {need} rows"
+                             + (" (the feature dimension + 1)" if need == int(dim) + 1 else " (all rows)"))
+    return v
+
+
+#: The lowest nominal coverage of a confidence interval: below 1/2 an interval misses the value
+#: more often than it covers it.
+MIN_CONFIDENCE = 0.5
+
+
+def min_resamples(confidence: float) -> int:
+    """The fewest resamples for a ``confidence`` interval: ``ceil((1 + c) / (1 - c))`` (39 at 0.95).
+
+    With fewer than ``2 / (1 - c) - 1`` resamples the ``(1 - c) / 2`` tail holds less than one
+    resample, so the interval's end points are the smallest and the largest resample; the range of
+    ``B`` draws covers a value with probability ``(B - 1) / (B + 1)`` only, below ``c``.
+
+    Examples:
+      >>> min_resamples(0.95), min_resamples(0.9), min_resamples(0.99)
+      (39, 19, 199)
+    """
+    return int(np.ceil(round((1.0 + confidence) / (1.0 - confidence), 9)))
+
+
+def check_resampling(num_resamples: Any, confidence: Any, *, names: tuple[str, str] = ("num_resamples", "confidence"),
+                     ) -> tuple[int, float]:
+    """Check a resampling's ``num_resamples`` and ``confidence``: ``confidence`` in
+    ``[MIN_CONFIDENCE, 1)`` and at least :func:`min_resamples` resamples (the errors name
+    ``names``); returns both.
+
+    Examples:
+      >>> check_resampling(1000, 0.95)
+      (1000, 0.95)
+      >>> check_resampling(20, 0.95)
+      Traceback (most recent call last):
+      ...
+      ValueError: num_resamples: a 95% interval needs at least 39 resamples, got 20 (with fewer, its end points are the extreme resamples and it covers less than 95%)
+    """
+    b_name, c_name = names
+    conf = check_open_unit(confidence, c_name)
+    if conf < MIN_CONFIDENCE:
+        raise ValueError(f"{c_name}: must be at least {MIN_CONFIDENCE} (an interval of lower coverage misses the "
+                         f"value more often than it covers it), got {confidence!r}")
+    b = check_int(num_resamples, b_name, minimum=2)
+    need = min_resamples(conf)
+    if b < need:
+        pct = f"{conf * 100:g}%"
+        raise ValueError(f"{b_name}: a {pct} interval needs at least {need} resamples, got {b} (with fewer, "
+                         f"its end points are the extreme resamples and it covers less than {pct})")
+    return b, conf
 
 
 def check_seeds(seeds: Any, name: str = "seeds") -> tuple[int, ...]:

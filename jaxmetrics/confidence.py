@@ -42,7 +42,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.scipy.special import ndtr, ndtri
 
-from jaxmetrics._validation import check_choice, check_int, check_key, check_open_unit, concrete_value
+from jaxmetrics._validation import check_choice, check_int, check_key, check_open_unit, check_resampling, concrete_value
 from jaxmetrics.results import Result, key_id, make_signature, static_field
 
 __all__ = ["COMPARISON_METHODS", "Interval", "SignificantDifference", "SystemComparison", "bootstrap_indices",
@@ -155,8 +155,7 @@ def _checked(statistic, samples: tuple, key, num_resamples, confidence):
     if not samples:
         raise ValueError("samples: give at least one sample to resample")
     check_key(key)
-    B = check_int(num_resamples, "num_resamples", minimum=2)
-    conf = check_open_unit(confidence, "confidence")
+    B, conf = check_resampling(num_resamples, confidence)
     names = ["samples[0]"] if len(samples) == 1 else [f"samples[{i}]" for i in range(len(samples))]
     sizes = tuple(_num_items(s, name) for s, name in zip(samples, names))
     value = jnp.asarray(statistic(*samples))
@@ -338,9 +337,9 @@ def confidence_interval(statistic: Callable[..., Any], *samples: Any, key: jax.A
       *samples: one or more pytrees of arrays; every array of a sample has the sample's ``n_s``
         items along its first axis (``n_s >= 2``).
       key: a ``jax.random`` key (required).
-      num_resamples: ``B >= 2`` (1,000 is usual; coverage of a 95 % interval needs a few thousand
+      num_resamples: ``B``, at least ``(1 + confidence) / (1 - confidence)`` (39 at 0.95; fewer make the end points the extreme resamples: :func:`jaxmetrics._validation.check_resampling`) (1,000 is usual; coverage of a 95 % interval needs a few thousand
         for the third digit).
-      confidence: the nominal coverage in ``(0, 1)``.
+      confidence: the nominal coverage in ``[0.5, 1)``.
       method: ``'bca'`` (default) or ``'percentile'``. BCa costs ``Σ n_s`` more evaluations
         (the jackknife); for an expensive statistic on many items use ``'percentile'``.
       batch_size: resamples (and jackknife rows) per vmapped chunk; ``None``: as many as keep a
@@ -511,9 +510,9 @@ def compare_systems(statistic: Callable[[Any], Any], systems: Any, *, key: jax.A
         data of every system is a pytree with the same structure and shapes, ``n >= 2`` items
         along the first axis.
       key: a ``jax.random`` key (required).
-      num_resamples: ``B >= 2``.
+      num_resamples: ``B``, at least ``(1 + confidence) / (1 - confidence)`` (39 at 0.95; fewer make the end points the extreme resamples: :func:`jaxmetrics._validation.check_resampling`).
       method: ``'bootstrap'`` or ``'randomization'``.
-      confidence: nominal coverage of the intervals, in ``(0, 1)``.
+      confidence: nominal coverage of the intervals, in ``[0.5, 1)``.
       batch_size: resamples per vmapped chunk (``None``: as :func:`confidence_interval`).
 
     With more than two systems the ``S (S - 1) / 2`` pairwise p-values are adjusted by Holm's
@@ -545,8 +544,7 @@ def compare_systems(statistic: Callable[[Any], Any], systems: Any, *, key: jax.A
     if len(datas) < 2:
         raise ValueError(f"systems: need at least 2 systems to compare, got {len(datas)}")
     check_key(key)
-    B = check_int(num_resamples, "num_resamples", minimum=2)
-    conf = check_open_unit(confidence, "confidence")
+    B, conf = check_resampling(num_resamples, confidence)
     check_choice(method, "method", COMPARISON_METHODS)
     n = _num_items(datas[0], f"systems[{names[0]!r}]")
     first = jax.tree.structure(datas[0])
@@ -641,8 +639,8 @@ def subsample_interval(statistic: Callable[..., Any], *samples: Any, key: jax.Ar
       *samples: one or more pytrees of arrays, every array of a sample with the sample's ``n_s``
         items along its first axis.
       key: a ``jax.random`` key (required).
-      num_resamples: number of subsamples ``B >= 2``.
-      confidence: the nominal coverage in ``(0, 1)``.
+      num_resamples: number of subsamples ``B``, at least ``(1 + confidence) / (1 - confidence)`` (39 at 0.95; fewer make the end points the extreme resamples: :func:`jaxmetrics._validation.check_resampling`).
+      confidence: the nominal coverage in ``[0.5, 1)``.
       fraction: subsample size as a fraction of each sample, in ``(0, 1)``; every subsample
         must keep at least 1 item and leave out at least 1 (``1 <= m_s <= n_s - 1``).
       batch_size: subsamples per vmapped chunk (``None``: as :func:`confidence_interval`).

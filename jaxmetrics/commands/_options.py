@@ -14,7 +14,7 @@ from typing import Any
 
 __all__ = ["CENTERINGS", "DEFAULT_RESAMPLES", "DTYPE_CHOICES", "LibraryChoices", "POOLING_CHOICES", "RANKINGS", "SCORES",
            "SIMILARITY_METRICS", "SPECIAL_TOKENS", "add_confidence_options", "add_dtype_option",
-           "check_confidence_options", "check_level"]
+           "check_confidence_options"]
 
 
 class LibraryChoices(Sequence):
@@ -104,16 +104,10 @@ def add_confidence_options(parser: argparse.ArgumentParser, *, what: str, seed: 
                                  "(default 0)")
 
 
-def check_level(value: float, option: str) -> float:
-    """``value`` strictly between 0 and 1, or a ``ValueError`` naming ``option``."""
-    if not 0.0 < value < 1.0:
-        raise ValueError(f"{option}: expected a number strictly between 0 and 1, got {value}")
-    return value
-
-
 def check_confidence_options(args: argparse.Namespace) -> None:
-    """The options of :func:`add_confidence_options`, before any work: ``--confidence`` in (0, 1);
-    ``--num-resamples`` (at least 2) and ``--seed`` only with ``--confidence`` (refused
+    """The options of :func:`add_confidence_options`, before any work: ``--confidence`` and
+    ``--num-resamples`` within the library's bounds (``jaxmetrics._validation.check_resampling``);
+    ``--num-resamples`` and ``--seed`` only with ``--confidence`` (refused
     otherwise: they would be ignored). Fills in their defaults when ``--confidence`` is given."""
     extra = [opt for attr, opt in (("num_resamples", "--num-resamples"), ("seed", "--seed"))
              if getattr(args, attr, None) is not None]
@@ -121,10 +115,11 @@ def check_confidence_options(args: argparse.Namespace) -> None:
         if extra:
             raise ValueError(f"{extra[0]}: only applies with --confidence (no interval is computed without it)")
         return
-    check_level(args.confidence, "--confidence")
     if args.num_resamples is None:
         args.num_resamples = DEFAULT_RESAMPLES
-    elif args.num_resamples < 2:
-        raise ValueError(f"--num-resamples: at least 2, got {args.num_resamples}")
+    from jaxmetrics import _validation as V  # imports JAX: only when a command runs
+
+    # the library's one check: the bounds and message of every interval function
+    V.check_resampling(args.num_resamples, args.confidence, names=("--num-resamples", "--confidence"))
     if hasattr(args, "seed") and args.seed is None:
         args.seed = 0

@@ -11,7 +11,7 @@ import sys
 from jaxmetrics.commands._util import (MODEL_FORMS, add_empty_option, add_pooling_option, add_progress_options,
                                        check_outputs, is_features, option_error, progress_enabled, read_input,
                                        write_json)
-from jaxmetrics.commands._options import LibraryChoices, SCORES, add_dtype_option, check_level
+from jaxmetrics.commands._options import LibraryChoices, SCORES, add_dtype_option
 
 #: ``--metric``: the similarities of :func:`jaxmetrics.similarity.compute_similarity`, and MAUVE
 METRICS = LibraryChoices("jaxmetrics.similarity.settings", "SIMILARITY_METRICS", after=("mauve",))
@@ -62,8 +62,10 @@ def register(subparsers) -> None:
     p.add_argument("--seeds", type=int, nargs="+", default=None, metavar="S",
                    help="mauve only: k-means seeds of the shared quantizers, scores averaged over them (default 25)")
     p.add_argument("--num-resamples", type=int, default=1000,
-                   help="bootstrap resamples / randomization draws (default 1000)")
-    p.add_argument("--confidence", type=float, default=0.95, help="intervals' nominal coverage (default 0.95)")
+                   help="bootstrap resamples / randomization draws, at least (1 + c) / (1 - c) for --confidence c "
+                        "(39 at 0.95) (default 1000)")
+    p.add_argument("--confidence", type=float, default=0.95,
+                   help="intervals' nominal coverage, in [0.5, 1) (default 0.95)")
     p.add_argument("--level", type=float, default=0.05,
                    help="a difference is significant when its p-value (Holm-adjusted with more than two systems) is "
                         "below this (default 0.05)")
@@ -113,10 +115,14 @@ def _check_settings(args: argparse.Namespace) -> None:
         args.method = "randomization" if mauve else "bootstrap"
     if len(set(args.seeds)) != len(args.seeds):
         raise ValueError(f"--seeds: repeated seeds in {' '.join(map(str, args.seeds))}")
-    if args.num_resamples < 2:
-        raise ValueError(f"--num-resamples: at least 2, got {args.num_resamples}")
-    check_level(args.confidence, "--confidence")
-    check_level(args.level, "--level")
+    from jaxmetrics import _validation as V  # imports JAX: only when a command runs
+
+    # the library's one check (the same bounds and message as compare_systems / compare_mauve)
+    V.check_resampling(args.num_resamples, args.confidence, names=("--num-resamples", "--confidence"))
+    V.check_open_unit(args.level, "--level")
+    V.check_int(args.batch_size, "--batch-size", minimum=1)   # before the model is loaded, as every option
+    if args.max_length is not None:
+        V.check_int(args.max_length, "--max-length", minimum=1)
 
 
 def _check_inputs(args: argparse.Namespace) -> bool:

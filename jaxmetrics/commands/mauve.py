@@ -54,7 +54,8 @@ def add_mauve_options(p: argparse.ArgumentParser, *, seeds: tuple[int, ...], swe
     p.add_argument("--kmeans-num-redo", type=int, default=5, help="k-means restarts, the best kept (default 5)")
     p.add_argument("--kmeans-max-iter", type=int, default=500, help="Lloyd iterations per restart at most (default 500)")
     p.add_argument("--mauve-scaling-factor", type=float, default=None, metavar="C",
-                   help="the constant c > 0 of exp(-c KL) (default 5)" + (" (not for --over c)" if sweep else ""))
+                   help="the constant c >= 1 of exp(-c KL) (below 1 texts with nothing in common score above "
+                   "1/2) (default 5)" + (" (not for --over c)" if sweep else ""))
     p.add_argument("--seeds", type=int, nargs="+", default=list(seeds), metavar="S",
                    help="k-means seeds, an explicit list of integers; mean and s.d. over them when there are "
                    f"several (default {' '.join(map(str, seeds))}" + (": mauve-text's seed)" if seeds == (25,) else ")"))
@@ -109,10 +110,23 @@ def check_estimator_sizes(estimator: str, n_ref: int, n_cand: int, cand_option: 
                          f"on each side; {sizes}")
 
 
+#: The library arguments whose checks ``mauve`` / ``mauve-sweep`` reuse, and the options that set them.
+OPTION_NAMES = {"num_buckets": "--num-buckets", "kmeans_explained_var": "--kmeans-explained-var",
+                "kmeans_num_redo": "--kmeans-num-redo", "kmeans_max_iter": "--kmeans-max-iter",
+                "pca_max_data": "--pca-max-data", "scaling": "--mauve-scaling-factor",
+                "mauve_scaling_factor": "--mauve-scaling-factor",
+                "num_points": "--divergence-curve-discretization-size",
+                "divergence_curve_discretization_size": "--divergence-curve-discretization-size"}
+
+
 def check_mauve_options(args: argparse.Namespace) -> None:
     """Parse and range-check the shared options of ``mauve`` / ``mauve-sweep`` (nothing loaded):
-    errors name the option. Sets ``args.num_buckets`` to ``'auto'`` or an ``int``."""
+    errors name the option. The bounds are the library's own checks (``KMeansQuantizer``,
+    ``FrontierSettings``, :mod:`jaxmetrics.mauve.sizes`), so the command refuses exactly what
+    ``compute_mauve`` refuses, with the same message. Sets ``args.num_buckets`` to ``'auto'`` or an ``int``."""
     from jaxmetrics import _validation as V  # imports JAX: only when a command runs
+    from jaxmetrics.mauve import FrontierSettings, KMeansQuantizer
+    from jaxmetrics.mauve.sizes import check_num_buckets
 
     if len(set(args.seeds)) != len(args.seeds):
         raise ValueError(f"--seeds: repeated seeds in {' '.join(map(str, args.seeds))}")
@@ -122,23 +136,19 @@ def check_mauve_options(args: argparse.Namespace) -> None:
             nb = int(nb)
         except ValueError:
             raise ValueError(f"--num-buckets: expected 'auto' or an integer >= 2, got {nb!r}") from None
-        if nb < 2:
-            raise ValueError(f"--num-buckets: MAUVE needs at least 2 buckets (with 1 both histograms are [1] and "
-                             f"MAUVE is 1 whatever the texts), got {nb}")
+    try:
+        if nb != "auto":
+            check_num_buckets(nb)
+        KMeansQuantizer("auto", explained_var=args.kmeans_explained_var, num_redo=args.kmeans_num_redo,
+                        max_iter=args.kmeans_max_iter, pca_max_data=getattr(args, "pca_max_data", -1))
+        FrontierSettings.resolve(None, scaling=args.mauve_scaling_factor,
+                                 num_points=getattr(args, "divergence_curve_discretization_size", None))
+    except (TypeError, ValueError) as e:
+        raise option_error(e, OPTION_NAMES) from None
     args.num_buckets = nb
-    V.check_open_unit(args.kmeans_explained_var, "--kmeans-explained-var")
-    V.check_int(args.kmeans_num_redo, "--kmeans-num-redo", minimum=1)
-    V.check_int(args.kmeans_max_iter, "--kmeans-max-iter", minimum=1)
-    if args.mauve_scaling_factor is not None:
-        V.check_positive(args.mauve_scaling_factor, "--mauve-scaling-factor")
     V.check_int(args.batch_size, "--batch-size", minimum=1)
     if args.max_length is not None:
         V.check_int(args.max_length, "--max-length", minimum=1)
-    if getattr(args, "pca_max_data", -1) == 0 or getattr(args, "pca_max_data", -1) < -1:
-        raise ValueError(f"--pca-max-data: -1 (all rows) or a positive number of rows, got {args.pca_max_data}")
-    if getattr(args, "divergence_curve_discretization_size", 1) < 1:
-        raise ValueError("--divergence-curve-discretization-size: must be >= 1, got "
-                         f"{args.divergence_curve_discretization_size}")
     if args.cache_dir is not None:
         from jaxmetrics.models.cache import check_writable_dir  # a path check; no model code runs
 
@@ -173,7 +183,10 @@ def register(subparsers) -> None:
         "token for every model (--pooling last, as compute_mauve(featurize_model_name=...)). The pooling "
         "used is printed on stderr and written in --json and its signature. An empty (blank) line of a text "
         "file stops the run with the file and its line numbers unless --empty drop leaves it out (the count "
-        "and the lines are printed). Every option and both inputs are checked before the model is loaded.",
+        "and the lines are printed). Every option and both inputs are checked before the model is loaded. With a "
+        "density-ratio --estimator that cannot tell the two samples apart (its out-of-sample log ratios do not "
+        "rank the references above the candidates, one-sided 5 %), a line 'indistinguishable at this n: ...' "
+        "follows the scores and --json has \"indistinguishable\": true with the note.",
     )
     p.add_argument("--references", required=True, metavar="FILE",
                    help="human texts (P): .txt / .jsonl, or .npy features [n_p, d]")
@@ -181,9 +194,12 @@ def register(subparsers) -> None:
                    help="model texts (Q): .txt / .jsonl, or .npy features [n_q, d]")
     add_mauve_options(p, seeds=DEFAULT_SEEDS)
     add_estimator_options(p)
-    p.add_argument("--pca-max-data", type=int, default=-1, help="rows used to fit the PCA, -1 for all (default -1)")
+    p.add_argument("--pca-max-data", type=int, default=-1,
+                   help="rows used to fit the PCA, -1 for all; a subsample needs at least the feature dimension + 1 "
+                   "rows (fewer span too few directions) (default -1)")
     p.add_argument("--divergence-curve-discretization-size", type=int, default=25,
-                   help="interior points of the divergence curve (default 25)")
+                   help="interior points of the divergence curve, at least 3 (with fewer the curve is its two end "
+                   "segments) (default 25)")
     p.add_argument("--plot", metavar="PATH", help="write the divergence curve figure here (.png/.pdf) (default: none)")
     p.add_argument("--explain", type=int, default=None, metavar="N",
                    help="also list the N generations that pull MAUVE down most and the N human texts the model "
@@ -364,7 +380,8 @@ def _result(out, seeds: tuple, n_ref: int, n_cand: int, conf: dict) -> dict:
         rec[f"{f}_std"] = None if one or v is None else float(v.std(ddof=1))
     for f, v in per.items():
         rec[f"{f}_per_seed"] = None if v is None else [float(x) for x in v]
-    rec.update(estimator=out.estimator, divergence=out.divergence)
+    rec.update(estimator=out.estimator, divergence=out.divergence, indistinguishable=out.indistinguishable,
+               note=out.note or None)
     k = getattr(out, "num_buckets", None)
     rec.update(seeds=list(seeds), num_buckets=None if k is None else int(k),
                num_references=int(n_ref),
@@ -471,6 +488,10 @@ def run(args: argparse.Namespace) -> int:
     n_ref, n_cand = len(p_in), len(q_in)
     if args.estimator == "quantized":  # before the model is loaded
         check_sizes(args, n_ref, n_cand)
+        if features:  # the PCA subsample against the features' dimension (text: once featurized)
+            from jaxmetrics import _validation as V
+
+            V.check_pca_max_data(args.pca_max_data, "--pca-max-data", num_rows=n_ref + n_cand, dim=p_in.shape[1])
     else:
         check_estimator_sizes(args.estimator, n_ref, n_cand)
     pooling = max_length = None
@@ -494,9 +515,18 @@ def run(args: argparse.Namespace) -> int:
                                       f"estimating density ratios ({args.estimator}) and computing MAUVE"),
               file=sys.stderr)
     family = dict(estimator=args.estimator, divergence=args.divergence)
+    import warnings
+
+    from jaxmetrics.mauve.frontier.estimate import IndistinguishableWarning
+
     interval = {} if args.confidence is None else dict(confidence=args.confidence, num_resamples=args.num_resamples)
-    out = (compute_mauve(**kw, **family, seed=seeds[0]) if len(seeds) == 1 and not interval
-           else compute_mauve_seeds(**_seeds_options(kw, family), seeds=seeds, **interval))
+    try:
+        with warnings.catch_warnings():   # said on stdout below, beside the value it qualifies
+            warnings.simplefilter("ignore", IndistinguishableWarning)
+            out = (compute_mauve(**kw, **family, seed=seeds[0]) if len(seeds) == 1 and not interval
+                   else compute_mauve_seeds(**_seeds_options(kw, family), seeds=seeds, **interval))
+    except ValueError as e:   # a bound that needs the features (--pca-max-data) names the option
+        raise option_error(e, OPTION_NAMES) from None
     rec = _result(out, seeds, n_ref, n_cand, {**settings(args, features, pooling, max_length), **interval})
     if interval:
         rec.update(mauve_interval=out.mauve_interval.to_dict(),
@@ -510,6 +540,8 @@ def run(args: argparse.Namespace) -> int:
     print(_score_line(rec, n_ref, n_cand, "" if pooling is None else f", {pooling} pooling"))
     if interval:
         print(_interval_line(rec))
+    if out.indistinguishable:   # a density-ratio estimator that saw no difference: the value says nothing
+        print(out.note)
     if args.explain is not None:
         rec["explain"] = _explain(args, p, q, sides, seeds, kw, rec)
     if args.plot:

@@ -37,7 +37,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxmetrics._ops import accumulator_dtype
-from jaxmetrics._validation import check_choice, check_int, check_key, check_open_unit
+from jaxmetrics._validation import check_choice, check_int, check_key, check_open_unit, check_resampling
 from jaxmetrics.confidence import Interval, confidence_interval, subsample_interval
 from jaxmetrics.diversity.encoding import encode_sequences
 from jaxmetrics.diversity.ngrams import distinct_n, ngram_ids
@@ -137,8 +137,7 @@ def distinct_ngram_fraction(ids: jax.Array, ids_mask: jax.Array) -> jax.Array:
 
 def _check_interval_args(key, num_resamples, confidence, method, fraction, batch_size) -> None:
     check_key(key)
-    check_int(num_resamples, "num_resamples", minimum=2)
-    check_open_unit(confidence, "confidence")
+    check_resampling(num_resamples, confidence)
     check_choice(method, "method", INTERVAL_METHODS)
     check_open_unit(fraction, "fraction")
     if batch_size is not None:
@@ -191,8 +190,8 @@ def distinct_n_interval(sequences: Sequence, n: int = 3, *, key: jax.Array, num_
       sequences: ``B >= 2`` texts or token sequences (as :func:`~jaxmetrics.diversity.distinct_n`).
       n: n-gram order >= 1.
       key: a ``jax.random`` key (required); the same key gives the same interval.
-      num_resamples: number of resamples ``>= 2``.
-      confidence: nominal coverage in ``(0, 1)``.
+      num_resamples: number of resamples, at least ``(1 + confidence) / (1 - confidence)`` (39 at 0.95; fewer make the end points the extreme resamples: :func:`jaxmetrics._validation.check_resampling`).
+      confidence: nominal coverage in ``[0.5, 1)``.
       method: ``'subsample'`` (default), ``'bca'`` or ``'percentile'``.
       fraction: subsample size as a fraction of ``B`` (``'subsample'`` only), in ``(0, 1)``.
       tokenizer: ``str -> list`` used for texts.
@@ -358,8 +357,8 @@ def self_bleu_interval(generations: Sequence, n: int = 4, *, key: jax.Array, num
       generations: ``B >= 2`` texts or token sequences (as :func:`~jaxmetrics.diversity.self_bleu`).
       n: n-gram order (uniform weights over ``1..n``).
       key: a ``jax.random`` key (required); the same key gives the same interval.
-      num_resamples: number of resamples ``>= 2``.
-      confidence: nominal coverage in ``(0, 1)``.
+      num_resamples: number of resamples, at least ``(1 + confidence) / (1 - confidence)`` (39 at 0.95; fewer make the end points the extreme resamples: :func:`jaxmetrics._validation.check_resampling`).
+      confidence: nominal coverage in ``[0.5, 1)``.
       method: ``'subsample'`` (default), ``'bca'`` or ``'percentile'``.
       fraction: subsample size as a fraction of ``B`` (``'subsample'`` only), in ``(0, 1)``.
       weights: optional explicit weights ``[N]`` of the orders ``1..N`` instead of uniform.

@@ -33,7 +33,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from jaxmetrics._validation import check_choice, check_int, check_key, check_open_unit
+from jaxmetrics._validation import check_choice, check_int, check_key, check_open_unit, check_resampling
 from jaxmetrics.confidence import Interval, confidence_interval, subsample_interval
 from jaxmetrics.mark_evaluate.checks import check_feature_pair, check_occasions
 from jaxmetrics.mark_evaluate.scores import _score
@@ -104,8 +104,8 @@ def mark_evaluate_interval(*, references: Any, candidates: Any, key: jax.Array, 
       estimator: ``'petersen'`` (default), ``'schnabel_quality'``, ``'schnabel_diversity'``,
         ``'capture'``, or ``'all'`` for the four as a ``[4]`` vector in that order.
       k: neighbourhood size; every subsample must keep more than ``k`` rows per side.
-      num_resamples: number of resamples ``>= 2``.
-      confidence: nominal coverage in ``(0, 1)``.
+      num_resamples: number of resamples, at least ``(1 + confidence) / (1 - confidence)`` (39 at 0.95; fewer make the end points the extreme resamples: :func:`jaxmetrics._validation.check_resampling`).
+      confidence: nominal coverage in ``[0.5, 1)``.
       method: ``'subsample'`` (default), ``'bca'`` or ``'percentile'``.
       fraction: subsample size as a fraction of each set (``'subsample'`` only), in ``(0, 1)``.
       literal, occasions: the estimators' reading and ME-CAPTURE's set-up, as
@@ -135,8 +135,7 @@ def mark_evaluate_interval(*, references: Any, candidates: Any, key: jax.Array, 
     """
     check_key(key)
     check_choice(estimator, "estimator", ESTIMATORS + ("all",))
-    B = check_int(num_resamples, "num_resamples", minimum=2)
-    conf = check_open_unit(confidence, "confidence")
+    B, conf = check_resampling(num_resamples, confidence)
     check_choice(method, "method", INTERVAL_METHODS)
     frac = check_open_unit(fraction, "fraction")
     check_occasions(occasions)

@@ -59,7 +59,7 @@ from jaxmetrics.mauve.analysis.sweep_stages import SWEEP_AXES
 from jaxmetrics.mauve.analysis.sweep_stats import PairedMauveDifference, RankAgreement, paired_mauve_difference, rank_agreement
 from jaxmetrics.mauve.analysis.sweeps import mauve_length_sweep, mauve_sweep
 from jaxmetrics.mauve.frontier.divergences import DIVERGENCES, f_mauve, gaussian_frontier, mauve_from_log_ratios
-from jaxmetrics.mauve.frontier.estimate import estimate_mauve
+from jaxmetrics.mauve.frontier.estimate import IndistinguishableWarning, estimate_mauve
 from jaxmetrics.mauve.frontier.results import HistogramDetails, RatioDetails
 from jaxmetrics.mauve.frontier.estimators import (
     ESTIMATORS,
@@ -91,6 +91,7 @@ __all__ = [
     "compute_mauve",
     "compute_mauve_seeds",
     "estimate_mauve",
+    "IndistinguishableWarning",
     "auto_num_buckets",
     # the frontier's settings
     "FrontierSettings",

@@ -165,7 +165,8 @@ def project_features(features: Any, *, key: jax.Array, explained_var: float = 0.
     """Fit the projection stage on ``features [N, d]`` and project them: ``pca`` and ``z [N, m_pad]``.
 
     Rows are L2-normalised (``normalize``), a PCA keeping ``explained_var`` of the variance is
-    fitted (on ``pca_max_data`` rows drawn with ``fold_in(key, 5)``, or all rows for -1) and
+    fitted (on ``pca_max_data`` rows drawn with ``fold_in(key, 5)``, or all rows for -1; a
+    subsample needs at least ``min(N, d + 1)`` rows, :func:`jaxmetrics._validation.check_pca_max_data`) and
     the rows are projected (float32). A concrete ``jax.Array`` input keeps its placement (rows
     sharded over a mesh stay sharded). With ``num_valid``, only the first ``num_valid`` rows
     are data and the rest padding (see :func:`pad_rows`): the PCA is fitted on the data rows
@@ -180,6 +181,8 @@ def project_features(features: Any, *, key: jax.Array, explained_var: float = 0.
     """
     V.check_key(key)
     x = V.check_features(features, "features")
+    # before any work: a subsample too small to span the features (pca_max_data=1 made MAUVE 1)
+    V.check_pca_max_data(pca_max_data, num_rows=x.shape[0] if num_valid is None else num_valid, dim=x.shape[1])
     if isinstance(features, jax.Array) and is_concrete(features):
         x = jax.device_put(x, features.sharding)
     elif not isinstance(x, jax.Array):

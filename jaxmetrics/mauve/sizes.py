@@ -43,6 +43,7 @@ __all__ = [
     "MIN_POINTS_PER_BUCKET",
     "auto_num_buckets",
     "bucket_size",
+    "check_num_buckets",
     "check_sample_sizes",
     "default_sample_sizes",
     "few_points_message",
@@ -121,6 +122,25 @@ def few_points_message(smallest: int, k: int, name: str = "num_buckets") -> str 
             f"{m[(100, 10)][1]:.2f} with mauve-text's 10 (mean ± s.d., 20 draws); use more texts or fewer buckets")
 
 
+def check_num_buckets(k: Any, name: str = "num_buckets") -> int:
+    """An integer number of buckets ``k >= MIN_NUM_BUCKETS``, or a ``ValueError`` naming ``name``
+    (with one bucket both histograms are ``[1]`` and MAUVE is 1 whatever the texts).
+
+    Examples:
+      >>> check_num_buckets(2)
+      2
+      >>> check_num_buckets(1, "num_bins")
+      Traceback (most recent call last):
+      ...
+      ValueError: num_bins: MAUVE needs at least 2 buckets (with 1 both histograms are [1] and MAUVE is 1 whatever the texts), got 1
+    """
+    k = V.check_int(k, name)
+    if k < MIN_NUM_BUCKETS:
+        raise ValueError(f"{name}: MAUVE needs at least {MIN_NUM_BUCKETS} buckets (with 1 both histograms "
+                         f"are [1] and MAUVE is 1 whatever the texts), got {k}")
+    return k
+
+
 def check_sample_sizes(sizes: Sequence[int], k: int, names: Sequence[str] | None = None, *,
                        blame_buckets: bool = False) -> None:
     """Raise ``ValueError`` below MAUVE's minimum sizes: ``k >= 2`` and every set at least ``k``
@@ -134,9 +154,7 @@ def check_sample_sizes(sizes: Sequence[int], k: int, names: Sequence[str] | None
       ...
       ValueError: p_features: 1 point(s) for 2 buckets; MAUVE needs at least as many points as buckets on each side (num_buckets='auto' needs 2): with fewer, buckets hold the other side's points only and MAUVE is below 1 even for identical texts
     """
-    if k < MIN_NUM_BUCKETS:
-        raise ValueError(f"num_buckets: MAUVE needs at least {MIN_NUM_BUCKETS} buckets (with 1 both histograms "
-                         f"are [1] and MAUVE is 1 whatever the texts), got {k}")
+    check_num_buckets(k)
     if names is None:
         names = ("p_features", "q_features") if len(sizes) == 2 else [f"sets[{i}]" for i in range(len(sizes))]
     for n, name in zip(sizes, names):
@@ -179,12 +197,12 @@ def resolve_num_buckets(num_buckets: Any, sizes: Sequence[int], names: Sequence[
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def _warn_at_caller(message: str) -> None:
-    """``warnings.warn`` attributed to the first frame outside jaxmetrics (the user's call)."""
+def _warn_at_caller(message: str, category: type = UserWarning) -> None:
+    """``warnings.warn`` (of ``category``) attributed to the first frame outside jaxmetrics (the user's call)."""
     frame, level = sys._getframe(0), 1
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR + os.sep):
         frame, level = frame.f_back, level + 1
-    warnings.warn(message, UserWarning, stacklevel=level)
+    warnings.warn(message, category, stacklevel=level)
 
 
 def default_sample_sizes(n_min: int) -> tuple[int, ...]:

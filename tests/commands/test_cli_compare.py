@@ -64,8 +64,12 @@ def test_leaderboard_json_and_plot_on_real_text(files, minilm_dir, capsys):
     (["--candidates", "CLOSE"], "--candidates: give at least two systems"),
     (["--candidates", "CLOSE", "CLOSER", "--names", "a"], "--names: 1 names for 2"),
     (["--candidates", "CLOSE", "CLOSE"], "--names: the systems' names must differ"),
-    (["--candidates", "CLOSE", "CLOSER", "--confidence", "1.5"], "--confidence: expected a number"),
-    (["--candidates", "CLOSE", "CLOSER", "--num-resamples", "1"], "--num-resamples: at least 2"),
+    (["--candidates", "CLOSE", "CLOSER", "--confidence", "1.5"], "--confidence: must lie strictly between 0 and 1"),
+    (["--candidates", "CLOSE", "CLOSER", "--confidence", "0.2"], "--confidence: must be at least 0.5"),
+    (["--candidates", "CLOSE", "CLOSER", "--num-resamples", "1"], "--num-resamples: must be >= 2"),
+    (["--candidates", "CLOSE", "CLOSER", "--num-resamples", "20"], "--num-resamples: a 95% interval needs at least 39"),
+    (["--candidates", "CLOSE", "CLOSER", "--batch-size", "0"], "--batch-size: must be >= 1"),
+    (["--candidates", "CLOSE", "CLOSER", "--max-length", "0"], "--max-length: must be >= 1"),
     (["--candidates", "CLOSE", "SHORT"], "has 3 texts, the references 40"),
 ])
 def test_bad_input_is_refused_before_the_model_is_loaded(files, extra, match, capsys):

@@ -60,7 +60,7 @@ def test_value_is_the_score_on_the_data_and_all_gives_the_four(small_pools):
     assert both.value.shape == both.low.shape == (4,)
     np.testing.assert_array_equal(np.asarray(both.value), [float(getattr(scores, n)) for n in ESTIMATORS])
     lit = mark_evaluate_interval(references=ref, candidates=cand, key=jax.random.key(0), estimator="schnabel_quality",
-                                 literal=True, num_resamples=20)
+                                 literal=True, num_resamples=40)
     want = mark_evaluate_scores(references=ref, candidates=cand, k=3, literal=True).schnabel_quality
     assert float(lit.value) == float(want)
 

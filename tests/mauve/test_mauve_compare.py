@@ -52,8 +52,8 @@ def test_identical_systems_have_p_one_and_a_shifted_one_is_significant():
 
 def test_reproducible_and_bad_input_named():
     p, a, b = _sets(n=100)
-    one = compare_mauve(references=p, systems={"a": a, "b": b}, key=jax.random.key(5), num_resamples=30)
-    two = compare_mauve(references=p, systems={"a": a, "b": b}, key=jax.random.key(5), num_resamples=30)
+    one = compare_mauve(references=p, systems={"a": a, "b": b}, key=jax.random.key(5), num_resamples=40)
+    two = compare_mauve(references=p, systems={"a": a, "b": b}, key=jax.random.key(5), num_resamples=40)
     np.testing.assert_array_equal(one.p_value, two.p_value)
     np.testing.assert_array_equal(one.score_low, two.score_low)
     with pytest.raises(ValueError, match="^systems"):

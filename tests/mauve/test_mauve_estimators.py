@@ -59,7 +59,7 @@ def test_every_divergence_on_histograms_definition():
                 "js": lambda t: np.where(t > 0, t * np.log(np.where(t > 0, t, 1)), 0.0) - (1 + t) * np.log((1 + t) / 2)}
         for name in DIVERGENCES:
             # D_f(A || R) = sum_i r_i f(a_i / r_i), at the grid's point w = 0.3 (num_points=3: 1e-6, 0.5, ...)
-            res = f_mauve(p, q, divergence=name, num_points=1, scaling=1.0)  # grid [1e-6] only
+            res = f_mauve(p, q, divergence=name, num_points=3, scaling=1.0)  # grid [1e-6, 0.5, 1 - 1e-6]: row 1 is 1e-6
             wv = 1e-6
             rv = wv * p + (1 - wv) * q
             want = [np.exp(-np.sum(rv * gens[name](q / rv))), np.exp(-np.sum(rv * gens[name](p / rv)))]

@@ -221,7 +221,7 @@ def mauve_attribution(
       pseudocount: ``b > 0`` added to every count (0.5, Krichevsky-Trofimov, as mauve-text's
         ``mauve_star``; keeps every gradient finite where a bin is empty on one side).
       frontier: a :class:`~jaxmetrics.mauve.FrontierSettings` (``divergence='kl'`` only), or its
-        ``scaling`` (``c > 0``, default 5) and ``num_points`` (``m``, default 25) as keywords.
+        ``scaling`` (``c >= 1``, default 5) and ``num_points`` (``m >= 3``, default 25) as keywords.
       quantizer: ``'kmeans'`` (mauve-text's settings), another registered name, or a
         :class:`~jaxmetrics.mauve.quantize.quantizers.Quantizer` instance with its own settings (e.g.
         ``KMeansQuantizer(k, explained_var=0.95)``, whose ``num_bins`` replaces ``num_buckets``);

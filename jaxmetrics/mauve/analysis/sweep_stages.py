@@ -12,6 +12,7 @@ import numpy as np
 from jaxmetrics import _validation as V
 from jaxmetrics.mauve.sizes import _warn_at_caller, auto_num_buckets, check_sample_sizes, default_sample_sizes, few_points_message
 from jaxmetrics.mauve.engine import KMEANS_SALT, masked_kmeans_counts, mauve_scores, project_features
+from jaxmetrics.mauve.frontier.settings import FrontierSettings
 from jaxmetrics.mauve.analysis.sweep_results import MauveSweepResult
 from jaxmetrics.numerics import mean_std
 
@@ -189,8 +190,8 @@ def check_values(over: str, values: Any, n_min: int) -> tuple:
         elif over == "k":
             if not (isinstance(v, str) and v == "auto"):
                 v = V.check_int(v, "values", minimum=2)
-        elif over == "c":
-            v = float(V.check_positive(v, "values"))
+        elif over == "c":  # the one check of c (FrontierSettings: c >= 1), reported as values
+            v = FrontierSettings.resolve(None, names={"scaling": "values"}, scaling=v).scaling
         out.append(v)
     if over != "quantizer" and len(set(out)) != len(out):
         raise ValueError(f"values: repeated values in {tuple(out)}")

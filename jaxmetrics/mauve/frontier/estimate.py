@@ -14,14 +14,106 @@ from jaxmetrics.mauve.engine import fit_labels, project_features, split_counts
 from jaxmetrics.mauve.frontier.divergences import mauve_from_log_ratios
 from jaxmetrics.mauve.frontier.settings import FrontierSettings
 from jaxmetrics.results import Result, key_id, static_field
-from jaxmetrics.mauve.frontier.estimators import ESTIMATORS, get_estimator
+from jaxmetrics.mauve.frontier.estimators import ESTIMATORS, QuantizedEstimator, get_estimator
 from jaxmetrics.mauve.frontier.results import MauveOutput, RatioDetails
+from jaxmetrics.mauve.sizes import _warn_at_caller
+from jaxmetrics.numerics import average_ranks
 
-__all__ = ["estimate_mauve", "is_quantized", "estimator_settings", "estimate_seeds", "require_quantized"]
+__all__ = ["estimate_mauve", "is_quantized", "estimator_settings", "estimate_seeds", "require_quantized",
+           "separation_test", "Separation", "IndistinguishableWarning"]
 
 #: The ``estimator=`` of compute_mauve / compute_mauve_seeds / mauve_sweep / the CLI that runs today's
 #: histogram pipeline (its ``quantizer=``, ``num_buckets`` and k-means settings).
 QUANTIZED = "quantized"
+
+
+#: One-sided level of :func:`separation_test` and the normal quantiles it uses: ``z`` at 1 - 0.05
+#: (the critical value) and at 0.8 (the power of the sample size it quotes).
+SEPARATION_LEVEL = 0.05
+_Z_CRITICAL = 1.6448536269514722
+_Z_POWER = 0.8416212335729143
+#: What docs/mauve.md's sample-size table measured (benchmarks/results/mauve_estimators_sample_size.md).
+_MEASURED = ("on real text (MiniLM features, docs/mauve.md) k-NN separated a set with half its rows looping "
+             "from n = 250 per side; the classifier and Gaussian estimators need about 1,000-2,500")
+
+
+class IndistinguishableWarning(UserWarning):
+    """A density-ratio estimator could not tell the two samples apart (:func:`separation_test`)."""
+
+
+class Separation(Result):
+    """:func:`separation_test`: do the estimated log ratios rank P's rows above Q's?
+
+    Attributes:
+      auc: ``P(l_P > l_Q) + P(l_P = l_Q) / 2`` over all pairs of a P row and a Q row (Mann-Whitney's
+        U over ``n_p n_q``); 1/2 when the ratios carry nothing (a flat calibrated ratio).
+      z: ``(auc - 1/2) / sd`` with the null standard deviation of the AUC (ties corrected); 0 when
+        every ratio is equal.
+      indistinguishable: ``z`` below the one-sided 5 % critical value 1.645.
+      rows_needed: per side, the size at which a difference of the observed AUC would be
+        detected with 80 % power, ``ceil((1.645 + 0.842)^2 / (6 (auc - 1/2)^2))``; ``None`` when
+        ``auc <= 1/2`` (no sign of a difference at all).
+    """
+
+    auc: float
+    z: float
+    indistinguishable: bool = static_field()
+    rows_needed: int | None = static_field(default=None)
+
+
+def separation_test(p_log_ratio: Any, q_log_ratio: Any) -> Separation:
+    """The test behind ``indistinguishable``: a one-sided Mann-Whitney test of the out-of-sample
+    log ratios ``l = log dP/dQ`` at P's rows against Q's rows.
+
+    A density-ratio estimator whose ratios rank P's rows no higher than Q's has found no
+    difference: its calibration (``a >= 0``) then flattens them and MAUVE is 1.0000, or near 1
+    for a weak ``a``, whatever the texts. **Flat** is defined by the estimator's own out-of-sample
+    ratios (k-NN: leave-one-out; classifier and Gaussian: cross-fitted): under ``P = Q`` the rows
+    of both sides are exchangeable and so are their ratios, so the AUC of P's ratios against Q's
+    has the Mann-Whitney null distribution, mean 1/2 and variance
+    ``(n_p + n_q + 1 - sum(t^3 - t) / ((n_p + n_q)(n_p + n_q - 1))) / (12 n_p n_q)`` (``t`` the
+    sizes of tied groups; a calibrated ratio that is flat is one tied group: ``z = 0``). The
+    samples are **indistinguishable at this n** when ``z < 1.645`` (5 %, one-sided: two samples of
+    one distribution are flagged in 95 % of draws). Calibration is monotone, so the test reads the
+    same on raw and calibrated ratios. In-sample ratios do not have this null distribution: the
+    MAUVE pipelines do not test the quantized estimator (each bin's own counts), and on a
+    ``GaussianEstimator(num_folds=1)`` the test flags less often than it should.
+
+    Examples:
+      >>> from jaxmetrics.mauve.frontier.estimate import separation_test
+      >>> separation_test([0.0] * 50, [0.0] * 50)
+      Separation(auc=0.5, z=0, indistinguishable=True, rows_needed=None)
+      >>> s = separation_test([1.0] * 25 + [0.5] * 25, [0.0] * 25 + [0.6] * 25)
+      >>> s.indistinguishable, round(s.auc, 2)
+      (False, 0.75)
+    """
+    lp = np.asarray(p_log_ratio, np.float64).reshape(-1)
+    lq = np.asarray(q_log_ratio, np.float64).reshape(-1)
+    n_p, n_q = lp.size, lq.size
+    if n_p == 0 or n_q == 0:
+        raise ValueError(f"p_log_ratio: both sides need rows, got {n_p} and {n_q}")
+    both = np.concatenate([lq, lp])
+    ranks = average_ranks(both)
+    u = float(ranks[n_q:].sum()) - n_p * (n_p + 1) / 2.0
+    auc = u / (n_p * n_q)
+    n = n_p + n_q
+    _, ties = np.unique(both, return_counts=True)
+    tie_term = float(np.sum(ties.astype(np.float64) ** 3 - ties)) / (n * (n - 1)) if n > 1 else 0.0
+    var = n_p * n_q * ((n + 1) - tie_term) / 12.0
+    z = (u - n_p * n_q / 2.0) / np.sqrt(var) if var > 1e-12 else 0.0
+    delta = auc - 0.5
+    needed = int(np.ceil((_Z_CRITICAL + _Z_POWER) ** 2 / (6.0 * delta * delta))) if delta > 1e-12 else None
+    return Separation(auc=float(auc), z=float(z), indistinguishable=bool(z < _Z_CRITICAL), rows_needed=needed)
+
+
+def _separation_note(sep: Separation, name: str, n_p: int, n_q: int, mauve: float) -> str:
+    """The one line that says a MAUVE of ``name`` rests on no detected difference."""
+    where = (f"a difference of this size would be detected (80 % power) from about {sep.rows_needed:,} rows per "
+             f"side" if sep.rows_needed is not None else "the ratios show no sign of a difference at all")
+    return (f"indistinguishable at this n: the {name} estimator's out-of-sample log ratios do not rank the "
+            f"{n_p} references above the {n_q} candidates (AUC {sep.auc:.3f}, z = {sep.z:.2f} < 1.645, one-sided "
+            f"5 %), so MAUVE {mauve:.4f} says it cannot tell the samples apart, not that the texts are alike; "
+            f"{where} ({_MEASURED}); use more texts or estimator='quantized'")
 
 
 def _estimator_name(est: Any) -> str:
@@ -129,8 +221,26 @@ def estimate_seeds(p_features: Any, q_features: Any, *, seeds: Any, estimator: A
     if model is not None:
         signature_extra = dict(signature_extra, pooling=pooling)
     sig = _signature(est, frontier=frontier, model=model, seeds=tuple(seeds), **signature_extra)
-    return [_estimate(p_features, q_features, key=jax.random.key(s), estimator=est, frontier=frontier,
+    outs = [_estimate(p_features, q_features, key=jax.random.key(s), estimator=est, frontier=frontier,
                       signature=sig, pooling=pooling) for s in seeds]
+    note = seeds_note(outs)
+    if note:
+        _warn_at_caller(note, IndistinguishableWarning)
+    return outs
+
+
+def seeds_note(outs: Any) -> str:
+    """The note of several seeds' results: the first flagged seed's, with how many were flagged
+    (``''`` when none was).
+
+    Examples:
+      >>> seeds_note([])
+      ''
+    """
+    flagged = [o for o in outs if o.indistinguishable]
+    if not flagged:
+        return ""
+    return flagged[0].note + ("" if len(outs) == 1 else f" (at {len(flagged)} of {len(outs)} seeds)")
 
 
 def estimate_mauve(*, references: Any, candidates: Any, key: jax.Array, estimator: Any = "knn",
@@ -157,9 +267,9 @@ def estimate_mauve(*, references: Any, candidates: Any, key: jax.Array, estimato
       >>> p, q = rng.normal(size=(300, 8)), rng.normal(size=(300, 8)) + 0.5
       >>> out = estimate_mauve(references=p, candidates=q, key=jax.random.key(0), estimator="gaussian")
       >>> out  # doctest: +ELLIPSIS
-      MauveOutput(mauve=..., frontier_integral=..., divergence_curve=f64[27,2], p_log_ratio=f64[300], q_log_ratio=f64[300], estimator='gaussian', pooling=None)
+      MauveOutput(mauve=..., frontier_integral=..., divergence_curve=f64[27,2], p_log_ratio=f64[300], q_log_ratio=f64[300], estimator='gaussian', indistinguishable=False, pooling=None)
       >>> out.details  # doctest: +ELLIPSIS
-      RatioDetails(p_log_ratio=f64[300], q_log_ratio=f64[300], estimator='gaussian')
+      RatioDetails(p_log_ratio=f64[300], q_log_ratio=f64[300], estimator='gaussian', indistinguishable=False)
       >>> same = estimate_mauve(references=p, candidates=rng.normal(size=(300, 8)), key=jax.random.key(0),
       ...                       estimator="gaussian")
       >>> bool(same.mauve > out.mauve)
@@ -169,8 +279,11 @@ def estimate_mauve(*, references: Any, candidates: Any, key: jax.Array, estimato
     frontier = FrontierSettings.resolve(frontier, divergence=divergence, scaling=scaling, num_points=num_points,
                                         scoring=scoring)
     est = get_estimator(estimator)
-    return _estimate(references, candidates, key=key, estimator=est, frontier=frontier,
-                     signature=_signature(est, frontier=frontier, key=key_id(key)))
+    out = _estimate(references, candidates, key=key, estimator=est, frontier=frontier,
+                    signature=_signature(est, frontier=frontier, key=key_id(key)))
+    if out.indistinguishable:
+        _warn_at_caller(out.note, IndistinguishableWarning)
+    return out
 
 
 def _estimate(p_features: Any, q_features: Any, *, key: jax.Array, estimator: Any, frontier: FrontierSettings,
@@ -182,7 +295,13 @@ def _estimate(p_features: Any, q_features: Any, *, key: jax.Array, estimator: An
         lp = np.asarray(lr.p_log_ratio, np.float64)
         lq = np.asarray(lr.q_log_ratio, np.float64)
         res = mauve_from_log_ratios(lp, lq, divergence=frontier.divergence, **frontier._kwargs())
-        return MauveOutput(mauve=float(res.mauve), frontier_integral=float(res.frontier_integral),
-                           divergence_curve=np.asarray(res.divergence_curve),
-                           details=RatioDetails(p_log_ratio=lp, q_log_ratio=lq, estimator=_estimator_name(estimator)),
-                           divergence=frontier.divergence, signature=signature, pooling=pooling)
+    name = _estimator_name(estimator)
+    flagged, note = False, ""
+    if not isinstance(estimator, QuantizedEstimator):  # in-sample bin ratios: no Mann-Whitney null
+        sep = separation_test(lp, lq)
+        if sep.indistinguishable:
+            flagged, note = True, _separation_note(sep, name, lp.size, lq.size, float(res.mauve))
+    details = RatioDetails(p_log_ratio=lp, q_log_ratio=lq, estimator=name, indistinguishable=flagged, note=note)
+    return MauveOutput(mauve=float(res.mauve), frontier_integral=float(res.frontier_integral),
+                       divergence_curve=np.asarray(res.divergence_curve), details=details,
+                       divergence=frontier.divergence, signature=signature, pooling=pooling)

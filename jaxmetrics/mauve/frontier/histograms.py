@@ -258,7 +258,7 @@ def divergence_curve(p_hist: Any, q_hist: Any, *, scaling: float = 5.0, num_poin
 
     Args:
       p_hist, q_hist: ``[..., k]`` non-negative histograms (normally summing to 1).
-      scaling: the constant ``c`` (> 0); traced, so changing it does not recompile.
+      scaling: the constant ``c`` (>= 1, checked where concrete: :class:`~jaxmetrics.mauve.FrontierSettings`); traced, so changing it does not recompile.
       num_points: ``m``, the number of interior mixture weights (static).
       scoring: ``'mauve-text'`` (uniform grid) or ``'paper'`` (angular grid); see
         :func:`mauve_from_histograms`.
@@ -337,7 +337,7 @@ def mauve_from_histograms(
     Args:
       p_hist, q_hist: ``[..., k]`` non-negative histograms (the text-side ``p`` is the human
         text by convention). Integer counts are cast to float; they are not renormalised.
-      scaling: ``c`` > 0 (traced).
+      scaling: ``c >= 1`` (traced; checked where concrete).
       num_points: number of interior mixture weights ``m`` (static).
       scoring: ``'mauve-text'`` (default) or ``'paper'`` (static).
 

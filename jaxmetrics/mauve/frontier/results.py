@@ -62,11 +62,21 @@ class RatioDetails(Result):
       p_log_ratio: ``[..., n_p]`` float64 estimated ``log dP/dQ`` at P's rows.
       q_log_ratio: ``[..., n_q]`` at Q's rows.
       estimator: the estimator's name (static; ``'knn'``, ``'classifier'``, ``'gaussian'``, ...).
+      indistinguishable: whether the estimator could not tell the two samples apart at this size
+        (static): its out-of-sample log ratios do not rank P's rows above Q's at the one-sided 5 %
+        level (:func:`~jaxmetrics.mauve.frontier.estimate.separation_test`); MAUVE is then 1 or
+        near it because the estimator saw no difference, not because the texts are alike. With
+        several seeds: at one seed at least.
+      note: with ``indistinguishable``, the sentence that says so, with the test's figures and the
+        sample size a difference of the observed size would need (static, not in the repr);
+        ``''`` otherwise.
     """
 
     p_log_ratio: Any
     q_log_ratio: Any
     estimator: str = static_field()
+    indistinguishable: bool = static_field(default=False)
+    note: str = static_field(default="", repr=False)
 
 
 #: The names the pipeline results read through from their ``details``.
@@ -96,6 +106,17 @@ class _ReadThrough:
     def estimator(self) -> str:
         """The estimator of the frontier: ``'quantized'`` (histograms) or a density-ratio estimator's name."""
         return self.details.estimator
+
+    @property
+    def indistinguishable(self) -> bool:
+        """``details.indistinguishable``: a density-ratio estimator saw no difference between the
+        samples at this size (:class:`RatioDetails`); always ``False`` for histograms."""
+        return bool(getattr(self.details, "indistinguishable", False))
+
+    @property
+    def note(self) -> str:
+        """``details.note``: why the value says nothing about the texts, or ``''``."""
+        return getattr(self.details, "note", "")
 
     def _details_dict(self) -> dict[str, Any]:
         return {**self.details.to_dict(), "estimator": self.estimator}

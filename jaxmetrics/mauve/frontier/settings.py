@@ -16,7 +16,8 @@ from jaxmetrics import _validation as V
 from jaxmetrics._ops import is_concrete
 from jaxmetrics.settings import Settings
 
-__all__ = ["DIVERGENCES", "SCORINGS", "FrontierSettings", "MAUVE_TEXT_NAMES", "check_frontier"]
+__all__ = ["DIVERGENCES", "SCORINGS", "FrontierSettings", "MAUVE_TEXT_NAMES", "MIN_NUM_POINTS", "MIN_SCALING",
+           "check_frontier"]
 
 #: Divergence names of the f-divergence frontiers (``'kl'``: MAUVE as published).
 DIVERGENCES = ("kl", "chi2", "hellinger", "tv", "js")
@@ -28,13 +29,32 @@ SCORINGS = ("mauve-text", "paper")
 MAUVE_TEXT_NAMES = {"scaling": "mauve_scaling_factor", "num_points": "divergence_curve_discretization_size"}
 
 
+#: The smallest c: below 1 the MAUVE of two distributions with disjoint supports, the floor of the
+#: scale, is ``1 / C(2c, c) > 1/2`` (the curve ``((1 - w)^c, w^c)``: 0.986 at c = 0.1, 1/2 at c = 1,
+#: 0.004 at mauve-text's 5), so unrelated texts would score like similar ones.
+MIN_SCALING = 1.0
+#: The fewest interior points of the curve: with 1 or 2 the grid (``linspace(1e-6, 1 - 1e-6, m)``, or
+#: the paper's angular grid) holds only weights next to the end points, the curve is the two end
+#: segments and disjoint distributions score 1/2 instead of ~0.
+MIN_NUM_POINTS = 3
+
+
+def _disjoint_mauve(c: float) -> float:
+    """MAUVE of two distributions with disjoint supports at constant ``c``: ``Gamma(c+1)^2 / Gamma(2c+1)``."""
+    from math import exp, lgamma
+
+    return exp(2 * lgamma(c + 1.0) - lgamma(2 * c + 1.0))
+
+
 class FrontierSettings(Settings):
     """How a MAUVE divergence frontier is drawn and scored.
 
     Attributes:
-      scaling: the constant ``c > 0`` of ``exp(-c KL)`` (mauve-text's ``mauve_scaling_factor``).
-      num_points: ``m >= 1``, the interior mixture weights of the curve (mauve-text's
-        ``divergence_curve_discretization_size``); the curve has ``m + 2`` points.
+      scaling: the constant ``c >= 1`` of ``exp(-c KL)`` (mauve-text's ``mauve_scaling_factor``;
+        :data:`MIN_SCALING`: below 1, texts with nothing in common score above 1/2).
+      num_points: ``m >= 3``, the interior mixture weights of the curve (mauve-text's
+        ``divergence_curve_discretization_size``); the curve has ``m + 2`` points
+        (:data:`MIN_NUM_POINTS`: with 1 or 2 the curve is its two end segments).
       divergence: the f-divergence of the frontier (:data:`~jaxmetrics.mauve.frontier.divergences.DIVERGENCES`,
         default ``'kl'``, MAUVE as published); frontier integrals stay KL-based.
       scoring: ``'mauve-text'`` (uniform grid of weights, default) or ``'paper'`` (the NeurIPS 2021
@@ -48,6 +68,10 @@ class FrontierSettings(Settings):
       Traceback (most recent call last):
       ...
       ValueError: scaling: must be finite and > 0, got 0
+      >>> FrontierSettings(num_points=2)  # doctest: +ELLIPSIS
+      Traceback (most recent call last):
+      ...
+      ValueError: num_points: must be at least 3, got 2: ...
       >>> FrontierSettings.resolve(None, names={"scaling": "mauve_scaling_factor"}, scaling=-1.0)
       Traceback (most recent call last):
       ...
@@ -60,8 +84,18 @@ class FrontierSettings(Settings):
     scoring: str = "mauve-text"
 
     def check(self) -> None:
-        object.__setattr__(self, "scaling", V.check_positive(self.scaling, "scaling"))
-        object.__setattr__(self, "num_points", V.check_int(self.num_points, "num_points", minimum=1))
+        c = V.check_positive(self.scaling, "scaling")
+        if c < MIN_SCALING:
+            raise ValueError(f"scaling: must be at least {MIN_SCALING:g}, got {self.scaling!r}: below it two texts with "
+                             f"nothing in common score above 1/2 (1/C(2c, c): {_disjoint_mauve(c):.3f} at c = {c:g}), "
+                             "so the scale no longer tells unrelated texts from similar ones")
+        object.__setattr__(self, "scaling", c)
+        m = V.check_int(self.num_points, "num_points")
+        if m < MIN_NUM_POINTS:
+            raise ValueError(f"num_points: must be at least {MIN_NUM_POINTS}, got {m}: with {m} the mixture grid holds "
+                             "only weights next to the end points (1e-6, 1 - 1e-6), the curve is its two end "
+                             "segments and two texts with nothing in common score 1/2")
+        object.__setattr__(self, "num_points", m)
         V.check_choice(self.divergence, "divergence", DIVERGENCES)
         V.check_choice(self.scoring, "scoring", SCORINGS)
 

@@ -34,7 +34,7 @@ from jaxmetrics.mauve.engine import (
     project_bucketed,
     split_counts,
 )
-from jaxmetrics.mauve.frontier.estimate import estimate_seeds, is_quantized
+from jaxmetrics.mauve.frontier.estimate import estimate_seeds, is_quantized, seeds_note
 from jaxmetrics.mauve.frontier.results import HistogramDetails, MauveOutput, MauveResult, MauveSeedsOutput, RatioDetails
 from jaxmetrics.mauve.frontier.settings import MAUVE_TEXT_NAMES, FrontierSettings
 from jaxmetrics.mauve.pipeline.inputs import SET_NAMES, default_pooling, device_context, get_features, split_sets
@@ -200,7 +200,11 @@ def compute_mauve(
         number of points of each side; see :mod:`jaxmetrics.mauve.sizes`: below that a
         ``ValueError`` names the side, and a ``UserWarning`` says when the smaller side has fewer
         than 7.5 points per bucket).
-      pca_max_data: -1 fits the PCA on all rows, otherwise on this many random rows.
+      pca_max_data: -1 fits the PCA on all rows, otherwise on this many random rows: at least
+        ``min(n_p + n_q, d + 1)`` (the feature dimension + 1, or all rows), checked before the
+        quantization (from text: once featurized). A smaller subsample spans fewer directions
+        than the features have, and keeps them for lack of others: at 1 row every text projects
+        to one point and MAUVE was 1 for any texts (:func:`jaxmetrics._validation.check_pca_max_data`).
       kmeans_explained_var: PCA keeps the first components reaching this fraction of the variance.
       kmeans_num_redo: k-means restarts (the best objective is kept); run in parallel.
       kmeans_max_iter: maximum Lloyd iterations per restart.
@@ -210,8 +214,10 @@ def compute_mauve(
       device_id: ``>= 0`` runs on that accelerator (``-1``: JAX's default device).
       max_text_length: truncation length in tokens of ``p_text`` / ``q_text`` (mauve-text's
         1024); capped silently at the model's positions when it has fewer.
-      divergence_curve_discretization_size: number of interior mixture weights ``m``.
-      mauve_scaling_factor: ``c`` > 0.
+      divergence_curve_discretization_size: number of interior mixture weights ``m >= 3`` (with
+        1 or 2 the curve is its two end segments; :class:`~jaxmetrics.mauve.FrontierSettings`).
+      mauve_scaling_factor: ``c >= 1`` (below 1 two texts with nothing in common score above 1/2;
+        :class:`~jaxmetrics.mauve.FrontierSettings`).
       verbose: print timings.
       seed: integer seed; the keys are derived from ``jax.random.key(seed)``.
       batch_size: texts per forward pass of the featurizer (texts are sorted by length first).
@@ -256,7 +262,11 @@ def compute_mauve(
         numbers), or a density-ratio estimator of :mod:`jaxmetrics.mauve.frontier.estimators` by name
         (``'knn'``, ``'classifier'``, ``'gaussian'``) or as an instance with its settings; key
         ``jax.random.key(seed)``. ``quantizer``, ``num_buckets``, ``mesh`` and the k-means
-        settings apply to ``'quantized'`` only.
+        settings apply to ``'quantized'`` only. When a density-ratio estimator cannot tell the
+        samples apart (its out-of-sample ratios do not rank P above Q at 5 %,
+        :func:`~jaxmetrics.mauve.frontier.estimate.separation_test`), the result says so:
+        ``out.indistinguishable`` is true, ``out.note`` says why and from what size a difference
+        of the observed size would show, and an ``IndistinguishableWarning`` is issued.
       divergence: keyword-only; the f-divergence whose frontier ``mauve`` (and ``mauve_star``)
         summarise: ``'kl'`` (default, MAUVE as published), ``'chi2'``, ``'hellinger'``, ``'tv'``,
         ``'js'`` (:data:`~jaxmetrics.mauve.frontier.divergences.DIVERGENCES`); the frontier integrals are
@@ -375,8 +385,8 @@ def compute_mauve_seeds(
         :func:`~jaxmetrics.mauve.estimate_mauve` with key ``jax.random.key(s)`` (the k-NN estimator is
         deterministic: its spread is 0), and ``confidence`` is not available.
       max_length, batch_size: compute_mauve's ``max_text_length`` and ``batch_size``.
-      confidence: ``None`` (no interval) or the intervals' nominal coverage in ``(0, 1)``.
-      num_resamples: bootstrap resamples ``>= 2`` with ``confidence``.
+      confidence: ``None`` (no interval) or the intervals' nominal coverage in ``[0.5, 1)``.
+      num_resamples: bootstrap resamples with ``confidence``, at least ``(1 + confidence) / (1 - confidence)`` (39 at 0.95; fewer make the end points the extreme resamples: :func:`jaxmetrics._validation.check_resampling`).
 
     Returns:
       :class:`MauveSeedsOutput`: ``mauve_mean``, ``mauve_std`` (``ddof=1``) and the same for
@@ -403,8 +413,7 @@ def compute_mauve_seeds(
     if not seeds:
         raise ValueError("seeds: at least one seed is needed")
     if confidence is not None:
-        V.check_open_unit(confidence, "confidence")
-        V.check_int(num_resamples, "num_resamples", minimum=2)
+        V.check_resampling(num_resamples, confidence)
     frontier = FrontierSettings.resolve(frontier, scaling=scaling, num_points=num_points)
     quantized = _check_estimator(estimator, quantizer=(quantizer, "kmeans"), num_buckets=(num_buckets, "auto"))
     if confidence is not None and not quantized:   # refused before any featurization or fit
@@ -419,8 +428,10 @@ def compute_mauve_seeds(
         ests = _estimates(inputs, seeds, estimator=estimator, frontier=frontier)
         m, fi = (np.asarray([getattr(e, f) for e in ests]) for f in ("mauve", "frontier_integral"))
         (m_mean, m_std), (fi_mean, fi_std) = mean_std(m), mean_std(fi)
+        note = seeds_note(ests)  # flagged when the estimator saw no difference at one seed at least
         details = RatioDetails(p_log_ratio=np.stack([e.p_log_ratio for e in ests]),
-                               q_log_ratio=np.stack([e.q_log_ratio for e in ests]), estimator=ests[0].estimator)
+                               q_log_ratio=np.stack([e.q_log_ratio for e in ests]), estimator=ests[0].estimator,
+                               indistinguishable=bool(note), note=note)
         return MauveSeedsOutput(mauve_mean=m_mean, mauve_std=m_std, frontier_integral_mean=fi_mean,
                                 frontier_integral_std=fi_std, mauve=m, frontier_integral=fi,
                                 divergence_curve=np.stack([e.divergence_curve for e in ests]), details=details,

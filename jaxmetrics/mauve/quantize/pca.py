@@ -132,7 +132,8 @@ def fit_pca(
         its randomness; it is used only when ``max_data`` subsamples (``0 < max_data < N``).
       explained_var: fraction ``v`` in (0, 1).
       max_data: -1 (or ``>= N``) fits on all rows; otherwise on ``max_data`` rows drawn without
-        replacement with ``key`` (mauve-text's ``pca_max_data``).
+        replacement with ``key`` (mauve-text's ``pca_max_data``), at least ``min(N, d + 1)`` of
+        them (fewer span too few directions: :func:`jaxmetrics._validation.check_pca_max_data`).
       pad_to: ``m_pad`` is ``m*`` rounded up to a multiple of this (capped at ``min(N, d)``).
       num_valid: only the first ``num_valid`` rows are data, the rest padding (a bucketed
         size, :func:`~jaxmetrics.mauve.sizes.bucket_size`); the fit is that of ``x[:num_valid]``
@@ -154,7 +155,6 @@ def fit_pca(
     """
     V.check_key(key)
     V.check_open_unit(explained_var, "explained_var")
-    V.check_int(max_data, "max_data", minimum=-1)
     pad_to = V.check_int(pad_to, "pad_to", minimum=1)
     x = jnp.asarray(x)
     if x.ndim != 2:
@@ -162,6 +162,7 @@ def fit_pca(
     n = x.shape[0]
     if num_valid is not None:
         num_valid = V.check_int(num_valid, "num_valid", minimum=1, maximum=n)
+    V.check_pca_max_data(max_data, "max_data", num_rows=n if num_valid is None else num_valid, dim=x.shape[1])
     padded = num_valid is not None and num_valid < n
     if padded and not 0 < max_data < num_valid and num_valid >= x.shape[1]:
         w, v, mean, ratio = _pca_eigen_padded(x, np.int32(num_valid))

@@ -23,7 +23,7 @@ from jaxmetrics._ops import is_concrete, squared_distances
 from jaxmetrics.mauve.quantize.clustering import _assign_to_centroids, kmeans
 from jaxmetrics.mauve.engine import KMEANS_SALT, _counts, apply_projection, project_bucketed, project_features
 from jaxmetrics.mauve.quantize.pca import PCAProjection
-from jaxmetrics.mauve.sizes import bucket_size
+from jaxmetrics.mauve.sizes import bucket_size, check_num_buckets
 from jaxmetrics.results import Result, static_field
 
 __all__ = [
@@ -124,13 +124,17 @@ class KMeansQuantizer:
     """mauve-text's quantizer: L2-normalise -> PCA (``explained_var``) -> k-means (faiss-like).
 
     Args:
-      num_bins: number of clusters ``k``, or ``'auto'`` in a MAUVE pipeline's ``quantizer=``
+      num_bins: number of clusters ``k >= 2`` (one cluster makes MAUVE 1 for any texts), or
+        ``'auto'`` in a MAUVE pipeline's ``quantizer=``
         (``compute_mauve_seeds(quantizer=KMeansQuantizer('auto', explained_var=0.95))``): ``k`` is
         then the pipeline's ``num_buckets``.
       explained_var: PCA keeps the first components reaching this fraction of the variance.
       num_redo: k-means restarts (best objective kept), run in parallel.
       max_iter: maximum Lloyd iterations per restart.
-      pca_max_data: -1 fits PCA on all rows, otherwise on this many random rows.
+      pca_max_data: -1 fits PCA on all rows, otherwise on this many random rows: at least 2, and
+        when fitted at least the feature dimension + 1 (or all rows), else ``ValueError`` (a
+        smaller subsample spans too few directions: one row makes MAUVE 1 for any texts;
+        :func:`jaxmetrics._validation.check_pca_max_data`).
       max_points_per_centroid: k-means trains on at most this many rows per cluster.
       normalize: L2-normalise rows first (mauve-text's ``norm='l2'``).
 
@@ -155,13 +159,11 @@ class KMeansQuantizer:
 
     def __post_init__(self) -> None:
         if not (isinstance(self.num_bins, str) and self.num_bins == "auto"):
-            V.check_int(self.num_bins, "num_bins", minimum=1)
+            check_num_buckets(self.num_bins, "num_bins")
         V.check_open_unit(self.explained_var, "kmeans_explained_var")
         V.check_int(self.num_redo, "kmeans_num_redo", minimum=1)
         V.check_int(self.max_iter, "kmeans_max_iter", minimum=1)
-        V.check_int(self.pca_max_data, "pca_max_data", minimum=-1)
-        if self.pca_max_data == 0:
-            raise ValueError("pca_max_data: must be -1 (all rows) or a positive number of rows, got 0")
+        V.check_pca_max_data(self.pca_max_data)  # the data-dependent bound: when fitted (project_features)
         V.check_int(self.max_points_per_centroid, "max_points_per_centroid", minimum=1)
 
     def fit(self, features: Any, *, key: jax.Array) -> FittedKMeansQuantizer:
