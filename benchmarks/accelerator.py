@@ -79,7 +79,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import math
 import os
 import re
@@ -88,7 +87,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _report import save_table  # benchmarks/ is on sys.path when a script runs
+from _report import save_json, save_table  # benchmarks/ is on sys.path when a script runs
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -489,7 +488,7 @@ def main(argv=None) -> int:
                   f"{fmt_fraction(r['fraction_of_peak'])} of the measured {r['dtype']} peak", flush=True)
 
     save_table(render(rows, meta), args.out)
-    Path(args.out).with_suffix(".json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=1) + "\n")
+    save_json({"meta": meta, "rows": rows}, Path(args.out).with_suffix(".json"))
     failed = [name for name, r in rows.items() if "error" in r]
     if failed:
         print(f"out of memory: {', '.join(failed)}", file=sys.stderr)

@@ -36,6 +36,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from _report import save_json  # benchmarks/ is on sys.path when a script runs
+
 ROOT = Path(__file__).resolve().parents[1]
 BEFORE = "429929f"   # the last commit before the encoding engine
 
@@ -169,7 +171,7 @@ def main() -> None:
         out.parent.mkdir(exist_ok=True)
         name = "engine_paths.json" if not args.only else f"engine_paths_{'_'.join(args.only)}.json"
         out = out.with_name(name)
-        out.write_text(json.dumps({"before": args.before, "repeats": args.repeats, "rows": rows}, indent=2) + "\n")
+        save_json({"before": args.before, "repeats": args.repeats, "rows": rows}, out, indent=2)
     finally:
         subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(before)], capture_output=True)
 

@@ -81,7 +81,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _report import save_table  # benchmarks/ is on sys.path when a script runs
+from _report import save_json, save_table  # benchmarks/ is on sys.path when a script runs
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -588,15 +588,12 @@ def main(argv=None) -> None:
                     shown = {k: (round(v, 3) if isinstance(v, float) else v) for k, v in rec.items()
                              if k not in common and k not in ("path", "side", "size")}
                     print(f"{p:10s} {side:10s} {n:>10,}  {shown}", flush=True)
-                    out.with_suffix(".json").parent.mkdir(parents=True, exist_ok=True)
-                    out.with_suffix(".json").write_text(json.dumps(
-                        {"environment": env, "perplexity_model": ppl_desc, "ladders": ladders,
-                         "reference_caps": caps, "records": kept + records}, indent=1) + "\n")
+                    save_json({"environment": env, "perplexity_model": ppl_desc, "ladders": ladders,
+                               "reference_caps": caps, "records": kept + records}, out.with_suffix(".json"))
 
     records = kept + records
-    out.with_suffix(".json").write_text(json.dumps(
-        {"environment": env, "perplexity_model": ppl_desc, "ladders": ladders, "reference_caps": caps,
-         "records": records}, indent=1) + "\n")
+    save_json({"environment": env, "perplexity_model": ppl_desc, "ladders": ladders, "reference_caps": caps,
+               "records": records}, out.with_suffix(".json"))
     plot(records, ladders, out.with_suffix(".png"))
     notes = [f"# input_scaling: time and peak memory vs input size{' (--quick)' if args.quick else ''}", "", env, ""]
     if ppl_desc is not None:

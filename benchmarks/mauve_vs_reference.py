@@ -18,6 +18,7 @@ import time
 import jax
 import jax.numpy as jnp
 import numpy as np
+from _report import save_table  # benchmarks/ is on sys.path when a script runs
 
 
 def _feats(n: int, d: int, shift: float, seed: int) -> np.ndarray:
@@ -128,10 +129,7 @@ def main() -> None:
     args = ap.parse_args()
     sizes = [1000] if args.quick else args.sizes
     table = run(sizes, args.dim, args.delta, args.skip_reference)
-    print(table)
-    os.makedirs(os.path.dirname(args.out), exist_ok=True)
-    with open(args.out, "w", encoding="utf-8") as f:
-        f.write("# MAUVE: jaxmetrics vs mauve-text\n\n" + table)
+    save_table("# MAUVE: jaxmetrics vs mauve-text\n\n" + table, args.out)
 
 
 if __name__ == "__main__":

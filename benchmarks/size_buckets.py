@@ -22,7 +22,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from _report import save_table  # benchmarks/ is on sys.path when a script runs
+from _report import save_json, save_table  # benchmarks/ is on sys.path when a script runs
 
 ROOT = Path(__file__).resolve().parents[1]
 BEFORE = "4a344a2"   # the last commit before the sample-size buckets
@@ -103,7 +103,7 @@ def main(argv=None):
               f"Compile time: before {old['compile_seconds']:.2f} s, after {new['compile_seconds']:.2f} s."]
     results = Path(__file__).parent / "results"
     save_table("\n".join(lines) + "\n", results / "size_buckets.md")
-    (results / "size_buckets.json").write_text(json.dumps({"before": old, "after": new, "args": vars(args)}, indent=1))
+    save_json({"before": old, "after": new, "args": vars(args)}, results / "size_buckets.json")
 
 
 if __name__ == "__main__":

@@ -74,9 +74,10 @@ SCORES = LibraryChoices("jaxmetrics.similarity.sweep", "SCORE_FIELDS")
 RANKINGS = LibraryChoices("jaxmetrics.similarity.sweep", "RANKINGS")
 
 # the help names the dtypes without reading the list (%(choices)s): ``jaxmetrics demo --help`` stays free of JAX
-_DTYPE_HELP = ("compute dtype of the model(s), float32 or bfloat16 (default float32). bfloat16 runs the matrix "
-               "products in bfloat16 with layer norms, softmax, logits and the returned vectors in float32: faster "
-               "on accelerators, slower on a CPU, and the numbers move slightly (docs/sharp_edges.md gives the "
+_DTYPE_HELP = ("compute dtype of the model(s), float32 or bfloat16 (default float32). bfloat16 multiplies "
+               "bfloat16 operands with float32 accumulation, with layer norms, softmax, logits and the returned "
+               "vectors in float32: meant for hardware that multiplies bfloat16 faster than float32 (GPUs, TPUs, CPUs "
+               "with AMX), no faster on other CPUs, and the numbers move slightly (docs/sharp_edges.md gives the speed and the "
                "deviation per metric)")
 
 

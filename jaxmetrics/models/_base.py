@@ -34,6 +34,26 @@ class ModelOutput(Result):
     logits: jax.Array | None = None
 
 
+class Dense(nnx.Linear):
+    """``nnx.Linear`` under the mixed-precision contract of every model layer: the operands are in
+    the layer's ``dtype`` (bfloat16 for a ``dtype=bfloat16`` model), the product accumulates in
+    float32 (``preferred_element_type``), the bias is added in float32, and the result is rounded
+    once to the layer's ``dtype``, the dtype of the activations. A float32 layer computes exactly
+    what ``nnx.Linear`` does. Built by :func:`dense`; the weights are ``kernel`` and ``bias`` as
+    in ``nnx.Linear``."""
+
+    def __call__(self, inputs, out_sharding=None):
+        out = super().__call__(inputs, out_sharding)
+        return out if self.dtype is None else out.astype(self.dtype)
+
+
+def dense(din: int, dout: int, *, dtype, rngs, use_bias: bool = True) -> Dense:
+    """A :class:`Dense` layer ``[..., din] -> [..., dout]`` with parameters and activations in
+    ``dtype``, float32 accumulation and the library's stated precision."""
+    return Dense(din, dout, use_bias=use_bias, dtype=dtype, param_dtype=dtype, precision=PRECISION,
+                 preferred_element_type=jnp.float32, rngs=rngs)
+
+
 def tied_lm_head(hidden, embedding):
     """Float32 logits ``hidden @ embedding.T`` of a tied LM head: ``[..., D] x [V, D] -> [..., V]``."""
     return jnp.einsum("...d,vd->...v", hidden, embedding, precision=PRECISION,
@@ -107,8 +127,9 @@ def _attend_one(q, k, v, allowed, scale):
     scores = jnp.where(jnp.swapaxes(jnp.broadcast_to(allowed, allowed.shape[:-2] + (1, k.shape[1]))[:, :, 0], 1, 2)
                        if allowed.ndim == 4 else allowed, scores, jnp.finfo(jnp.float32).min)
     probs = jax.nn.softmax(scores, axis=1).astype(v.dtype)  # over the keys
-    out = jnp.sum(probs[..., None] * v, axis=1)  # [B, H, Dh]
-    return out[:, None]
+    acc = jnp.promote_types(v.dtype, jnp.float32)  # bfloat16 values: summed in float32
+    out = jnp.sum(probs.astype(acc)[..., None] * v.astype(acc), axis=1)  # [B, H, Dh]
+    return out.astype(v.dtype)[:, None]
 
 
 def _attend(q, k, v, allowed, scale):
@@ -117,15 +138,17 @@ def _attend(q, k, v, allowed, scale):
     scores = jnp.einsum("bqhd,bkhd->bhqk", q, k, precision=PRECISION, preferred_element_type=jnp.float32) * scale
     scores = jnp.where(allowed, scores, jnp.finfo(jnp.float32).min)
     probs = jax.nn.softmax(scores, axis=-1).astype(v.dtype)
-    return jnp.einsum("bhqk,bkhd->bqhd", probs, v, precision=PRECISION)
+    out = jnp.einsum("bhqk,bkhd->bqhd", probs, v, precision=PRECISION, preferred_element_type=jnp.float32)
+    return out.astype(v.dtype)
 
 
 def attention(q, k, v, allowed, *, scale: float, causal: bool = False):
     """Multi-head scaled dot-product attention.
 
     ``q, k, v``: ``[B, T, H, Dh]``; ``allowed``: bool broadcastable to ``[B, H, T, T]``
-    (query, key). Scores and softmax are computed in float32; a query with no allowed
-    key gets a uniform (finite) distribution rather than NaN, as in transformers.
+    (query, key). Both products take their operands in ``q``'s / ``v``'s dtype and accumulate in
+    float32; scores and softmax are float32 and the output is in ``v``'s dtype. A query with no
+    allowed key gets a uniform (finite) distribution rather than NaN, as in transformers.
 
     ``causal=True`` promises that ``allowed`` already forbids every key after its query
     (self-attention over one sequence, ``Tq == Tk``). The queries are then taken in static

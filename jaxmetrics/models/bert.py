@@ -12,15 +12,14 @@ import jax.numpy as jnp
 import numpy as np
 from flax import nnx
 
-from jaxmetrics._ops import PRECISION
 from jaxmetrics.models._base import (
-    ModelOutput, activation, attention, build_pretrained, inv_sqrt, merge_heads, packed_layout, split_heads,
+    ModelOutput, activation, attention, build_pretrained, dense, inv_sqrt, merge_heads, packed_layout, split_heads,
     strip_prefix, take,
 )
 
 
 def _linear(i, o, dtype, rngs):
-    return nnx.Linear(i, o, dtype=dtype, param_dtype=dtype, precision=PRECISION, rngs=rngs)
+    return dense(i, o, dtype=dtype, rngs=rngs)
 
 
 def _ln(cfg, dtype, rngs):

@@ -15,9 +15,8 @@ import jax.numpy as jnp
 import numpy as np
 from flax import nnx
 
-from jaxmetrics._ops import PRECISION
 from jaxmetrics.models._base import (
-    ModelOutput, activation, attention, build_pretrained, cached_attention_mask, inv_sqrt, merge_heads,
+    ModelOutput, activation, attention, build_pretrained, cached_attention_mask, dense, inv_sqrt, merge_heads,
     packed_layout, split_heads, strip_prefix, take, tied_lm_head, write_cache,
 )
 
@@ -30,8 +29,8 @@ class GPT2Attention(nnx.Module):
     def __init__(self, cfg, layer_idx: int, *, dtype, rngs):
         d = cfg.n_embd
         self.num_heads = cfg.n_head
-        self.c_attn = nnx.Linear(d, 3 * d, dtype=dtype, param_dtype=dtype, precision=PRECISION, rngs=rngs)
-        self.c_proj = nnx.Linear(d, d, dtype=dtype, param_dtype=dtype, precision=PRECISION, rngs=rngs)
+        self.c_attn = dense(d, 3 * d, dtype=dtype, rngs=rngs)
+        self.c_proj = dense(d, d, dtype=dtype, rngs=rngs)
         scale = inv_sqrt(d // cfg.n_head) if getattr(cfg, "scale_attn_weights", True) else 1.0
         if getattr(cfg, "scale_attn_by_inverse_layer_idx", False):
             scale /= float(layer_idx + 1)
@@ -54,8 +53,8 @@ class GPT2MLP(nnx.Module):
     def __init__(self, cfg, *, dtype, rngs):
         d = cfg.n_embd
         inner = cfg.n_inner if getattr(cfg, "n_inner", None) else 4 * d
-        self.c_fc = nnx.Linear(d, inner, dtype=dtype, param_dtype=dtype, precision=PRECISION, rngs=rngs)
-        self.c_proj = nnx.Linear(inner, d, dtype=dtype, param_dtype=dtype, precision=PRECISION, rngs=rngs)
+        self.c_fc = dense(d, inner, dtype=dtype, rngs=rngs)
+        self.c_proj = dense(inner, d, dtype=dtype, rngs=rngs)
         self.act = activation(cfg.activation_function)
 
     def __call__(self, x):

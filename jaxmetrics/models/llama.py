@@ -25,8 +25,8 @@ from flax import nnx
 
 from jaxmetrics._ops import PRECISION
 from jaxmetrics.models._base import (
-    ModelOutput, activation, attention, build_pretrained, cached_attention_mask, strip_prefix, take, tied_lm_head,
-    write_cache,
+    ModelOutput, activation, attention, build_pretrained, cached_attention_mask, dense, strip_prefix, take,
+    tied_lm_head, write_cache,
 )
 
 
@@ -120,7 +120,7 @@ def apply_rope(x, cos, sin):
 
 
 class RMSNorm(nnx.Module):
-    """``w * x / sqrt(mean(x²) + eps)``, computed in float32."""
+    """``w * x / sqrt(mean(x²) + eps)``, computed in float32 and returned in ``x``'s dtype."""
 
     def __init__(self, d: int, eps: float, *, dtype):
         self.weight = nnx.Param(jnp.ones((d,), dtype=dtype))
@@ -129,11 +129,11 @@ class RMSNorm(nnx.Module):
     def __call__(self, x):
         xf = x.astype(jnp.float32)
         xf = xf * jax.lax.rsqrt(jnp.mean(xf * xf, axis=-1, keepdims=True) + self.eps)
-        return self.weight[...] * xf.astype(x.dtype)
+        return (self.weight[...].astype(jnp.float32) * xf).astype(x.dtype)
 
 
 def _linear(din, dout, bias, dtype, rngs):
-    return nnx.Linear(din, dout, use_bias=bias, dtype=dtype, param_dtype=dtype, precision=PRECISION, rngs=rngs)
+    return dense(din, dout, use_bias=bias, dtype=dtype, rngs=rngs)
 
 
 def _sliding_window(cfg, layer_idx: int):
@@ -247,8 +247,9 @@ class Llama(nnx.Module):
         self.layers = nnx.List([LlamaBlock(cfg, i, dtype=dtype, rngs=rngs) for i in range(cfg.num_hidden_layers)])
         self.norm = RMSNorm(d, float(cfg.rms_norm_eps), dtype=dtype)
         self.tie_word_embeddings = bool(getattr(cfg, "tie_word_embeddings", False))
-        if not self.tie_word_embeddings:  # the untied output projection (``lm_head.weight``)
-            self.unembed = _linear(d, cfg.vocab_size, False, dtype, rngs)
+        if not self.tie_word_embeddings:  # the untied output projection (``lm_head.weight``): float32 logits
+            self.unembed = nnx.Linear(d, cfg.vocab_size, use_bias=False, dtype=dtype, param_dtype=dtype,
+                                      precision=PRECISION, preferred_element_type=jnp.float32, rngs=rngs)
         # static constant (a tuple, so nnx does not treat it as state), not a parameter
         self.inv_freq = tuple(float(f) for f in rope_inv_freq(cfg))
         self.num_kv_heads = int(getattr(cfg, "num_key_value_heads", None) or cfg.num_attention_heads)

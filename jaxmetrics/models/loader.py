@@ -301,10 +301,12 @@ def load_model(model: str | os.PathLike, *, dtype: Any = "float32") -> LoadedMod
     Args:
       model: local checkpoint directory or a Hugging Face Hub id (``'gpt2-large'``).
       dtype: parameter and compute dtype, ``'float32'`` or ``'bfloat16'``. In bfloat16 the
-        matrix products run in bfloat16 while layer-norm statistics, attention softmax, logits
-        and every pooled or returned vector are float32. It is for accelerators: on a CPU
-        bfloat16 runs slower than float32 (see ``docs/sharp_edges.md`` for the deviation per
-        metric).
+        weights and activations are bfloat16 and every matrix product takes bfloat16 operands
+        and accumulates in float32 (mixed precision), while layer-norm statistics, attention
+        softmax, logits and every pooled or returned vector are float32. It pays where the
+        hardware multiplies bfloat16 faster than float32 (GPUs, TPUs, CPUs with AMX); on a CPU
+        without bfloat16 matrix instructions it is not faster (see ``docs/sharp_edges.md`` for
+        the speed and the deviation per metric).
 
     Returns:
       :class:`LoadedModel`.

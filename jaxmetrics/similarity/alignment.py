@@ -41,7 +41,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxmetrics._ops import PRECISION
+from jaxmetrics._ops import row_products
 from jaxmetrics.results import Result, static_field
 from jaxmetrics.similarity.chunks import PairLayout, center_chunk, pad_rows, select_tokens
 from jaxmetrics.similarity.kernels import emd_plan, greedy_match
@@ -388,7 +388,7 @@ def _chunk_alignments(xe, xm, xw, xmean, ye, ym, yw, ymean, temperature, *, metr
 
     def one(x, y, mx, my, wx, wy):
         valid = mx[:, None] & my[None, :]
-        s = jnp.where(valid, jnp.matmul(x, y.T, precision=PRECISION), 0.0)
+        s = jnp.where(valid, row_products(x, y), 0.0)
         a, b = _marginal(mx, wx), _marginal(my, wy)
         best_x, best_y = greedy_match(s, valid)
         masked = jnp.where(valid, s, -jnp.inf)

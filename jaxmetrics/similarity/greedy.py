@@ -37,7 +37,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxmetrics._ops import PRECISION, is_concrete, l2_normalize
+from jaxmetrics._ops import is_concrete, l2_normalize, product_dtype, row_products
 from jaxmetrics._validation import check_int
 from jaxmetrics.similarity.checks import score_checked_pairs
 from jaxmetrics.similarity.kernels import PRF, greedy_match, harmonic_f
@@ -78,7 +78,7 @@ def bertscore_pair(*, candidate: jax.Array, reference: jax.Array, candidate_mask
     x = l2_normalize(candidate, x_mask)
     y = l2_normalize(reference, y_mask)
     valid = x_mask[:, None] & y_mask[None, :]
-    s = jnp.where(valid, jnp.matmul(x, y.T, precision=PRECISION), 0.0)
+    s = jnp.where(valid, row_products(x, y), 0.0)  # bfloat16 vectors: bfloat16 operands, float32 sums
     wx = jnp.where(x_mask, 1.0 if candidate_weights is None else candidate_weights, 0.0)
     wy = jnp.where(y_mask, 1.0 if reference_weights is None else reference_weights, 0.0)
     best_x, best_y = greedy_match(s, valid)  # per candidate token, per reference token
@@ -120,9 +120,9 @@ def batch_bertscore(*, candidates: jax.Array, references: jax.Array, candidates_
       [1.0, 1.0]
     """
     b = candidates.shape[0]
-    cw = (jnp.ones(candidates_mask.shape, candidates.dtype) if candidates_weights is None
+    cw = (jnp.ones(candidates_mask.shape, product_dtype(candidates)) if candidates_weights is None
           else candidates_weights)
-    rw = (jnp.ones(references_mask.shape, references.dtype) if references_weights is None
+    rw = (jnp.ones(references_mask.shape, product_dtype(references)) if references_weights is None
           else references_weights)
     cz = (jnp.any(~candidates_mask, axis=1) if candidates_pad_zero is None
           else jnp.asarray(candidates_pad_zero))

@@ -57,7 +57,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxmetrics._ops import PRECISION, is_concrete, l2_normalize
+from jaxmetrics._ops import is_concrete, l2_normalize, product_dtype, row_products
 from jaxmetrics._validation import check_choice, check_int, check_positive
 from jaxmetrics.results import Result
 from jaxmetrics.similarity.checks import score_checked_pairs
@@ -235,7 +235,7 @@ def _raw_pair(x, y, x_mask, y_mask, *, metric: str, temperature=1.0, num_iterati
       ``(p, r)`` scalars.
     """
     valid = x_mask[:, None] & y_mask[None, :]
-    s = jnp.where(valid, jnp.matmul(x, y.T, precision=PRECISION), 0.0)
+    s = jnp.where(valid, row_products(x, y), 0.0)  # bfloat16 vectors: bfloat16 operands, float32 sums
     a = _weights(x_mask, x_weights)
     b = _weights(y_mask, y_weights)
     if metric == "cosine":
@@ -355,9 +355,9 @@ def batch_similarity(*, candidates: jax.Array, references: jax.Array, candidates
       >>> [round(float(v), 4) for v in out.f1]
       [1.0, 1.0]
     """
-    cw = (jnp.ones(candidates_mask.shape, candidates.dtype) if candidates_weights is None
+    cw = (jnp.ones(candidates_mask.shape, product_dtype(candidates)) if candidates_weights is None
           else candidates_weights)
-    rw = (jnp.ones(references_mask.shape, references.dtype) if references_weights is None
+    rw = (jnp.ones(references_mask.shape, product_dtype(references)) if references_weights is None
           else references_weights)
     fn = partial(pair_similarity, metric=metric, num_iterations=num_iterations,
                  normalize=normalize, normalize_tokens=normalize_tokens, backend=backend)
@@ -420,7 +420,7 @@ def similarity_scores(*, candidates: Any, references: Any, candidates_mask: Any,
         check_positive(float(np.asarray(temperature)), "temperature")
     def kernel(cand, ref, cmask, rmask, cw, rw):
         return batch_similarity(candidates=cand, references=ref, candidates_mask=cmask, references_mask=rmask,
-                                metric=metric, temperature=jnp.asarray(temperature, cand.dtype),
+                                metric=metric, temperature=jnp.asarray(temperature, product_dtype(cand)),
                                 num_iterations=num_iterations, candidates_weights=cw, references_weights=rw,
                                 normalize=normalize, backend=backend)
 
