@@ -97,11 +97,11 @@ class MetaEvaluation(Result):
         """``'averaged'`` when there are groups (the STS authors' level), else ``'pooled'``."""
         return "averaged" if "averaged" in self.levels else "pooled"
 
-    def best(self, level: str | None = None, correlation: str = "pearson") -> tuple[str, ...]:
+    def best(self, level: str | None = None, correlation: str = "pearson") -> list[str]:
         """The metrics of cluster 1 (the top metric and those not significantly worse), best first."""
         k, c = self._index(level, correlation)
         members = [m for m in range(len(self.metrics)) if self.cluster[k, c, m] == 1]
-        return tuple(self.metrics[m] for m in sorted(members, key=lambda m: -self.value[k, c, m]))
+        return [self.metrics[m] for m in sorted(members, key=lambda m: -self.value[k, c, m])]
 
     def top(self, level: str | None = None, correlation: str = "pearson") -> str:
         """The metric with the highest value (the head of :meth:`best`)."""
@@ -348,7 +348,7 @@ def meta_evaluate(scores: Any, human: Any, *, groups: Any = None, systems: Any =
       >>> good, bad = human + rng.normal(size=200) * 0.5, human + rng.normal(size=200) * 2
       >>> out = meta_evaluate({"good": good, "bad": bad}, human, key=jax.random.key(0), num_resamples=200)
       >>> out.best(), out.levels
-      (('good',), ('pooled',))
+      (['good'], ('pooled',))
       >>> bool(out.low[0, 0, 0] < out.value[0, 0, 0] < out.high[0, 0, 0])
       True
     """
@@ -412,8 +412,8 @@ def _assemble(per, group, levels, labels, corrs, gnames, x, h, sid, snames, n, c
             warnings.warn(f"meta_evaluate: the Williams test needs at least 4 items; the {level} level has {m}, so "
                           f"its Williams p-values are NaN", stacklevel=3)
             continue
-        r = np.corrcoef(np.vstack([hs[None], xs]))
-        w = williams_test(r[0, 1:, None], r[0, None, 1:], np.clip(r[1:, 1:], -1, 1), m)
+        r = np.clip(np.corrcoef(np.vstack([hs[None], xs])), -1.0, 1.0)
+        w = williams_test(r[0, 1:, None], r[0, None, 1:], r[1:, 1:], m)
         off = ~np.eye(M, dtype=bool)
         wt[k] = np.where(off, w.statistic, np.nan)
         wp[k] = np.where(off, w.p_value, np.nan)

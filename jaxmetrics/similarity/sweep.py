@@ -143,7 +143,7 @@ class CorrelationSweep(Result):
     def __len__(self) -> int:
         return len(self.metric)
 
-    def labels(self) -> tuple[str, ...]:
+    def labels(self) -> list[str]:
         """One short label per setting, e.g. ``'twmd L6 batch i1 T0.1'`` (the meta-evaluation's names)."""
         out = []
         for i in range(len(self)):
@@ -153,7 +153,7 @@ class CorrelationSweep(Result):
             if self.temperature[i] is not None:
                 parts.append(f"T{self.temperature[i]:g}")
             out.append(" ".join(parts))
-        return tuple(out)
+        return out
 
     def with_meta(self, *, key: jax.Array, num_resamples: int = 1000, confidence: float = 0.95,
                   alpha: float = 0.05, correlations: Any = ("pearson", "spearman")) -> "CorrelationSweep":
