@@ -275,8 +275,10 @@ def _one_level(x, h, gid, G, W, swaps, corrs, conf, threshold, batch_size, label
     M, n = x.shape
     d = level_data(x, h, gid, G)
     chunk = _chunk(batch_size, W.shape[0], 12 * (M + 1) * n)
-    point = level_values(d, jnp.ones((1, n), jnp.float32), corrs, threshold=threshold, batch_size=1)
-    boot = level_values(d, W, corrs, threshold=threshold, batch_size=chunk)
+    both = level_values(d, jnp.concatenate([jnp.ones((1, n), jnp.float32), W]), corrs, threshold=threshold,
+                        batch_size=chunk)                      # row 0: the data as given (one program for both)
+    point = {c: (v[0][:1], v[1][:1]) for c, v in both.items()}
+    boot = {c: (v[0][1:], v[1][1:]) for c, v in both.items()}
     res = {"value": [], "low": [], "high": [], "gvalue": [], "glow": [], "ghigh": [], "p": []}
     for c in corrs:
         value, gvalue = np.asarray(point[c][1][0], np.float64), np.asarray(point[c][0][0], np.float64)

@@ -40,6 +40,7 @@ class LevelData(NamedTuple):
     ``x [M, n]`` the metrics and ``h [n]`` the human scores, standardized over all items;
     ``z [M, n]`` / ``zh [n]`` standardized within each group (the permutation test's values),
     ``rz [M, n]`` / ``rzh [n]`` the within-group ranks, standardized within each group;
+    ``hraw [n]`` the human scores as given (τ-like's threshold applies to them);
     ``gid [n]`` group ids, ``sizes [G]``; rank plans ``order``, ``run``, ``run_first`` ``[M + 1, n]``
     (row ``M`` is the human scores) for the weighted ranks.
     """
@@ -50,6 +51,7 @@ class LevelData(NamedTuple):
     zh: jax.Array
     rz: jax.Array
     rzh: jax.Array
+    hraw: jax.Array
     gid: jax.Array
     sizes: np.ndarray
     order: jax.Array
@@ -111,7 +113,7 @@ def level_data(scores: np.ndarray, human: np.ndarray, gid: np.ndarray, num_group
     f32 = lambda a: jnp.asarray(a, jnp.float32)   # noqa: E731
     i32 = lambda k: jnp.asarray(np.stack([p[k] for p in plans]), jnp.int32)   # noqa: E731
     return LevelData(f32(x), f32(h), f32(_standardize(scores, gid, G)), f32(_standardize(human[None], gid, G)[0]),
-                     f32(_standardize(ranks, gid, G)), f32(_standardize(hr[None], gid, G)[0]),
+                     f32(_standardize(ranks, gid, G)), f32(_standardize(hr[None], gid, G)[0]), f32(human),
                      jnp.asarray(gid, jnp.int32), np.bincount(gid, minlength=G), i32(0), i32(1), i32(2))
 
 
@@ -173,6 +175,7 @@ def _pair_forms(d: LevelData, W, threshold, *, G: int, tau_b: bool, tau_like: bo
     pad = (-n) % ROW_BLOCK
     x = jnp.pad(d.x, ((0, 0), (0, pad)))
     h = jnp.pad(d.h, (0, pad))
+    hraw = jnp.pad(d.hraw, (0, pad))
     gid = jnp.pad(d.gid, (0, pad), constant_values=G)
     Wp = jnp.pad(W, ((0, 0), (0, pad)))
     nb = (n + pad) // ROW_BLOCK
@@ -183,13 +186,13 @@ def _pair_forms(d: LevelData, W, threshold, *, G: int, tau_b: bool, tau_like: bo
         sh = jnp.sign(h[r][:, None] - h[None, :])
         mats = []
         if xm is None:
-            mats = [(sh == 0) * same, (jnp.abs(h[r][:, None] - h[None, :]) > threshold) * same]
+            mats = [(sh == 0) * same, (jnp.abs(hraw[r][:, None] - hraw[None, :]) > threshold) * same]
         else:
             sx = jnp.sign(xm[r][:, None] - xm[None, :])
             if tau_b:
                 mats += [sx * sh * same, (sx == 0) * same]
             if tau_like:
-                valid = (jnp.abs(h[r][:, None] - h[None, :]) > threshold) * same
+                valid = (jnp.abs(hraw[r][:, None] - hraw[None, :]) > threshold) * same
                 mats.append(valid * jnp.where(sx == sh, 1.0, -1.0))
         F = jnp.concatenate(mats)                                     # [K * ROW_BLOCK, n]
         prod = (F @ Wp.T).reshape(len(mats), ROW_BLOCK, B) * Wp[:, r].T[None]
