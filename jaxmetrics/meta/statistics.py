@@ -155,7 +155,8 @@ def williams_test(r12: Any, r13: Any, r23: Any, n: int) -> WilliamsTest:
     k = 1 - a * a - b * b - c * c + 2 * a * b * c
     den = np.sqrt(np.maximum(2 * k * (n - 1) / (n - 3) + (a + b) ** 2 / 4 * (1 - c) ** 3, 0.0))
     num = (a - b) * np.sqrt((n - 1) * (1 + c))
-    t = np.where(den > 0, num / np.where(den > 0, den, 1.0), np.where(num == 0, 0.0, np.sign(num) * np.inf))
+    with np.errstate(invalid="ignore", divide="ignore"):   # den = 0: t = 0 when num = 0, else +-inf
+        t = np.where(den > 0, num / np.where(den > 0, den, 1.0), np.where(num == 0, 0.0, np.sign(num) * np.inf))
     greater = _t_sf(t, n - 3)
     two = np.minimum(1.0, 2 * _t_sf(np.abs(t), n - 3))
     return WilliamsTest(statistic=t, p_value=two, p_greater=greater, df=n - 3)
