@@ -85,8 +85,7 @@ def run(args: argparse.Namespace) -> int:
     values = compute_set_metrics(data.response_sets, metrics, model=model if needs_model else None,
                                  progress=progress_enabled(args))
     report = run_diversity_test(data.response_sets, data.label_values, metrics, test=args.test,
-                                values=values, seed=args.seed if args.num_resamples else None,
-                                num_resamples=max(args.num_resamples, 2))
+                                values=values, seed=args.seed, num_resamples=args.num_resamples)
     if needs_model:  # the values were computed here: the signature names the encoder
         from jaxmetrics.results import extend_signature
 

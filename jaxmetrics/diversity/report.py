@@ -60,7 +60,7 @@ class DiversityTestReport(Result):
         ``metric:diversity-test``, the test, the metric names and, when a neural metric was
         computed here, the encoder with its weights' hash and dtype (``""`` for a report built
         by hand).
-      meta: with ``seed=`` in :func:`run_diversity_test`, the
+      meta: with ``num_resamples=`` in :func:`run_diversity_test`, the
         :class:`~jaxmetrics.meta.MetaEvaluation` of the metrics (the sets are the items, the
         parameter the "human" score): Pearson and Spearman intervals (sets resampled), every
         pair of metrics tested (permutation, Williams; Holm) and the significance clusters;
@@ -120,8 +120,8 @@ def _meta_cells(meta, metric: str) -> list[str]:
 
 def run_diversity_test(response_sets: Sequence[Sequence[str]] | None, params: Any,
                        metrics: Sequence[str], *, test: str = "auto", model: Any = None,
-                       values: SetMetricValues | None = None, dtype: Any = None, seed: int | None = None,
-                       num_resamples: int = 1000) -> DiversityTestReport:
+                       values: SetMetricValues | None = None, dtype: Any = None, seed: int = 0,
+                       num_resamples: int = 0) -> DiversityTestReport:
     """Run decTest or conTest for each metric: one :class:`DiversityTestRow` per metric.
 
     ``test="auto"`` picks conTest when ``params`` are all 0/1, else decTest. A metric that is
@@ -139,10 +139,11 @@ def run_diversity_test(response_sets: Sequence[Sequence[str]] | None, params: An
         :func:`jaxmetrics.results.extend_signature`).
       dtype: compute dtype of the model, ``'float32'`` or ``'bfloat16'``; ``None``: float32 for a
         path, a loaded model's own (:func:`~jaxmetrics.models.resolve_model`).
-      seed: when given, the report's ``meta`` is the meta-evaluation of the metrics with a
-        defined correlation (:func:`jaxmetrics.meta.meta_evaluate`, key ``jax.random.key(seed)``,
-        Pearson and Spearman, the sets resampled): intervals, pairwise tests, clusters.
-      num_resamples: its bootstrap resamples and permutation draws.
+      seed: seed of the meta-evaluation's resampling (key ``jax.random.key(seed)``).
+      num_resamples: when >= 2, the report's ``meta`` is the meta-evaluation of the metrics with a
+        defined correlation (:func:`jaxmetrics.meta.meta_evaluate`: Pearson and Spearman, the sets
+        resampled, ``num_resamples`` bootstrap resamples and permutation draws): intervals,
+        pairwise tests, clusters; 0 (default): none.
 
     Returns:
       :class:`DiversityTestReport`.
@@ -182,7 +183,7 @@ def run_diversity_test(response_sets: Sequence[Sequence[str]] | None, params: An
             rows.append(DiversityTestRow(metric=name, error=str(e)))
     encoder = {} if lm is None else {"dtype": getattr(lm, "dtype", None)}
     meta = None
-    if seed is not None:
+    if num_resamples:
         import jax
 
         from jaxmetrics.meta import meta_evaluate

@@ -1,6 +1,6 @@
 """The meta-evaluation where the library already correlated metrics with people: the similarity
 sweep (``with_meta``: its table and CSV carry intervals, clusters and p-values) and Tevet &
-Berant's tests (``run_diversity_test(seed=)``), on real text with the MiniLM encoder."""
+Berant's tests (``run_diversity_test(num_resamples=)``), on real text with the MiniLM encoder."""
 import jax
 import numpy as np
 import pytest
@@ -30,7 +30,7 @@ def test_sweep_with_meta_carries_intervals_and_clusters(minilm):
     assert sorted(r["pearson_cluster"] for r in rows_csv)[0] == 1
 
 
-def test_diversity_test_with_seed_has_a_meta_evaluation():
+def test_diversity_test_with_resamples_has_a_meta_evaluation():
     from jaxmetrics.diversity import run_diversity_test
 
     speeches = load_shakespeare("heldout", limit=60, min_words=8)
