@@ -8,6 +8,7 @@ given) are correlated with the diversity parameter by
 """
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Sequence
 
 import numpy as np
@@ -82,7 +83,7 @@ class DiversityTestReport(Result):
     test: str = static_field()
     num_sets: int = static_field()
     signature: str = static_field(default="", repr=False)
-    meta: Any = None
+    meta: Any = dataclasses.field(default=None, repr=False)
 
     def __getitem__(self, metric: str) -> DiversityTestRow:
         for r in self.rows:

@@ -140,7 +140,7 @@ def williams_test(r12: Any, r13: Any, r23: Any, n: int) -> WilliamsTest:
     Examples:
       >>> w = williams_test(0.6, 0.5, 0.7, 100)
       >>> round(float(w.statistic), 4), round(float(w.p_value), 4)
-      (2.1483, 0.0342)
+      (1.5952, 0.1139)
     """
     if isinstance(n, bool) or int(n) != n or n < 4:
         raise ValueError(f"n: the Williams test needs n >= 4 items (n - 3 degrees of freedom), got {n}")

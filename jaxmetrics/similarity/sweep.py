@@ -26,6 +26,7 @@ depend on the order of the file. Without ``centering=`` each metric gets its own
 from __future__ import annotations
 
 import collections
+import dataclasses
 import math
 import os
 from functools import partial
@@ -136,9 +137,9 @@ class CorrelationSweep(Result):
     group_sizes: tuple[int, ...] = static_field()
     score: str = static_field(default="f1")
     signature: str = static_field(default="", repr=False)
-    human: np.ndarray | None = None
-    groups: np.ndarray | None = None
-    meta: Any = None
+    human: np.ndarray | None = dataclasses.field(default=None, repr=False)
+    groups: np.ndarray | None = dataclasses.field(default=None, repr=False)
+    meta: Any = dataclasses.field(default=None, repr=False)
 
     def __len__(self) -> int:
         return len(self.metric)
