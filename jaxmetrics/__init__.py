@@ -16,6 +16,8 @@ Sub-packages (imported lazily, so ``import jaxmetrics`` is cheap):
 * :mod:`jaxmetrics.models` – Flax NNX GPT-2 / BERT / RoBERTa / Llama and featurizers.
 * :mod:`jaxmetrics.evaluation` – ``evaluate_generation``: generate with several decoding settings
   and seeds, featurize, and report every metric (the MAUVE paper's protocol), resumable.
+* :mod:`jaxmetrics.meta` – meta-evaluation: correlations of metrics with human scores, with intervals,
+  pairwise significance (permutation, Williams, Holm) and significance clusters.
 * :mod:`jaxmetrics.confidence` – bootstrap confidence intervals (percentile, BCa) of any
   corpus-level score, all resamples in one vmapped computation.
 * :mod:`jaxmetrics.compilation` – the persistent compilation cache (on by default), so later processes load the
@@ -45,6 +47,9 @@ _EXPORTS = {
     "compare_systems": "jaxmetrics.confidence",
     "Interval": "jaxmetrics.confidence",
     "subsample_interval": "jaxmetrics.confidence",
+    # meta-evaluation
+    "meta_evaluate": "jaxmetrics.meta",
+    "MetaEvaluation": "jaxmetrics.meta",
     # MAUVE
     "compute_mauve": "jaxmetrics.mauve",
     "compute_mauve_seeds": "jaxmetrics.mauve",
@@ -140,7 +145,7 @@ _EXPORTS = {
     "pad_to_multiple": "jaxmetrics.sharding",
 }
 
-_SUBMODULES = ("evaluation", "mauve", "lm", "similarity", "mark_evaluate", "diversity", "models", "sharding", "state",
+_SUBMODULES = ("evaluation", "mauve", "lm", "similarity", "mark_evaluate", "diversity", "models", "meta", "sharding", "state",
                "results", "settings", "testing", "compilation")
 
 __all__ = sorted(_EXPORTS) + list(_SUBMODULES)

@@ -53,7 +53,7 @@ import jaxmetrics
 from jaxmetrics.results import Result
 from jaxmetrics.settings import Settings
 
-FAMILIES = ("mauve", "lm", "similarity", "mark_evaluate", "diversity", "models")
+FAMILIES = ("mauve", "lm", "similarity", "mark_evaluate", "diversity", "models", "meta")
 PACKAGES = ("jaxmetrics",) + tuple(f"jaxmetrics.{f}" for f in FAMILIES) + (
     "jaxmetrics.state", "jaxmetrics.sharding", "jaxmetrics.evaluation", "jaxmetrics.demo")
 

@@ -15,7 +15,9 @@ def register(subparsers) -> None:
         help="correlate diversity metrics with a diversity parameter (decTest / conTest)",
         description="Score every response set of a McDiv-format CSV (sample_id, context, "
                     "resp_0..resp_{n-1}, label_value, label_name) with each metric and report "
-                    "Spearman / Pearson correlation with label_value (and OCA for binary labels). The CSV, "
+                    "Spearman / Pearson correlation with label_value (and OCA for binary labels), with the "
+                    "Spearman interval, the metrics' significance clusters and the p-value against the top "
+                    "metric (the sets resampled; --num-resamples 0 turns this off). The CSV, "
                     "the metric names and the outputs are checked before any model is loaded.",
     )
     p.add_argument("csv", help="McDiv-format CSV file")
@@ -32,9 +34,13 @@ def register(subparsers) -> None:
                         "labels (adds OCA); auto picks con for 0/1 labels (default: auto)")
     p.add_argument("--plot", default=None, metavar="PATH",
                    help="save a metric-vs-parameter plot (.png, .pdf, .svg, ...) (default: none)")
+    p.add_argument("--num-resamples", type=int, default=1000,
+                   help="meta-evaluation of the metrics (the sets resampled): Spearman intervals, pairwise "
+                        "permutation tests (Holm) and significance clusters; 0 turns it off (default 1000)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the resampling (default 0)")
     p.add_argument("--json", default=None, metavar="PATH",
                    help="also write the report as JSON: {rows: [{metric, spearman, pearson, oca, "
-                        "error}], test, num_sets, signature} (default: none)")
+                        "error}], test, num_sets, signature, meta} (default: none)")
     add_progress_options(p)
     p.set_defaults(func=run)
 
@@ -58,6 +64,10 @@ def run(args: argparse.Namespace) -> int:
 
     check_input_file(args.csv, "csv")
     check_outputs(args, (("plot", "--plot"), ("json", "--json")))
+    if args.num_resamples != 0:
+        from jaxmetrics._validation import check_int
+
+        check_int(args.num_resamples, "--num-resamples", minimum=2)
     metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
     if not metrics:
         raise ValueError("--metrics: no metric names given")
@@ -75,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
     values = compute_set_metrics(data.response_sets, metrics, model=model if needs_model else None,
                                  progress=progress_enabled(args))
     report = run_diversity_test(data.response_sets, data.label_values, metrics, test=args.test,
-                                values=values)
+                                values=values, seed=args.seed, num_resamples=args.num_resamples)
     if needs_model:  # the values were computed here: the signature names the encoder
         from jaxmetrics.results import extend_signature
 

@@ -3,12 +3,16 @@
 Reads STS-style pairs (``sentence1 <TAB> sentence2 <TAB> score [<TAB> group]``, optional
 header), runs :func:`jaxmetrics.similarity.correlation_sweep` over the grid of temperatures ×
 Sinkhorn iterations × layers × centerings (× metrics), and prints one row per setting with the
-Pearson correlation per group and the size-weighted means.
+Pearson correlation per group and the size-weighted means; with its meta-evaluation
+(:meth:`~jaxmetrics.similarity.CorrelationSweep.with_meta`, on by default) also each setting's
+interval, its significance cluster and its p-value against the top setting, and the settings not
+significantly worse than the top.
 """
 from __future__ import annotations
 
 import argparse
 import re
+import sys
 
 from jaxmetrics.commands._util import (add_model_option, add_progress_options, check_outputs, progress_enabled,
                                        write_json)
@@ -35,7 +39,10 @@ def register(subparsers) -> None:
         description="Correlate a token-embedding similarity with human scores (Pearson and Spearman per "
                     "group, and their size-weighted mean) for every setting of a grid of temperatures, "
                     "Sinkhorn iterations, layers and centerings, in one sweep over cached embeddings "
-                    "(Chen et al. 2020's STS protocol: centering batches restart at every group).",
+                    "(Chen et al. 2020's STS protocol: centering batches restart at every group). Each setting's "
+                    "weighted correlation gets a bootstrap interval (pairs resampled within groups), every pair of "
+                    "settings a permutation test (Holm-adjusted), and the settings not significantly worse than the "
+                    "top are reported as the best cluster (--num-resamples 0 turns this off).",
         epilog="example: jaxmetrics similarity-eval pairs.tsv --model M --grid T=0.02,0.05,0.1 "
                "--iterations 1,5 --layers 4-6 --centering none,batch --csv out.csv",
     )
@@ -73,8 +80,16 @@ def register(subparsers) -> None:
     p.add_argument("--max-length", type=int, default=None,
                    help="truncation in tokens (default 512, or the model's positions when fewer)")
     p.add_argument("--pair-chunk", type=int, default=128, help="pairs per compiled kernel call (default 128)")
+    p.add_argument("--num-resamples", type=int, default=1000,
+                   help="meta-evaluation: bootstrap resamples (intervals) and permutation draws (tests between "
+                        "settings); 0 turns it off (default 1000)")
+    p.add_argument("--confidence", type=float, default=0.95, help="the intervals' nominal coverage (default 0.95)")
+    p.add_argument("--alpha", type=float, default=0.05,
+                   help="significance level of the clusters, on Holm-adjusted p-values (default 0.05)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the resampling (default 0)")
     p.add_argument("--json", default=None,
-                   help="write the signature, the rows and the best setting as JSON here (default: none)")
+                   help="write the signature, the rows, the best setting and the meta-evaluation as JSON here "
+                        "(default: none)")
     p.add_argument("--csv", default=None, help="write one CSV row per setting here (default: none)")
     p.add_argument("--plot", default=None,
                    help="plot the weighted correlation against T to this file (.png, .pdf, ...; default: none)")
@@ -168,6 +183,12 @@ def run(args: argparse.Namespace) -> int:
     for name in ("center_batch_size", "batch_size", "max_length", "pair_chunk"):
         if getattr(args, name) is not None:
             check_int(getattr(args, name), "--" + name.replace("_", "-"), minimum=1)
+    from jaxmetrics._validation import check_open_unit
+
+    if args.num_resamples != 0:
+        check_int(args.num_resamples, "--num-resamples", minimum=2)
+    check_open_unit(args.confidence, "--confidence")
+    check_open_unit(args.alpha, "--alpha")
 
     from jaxmetrics.similarity import SimilaritySettings, correlation_sweep, read_scored_pairs
     from jaxmetrics.similarity.grouped import check_group_sizes
@@ -179,6 +200,15 @@ def run(args: argparse.Namespace) -> int:
     check_group_sizes(pairs.groups, pairs.group_names, name=f"pairs: {args.pairs}")
     res = correlation_sweep(pairs=pairs, model=args.model, score=args.score, settings=settings,
                             progress=progress_enabled(args), dtype=args.dtype, **grid)
+    small = [g for g, n in zip(res.group_names, res.group_sizes) if n < 3]
+    if args.num_resamples and small:
+        print(f"jaxmetrics: warning: no meta-evaluation (intervals, tests): group {small[0]!r} has fewer than 3 "
+              f"pairs", file=sys.stderr)
+    elif args.num_resamples:
+        import jax
+
+        res = res.with_meta(key=jax.random.key(args.seed), num_resamples=args.num_resamples,
+                            confidence=args.confidence, alpha=args.alpha)
     best = res.best(args.rank_by)
     batches = "" if "batch" not in res.centering else (
         f"; batch centering: {args.centering_batches} batches of {args.center_batch_size} pairs"
@@ -194,6 +224,12 @@ def run(args: argparse.Namespace) -> int:
                                                  ("temperature", best.temperature)) if v is not None)
     print(f"best by {args.rank_by}: {setting}: weighted r={best.weighted_pearson:.4f} "
           f"rho={best.weighted_spearman:.4f}")
+    if res.meta is not None:
+        corr = "pearson" if args.rank_by == "weighted_pearson" else "spearman"
+        tied = res.meta.best(correlation=corr)
+        print(f"not significantly worse than the top by {corr} ({res.meta.tests[0]} test, Holm, "
+              f"alpha={res.meta.alpha}; {res.meta.num_resamples} resamples): {len(tied)} of {len(res)} setting(s): "
+              + "; ".join(tied))
     if args.csv:
         res.to_csv(args.csv)
     if args.plot:
@@ -203,6 +239,7 @@ def run(args: argparse.Namespace) -> int:
                "score": args.score, "centering_batches": args.centering_batches,
                "num_pairs": len(pairs),
                "group_names": list(res.group_names), "group_sizes": list(res.group_sizes),
-               "rank_by": args.rank_by, "best": best, "rows": res.rows()}
+               "rank_by": args.rank_by, "best": best, "rows": res.rows(),
+               "meta": None if res.meta is None else res.meta.to_dict()}
         write_json(args.json, doc)
     return 0

@@ -8,6 +8,7 @@ given) are correlated with the diversity parameter by
 """
 from __future__ import annotations
 
+import dataclasses
 from typing import Any, Sequence
 
 import numpy as np
@@ -60,6 +61,11 @@ class DiversityTestReport(Result):
         ``metric:diversity-test``, the test, the metric names and, when a neural metric was
         computed here, the encoder with its weights' hash and dtype (``""`` for a report built
         by hand).
+      meta: with ``num_resamples=`` in :func:`run_diversity_test`, the
+        :class:`~jaxmetrics.meta.MetaEvaluation` of the metrics (the sets are the items, the
+        parameter the "human" score): Pearson and Spearman intervals (sets resampled), every
+        pair of metrics tested (permutation, Williams; Holm) and the significance clusters;
+        else ``None``.
 
     Examples:
       >>> report = DiversityTestReport((DiversityTestRow("m", 1.0, 0.5),), "dec", 4)
@@ -77,6 +83,7 @@ class DiversityTestReport(Result):
     test: str = static_field()
     num_sets: int = static_field()
     signature: str = static_field(default="", repr=False)
+    meta: Any = dataclasses.field(default=None, repr=False)
 
     def __getitem__(self, metric: str) -> DiversityTestRow:
         for r in self.rows:
@@ -85,20 +92,37 @@ class DiversityTestReport(Result):
         raise KeyError(f"metric: no row for {metric!r}; have {', '.join(r.metric for r in self.rows)}")
 
     def format_table(self) -> str:
-        """Markdown table: one line per metric (``n/a`` where a statistic is undefined)."""
+        """Markdown table: one line per metric (``n/a`` where a statistic is undefined); with
+        ``meta``, also the Spearman ρ's interval, its significance cluster (1 = not significantly
+        worse than the top metric) and the Holm-adjusted p-value against the top."""
         cols = ["spearman", "pearson"] + (["oca"] if self.test == "con" else [])
         f = lambda v: "n/a" if v is None else f"{v:.3f}"  # noqa: E731
-        lines = ["| metric | test | sets | " + " | ".join(cols) + " |",
-                 "|" + "---|" * (3 + len(cols))]
+        extra = [] if self.meta is None else [f"spearman {self.meta.confidence:.0%} CI", "cluster", "p vs top (Holm)"]
+        lines = ["| metric | test | sets | " + " | ".join(cols + extra) + " |",
+                 "|" + "---|" * (3 + len(cols) + len(extra))]
         for r in self.rows:
-            lines.append(f"| {r.metric} | {self.test} | {self.num_sets} | "
-                         + " | ".join(f(getattr(r, c)) for c in cols) + " |")
+            cells = [f(getattr(r, c)) for c in cols]
+            if self.meta is not None:
+                cells += _meta_cells(self.meta, r.metric)
+            lines.append(f"| {r.metric} | {self.test} | {self.num_sets} | " + " | ".join(cells) + " |")
         return "\n".join(lines)
+
+
+def _meta_cells(meta, metric: str) -> list[str]:
+    """A metric's Spearman interval, cluster and p-value against the top (``n/a`` when the metric
+    was left out of the meta-evaluation, as undefined)."""
+    if metric not in meta.metrics:
+        return ["n/a"] * 3
+    c, m = meta.correlations.index("spearman"), meta.metrics.index(metric)
+    top = meta.metrics.index(meta.top("pooled", "spearman"))
+    p = "-" if m == top else f"{float(meta.p_holm[0, c, top, m]):.3g}"
+    return [f"[{float(meta.low[0, c, m]):.3f}, {float(meta.high[0, c, m]):.3f}]", str(int(meta.cluster[0, c, m])), p]
 
 
 def run_diversity_test(response_sets: Sequence[Sequence[str]] | None, params: Any,
                        metrics: Sequence[str], *, test: str = "auto", model: Any = None,
-                       values: SetMetricValues | None = None, dtype: Any = None) -> DiversityTestReport:
+                       values: SetMetricValues | None = None, dtype: Any = None, seed: int = 0,
+                       num_resamples: int = 0) -> DiversityTestReport:
     """Run decTest or conTest for each metric: one :class:`DiversityTestRow` per metric.
 
     ``test="auto"`` picks conTest when ``params`` are all 0/1, else decTest. A metric that is
@@ -116,6 +140,11 @@ def run_diversity_test(response_sets: Sequence[Sequence[str]] | None, params: An
         :func:`jaxmetrics.results.extend_signature`).
       dtype: compute dtype of the model, ``'float32'`` or ``'bfloat16'``; ``None``: float32 for a
         path, a loaded model's own (:func:`~jaxmetrics.models.resolve_model`).
+      seed: seed of the meta-evaluation's resampling (key ``jax.random.key(seed)``).
+      num_resamples: when >= 2, the report's ``meta`` is the meta-evaluation of the metrics with a
+        defined correlation (:func:`jaxmetrics.meta.meta_evaluate`: Pearson and Spearman, the sets
+        resampled, ``num_resamples`` bootstrap resamples and permutation draws): intervals,
+        pairwise tests, clusters; 0 (default): none.
 
     Returns:
       :class:`DiversityTestReport`.
@@ -154,5 +183,15 @@ def run_diversity_test(response_sets: Sequence[Sequence[str]] | None, params: An
         except ValueError as e:
             rows.append(DiversityTestRow(metric=name, error=str(e)))
     encoder = {} if lm is None else {"dtype": getattr(lm, "dtype", None)}
+    meta = None
+    if num_resamples:
+        import jax
+
+        from jaxmetrics.meta import meta_evaluate
+
+        ok = [r.metric for r in rows if r.error is None]
+        if ok:
+            meta = meta_evaluate({m: values[m] for m in ok}, p, key=jax.random.key(int(seed)),
+                                 correlations=("pearson", "spearman"), num_resamples=num_resamples)
     sig = make_signature("diversity-test", model=lm, test=test, metrics=tuple(metrics), **encoder)
-    return DiversityTestReport(rows=tuple(rows), test=test, num_sets=int(len(p)), signature=sig)
+    return DiversityTestReport(rows=tuple(rows), test=test, num_sets=int(len(p)), signature=sig, meta=meta)

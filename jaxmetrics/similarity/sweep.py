@@ -27,6 +27,7 @@ group's batches from its pairs sorted by a stable hash of their tokens instead, 
 from __future__ import annotations
 
 import collections
+import dataclasses
 import math
 import os
 from functools import partial
@@ -117,6 +118,10 @@ class CorrelationSweep(Result):
         ``metric:correlation-sweep``, the model with its weights' hash, the grid (metrics, layers,
         centerings, Sinkhorn iterations, temperatures), the score, ``center_batch_size``,
         ``centering_batches``, special tokens, ``max_length`` and the model's dtype.
+      human: float64 ``[N]`` the human scores (``None`` for a sweep built by hand).
+      groups: int32 ``[N]`` each pair's group index into ``group_names`` (``None`` likewise).
+      meta: the sweep's :class:`~jaxmetrics.meta.MetaEvaluation` (settings named by
+        :meth:`labels`) after :meth:`with_meta`, else ``None``.
     """
 
     pearson: np.ndarray
@@ -133,9 +138,43 @@ class CorrelationSweep(Result):
     group_sizes: tuple[int, ...] = static_field()
     score: str = static_field(default="f1")
     signature: str = static_field(default="", repr=False)
+    human: np.ndarray | None = dataclasses.field(default=None, repr=False)
+    groups: np.ndarray | None = dataclasses.field(default=None, repr=False)
+    meta: Any = dataclasses.field(default=None, repr=False)
 
     def __len__(self) -> int:
         return len(self.metric)
+
+    def labels(self) -> list[str]:
+        """One short label per setting, e.g. ``'twmd L6 batch i1 T0.1'`` (the meta-evaluation's names)."""
+        out = []
+        for i in range(len(self)):
+            parts = [self.metric[i], f"L{self.layer[i]}", self.centering[i]]
+            if self.num_iterations[i] is not None:
+                parts.append(f"i{self.num_iterations[i]}")
+            if self.temperature[i] is not None:
+                parts.append(f"T{self.temperature[i]:g}")
+            out.append(" ".join(parts))
+        return out
+
+    def with_meta(self, *, key: jax.Array, num_resamples: int = 1000, confidence: float = 0.95,
+                  alpha: float = 0.05, correlations: Any = ("pearson", "spearman")) -> "CorrelationSweep":
+        """This sweep with its meta-evaluation (:func:`jaxmetrics.meta.meta_evaluate`) in ``meta``:
+        every setting's correlations with bootstrap intervals (pairs resampled within groups), every
+        pair of settings tested (permutation test, Williams for Pearson; Holm-adjusted) and the
+        settings ranked as significance clusters; :meth:`table` and :meth:`csv_rows` then carry them.
+        ``correlations`` may add ``'kendall'`` (``O(B N²)`` per setting). The level matching
+        ``weighted_pearson`` is ``meta.default_level()``: ``'averaged'`` with groups, else
+        ``'pooled'``. Needs >= 3 pairs per group and no setting constant over the pairs."""
+        from jaxmetrics.meta import meta_evaluate
+
+        if self.human is None or self.groups is None:
+            raise ValueError("human: this sweep holds no human scores (it was not built by correlation_sweep)")
+        groups = None if len(self.group_names) == 1 else [self.group_names[g] for g in np.asarray(self.groups)]
+        meta = meta_evaluate(np.asarray(self.scores), np.asarray(self.human), groups=groups, names=self.labels(),
+                             key=key, correlations=correlations, num_resamples=num_resamples, confidence=confidence,
+                             alpha=alpha)
+        return self.replace(meta=meta)
 
     def row(self, index: int) -> CorrelationRow:
         """Setting ``index`` as a :class:`CorrelationRow`."""
@@ -162,16 +201,28 @@ class CorrelationSweep(Result):
 
     def table(self, digits: int = 3) -> str:
         """A plain-text table: one line per setting, Pearson per group, weighted Pearson and
-        Spearman; ``*`` marks the best weighted Pearson."""
+        Spearman; ``*`` marks the best weighted Pearson. After :meth:`with_meta` also the weighted
+        Pearson's interval, its significance cluster (1 = not significantly worse than the top) and
+        the Holm-adjusted permutation p-value against the top setting."""
         best = self.best() if np.any(np.isfinite(np.asarray(self.weighted_pearson))) else None
         head = ["metric", "layer", "centering", "iters", "T"]
         head += [f"r[{g}]" for g in self.group_names] + ["r (weighted)", "rho (weighted)", ""]
+        meta = self.meta
+        if meta is not None:
+            k = meta.levels.index(meta.default_level())
+            head[-1:] = [f"r {meta.confidence:.0%} CI", "cluster", "p vs top (Holm)", ""]
         lines = [head]
-        for r in self.rows():
+        for i, r in enumerate(self.rows()):
             mark = "*" if best is not None and _same_setting(r, best) else ""
-            lines.append([r.metric, str(r.layer), r.centering, _blank(r.num_iterations),
-                          _blank(r.temperature)] + [_fmt(x, digits) for x in r.pearson]
-                         + [_fmt(r.weighted_pearson, digits), _fmt(r.weighted_spearman, digits), mark])
+            line = [r.metric, str(r.layer), r.centering, _blank(r.num_iterations),
+                    _blank(r.temperature)] + [_fmt(x, digits) for x in r.pearson] \
+                + [_fmt(r.weighted_pearson, digits), _fmt(r.weighted_spearman, digits)]
+            if meta is not None:
+                top = meta.metrics.index(meta.top(correlation="pearson"))
+                line += [f"[{_fmt(meta.low[k, 0, i], digits)}, {_fmt(meta.high[k, 0, i], digits)}]",
+                         str(int(meta.cluster[k, 0, i])),
+                         "-" if i == top else f"{float(meta.p_holm[k, 0, top, i]):.3g}"]
+            lines.append(line + [mark])
         widths = [max(len(row[j]) for row in lines) for j in range(len(head))]
         out = ["  ".join(c.ljust(w) if j < 3 else c.rjust(w) for j, (c, w) in enumerate(zip(row, widths)))
                .rstrip() for row in lines]
@@ -179,7 +230,9 @@ class CorrelationSweep(Result):
 
     def csv_rows(self) -> list[Mapping[str, Any]]:
         """One row per setting for :meth:`to_csv` (``Result.to_csv(path=None) -> str``): the setting,
-        the score, per-group columns ``pearson[g]`` and ``spearman[g]`` and their weighted means."""
+        the score, per-group columns ``pearson[g]`` and ``spearman[g]`` and their weighted means;
+        after :meth:`with_meta`, per correlation ``<corr>_low``, ``<corr>_high``, ``<corr>_cluster``
+        and ``<corr>_p_vs_top_holm``."""
         out = []
         for r in self.rows():
             row = {"metric": r.metric, "layer": r.layer, "centering": r.centering,
@@ -189,6 +242,8 @@ class CorrelationSweep(Result):
             row["weighted_pearson"] = float(r.weighted_pearson)
             row.update({f"spearman[{g}]": float(x) for g, x in zip(self.group_names, r.spearman)})
             row["weighted_spearman"] = float(r.weighted_spearman)
+            if self.meta is not None:
+                row.update(_meta_columns(self.meta, len(out)))
             out.append(row)
         return out
 
@@ -199,6 +254,20 @@ class CorrelationSweep(Result):
         from jaxmetrics.similarity.plot import plot_correlation_sweep
 
         return plot_correlation_sweep(self, path, by=by, title=title)
+
+
+def _meta_columns(meta, i: int) -> dict:
+    """Setting ``i``'s meta-evaluation at the weighted level: per correlation its interval, cluster
+    and Holm-adjusted p-value against the top setting (``None`` for the top itself)."""
+    k = meta.levels.index(meta.default_level())
+    out = {}
+    for c, corr in enumerate(meta.correlations):
+        top = meta.metrics.index(meta.top(correlation=corr))
+        out[f"{corr}_low"] = float(meta.low[k, c, i])
+        out[f"{corr}_high"] = float(meta.high[k, c, i])
+        out[f"{corr}_cluster"] = int(meta.cluster[k, c, i])
+        out[f"{corr}_p_vs_top_holm"] = None if i == top else float(meta.p_holm[k, c, top, i])
+    return out
 
 
 def _same_setting(a: CorrelationRow, b: CorrelationRow) -> bool:
@@ -478,4 +547,4 @@ def correlation_sweep(*, references: Sequence[str] | None = None, candidates: Se
                             metric=tuple(cols["metric"]), layer=tuple(cols["layer"]),
                             centering=tuple(cols["centering"]), num_iterations=tuple(cols["num_iterations"]),
                             temperature=tuple(cols["temperature"]), group_names=names, group_sizes=sizes,
-                            score=score, signature=sig)
+                            score=score, signature=sig, human=h, groups=np.asarray(ids, np.int32))
