@@ -5,7 +5,7 @@ import argparse
 import csv
 
 from jaxmetrics.commands._util import (add_model_option, add_progress_options, check_outputs, progress_enabled,
-                                       write_json)
+                                       read_input_texts, write_json)
 from jaxmetrics._files import check_input_file
 from jaxmetrics.commands._options import CENTERINGS, SIMILARITY_METRICS, SPECIAL_TOKENS, add_dtype_option
 
@@ -42,8 +42,8 @@ def register(subparsers) -> None:
                    help="the similarity, one of %(choices)s (default twmd; bertscore with --bert-score-compat)")
     p.add_argument("--layer", type=int, default=None,
                    help="hidden_states index (0 = embeddings); default: the paper's layer, 10 of 12 / 19 of "
-                        "24 / else the last; with --bert-score-compat bert_score's tuned layer of the model "
-                        "(required when it has none)")
+                        "24 / else the last; with --bert-score-compat bert_score's tuned layer of the model, or "
+                        "for a sentence-transformers encoder without one the paper's layer (required otherwise)")
     p.add_argument("--centering", default=None,
                    choices=CENTERINGS, metavar="CENTERING",
                    help="one of %(choices)s; default: none for bertscore, batch for the other metrics (the paper's "
@@ -62,8 +62,9 @@ def register(subparsers) -> None:
     p.add_argument("--special-tokens", default=None, choices=SPECIAL_TOKENS, metavar="HOW",
                    help="special tokens in the matching, one of %(choices)s (default drop)")
     p.add_argument("--batch-size", type=int, default=None,
-                   help="texts per forward pass (default 64; with --bert-score-compat also bert_score's "
-                        "batch_size)")
+                   help="texts per forward pass (default 64, bert_score's batch_size; speed and memory only, except "
+                        "with --bert-score-compat, where it is also bert_score's padding group of pairs, which "
+                        "its numbers depend on)")
     p.add_argument("--max-length", type=int, default=None,
                    help="truncation in tokens (default 512, or the model's positions when fewer; "
                         "bert_score's model_max_length with --bert-score-compat)")
@@ -149,16 +150,16 @@ def _write_alignments(al, folder: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from jaxmetrics.models.io import read_texts
     from jaxmetrics.similarity import compute_similarity, token_alignments
 
-    check_input_file(args.references, "references")
-    check_input_file(args.candidates, "candidates")
+    check_input_file(args.references, "--references")
+    check_input_file(args.candidates, "--candidates")
     check_outputs(args, (("csv", "--csv"), ("json", "--json")))
     settings = _settings(args)
     num_aligned = _check_alignments(args)
-    refs = read_texts(args.references, name="references")
-    cands = read_texts(args.candidates, name="candidates")
+    pairs = "remove those lines from both files (line i of each file is pair i)"
+    refs = read_input_texts(args.references, "--references", command="similarity", fix=pairs)
+    cands = read_input_texts(args.candidates, "--candidates", command="similarity", fix=pairs)
     if num_aligned is None:
         res = compute_similarity(references=refs, candidates=cands, model=args.model, settings=settings,
                                  progress=progress_enabled(args), dtype=args.dtype)
