@@ -4,7 +4,10 @@ library code never imports this module).
 Every sub-command checks all of its files before its first expensive step (loading a model,
 featurizing, scoring): inputs exist, are files and decode as UTF-8; outputs are not directories,
 their folder exists and is writable, and plots have a format matplotlib can write. Errors are
-``ValueError`` s that name the option, which :func:`jaxmetrics.cli.main` prints as one line.
+``ValueError`` s that name the option, which :func:`jaxmetrics.cli.main` prints as one line: a
+command-line error starts with the flag (``--references: ...``, or a positional argument's name,
+``texts: ...``), never with the Python argument it becomes (``references: ...``, the library's
+prefix for the same mistake made in Python).
 
 Every JSON a command writes goes through :func:`write_json`.
 """
@@ -18,7 +21,7 @@ from jaxmetrics._files import check_folder_writable
 from jaxmetrics.commands._options import POOLING_CHOICES
 
 __all__ = ["DefaultsHelpFormatter", "add_model_option", "add_pooling_option", "add_progress_options", "check_output_file",
-           "check_outputs", "check_plot_file", "option_error", "progress_enabled", "write_json"]
+           "check_outputs", "check_plot_file", "option_error", "progress_enabled", "read_input_texts", "write_json"]
 
 
 class DefaultsHelpFormatter(argparse.HelpFormatter):
@@ -144,6 +147,36 @@ def check_outputs(args: argparse.Namespace, options: Iterable[tuple[str, str]]) 
         value = getattr(args, attr, None)
         if value:
             (check_plot_file if option == "--plot" else check_output_file)(value, option)
+
+
+def read_input_texts(path: str, option: str, *, command: str, drop_empty: bool = False,
+                     fix: str = "remove them") -> list[str]:
+    """The texts of the input file of ``option`` (one per line, or a ``.jsonl`` file's ``text``
+    fields), every error naming ``option``.
+
+    Empty or whitespace-only texts are dropped with one status line on stderr when ``drop_empty``
+    (``jaxmetrics <command>: <option>: dropped 2 empty text(s)``); otherwise they are an error that
+    names the option, the file, the line numbers (records of a ``.jsonl`` file) and ``fix``, what
+    to do about them (say the command's ``--drop-empty`` when it has one). No text left is an
+    error too.
+    """
+    import sys
+
+    from jaxmetrics.models.io import read_texts
+
+    texts = read_texts(path, name=option)
+    empty = [i for i, t in enumerate(texts) if not t.strip()]
+    if empty and drop_empty:
+        print(f"jaxmetrics {command}: {option}: dropped {len(empty)} empty text(s)", file=sys.stderr)
+        texts = [t for t in texts if t.strip()]
+    elif empty:
+        where = "records" if os.path.splitext(path)[1].lower() in (".jsonl", ".ndjson") else "lines"
+        shown = ", ".join(str(i + 1) for i in empty[:10]) + (", ..." if len(empty) > 10 else "")
+        raise ValueError(f"{option}: {len(empty)} empty or whitespace-only text(s) in {path!r} ({where} {shown}); "
+                         f"{fix}")
+    if not texts:
+        raise ValueError(f"{option}: {path!r} holds no non-empty text")
+    return texts
 
 
 def option_error(e: Exception, renames: dict[str, str]) -> ValueError:

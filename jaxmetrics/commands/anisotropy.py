@@ -35,7 +35,8 @@ def register(subparsers) -> None:
     p.add_argument("--center-batch-size", type=int, default=32,
                    help="texts per centering batch ('batch') (default: 32)")
     add_length_and_batch_options(p, max_length_help="truncation in tokens (default 512, or the model's positions "
-                                 "when fewer)", batch_size=16, batch_help="texts per forward pass (default: 16)")
+                                 "when fewer)", batch_size=16, batch_help="texts per forward pass (default: 16, the encoding "
+                                 "engine's: every layer's token vectors leave each pass; speed and memory only)")
     p.add_argument("--drop-empty", action="store_true", help="drop empty lines instead of failing (default: fail)")
     p.add_argument("--json", default=None, metavar="PATH",
                    help="write the result (every curve and setting, and its signature) as JSON here "

@@ -9,7 +9,7 @@ import os
 import sys
 
 from jaxmetrics.commands._util import (add_model_option, add_pooling_option, add_progress_options, check_outputs,
-                                       option_error, progress_enabled, write_json)
+                                       option_error, progress_enabled, read_input_texts, write_json)
 from jaxmetrics._files import check_input_file
 from jaxmetrics.commands._options import LibraryChoices, SCORES, add_dtype_option
 
@@ -59,7 +59,7 @@ def register(subparsers) -> None:
     p.add_argument("--max-length", type=int, default=None,
                    help="truncation in tokens (default 512 for the similarities, 1024 for mauve, or the model's "
                         "positions when fewer)")
-    p.add_argument("--batch-size", type=int, default=64, help="texts per forward pass (default 64)")
+    p.add_argument("--batch-size", type=int, default=64, help="texts per forward pass (default 64, as similarity; speed and memory only)")
     p.add_argument("--json", default=None,
                    help="write the leaderboard and the pairwise tests as JSON here (default: none)")
     p.add_argument("--plot", default=None,
@@ -94,16 +94,16 @@ def _check_settings(args: argparse.Namespace) -> None:
 def run(args: argparse.Namespace) -> int:
     names = _names(args)
     _check_settings(args)
-    check_input_file(args.references, "references")
+    check_input_file(args.references, "--references")
     for f in args.candidates:
-        check_input_file(f, "candidates")
+        check_input_file(f, "--candidates")
     check_outputs(args, (("json", "--json"), ("plot", "--plot")))
-    from jaxmetrics.models.io import read_texts
-
-    refs = read_texts(args.references, name="references")
+    fix = ("remove them" if args.metric == "mauve" else
+           "remove those lines from every file (line i of each file is item i)")
+    refs = read_input_texts(args.references, "--references", command="compare", fix=fix)
     systems = {}
     for name, f in zip(names, args.candidates):
-        cands = read_texts(f, name="candidates")
+        cands = read_input_texts(f, "--candidates", command="compare", fix=fix)
         if args.metric != "mauve" and len(cands) != len(refs):
             raise ValueError(f"--candidates: {f!r} has {len(cands)} texts, the references {len(refs)} "
                              "(pair i = line i of each file)")

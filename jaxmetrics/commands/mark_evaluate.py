@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
-from jaxmetrics.commands._util import add_model_option, add_progress_options, progress_enabled, write_json
+from jaxmetrics.commands._util import (add_model_option, add_progress_options, progress_enabled, read_input_texts,
+                                       write_json)
 from jaxmetrics._files import check_input_file
 from jaxmetrics.commands._options import LibraryChoices, add_dtype_option
 
@@ -39,7 +39,8 @@ def register(subparsers) -> None:
     p.add_argument("--literal", action="store_true",
                    help="the estimators as printed in the paper (default: the corrected estimators)")
     p.add_argument("--max-length", type=int, default=256, help="encoder truncation in tokens (default: 256)")
-    p.add_argument("--batch-size", type=int, default=32, help="texts per forward pass (default: 32)")
+    p.add_argument("--batch-size", type=int, default=32, help="texts per forward pass (default: 32, sentence-transformers' own for "
+                        "texts of up to 256 tokens; speed and memory only)")
     p.add_argument("--no-baselines", action="store_true", help="skip IMPAR and FID (default: compute them)")
     p.add_argument("--drop-empty", action="store_true", help="drop empty lines instead of failing (default: fail)")
     add_progress_options(p)
@@ -47,29 +48,23 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from jaxmetrics._validation import check_int, check_texts
+    from jaxmetrics._validation import check_int
     from jaxmetrics.mark_evaluate.pipeline import compute_mark_evaluate
-    from jaxmetrics.models import read_texts
 
     for name in ("references", "candidates"):
-        check_input_file(getattr(args, name), name)
+        check_input_file(getattr(args, name), f"--{name}")
     check_int(args.k, "--k", minimum=1)
     check_int(args.max_length, "--max-length", minimum=1)
     check_int(args.batch_size, "--batch-size", minimum=1)
     texts = {}
     for name in ("references", "candidates"):
-        t = read_texts(getattr(args, name), name=name)
-        if args.drop_empty:
-            n0 = len(t)
-            t = [x for x in t if x.strip()]
-            if len(t) < n0:
-                print(f"jaxmetrics mark-evaluate: dropped {n0 - len(t)} empty {name} line(s)", file=sys.stderr)
-        texts[name] = check_texts(t, name)
+        texts[name] = read_input_texts(getattr(args, name), f"--{name}", command="mark-evaluate",
+                                       drop_empty=args.drop_empty, fix="remove them or pass --drop-empty")
     if not args.token_level:   # one sample per text: the k-th neighbour must exist in each set
         for name, t in texts.items():
             if args.k >= len(t):
                 raise ValueError(f"--k: {args.k} needs more than k texts in each set (the k-th neighbour, self "
-                                 f"excluded); {name} {getattr(args, name)!r} has {len(t)}: give at least "
+                                 f"excluded); --{name} {getattr(args, name)!r} has {len(t)}: give at least "
                                  f"{args.k + 1} texts or a smaller --k")
     out = compute_mark_evaluate(references=texts["references"], candidates=texts["candidates"],
                                 model=args.model, k=args.k, token_level=args.token_level,

@@ -12,7 +12,7 @@ import os
 import sys
 
 from jaxmetrics.commands._util import (add_model_option, add_pooling_option, add_progress_options, check_outputs,
-                                       option_error, progress_enabled, write_json)
+                                       option_error, progress_enabled, read_input_texts, write_json)
 from jaxmetrics._files import check_input_file
 from jaxmetrics.commands._options import LibraryChoices, add_dtype_option
 
@@ -42,7 +42,8 @@ def add_mauve_options(p: argparse.ArgumentParser, *, seeds: tuple[int, ...], swe
     p.add_argument("--max-length", type=int, default=None, metavar="TOKENS",
                    help="featurizer truncation in tokens, first tokens kept (default: 1024, "
                    "mauve-text's, or the model's positions if fewer)" + (" (not for --over length)" if sweep else ""))
-    p.add_argument("--batch-size", type=int, default=8, help="texts per featurizer forward pass (default 8)")
+    p.add_argument("--batch-size", type=int, default=8, help="texts per featurizer forward pass (default 8, as featurize: texts of up to 1024 tokens; speed "
+                        "and memory only)")
     p.add_argument("--cache-dir", default=None, metavar="DIR",
                    help="feature cache folder: an interrupted run resumes where it stopped (default: none)"
                    + (" (not for --over length)" if sweep else ""))
@@ -200,25 +201,22 @@ def _check_files(args: argparse.Namespace) -> bool:
     """Check both inputs and every output before any work; True when the inputs are features."""
     ref, cand = args.references, args.candidates
     if _is_features(ref) != _is_features(cand):
-        raise ValueError(f"candidates: {cand!r} and references {ref!r} must both be .npy feature files "
+        raise ValueError(f"--candidates: {cand!r} and --references {ref!r} must both be .npy feature files "
                          "or both be text files")
     features = _is_features(ref)
-    for name, path in (("references", ref), ("candidates", cand)):
+    for name, path in (("--references", ref), ("--candidates", cand)):
         check_input_file(path, name, text=not features)
     check_outputs(args, (("json_out", "--json"), ("plot", "--plot")))
     return features
 
 
-def nonempty_texts(path: str, name: str, read_texts, *, command: str = "mauve") -> list[str]:
-    """The non-empty texts of ``path`` (read by ``read_texts``); the dropped ones are reported on
-    stderr as ``jaxmetrics <command>: ...``; none left is a ``ValueError`` naming ``name``."""
-    texts = read_texts(path, name=name)
-    kept = [t for t in texts if t.strip()]
-    if len(kept) < len(texts):
-        print(f"jaxmetrics {command}: {name}: dropped {len(texts) - len(kept)} empty text(s)", file=sys.stderr)
-    if not kept:
-        raise ValueError(f"{name}: {path!r} holds no non-empty text")
-    return kept
+def nonempty_texts(path: str, name: str, read_texts=None, *, command: str = "mauve") -> list[str]:
+    """The non-empty texts of the input file of option ``name`` (``--references``, ...); the
+    dropped ones are reported on stderr as ``jaxmetrics <command>: <name>: dropped ...``; none left
+    is a ``ValueError`` naming ``name`` (:func:`~jaxmetrics.commands._util.read_input_texts`;
+    ``read_texts`` is accepted for the callers that pass it and not used)."""
+    del read_texts
+    return read_input_texts(path, name, command=command, drop_empty=True)
 
 
 def load_features(path: str, option: str):
@@ -388,14 +386,14 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"--explain: expected a number of samples >= 1, got {args.explain}")
     features = _check_files(args)
     if features:
-        p_in = load_features(args.references, "references")
-        q_in = load_features(args.candidates, "candidates")
+        p_in = load_features(args.references, "--references")
+        q_in = load_features(args.candidates, "--candidates")
         if p_in.shape[1] != q_in.shape[1]:
-            raise ValueError(f"candidates: features of width {q_in.shape[1]}, references {p_in.shape[1]}")
+            raise ValueError(f"--candidates: features of width {q_in.shape[1]}, --references {p_in.shape[1]}")
     else:
-        models = models_module()
-        p_in = nonempty_texts(args.references, "references", models.read_texts)
-        q_in = nonempty_texts(args.candidates, "candidates", models.read_texts)
+        models_module()   # featurizing needs it: a clear error naming --model before any file is read
+        p_in = nonempty_texts(args.references, "--references")
+        q_in = nonempty_texts(args.candidates, "--candidates")
     n_ref, n_cand = len(p_in), len(q_in)
     if args.estimator == "quantized":  # before the model is loaded
         check_sizes(args, n_ref, n_cand)

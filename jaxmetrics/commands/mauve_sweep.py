@@ -140,13 +140,13 @@ def _check(args: argparse.Namespace) -> tuple[bool, tuple | None]:
     features = _is_features(args.references)
     for path in args.candidates:
         if _is_features(path) != features:
-            raise ValueError(f"candidates: {path!r} and references {args.references!r} must all be .npy "
+            raise ValueError(f"--candidates: {path!r} and --references {args.references!r} must all be .npy "
                              "feature files or all be text files")
     if features and args.over == "length":
         raise ValueError("--over length: needs text files (texts are truncated and featurized again)")
-    check_input_file(args.references, "references", text=not features)
+    check_input_file(args.references, "--references", text=not features)
     for path in args.candidates:
-        check_input_file(path, "candidates", text=not features)
+        check_input_file(path, "--candidates", text=not features)
     check_outputs(args, (("json_out", "--json"), ("csv_out", "--csv"), ("plot", "--plot")))
     return features, values
 
@@ -187,12 +187,12 @@ def run(args: argparse.Namespace) -> int:
     names = _names(args.candidates)
     seeds = tuple(args.seeds)
     if features:
-        refs = load_features(args.references, "references")
-        cands = {m: load_features(path, "candidates") for m, path in zip(names, args.candidates)}
+        refs = load_features(args.references, "--references")
+        cands = {m: load_features(path, "--candidates") for m, path in zip(names, args.candidates)}
     else:
-        read_texts = models_module().read_texts
-        refs = nonempty_texts(args.references, "references", read_texts, command="mauve-sweep")
-        cands = {m: nonempty_texts(path, "candidates", read_texts, command="mauve-sweep")
+        models_module()   # featurizing needs it: a clear error naming --model before any file is read
+        refs = nonempty_texts(args.references, "--references", command="mauve-sweep")
+        cands = {m: nonempty_texts(path, "--candidates", command="mauve-sweep")
                  for m, path in zip(names, args.candidates)}
     _check_sizes(args, values, len(refs), {m: len(c) for m, c in cands.items()})
     from jaxmetrics.mauve import mauve_length_sweep, mauve_sweep, paired_mauve_difference, rank_agreement
