@@ -141,7 +141,7 @@ def test_readme_python_snippets_run_as_printed(tmp_path, monkeypatch):
     # fit_to_mauve raises the fresh MAUVE
     model_lines = [ln for ln in printed.splitlines() if ln.startswith("LoadedModel(")]
     assert [ln.split(",")[0] for ln in model_lines] == ["LoadedModel(kind='gpt2'", "LoadedModel(kind='bert'"]
-    assert "num_layers=6, params=22.7M, dtype=float32)" in model_lines[1]
+    assert "num_layers=6, params=22.6M, dtype=float32)" in model_lines[1]
     half = len(namespace["human"]) // 2
     assert namespace["F"].shape == (half,) and np.all((namespace["F"] > 0) & (namespace["F"] <= 1))
     fit = namespace["fit"]

@@ -229,16 +229,15 @@ def test_batch_size_defaults_give_their_reason():
     import re
 
     seen = {}
-    for name, p in _options():
-        for action in p._actions:
-            if "--batch-size" not in action.option_strings:
-                continue
-            text = " ".join((action.help or "").split())
-            m = re.search(r"\(default:? (\d+)([,:]) ", text)
-            assert m, (name, text)                                      # a number, then its reason
-            assert action.default in (None, int(m.group(1))), (name, text)
-            assert "speed and memory only" in text or "do not depend on it" in text, (name, text)
-            seen[name] = int(m.group(1))
+    for name, _, action in _options():
+        if "--batch-size" not in action.option_strings:
+            continue
+        text = " ".join((action.help or "").split())
+        m = re.search(r"\(default:? (\d+)([,:]) ", text)
+        assert m, (name, text)                                      # a number, then its reason
+        assert action.default in (None, int(m.group(1))), (name, text)
+        assert "speed and memory only" in text or "do not depend on it" in text, (name, text)
+        seen[name] = int(m.group(1))
     assert {"featurize", "mauve", "perplexity", "similarity", "evaluate-generation"} <= set(seen)
     assert len(set(seen.values())) > 1          # several defaults: hence the reasons
 
