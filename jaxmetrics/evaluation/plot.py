@@ -135,15 +135,19 @@ def plot_report_lengths(report: Any, path: str | os.PathLike, labels: dict[str, 
     hi = max(int(np.max(v)) for v in filled) + 1 if filled else 1
     edges = np.linspace(lo, hi, min(hi - lo, 40) + 1)
     width = (edges[1] - edges[0]) / max(len(series), 1)
+    top = 1
     for i, (k, v) in enumerate(series):
         counts = np.histogram(v, bins=edges)[0] if v.size else np.zeros(len(edges) - 1, np.int64)
+        top = max(top, int(counts.max()))
         mean = f"mean {np.mean(v):.1f}" if v.size else "no texts"
         ax.bar(edges[:-1] + i * width, counts, width=width, align="edge", label=f"{_row_label(k, labels)} ({mean})")
+    ax.set_ylim(0, 1.1 * top + 0.08 * top * len(series))   # room for the legend above the bars
     ax.set_xlabel("continuation length (tokens, EOS excluded)")
     ax.set_ylabel("texts")
     title = "Length distribution (first run of each setting)"
     if filled and hi - lo == 1:
         title += f": every text has {lo} tokens"
+        ax.set_xticks([lo + 0.5], [str(lo)])
     ax.set_title(title)
     ax.legend(fontsize="small", loc="best")
     fig.tight_layout()
