@@ -6,7 +6,8 @@ import argparse
 import sys
 
 from jaxmetrics.commands._util import (add_length_and_batch_options, add_model_option, add_progress_options,
-                                       check_length_and_batch, check_outputs, progress_enabled, write_json)
+                                       check_length_and_batch, check_outputs, progress_enabled, read_input_texts,
+                                       write_json)
 from jaxmetrics._files import check_input_file
 from jaxmetrics.commands._options import CENTERINGS, add_dtype_option
 
@@ -48,8 +49,7 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from jaxmetrics._validation import check_int, check_texts
-    from jaxmetrics.models.io import read_texts
+    from jaxmetrics._validation import check_int
 
     check_input_file(args.texts, "texts")
     check_outputs(args, (("json", "--json"), ("plot", "--plot")))
@@ -57,13 +57,8 @@ def run(args: argparse.Namespace) -> int:
     check_int(args.center_batch_size, "--center-batch-size", minimum=1)
     check_length_and_batch(args)
     centerings = list(dict.fromkeys(args.centering or CENTERINGS))
-    texts = read_texts(args.texts, name="texts")
-    if args.drop_empty:
-        n0 = len(texts)
-        texts = [t for t in texts if t.strip()]
-        if len(texts) < n0:
-            print(f"jaxmetrics anisotropy: dropped {n0 - len(texts)} empty text(s)", file=sys.stderr)
-    texts = check_texts(texts, "texts")
+    texts = read_input_texts(args.texts, "texts", command="anisotropy", drop_empty=args.drop_empty,
+                             fix="remove them or pass --drop-empty")
     if len(texts) < 2:
         raise ValueError(f"texts: {args.texts!r} holds {len(texts)} text; needs at least 2")
 
