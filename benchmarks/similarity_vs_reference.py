@@ -198,7 +198,7 @@ def run(n: int, model_dir: str, lm, rows: list, notes: list, real: bool = False)
 
     # --- kernel only: greedy matching on the same embeddings -------------------------------
     tokens = token_embeddings(cands + refs, model=lm, layer=6, progress=False)
-    emb, mask, special = tokens.embeddings, tokens.embeddings_mask, tokens.special_mask
+    emb, mask, special = tokens.embeddings, tokens.tokens_mask, tokens.special_mask
     ce, re_ = emb[:n], emb[n:]
     cm, rm = mask[:n], mask[n:]
     cw, rw = (cm & ~special[:n]).astype(np.float32), (rm & ~special[n:]).astype(np.float32)

@@ -5,8 +5,9 @@ Each sub-command lives in its own module under :mod:`jaxmetrics.commands` and ex
 parsed ``argparse.Namespace`` and returning an exit code). Modules are discovered at
 start-up, so adding a command never touches this file.
 
-Exit codes: 0 success, 2 a usage or input error (one line on stderr naming the option), 130
-interrupted with Ctrl-C (one line, no traceback).
+Exit codes: 0 success, 2 a usage or input error (one line on stderr naming the option: the
+flag, ``--max-length: ...``, also when the library raised it with its Python name,
+``max_length: ...``), 130 interrupted with Ctrl-C (one line, no traceback).
 
 Streams: results go to stdout; status, progress and warnings to stderr. A warning is one line,
 ``jaxmetrics: warning: ...`` (not Python's ``UserWarning`` with its source line), each distinct
@@ -18,6 +19,10 @@ import argparse
 import importlib
 import pkgutil
 import sys
+
+
+#: each command's parser, by name (filled by :func:`build_parser`)
+_COMMAND_PARSERS: dict[str, argparse.ArgumentParser] = {}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -36,6 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
                              "$XDG_CACHE_HOME/jaxmetrics/xla; an unusable default folder means one "
                              "warning and no cache)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    _COMMAND_PARSERS.clear()
     from jaxmetrics import commands
 
     for info in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
@@ -43,8 +49,9 @@ def build_parser() -> argparse.ArgumentParser:
             continue
         mod = importlib.import_module(f"jaxmetrics.commands.{info.name}")
         mod.register(sub)
-    for p in sub.choices.values():  # every command's --help states each option's default
+    for name, p in sub.choices.items():  # every command's --help states each option's default
         p.formatter_class = DefaultsHelpFormatter
+        _COMMAND_PARSERS[name] = p
     return parser
 
 
@@ -84,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
         if not getattr(args, "func", None):
             parser.print_help()
             return 2
-        return _run(args, cache_error)
+        return _run(args, cache_error, _flags(parser, args.command))
 
 
 def _apply_cache_option(argv: list[str] | None) -> ValueError | None:
@@ -106,13 +113,31 @@ def _apply_cache_option(argv: list[str] | None) -> ValueError | None:
     return None
 
 
-def _run(args: argparse.Namespace, cache_error: ValueError | None = None) -> int:
+def _flags(parser: argparse.ArgumentParser, command: str) -> dict[str, str]:
+    """``{python name: flag}`` of the options of ``command`` (``max_length`` -> ``--max-length``),
+    read from the command's usage line (public argparse output, not its private actions)."""
+    import re
+
+    usage = _COMMAND_PARSERS[command].format_usage() if command in _COMMAND_PARSERS else ""
+    return {flag[2:].replace("-", "_"): flag for flag in re.findall(r"--[a-z0-9][a-z0-9-]*", usage)}
+
+
+def _flag_prefix(message: str, flags: dict[str, str]) -> str:
+    """``message`` with a leading Python argument name (``references: ...``, what the library
+    says) replaced by the command's flag (``--references: ...``): one style per door."""
+    head, sep, rest = message.partition(":")
+    if sep and head in flags:
+        return f"{flags[head]}:{rest}"
+    return message
+
+
+def _run(args: argparse.Namespace, cache_error: ValueError | None = None, flags: dict[str, str] | None = None) -> int:
     try:
         if cache_error is not None:
             raise ValueError(f"--compilation-cache: {str(cache_error).split(': ', 1)[-1]}")
         return int(args.func(args) or 0)
     except (ValueError, TypeError, FileNotFoundError) as e:
-        print(f"jaxmetrics {args.command}: error: {e}", file=sys.stderr)
+        print(f"jaxmetrics {args.command}: error: {_flag_prefix(str(e), flags or {})}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return _interrupted(args)

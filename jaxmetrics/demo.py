@@ -34,7 +34,7 @@ cache (``cache/``: a rerun reuses the generations and features).
 Usage (the command line, :mod:`jaxmetrics.commands.demo`, builds the options and calls
 :func:`run_demo`)::
 
-    jaxmetrics demo                 # full size (a few minutes on 2 cores)
+    jaxmetrics demo                 # full size (about 7.5 minutes from nothing on 2 CPU cores)
     jaxmetrics demo --small         # the test suite's run (also JAXMETRICS_DEMO_SIZE=small):
                                     # fewer k-means seeds, Self-BLEU samples and PPL tokens
 
@@ -231,8 +231,15 @@ def _caption(rows: dict, cfg: DemoConfig, sliding_window: SlidingWindowPPL | Non
                          f"twice the run-to-run standard deviation ({noise:.3f}): a tie at this size.")
     if sliding_window is not None:
         sw = sliding_window
-        lines.append(f"Sliding-window perplexity of the held-out human text: {sw.perplexity:.2f} "
-                     f"({sw.num_tokens} tokens, window {sw.max_length}, stride {sw.stride}).")
+        line = (f"Sliding-window perplexity of the held-out human text: {sw.perplexity:.2f} (its first "
+                f"{sw.num_tokens} tokens as one stream, window {sw.max_length}, stride {sw.stride}: every token "
+                f"after the first window is read with at least {sw.max_length - sw.stride} tokens of context).")
+        human = rows.get("human", {}).get("gen_ppl")
+        if human is not None:
+            line += (f" A different quantity from the Human row's Gen. PPL ({human:.2f}): that scores each of the "
+                     f"{cfg.num_prompts} passages on its own from its first token and divides by all of a passage's "
+                     f"tokens though the first is not predicted (the MAUVE experiments' convention).")
+        lines.append(line)
     return lines
 
 

@@ -6,7 +6,8 @@ through :func:`progress_bar`, on stderr (stdout carries only results):
 * stderr is a terminal: a tqdm bar, erased when done;
 * stderr is a file or a pipe (a log, CI, ``2> run.log``): no carriage-return redraws, which would
   flood the log, but one plain line at most every :data:`LOG_INTERVAL` seconds and one when the
-  loop ends, e.g. ``jaxmetrics: featurize: 1200/4000 texts (30%, 12 s)``;
+  loop ends (unless the last periodic line already showed the final count), e.g.
+  ``jaxmetrics: featurize: 1200/4000 texts (30%, 12 s)``, ``jaxmetrics: perplexity: 3/8 batches (38%, 2 s)``;
 * ``enabled=False`` (``--quiet`` on the command line): nothing.
 
 Examples:
@@ -38,6 +39,7 @@ class _Lines:
         self._postfix = ""
         self._start = self._last = time.monotonic()
         self._closed = False
+        self._written = -1   # the count the last line showed: close() does not repeat it
 
     def update(self, n: int = 1) -> None:
         self.n += n
@@ -50,16 +52,17 @@ class _Lines:
     def close(self) -> None:
         if not self._closed:
             self._closed = True
-            if self.enabled and self.n:
+            if self.enabled and self.n and self.n != self._written:
                 self._write()
 
     def _write(self) -> None:
         self._last = time.monotonic()
+        self._written = self.n
         done = f"{self.n}/{self.total}" if self.total else f"{self.n}"
         pct = f"{100 * self.n / self.total:.0f}%, " if self.total else ""
         extra = f" [{self._postfix}]" if self._postfix else ""
         stream = self.stream or sys.stderr
-        print(f"jaxmetrics: {self.desc}: {done} {self.unit}s ({pct}{self._last - self._start:.0f} s){extra}",
+        print(f"jaxmetrics: {self.desc}: {done} {plural(self.unit, self.total or self.n)} ({pct}{self._last - self._start:.0f} s){extra}",
               file=stream, flush=True)
 
     def __enter__(self):
@@ -67,6 +70,18 @@ class _Lines:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def plural(unit: str, n: int) -> str:
+    """``unit`` for ``n`` of them: ``text`` / ``texts``, ``batch`` / ``batches``, ``run`` / ``runs``.
+
+    Examples:
+        >>> [plural(u, 2) for u in ("text", "batch", "prompt", "pass", "box")], plural("batch", 1)
+        (['texts', 'batches', 'prompts', 'passes', 'boxes'], 'batch')
+    """
+    if n == 1:
+        return unit
+    return unit + ("es" if unit.endswith(("s", "x", "z", "ch", "sh")) else "s")
 
 
 def _is_terminal(stream) -> bool:

@@ -38,7 +38,7 @@ def _run(tmp_path_factory, *extra):
     res = subprocess.run([sys.executable, "-c", code, "demo", "--small", "--out", str(out), *extra],
                          env=env, capture_output=True, text=True, timeout=1800)
     assert res.returncode == 0, res.stderr[-3000:]
-    return out, json.loads((out / "results.json").read_text())
+    return out, json.loads((out / "results.json").read_text()), res.stderr
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +52,7 @@ def demo_run_500(tmp_path_factory):
 
 
 def test_demo_writes_parsable_outputs(demo_run):
-    out, res = demo_run
+    out, res, _ = demo_run
     assert set(res["rows"]) == {"human", "greedy", "pure", "nucleus"}
     assert res["config"]["num_prompts"] == QUICK_PROMPTS and res["config"]["sampling_runs"] == 3
     md = (out / "results.md").read_text()
@@ -155,7 +155,94 @@ def test_demo_table_format():
     assert lines[:6] == table.splitlines()
     sw = SlidingWindowPPL(perplexity=12.345, num_tokens=100, max_length=128, stride=64)
     assert format_table(rows, cfg, (), sw).splitlines()[-1] == (
-        "Sliding-window perplexity of the held-out human text: 12.35 (100 tokens, window 128, stride 64).")
+        "Sliding-window perplexity of the held-out human text: 12.35 (its first 100 tokens as one stream, "
+        "window 128, stride 64: every token after the first window is read with at least 64 tokens of context).")
+
+
+def test_demo_perplexities_are_labelled_as_different_quantities(demo_run):
+    """The Human row's Gen. PPL (each passage scored alone, the MAUVE experiments' convention) and
+    the caption's sliding-window perplexity (the held-out stream with context) differ -- 179.05 vs
+    184.94 at full size -- and the caption says they are different quantities, naming both values."""
+    out, res, _ = demo_run
+    human, sw = res["rows"]["human"]["gen_ppl"], res["human_sliding_window_ppl"]["perplexity"]
+    assert f"{human:.2f}" != f"{sw:.2f}"
+    for md in ((out / "results.md").read_text(),):
+        (line,) = [ln for ln in md.splitlines() if ln.startswith("Sliding-window perplexity")]
+        assert f": {sw:.2f} (its first {res['human_sliding_window_ppl']['num_tokens']} tokens" in line
+        assert f"A different quantity from the Human row's Gen. PPL ({human:.2f})" in line
+        assert f"| Human | — | — | {human:.2f} |" in md
+
+
+def test_demo_log_is_plain(demo_run):
+    """The demo's log (stderr, not a terminal): no "batchs", no seed for greedy decoding (it has
+    none), and no progress line printed twice."""
+    log = demo_run[2]
+    lines = [ln for ln in log.splitlines() if ln.startswith("jaxmetrics: ")]
+    assert lines, log[-2000:]
+    assert "batchs" not in log
+    assert not [ln for ln in lines if "greedy seed" in ln]
+    assert any(ln.startswith("jaxmetrics: generate greedy: ") for ln in lines), lines
+    counts = [ln.split(" (")[0] for ln in lines]
+    repeated = [c for i, c in enumerate(counts) if i and c == counts[i - 1]]
+    assert not repeated, repeated
+
+
+def _lengths_report(lengths):
+    from types import SimpleNamespace
+
+    return SimpleNamespace(lengths={k: np.asarray(v) for k, v in lengths.items()})
+
+
+def test_length_plot_draws_equal_lengths_side_by_side(tmp_path):
+    """Every row with the same length (the demo: all 118 tokens): one bar per row, side by side
+    and each visible, not one bar hiding the others; the title says the lengths are all equal."""
+    from jaxmetrics.evaluation.plot import plot_report_lengths
+
+    rows = ("human", "greedy", "pure", "nucleus")
+    fig = plot_report_lengths(_lengths_report({r: [118] * 50 for r in rows}), tmp_path / "l.png")
+    ax = fig.axes[0]
+    bars = [p for p in ax.patches if p.get_height() > 0]
+    assert len(bars) == 4 and all(b.get_height() == 50 for b in bars)
+    spans = sorted((b.get_x(), b.get_x() + b.get_width()) for b in bars)
+    assert all(a[1] <= b[0] + 1e-9 for a, b in zip(spans, spans[1:]))       # no two overlap
+    assert len({tuple(b.get_facecolor()) for b in bars}) == 4                 # one colour per row
+    assert "every text has 118 tokens" in ax.get_title()
+    assert (tmp_path / "l.png").stat().st_size > 0
+    # different lengths: each row's counts are its own histogram
+    fig = plot_report_lengths(_lengths_report({"human": [3, 5, 5, 9], "greedy": [4, 4]}), tmp_path / "m.png")
+    total = {}
+    for p in fig.axes[0].patches:
+        total[tuple(p.get_facecolor())] = total.get(tuple(p.get_facecolor()), 0) + p.get_height()
+    assert sorted(total.values()) == [2, 4]
+
+
+def test_curve_legend_covers_no_curve():
+    """The divergence-curve legend sits outside the axes: no point of any curve -- greedy's hugs
+    both axes, where the legend used to be -- lies under it."""
+    from types import SimpleNamespace
+
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from jaxmetrics.evaluation.plot import _curves_figure
+
+    t = np.linspace(0.0, 1.0, 25)
+    greedy = np.stack([t ** 8, (1 - t) ** 8], axis=1)[::-1]          # close to both axes
+    pure = np.stack([t, 1 - t ** 1.5], axis=1)[::-1]
+    nucleus = np.stack([t, 1 - t ** 2], axis=1)[::-1]
+    report = SimpleNamespace(curves={"greedy": greedy, "pure": pure, "nucleus": nucleus},
+                             rows={"greedy": {"mauve": 0.004}, "pure": {"mauve": 0.3}, "nucleus": {"mauve": 0.4}})
+    fig, legend = _curves_figure(report, None, None)
+    FigureCanvasAgg(fig).draw()
+    ax = fig.axes[0]
+    (leg,) = fig.legends
+    box = leg.get_window_extent()
+    assert [t.get_text() for t in leg.get_texts()] == legend.labels
+    for line in ax.lines:
+        pts = ax.transData.transform(np.asarray(line.get_xydata()))
+        inside = (pts[:, 0] >= box.x0) & (pts[:, 0] <= box.x1) & (pts[:, 1] >= box.y0) & (pts[:, 1] <= box.y1)
+        assert not inside.any(), line.get_label()
+    axes_box = ax.get_window_extent()
+    assert box.y1 <= axes_box.y0                                           # below the axes
 
 
 def test_demo_bad_arguments(monkeypatch, capsys):
@@ -169,7 +256,7 @@ def test_demo_bad_arguments(monkeypatch, capsys):
     assert "JAXMETRICS_DEMO_SIZE" in capsys.readouterr().err
     monkeypatch.delenv("JAXMETRICS_DEMO_SIZE")
     assert main(["demo", "--num-prompts", "3"]) == 2
-    assert "num_prompts" in capsys.readouterr().err
+    assert "jaxmetrics demo: error: --num-prompts: expected at least 10" in capsys.readouterr().err
 
 
 def test_bundled_data():

@@ -4,7 +4,10 @@ library code never imports this module).
 Every sub-command checks all of its files before its first expensive step (loading a model,
 featurizing, scoring): inputs exist, are files and decode as UTF-8; outputs are not directories,
 their folder exists and is writable, and plots have a format matplotlib can write. Errors are
-``ValueError`` s that name the option, which :func:`jaxmetrics.cli.main` prints as one line.
+``ValueError`` s that name the option, which :func:`jaxmetrics.cli.main` prints as one line: a
+command-line error starts with the flag (``--references: ...``, or a positional argument's name,
+``texts: ...``), never with the Python argument it becomes (``references: ...``, the library's
+prefix for the same mistake made in Python).
 
 Every JSON a command writes goes through :func:`write_json`, and every set of texts or features
 a command reads goes through :func:`read_input`, which applies the one policy for empty texts
@@ -278,7 +281,7 @@ def load_features(path: str, option: str):
 
 
 def read_input(path: str, option: str, *, command: str, empty: str = "error", kind: str = "set",
-               what: str = "MAUVE", features: bool = False) -> Inputs:
+               what: str = "MAUVE", features: bool = False, fix: str | None = None) -> Inputs:
     """Read one input of ``jaxmetrics <command>`` and apply ``--empty``: the reader of every command
     that reads sets of texts (or features), so that all of them treat an empty text alike.
 
@@ -296,7 +299,8 @@ def read_input(path: str, option: str, *, command: str, empty: str = "error", ki
     * ``'drop'``: left out; one line on stderr counts them and names their lines;
     * ``'zero'``: kept (the per-pair scorer gives the pair 0); one line on stderr counts them.
 
-    A file with no non-empty text is a ``ValueError`` under every policy.
+    A file with no non-empty text is a ``ValueError`` under every policy. ``fix`` replaces the
+    error's advice for a command whose option is not ``--empty`` (``--drop-empty``).
     """
     if features and is_features(path):
         check_input_file(path, option, text=False)
@@ -336,4 +340,4 @@ def read_input(path: str, option: str, *, command: str, empty: str = "error", ki
             "pair": "give --empty zero to score each such pair P = R = F1 = 0, as bert_score does",
             "reference": f"an empty reference leaves nothing to compare against: remove or fill the line{s}"}[kind]
     raise ValueError(f"{option}: {path!r} has {n} empty (blank or whitespace-only) text{s} at "
-                     f"{line_list(blank)}; {hint}")
+                     f"{line_list(blank)}; {fix or hint}")

@@ -6,7 +6,8 @@ import argparse
 import sys
 
 from jaxmetrics.commands._util import (add_length_and_batch_options, add_model_option, add_progress_options,
-                                       check_length_and_batch, check_outputs, progress_enabled, write_json)
+                                       check_length_and_batch, check_outputs, progress_enabled, read_input,
+                                       write_json)
 from jaxmetrics._files import check_input_file
 from jaxmetrics.commands._options import CENTERINGS, add_dtype_option
 
@@ -35,7 +36,8 @@ def register(subparsers) -> None:
     p.add_argument("--center-batch-size", type=int, default=32,
                    help="texts per centering batch ('batch') (default: 32)")
     add_length_and_batch_options(p, max_length_help="truncation in tokens (default 512, or the model's positions "
-                                 "when fewer)", batch_size=16, batch_help="texts per forward pass (default: 16)")
+                                 "when fewer)", batch_size=16, batch_help="texts per forward pass (default: 16, the encoding "
+                                 "engine's: every layer's token vectors leave each pass; speed and memory only)")
     p.add_argument("--drop-empty", action="store_true", help="drop empty lines instead of failing (default: fail)")
     p.add_argument("--json", default=None, metavar="PATH",
                    help="write the result (every curve and setting, and its signature) as JSON here "
@@ -47,8 +49,7 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from jaxmetrics._validation import check_int, check_texts
-    from jaxmetrics.models.io import read_texts
+    from jaxmetrics._validation import check_int
 
     check_input_file(args.texts, "texts")
     check_outputs(args, (("json", "--json"), ("plot", "--plot")))
@@ -56,13 +57,8 @@ def run(args: argparse.Namespace) -> int:
     check_int(args.center_batch_size, "--center-batch-size", minimum=1)
     check_length_and_batch(args)
     centerings = list(dict.fromkeys(args.centering or CENTERINGS))
-    texts = read_texts(args.texts, name="texts")
-    if args.drop_empty:
-        n0 = len(texts)
-        texts = [t for t in texts if t.strip()]
-        if len(texts) < n0:
-            print(f"jaxmetrics anisotropy: dropped {n0 - len(texts)} empty text(s)", file=sys.stderr)
-    texts = check_texts(texts, "texts")
+    texts = read_input(args.texts, "texts", command="anisotropy", empty="drop" if args.drop_empty else "error",
+                       fix="remove them or pass --drop-empty").texts
     if len(texts) < 2:
         raise ValueError(f"texts: {args.texts!r} holds {len(texts)} text; needs at least 2")
 

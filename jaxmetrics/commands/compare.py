@@ -73,7 +73,7 @@ def register(subparsers) -> None:
     p.add_argument("--max-length", type=int, default=None,
                    help="truncation in tokens (default 512 for the similarities, 1024 for mauve, or the model's "
                         "positions when fewer)")
-    p.add_argument("--batch-size", type=int, default=64, help="texts per forward pass (default 64)")
+    p.add_argument("--batch-size", type=int, default=64, help="texts per forward pass (default 64, as similarity; speed and memory only)")
     add_empty_option(p, per_pair=True, help=(
         "what to do with an empty (blank or whitespace-only) text: 'zero' (the default for the per-pair metrics) "
         "scores a pair whose candidate is empty P = R = F1 = 0, as bert_score does, and prints how many and which "

@@ -109,7 +109,9 @@ def register(subparsers) -> None:
     p.add_argument("--self-bleu-samples", type=int, default=500, help="Self-BLEU hypotheses (default: 500)")
     p.add_argument("--no-eos", action="store_true",
                    help="never stop at EOS: always --max-new-tokens tokens (default: stop at the model's EOS)")
-    p.add_argument("--batch-size", type=int, default=64, help="prompts per generation batch (default: 64)")
+    p.add_argument("--batch-size", type=int, default=64, help="prompts per generation batch (default: 64: sampling advances every row of a "
+                        "batch one token per step, so wide batches share the steps; each prompt has its own "
+                        "sampling key, so the texts do not depend on it)")
     p.add_argument("--max-length", type=int, default=None,
                    help="featurizer truncation in tokens (default: 1024 for last-token pooling, 256 for mean "
                         "pooling, or the featurizer's positions if fewer)")

@@ -6,7 +6,7 @@ import sys
 
 from jaxmetrics.commands._util import (add_length_and_batch_options, add_model_option, add_pooling_option,
                                        add_progress_options, check_length_and_batch, check_output_file,
-                                       progress_enabled)
+                                       progress_enabled, read_input)
 from jaxmetrics._files import check_input_file
 from jaxmetrics.commands._options import add_dtype_option
 
@@ -29,7 +29,9 @@ def register(subparsers) -> None:
                         "refused before the work)")
     add_length_and_batch_options(p, max_length_help="truncate texts to this many tokens (default: 1024 for "
                                  "last-token pooling, 256 for mean pooling, or the model's positions if fewer)",
-                                 batch_size=8, batch_help="texts per forward pass (default: 8)")
+                                 batch_size=8, batch_help="texts per forward pass (default: 8, small because MAUVE "
+                                 "features read texts of up to 1024 tokens; speed and memory only: the features do "
+                                 "not depend on it)")
     p.add_argument("--layer", type=int, default=-1, help="hidden_states index (default: -1, the last layer)")
     add_pooling_option(p)
     p.add_argument("--cache-dir", default=None,
@@ -46,7 +48,6 @@ def run(args: argparse.Namespace) -> int:
     import numpy as np
 
     from jaxmetrics import models
-    from jaxmetrics._validation import check_texts
     from jaxmetrics.models.cache import check_writable_dir
 
     check_input_file(args.texts, "texts")
@@ -57,13 +58,8 @@ def run(args: argparse.Namespace) -> int:
     if args.cache_dir is not None:
         check_writable_dir(args.cache_dir, "--cache-dir")
     check_length_and_batch(args)
-    texts = models.read_texts(args.texts, name="texts")
-    if args.drop_empty:
-        n0 = len(texts)
-        texts = [t for t in texts if t.strip()]
-        if len(texts) < n0:
-            print(f"jaxmetrics featurize: dropped {n0 - len(texts)} empty text(s)", file=sys.stderr)
-    check_texts(texts, "texts")
+    texts = read_input(args.texts, "texts", command="featurize", empty="drop" if args.drop_empty else "error",
+                       fix="remove them or pass --drop-empty").texts
     lm = models.load_model(args.model, dtype=args.dtype)
     feats = models.encode(texts, model=lm, layers=args.layer, pooling=args.pooling, max_length=args.max_length,
                           batch_size=args.batch_size, cache_dir=args.cache_dir, progress=progress_enabled(args),

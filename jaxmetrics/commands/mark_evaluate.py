@@ -39,7 +39,8 @@ def register(subparsers) -> None:
     p.add_argument("--literal", action="store_true",
                    help="the estimators as printed in the paper (default: the corrected estimators)")
     p.add_argument("--max-length", type=int, default=256, help="encoder truncation in tokens (default: 256)")
-    p.add_argument("--batch-size", type=int, default=32, help="texts per forward pass (default: 32)")
+    p.add_argument("--batch-size", type=int, default=32, help="texts per forward pass (default: 32, sentence-transformers' own for "
+                        "texts of up to 256 tokens; speed and memory only)")
     p.add_argument("--no-baselines", action="store_true", help="skip IMPAR and FID (default: compute them)")
     add_empty_option(p, per_pair=False, what="Mark-Evaluate")
     p.add_argument("--drop-empty", dest="empty", action="store_const", const="drop", default=argparse.SUPPRESS,
@@ -53,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     from jaxmetrics.mark_evaluate.pipeline import compute_mark_evaluate
 
     for name in ("references", "candidates"):
-        check_input_file(getattr(args, name), name)
+        check_input_file(getattr(args, name), f"--{name}")
     check_int(args.k, "--k", minimum=1)
     check_int(args.max_length, "--max-length", minimum=1)
     check_int(args.batch_size, "--batch-size", minimum=1)
@@ -65,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
         for name, t in texts.items():
             if args.k >= len(t):
                 raise ValueError(f"--k: {args.k} needs more than k texts in each set (the k-th neighbour, self "
-                                 f"excluded); {name} {getattr(args, name)!r} has {len(t)}: give at least "
+                                 f"excluded); --{name} {getattr(args, name)!r} has {len(t)}: give at least "
                                  f"{args.k + 1} texts or a smaller --k")
     out = compute_mark_evaluate(references=texts["references"], candidates=texts["candidates"],
                                 model=args.model, k=args.k, token_level=args.token_level,

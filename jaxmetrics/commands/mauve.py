@@ -42,7 +42,8 @@ def add_mauve_options(p: argparse.ArgumentParser, *, seeds: tuple[int, ...], swe
     p.add_argument("--max-length", type=int, default=None, metavar="TOKENS",
                    help="featurizer truncation in tokens, first tokens kept (default: 1024, "
                    "mauve-text's, or the model's positions if fewer)" + (" (not for --over length)" if sweep else ""))
-    p.add_argument("--batch-size", type=int, default=8, help="texts per featurizer forward pass (default 8)")
+    p.add_argument("--batch-size", type=int, default=8, help="texts per featurizer forward pass (default 8, as featurize: texts of up to 1024 tokens; speed "
+                        "and memory only)")
     p.add_argument("--cache-dir", default=None, metavar="DIR",
                    help="feature cache folder: an interrupted run resumes where it stopped (default: none)"
                    + (" (not for --over length)" if sweep else ""))
@@ -258,10 +259,10 @@ def _check_files(args: argparse.Namespace) -> bool:
     the inputs are features."""
     ref, cand = args.references, args.candidates
     if is_features(ref) != is_features(cand):
-        raise ValueError(f"candidates: {cand!r} and references {ref!r} must both be .npy feature files "
+        raise ValueError(f"--candidates: {cand!r} and --references {ref!r} must both be .npy feature files "
                          "or both be text files")
     features = is_features(ref)
-    for name, path in (("references", ref), ("candidates", cand)):
+    for name, path in (("--references", ref), ("--candidates", cand)):
         check_input_file(path, name, text=not features)
     for side in ("references", "candidates"):
         path = getattr(args, f"{side}_text", None)
@@ -476,7 +477,7 @@ def run(args: argparse.Namespace) -> int:
     if features:
         p_in, q_in = p_src.features, q_src.features
         if p_in.shape[1] != q_in.shape[1]:
-            raise ValueError(f"candidates: features of width {q_in.shape[1]}, references {p_in.shape[1]}")
+            raise ValueError(f"--candidates: features of width {q_in.shape[1]}, --references {p_in.shape[1]}")
     else:
         p_in, q_in = p_src.texts, q_src.texts
     sides = {side: (None if features else src.texts, None if features else src.lines)

@@ -6,7 +6,7 @@ import argparse
 import os
 import sys
 
-from jaxmetrics.commands._util import (add_progress_options, check_outputs, load_features, progress_enabled,
+from jaxmetrics.commands._util import (add_progress_options, check_outputs, is_features, load_features, progress_enabled,
                                        read_input, write_json)
 from jaxmetrics._files import check_input_file
 from jaxmetrics.commands._options import LibraryChoices
@@ -14,7 +14,6 @@ from jaxmetrics.commands.mauve import (ESTIMATORS, add_mauve_options, check_esti
                                        check_mauve_options, check_sizes, featurize_with,
                                        models_module, settings)
 
-_FEATURE_SUFFIX = ".npy"
 #: ``--over``: the settings of :func:`jaxmetrics.mauve.mauve_sweep`, and ``length`` (:func:`jaxmetrics.mauve.mauve_length_sweep`)
 _OVER = LibraryChoices("jaxmetrics.mauve.analysis.sweep_stages", "SWEEP_AXES", after=("length",))
 #: The settings a density-ratio ``--estimator`` is swept over (``mauve_sweep(estimator=...)``'s).
@@ -60,10 +59,6 @@ def register(subparsers) -> None:
     p.add_argument("--plot", metavar="PATH", help="write the MAUVE-vs-setting figure here (.png/.pdf) (default: none)")
     add_progress_options(p)
     p.set_defaults(func=run)
-
-
-def _is_features(path: str) -> bool:
-    return os.path.splitext(path)[1].lower() == _FEATURE_SUFFIX
 
 
 def _values(over: str, raw: list[str] | None) -> tuple | None:
@@ -138,16 +133,16 @@ def _check(args: argparse.Namespace) -> tuple[bool, tuple | None]:
                                  "truncated texts are featurized again)")
     check_mauve_options(args)
     values = _values(args.over, args.values)
-    features = _is_features(args.references)
+    features = is_features(args.references)
     for path in args.candidates:
-        if _is_features(path) != features:
-            raise ValueError(f"candidates: {path!r} and references {args.references!r} must all be .npy "
+        if is_features(path) != features:
+            raise ValueError(f"--candidates: {path!r} and --references {args.references!r} must all be .npy "
                              "feature files or all be text files")
     if features and args.over == "length":
         raise ValueError("--over length: needs text files (texts are truncated and featurized again)")
-    check_input_file(args.references, "references", text=not features)
+    check_input_file(args.references, "--references", text=not features)
     for path in args.candidates:
-        check_input_file(path, "candidates", text=not features)
+        check_input_file(path, "--candidates", text=not features)
     check_outputs(args, (("json_out", "--json"), ("csv_out", "--csv"), ("plot", "--plot")))
     return features, values
 
@@ -188,8 +183,8 @@ def run(args: argparse.Namespace) -> int:
     names = _names(args.candidates)
     seeds = tuple(args.seeds)
     if features:
-        refs = load_features(args.references, "references")
-        cands = {m: load_features(path, "candidates") for m, path in zip(names, args.candidates)}
+        refs = load_features(args.references, "--references")
+        cands = {m: load_features(path, "--candidates") for m, path in zip(names, args.candidates)}
     else:
         models_module()   # text files need the model code
         refs = read_input(args.references, "references", command="mauve-sweep", empty=args.empty).texts

@@ -28,7 +28,9 @@ def register(subparsers) -> None:
                         "token more context (default: the window size, i.e. non-overlapping windows)")
     add_length_and_batch_options(p, max_length_help="window size in tokens, at least 2 and at most the model's "
                                  "context (default: the model's context, e.g. 1024 for GPT-2)",
-                                 batch_size=8, batch_help="windows per forward pass (default: 8)")
+                                 batch_size=8, batch_help="windows per forward pass (default: 8: each window is "
+                                 "--max-length tokens with a logit row over the vocabulary per token; speed and "
+                                 "memory only)")
     p.add_argument("--per-line", action="store_true",
                    help="treat each line as a separate document; blank lines have no tokens and are dropped, "
                         "their count and lines printed on stderr (default: the whole file is one stream)")

@@ -60,8 +60,8 @@ def register(subparsers) -> None:
                    help="the similarity, one of %(choices)s (default twmd; bertscore with --bert-score-compat)")
     p.add_argument("--layer", type=int, default=None,
                    help="hidden_states index (0 = embeddings); default: the paper's layer, 10 of 12 / 19 of "
-                        "24 / else the last; with --bert-score-compat bert_score's tuned layer of the model "
-                        "(required when it has none)")
+                        "24 / else the last; with --bert-score-compat bert_score's tuned layer of the model, or "
+                        "for a sentence-transformers encoder without one the paper's layer (required otherwise)")
     p.add_argument("--centering", default=None,
                    choices=CENTERINGS, metavar="CENTERING",
                    help="one of %(choices)s; default: none for bertscore, batch for the other metrics (the paper's "
@@ -82,8 +82,9 @@ def register(subparsers) -> None:
     p.add_argument("--special-tokens", default=None, choices=SPECIAL_TOKENS, metavar="HOW",
                    help="special tokens in the matching, one of %(choices)s (default drop)")
     p.add_argument("--batch-size", type=int, default=None,
-                   help="texts per forward pass (default 64; with --bert-score-compat also bert_score's "
-                        "batch_size)")
+                   help="texts per forward pass (default 64, bert_score's batch_size; speed and memory only, except "
+                        "with --bert-score-compat, where it is also bert_score's padding group of pairs, which "
+                        "its numbers depend on)")
     p.add_argument("--max-length", type=int, default=None,
                    help="truncation in tokens (default 512, or the model's positions when fewer; "
                         "bert_score's model_max_length with --bert-score-compat)")
@@ -180,8 +181,8 @@ def run(args: argparse.Namespace) -> int:
 
     from jaxmetrics.similarity import compute_similarity, token_alignments
 
-    check_input_file(args.references, "references")
-    check_input_file(args.candidates, "candidates")
+    check_input_file(args.references, "--references")
+    check_input_file(args.candidates, "--candidates")
     check_outputs(args, (("csv", "--csv"), ("json", "--json")))
     check_confidence_options(args)
     settings = _settings(args)

@@ -76,7 +76,7 @@ def register(subparsers) -> None:
                    help=CENTERING_BATCHES_HELP)
     p.add_argument("--special-tokens", default="drop", choices=SPECIAL_TOKENS, metavar="HOW",
                    help="special tokens in the matching, one of %(choices)s (default drop)")
-    p.add_argument("--batch-size", type=int, default=64, help="texts per forward pass (default 64)")
+    p.add_argument("--batch-size", type=int, default=64, help="texts per forward pass (default 64, as similarity; speed and memory only)")
     p.add_argument("--max-length", type=int, default=None,
                    help="truncation in tokens (default 512, or the model's positions when fewer)")
     p.add_argument("--pair-chunk", type=int, default=128, help="pairs per compiled kernel call (default 128)")

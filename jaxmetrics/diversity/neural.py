@@ -100,7 +100,7 @@ def embed_response_sets(response_sets: Sequence[Sequence[str]], *, model: Any, t
         e = sentence_embeddings(flat, model=lm, progress=progress)
         return SetEmbeddings(embeddings=np.asarray(e)[index], embeddings_mask=mask)
     te = token_embeddings(flat, model=lm, progress=progress)
-    tmask = np.asarray(te.embeddings_mask) & ~np.asarray(te.special_mask)
+    tmask = np.asarray(te.tokens_mask) & ~np.asarray(te.special_mask)
     return SetEmbeddings(embeddings=np.asarray(te.embeddings)[index], embeddings_mask=mask,
                          tokens_mask=tmask[index], tokens=True)
 

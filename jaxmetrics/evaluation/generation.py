@@ -276,7 +276,7 @@ def generate_runs(store: RunStore, lm: Any, prompts: list[np.ndarray], plan: lis
         if got is None:
             c, fin = _generate_run(lm, prompts, d, s, max_new_tokens=max_new_tokens, eos_token_id=eos_token_id,
                                    batch_size=batch_size, prompt_length=P, mesh=mesh, progress=progress,
-                                   desc=f"generate {d.name} seed {s}")
+                                   desc=f"generate {d.name} seed {s}" if d.stochastic else f"generate {d.name}")
             got = {**pack_ids(c), "finished": fin}
             store.save_arrays(rk, "generation", got)
         conts[(d.name, s)] = unpack_ids(got["ids"], got["offsets"])

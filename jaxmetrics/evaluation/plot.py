@@ -92,34 +92,67 @@ def _figure(figsize: tuple[float, float]):
 def plot_report_curves(report: Any, path: str | os.PathLike, labels: dict[str, str] | None = None, *,
                        title: str | None = None) -> CurveLegend:
     """Save the divergence curves of ``report`` (one per decoding setting: first run, first
-    k-means seed) with the :func:`curve_legend` labels and caption to ``path``; returns the legend."""
-    from jaxmetrics.mauve.plot import plot_divergence_curves
+    k-means seed) with the :func:`curve_legend` labels and caption to ``path``; returns the legend.
 
-    legend = curve_legend(report.curves, report.rows, labels)
-    fig, ax = _figure((7.5, 6.5))
-    plot_divergence_curves(list(report.curves.values()), labels=legend.labels, ax=ax,
-                           title=title or "Divergence curves: human (P) vs model (Q)")
-    ax.legend(ax.lines, legend.labels, loc="lower left", fontsize="small")  # the areas are in the labels
-    fig.text(0.01, 0.01, legend.caption, fontsize="x-small", va="bottom", ha="left")
-    fig.tight_layout(rect=(0, 0.07, 1, 1))
+    The legend sits below the axes, outside them: a curve near an axis (greedy decoding's hugs
+    both) is never hidden behind it."""
+    fig, legend = _curves_figure(report, labels, title)
     fig.savefig(path, dpi=120)
     return legend
 
 
-def plot_report_lengths(report: Any, path: str | os.PathLike, labels: dict[str, str] | None = None) -> None:
-    """Save the histograms of the continuation lengths of every row of ``report`` to ``path``."""
+def _curves_figure(report: Any, labels: dict[str, str] | None, title: str | None) -> tuple["Figure", CurveLegend]:
+    """The figure of :func:`plot_report_curves`, and its legend."""
+    from jaxmetrics.mauve.plot import plot_divergence_curves
+
+    legend = curve_legend(report.curves, report.rows, labels)
+    n = len(legend.labels)
+    fig, ax = _figure((7.5, 6.5 + 0.22 * n))
+    plot_divergence_curves(list(report.curves.values()), labels=legend.labels, ax=ax,
+                           title=title or "Divergence curves: human (P) vs model (Q)")
+    ax.get_legend().remove()
+    # the areas are in the labels; below the axes, so that no curve is covered
+    fig.legend(ax.lines, legend.labels, loc="lower center", bbox_to_anchor=(0.5, 0.075), fontsize="small",
+               frameon=False)
+    fig.text(0.01, 0.01, legend.caption, fontsize="x-small", va="bottom", ha="left")
+    bottom = (0.09 + 0.045 * n) * 6.5 / (6.5 + 0.22 * n)
+    fig.tight_layout(rect=(0, bottom, 1, 1))
+    return fig, legend
+
+
+def plot_report_lengths(report: Any, path: str | os.PathLike, labels: dict[str, str] | None = None) -> "Figure":
+    """Save the histograms of the continuation lengths of every row of ``report`` to ``path``;
+    returns the figure.
+
+    The rows' bars stand side by side in each length bin (one colour per row, never on top of
+    one another), so rows with the same lengths -- a demo whose every text has exactly the
+    requested length -- show one bar each; the bins span the lengths that occur."""
     labels = labels or {}
     fig, ax = _figure((7, 4.5))
-    hi = max(int(np.max(v)) for v in report.lengths.values() if len(v)) + 1
-    bins = np.linspace(0, hi, min(hi, 40) + 1)
-    for k, v in report.lengths.items():
-        ax.hist(v, bins=bins, histtype="step", linewidth=1.5, label=f"{_row_label(k, labels)} (mean {np.mean(v):.1f})")
+    series = [(k, np.asarray(v)) for k, v in report.lengths.items()]
+    filled = [v for _, v in series if v.size]
+    lo = min(int(np.min(v)) for v in filled) if filled else 0
+    hi = max(int(np.max(v)) for v in filled) + 1 if filled else 1
+    edges = np.linspace(lo, hi, min(hi - lo, 40) + 1)
+    width = (edges[1] - edges[0]) / max(len(series), 1)
+    top = 1
+    for i, (k, v) in enumerate(series):
+        counts = np.histogram(v, bins=edges)[0] if v.size else np.zeros(len(edges) - 1, np.int64)
+        top = max(top, int(counts.max()))
+        mean = f"mean {np.mean(v):.1f}" if v.size else "no texts"
+        ax.bar(edges[:-1] + i * width, counts, width=width, align="edge", label=f"{_row_label(k, labels)} ({mean})")
+    ax.set_ylim(0, 1.1 * top + 0.08 * top * len(series))   # room for the legend above the bars
     ax.set_xlabel("continuation length (tokens, EOS excluded)")
     ax.set_ylabel("texts")
-    ax.set_title("Length distribution (first run of each setting)")
-    ax.legend(fontsize="small")
+    title = "Length distribution (first run of each setting)"
+    if filled and hi - lo == 1:
+        title += f": every text has {lo} tokens"
+        ax.set_xticks([lo + 0.5], [str(lo)])
+    ax.set_title(title)
+    ax.legend(fontsize="small", loc="best")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
+    return fig
 
 
 def plot_leaderboard(board: Mapping[str, Any], path: str | os.PathLike | None = None, *,

@@ -121,8 +121,10 @@ def text_perplexities(texts: Sequence[str], *, model: Any, batch_size: int = 16,
         ``PPL_i = exp( Σ_{t=1}^{n_i - 1} -ln p(x_t | x_<t) / (n_i - 1) )``,
         ``mean_perplexity = (1 / N) Σ_i PPL_i``.
 
-    Each text is scored on its own in one forward pass (no sliding window: a text longer than the
-    model's context needs ``max_length``). Texts are sorted by length and batched into
+    Each text is scored on its own in one forward pass (no sliding window, as ``evaluate``): a
+    text longer than the model's context is refused unless ``max_length`` truncates it; to score
+    long texts whole, :func:`~jaxmetrics.lm.perplexity` slides windows over their token ids (the
+    error for such a text names both ways). Texts are sorted by length and batched into
     length buckets (four per octave); the values do not depend on ``batch_size`` (up to float32
     rounding) and are returned in input order. Memory per batch is about
     ``batch_size x bucket length x vocabulary`` float32 logits.
@@ -197,7 +199,9 @@ def text_perplexities(texts: Sequence[str], *, model: Any, batch_size: int = 16,
     if ctx is not None and lengths.max() > ctx:
         i = int(np.argmax(lengths))
         raise ValueError(f"texts: text {i} has {int(lengths[i])} tokens{' with BOS' if add_start_token else ''}, "
-                         f"more than the model's {ctx} positions; pass max_length <= {ctx} to truncate")
+                         f"more than the model's {ctx} positions, and text_perplexities scores each text in one "
+                         f"window (evaluate's convention); pass max_length <= {ctx} to score its first tokens only, "
+                         "or score whole texts with jaxmetrics.perplexity (sliding windows over the token ids)")
     vocab = int(getattr(lm.config, "vocab_size", 0) or 0)
     if vocab and max(int(s.max()) for s in seqs) >= vocab:  # pragma: no cover - tokenizer/model mismatch
         raise ValueError(f"model: its tokenizer produced ids outside the model's vocabulary [0, {vocab})")

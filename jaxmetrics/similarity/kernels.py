@@ -277,7 +277,10 @@ def pair_similarity(*, candidate: jax.Array, reference: jax.Array, candidate_mas
 
     ``C`` of each metric is in the module docstring; P is averaged over the candidate's
     tokens, R over the reference's, ``F = 2PR/(P+R)`` is formed before normalisation. No
-    checks (a kernel: safe under ``jit`` / ``vmap`` / ``grad``); an empty side gives 0.
+    checks (a kernel: safe under ``jit`` / ``vmap`` / ``grad``); an empty side gives 0. One pair,
+    so its arrays are singular and their masks and weights follow them (``candidate_mask``);
+    the batched :func:`batch_similarity` / :func:`similarity_scores` take ``candidates`` with
+    ``candidates_mask`` (docs/conventions.md, masks).
 
     Args:
       candidate: ``[L1, D]`` candidate token vectors.

@@ -135,7 +135,8 @@ def compute_similarity(*, references: Sequence[str], candidates: Sequence[str], 
       metric: the similarity (default ``"twmd"``).
       layer: hidden-state index; ``None`` → the paper's default (:func:`default_layer`), or
         with ``bert_score_compat`` bert_score's tuned layer of the model
-        (:func:`~jaxmetrics.similarity.compat.bert_score_layer`; required when it has none).
+        (:func:`~jaxmetrics.similarity.compat.bert_score_layer`; a sentence-transformers encoder
+        without one gets :func:`default_layer`; required for any other model without one).
       centering: ``None`` → :func:`default_centering`: ``"none"`` for BERTScore, ``"batch"``
         for the other metrics (the paper's recommendation); with ``bert_score_compat`` only
         ``None`` / ``"none"`` are accepted. The paper's batch-centred BERTScore is

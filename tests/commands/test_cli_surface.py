@@ -71,9 +71,26 @@ def test_progress_is_plain_lines_when_stderr_is_a_file(monkeypatch, capsys):
     bar.close()
     err = capsys.readouterr().err
     lines = err.splitlines()
-    assert "\r" not in err and len(lines) == 5
+    assert "\r" not in err and len(lines) == 4   # close() does not repeat the 100 % line
     assert lines[0].startswith("jaxmetrics: featurize: 1/4 texts (25%,")
     assert lines[-1].startswith("jaxmetrics: featurize: 4/4 texts (100%,")
+
+
+def test_progress_lines_name_the_unit_in_english(monkeypatch, capsys):
+    """A log says "batches", not "batchs", and each count once: the closing line only when the
+    last periodic line did not already show it."""
+    monkeypatch.setattr(progress, "LOG_INTERVAL", 0.0)
+    with progress.progress_bar(3, desc="perplexity", unit="batch") as bar:
+        bar.update(3)
+    with progress.progress_bar(None, desc="generate greedy", unit="prompt") as bar:
+        bar.update(2)
+    lines = capsys.readouterr().err.splitlines()
+    assert [ln.split(" (")[0] for ln in lines] == ["jaxmetrics: perplexity: 3/3 batches",
+                                                    "jaxmetrics: generate greedy: 2 prompts"]
+    monkeypatch.setattr(progress, "LOG_INTERVAL", 3600.0)
+    with progress.progress_bar(1, desc="score runs", unit="run") as bar:   # no periodic line: the closing one
+        bar.update(1)
+    assert capsys.readouterr().err.startswith("jaxmetrics: score runs: 1/1 run (100%,")
 
 
 def test_progress_is_rate_limited_and_silent_when_disabled(capsys):
@@ -204,3 +221,57 @@ def test_mauve_on_feature_files_loads_no_model_code(tmp_path):
                             str(tmp_path / "p.npy"), str(tmp_path / "q.npy"))
     assert "jax" in loaded
     assert not loaded & {"flax", "transformers", "torch", "optax"}, loaded & {"flax", "transformers", "torch"}
+
+
+def test_batch_size_defaults_give_their_reason():
+    """The commands' --batch-size defaults differ (8 texts of up to 1024 tokens, 8 windows, 16, 32,
+    64 texts, 64 prompts); each --help says why, and that the numbers do not depend on it."""
+    import re
+
+    seen = {}
+    for name, _, action in _options():
+        if "--batch-size" not in action.option_strings:
+            continue
+        text = " ".join((action.help or "").split())
+        m = re.search(r"\(default:? (\d+)([,:]) ", text)
+        assert m, (name, text)                                      # a number, then its reason
+        assert action.default in (None, int(m.group(1))), (name, text)
+        assert "speed and memory only" in text or "do not depend on it" in text, (name, text)
+        seen[name] = int(m.group(1))
+    assert {"featurize", "mauve", "perplexity", "similarity", "evaluate-generation"} <= set(seen)
+    assert len(set(seen.values())) > 1          # several defaults: hence the reasons
+
+
+def _lines(path, lines):
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return str(path)
+
+
+def test_cli_errors_name_the_flag_and_empty_texts_name_the_fix(tmp_path, capsys):
+    """One style per door: a command-line error starts with the flag (``--references:``), also when
+    the library raised it with its Python name (``references:``); an empty line names the option,
+    the file's line and what to do (``--drop-empty`` where the command has it). Real text, and no
+    model is loaded for any of these."""
+    from jaxmetrics.data import load_shakespeare
+
+    speeches = load_shakespeare("heldout", limit=6, min_words=5)
+    refs = _lines(tmp_path / "refs.txt", speeches[:3])
+    holey = _lines(tmp_path / "holey.txt", [speeches[3], "  ", speeches[4]])
+    short = _lines(tmp_path / "short.txt", speeches[3:5])
+    model = str(tmp_path / "no-model")
+
+    def err(*argv):
+        assert cli.main(list(argv)) == 2
+        return capsys.readouterr().err.strip()
+
+    e = err("similarity", "--references", refs, "--candidates", holey, "--model", model)
+    assert e == (f"jaxmetrics similarity: error: --candidates: 1 empty or whitespace-only text(s) in {holey!r} "
+                 "(lines 2); remove those lines from both files (line i of each file is pair i)")
+    e = err("mark-evaluate", "--references", holey, "--candidates", refs, "--model", model, "--k", "1")
+    assert e.startswith("jaxmetrics mark-evaluate: error: --references: 1 empty") and e.endswith("pass --drop-empty")
+    e = err("featurize", holey, "--model", model, "--out", str(tmp_path / "f.npy"))
+    assert e.startswith("jaxmetrics featurize: error: texts: 1 empty") and e.endswith("pass --drop-empty")
+    e = err("similarity", "--references", refs, "--candidates", short, "--model", model)
+    assert e.startswith("jaxmetrics similarity: error: --references: 3 texts do not pair with 2"), e
+    e = err("mauve", "--references", str(tmp_path / "missing.txt"), "--candidates", refs)
+    assert e.startswith("jaxmetrics mauve: error: --references: file "), e

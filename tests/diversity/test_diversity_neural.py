@@ -56,7 +56,7 @@ def test_token_set_embeddings_are_the_models_token_embeddings(demo_sets, minilm)
     e = embed_response_sets(demo_sets, model=minilm, tokens=True)
     assert e.tokens
     np.testing.assert_array_equal(e.embeddings, np.asarray(te.embeddings)[index])
-    keep = np.asarray(te.embeddings_mask) & ~np.asarray(te.special_mask)
+    keep = np.asarray(te.tokens_mask) & ~np.asarray(te.special_mask)
     np.testing.assert_array_equal(e.tokens_mask, keep[index])
 
 

@@ -186,3 +186,20 @@ def test_non_causal_model_rejected(tmp_path):
     enc = load_model(tiny_checkpoint("bert", tmp_path))
     with pytest.raises(ValueError, match="model"):
         text_perplexities(["hello world"], model=enc)
+
+
+def test_long_real_text_error_names_max_length_and_perplexity(demo_gpt2_dir):
+    """A play speech longer than the demo GPT-2's 128 positions: ``text_perplexities`` (one window
+    per text, evaluate's convention) refuses it and names both ways out -- ``max_length`` and the
+    sliding-window ``perplexity`` -- and both ways then score it."""
+    from jaxmetrics.data import load_shakespeare
+    from jaxmetrics.lm import perplexity
+
+    lm = load_model(demo_gpt2_dir)
+    speeches = load_shakespeare("heldout", min_words=150)
+    long = next(t for t in speeches if len(lm.tokenizer(t, verbose=False)["input_ids"]) > 200)
+    with pytest.raises(ValueError, match=r"^texts: text 0 has \d+ tokens.*128 positions.*max_length <= 128"
+                                         r".*jaxmetrics\.perplexity \(sliding windows"):
+        text_perplexities([long], model=lm)
+    assert np.isfinite(text_perplexities([long], model=lm, max_length=128).perplexities[0])
+    assert np.isfinite(perplexity(lm.tokenizer(long)["input_ids"], model=lm).perplexity)

@@ -65,7 +65,7 @@ def test_token_mode_uses_every_token_of_last_five_layers(lm, monkeypatch):
     rows = []
     for layer in (-5, -4, -3, -2, -1):
         t = token_embeddings(texts, model=lm, layer=layer, progress=False)
-        mask, special = np.asarray(t.embeddings_mask), np.asarray(t.special_mask)
+        mask, special = np.asarray(t.tokens_mask), np.asarray(t.special_mask)
         rows.append(np.asarray(t.embeddings)[mask & ~special])
     want = np.concatenate(rows)
     assert x.shape == want.shape and x.shape[0] == 5 * int((mask & ~special).sum())

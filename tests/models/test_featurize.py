@@ -84,7 +84,7 @@ def test_token_embeddings_layer_and_masks(minilm):
 
     layer = 2
     out = token_embeddings(TEXTS, model=minilm, layer=layer, max_length=32, batch_size=3, progress=False)
-    emb, mask, special, ids = out.embeddings, out.embeddings_mask, out.special_mask, out.input_ids
+    emb, mask, special, ids = out.embeddings, out.tokens_mask, out.special_mask, out.input_ids
     enc = minilm.tokenizer(TEXTS, truncation=True, max_length=32, padding=True, return_tensors="np")
     assert emb.shape == (len(TEXTS), enc["input_ids"].shape[1], 384)
     np.testing.assert_array_equal(mask, enc["attention_mask"].astype(bool))
@@ -164,7 +164,7 @@ def test_packed_rows_equal_padded_batches(which, gpt2, minilm, roberta, rng, mon
     monkeypatch.setattr(batching, "PACK_LENGTH", 0)
     padded = [f(texts, model=lm, max_length=64, batch_size=3, progress=False) for f in calls]
     np.testing.assert_allclose(packed[0], padded[0], atol=2e-5)
-    np.testing.assert_array_equal(packed[1].embeddings_mask, padded[1].embeddings_mask)
+    np.testing.assert_array_equal(packed[1].tokens_mask, padded[1].tokens_mask)
     np.testing.assert_allclose(packed[1].embeddings, padded[1].embeddings, atol=2e-5)
     if not lm.is_causal:
         np.testing.assert_allclose(packed[2], padded[2], atol=2e-5)
@@ -195,3 +195,21 @@ def test_bad_input(gpt2):
         featurize_tokens([[]], model=gpt2)
     with pytest.warns(UserWarning, match="^max_length: 5000 exceeds the 64 positions"):
         featurize(["ok"], model=gpt2, max_length=5000, progress=False)
+
+
+def test_token_embeddings_name_their_mask_as_the_encoding_does(minilm):
+    """``TokenEmbeddings`` calls the mask of its real tokens ``tokens_mask``, the name ``Encoding``
+    (which it is built from), ``GenerationOutput`` and ``SetEmbeddings`` give it; the former
+    ``embeddings_mask`` is gone (no alias: docs/conventions.md, one name per concept)."""
+    from jaxmetrics.data import load_shakespeare
+    from jaxmetrics.models import TokenEmbeddings, encode
+
+    texts = load_shakespeare("heldout", limit=3, min_words=5)
+    out = token_embeddings(texts, model=minilm, max_length=32, progress=False)
+    enc = encode(texts, model=minilm, layers=-1, tokens=True, max_length=32, progress=False)
+    fields = [f.name for f in __import__("dataclasses").fields(TokenEmbeddings)]
+    assert fields == ["embeddings", "tokens_mask", "special_mask", "input_ids"]
+    np.testing.assert_array_equal(out.tokens_mask, enc.tokens_mask)
+    assert out.tokens_mask.sum() == sum(len(minilm.tokenizer(t, truncation=True, max_length=32)["input_ids"])
+                                        for t in texts)
+    assert not hasattr(out, "embeddings_mask")

@@ -117,3 +117,49 @@ def test_hub_id_goes_through_snapshot_download(monkeypatch, gpt2_dir):
     (repo, patterns), = calls
     assert repo == "openai-community/gpt2"
     assert "*.safetensors" in patterns and not any("bin" in p or "pt" == p[-2:] for p in patterns)
+
+
+def test_loaded_model_repr_is_one_line(minilm, demo_gpt2_dir):
+    """``repr`` of a loaded model is one short line (kind, name, layers, parameters, dtype), not
+    the module, tokenizer and config trees (hundreds of lines)."""
+    import jax
+    from flax import nnx
+
+    for lm in (minilm, load_model(demo_gpt2_dir)):
+        r = repr(lm)
+        assert "\n" not in r and len(r) < 300, r
+        n = lm.num_parameters
+        assert 0 < n <= sum(np.size(x) for x in jax.tree.leaves(nnx.state(lm.model)))
+        assert r.startswith(f"LoadedModel(kind={lm.kind!r}, name={lm.name!r}, num_layers={lm.num_layers}, ")
+        assert f"dtype={np.dtype(lm.dtype).name})" in r
+    assert "params=22.6M" in repr(minilm) and 22_500_000 < minilm.num_parameters < 22_700_000
+
+
+def test_long_text_tokenization_is_quiet(demo_gpt2_dir):
+    """Tokenizing a real document longer than the model's positions (as the README does before
+    ``perplexity`` slides windows over it) prints no transformers "Token indices sequence length is
+    longer than the specified maximum ... indexing errors" notice; the forward pass still refuses
+    the over-long input itself."""
+    import logging
+
+    from jaxmetrics.data import load_shakespeare
+
+    records: list[logging.LogRecord] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record):
+            records.append(record)
+
+    log = logging.getLogger("transformers.tokenization_utils_base")
+    handler = Keep(level=logging.WARNING)
+    log.addHandler(handler)
+    try:
+        lm = load_model(demo_gpt2_dir)                   # a fresh tokenizer: it has not warned yet
+        doc = " ".join(load_shakespeare("heldout", limit=40))
+        ids = lm.tokenizer(doc)["input_ids"]
+    finally:
+        log.removeHandler(handler)
+    assert len(ids) > 4 * lm.max_positions
+    assert not [r for r in records if "sequence length is longer" in r.getMessage()]
+    with pytest.raises(ValueError, match="^input_ids: length .* exceeds the model's 128 positions"):
+        lm.forward(np.asarray([ids[:200]]), np.ones((1, 200), bool))

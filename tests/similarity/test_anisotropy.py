@@ -305,7 +305,7 @@ def test_minilm_pipeline_layers_are_token_embeddings_of_every_layer(minilm, monk
     per_layer = [token_embeddings(texts, model=minilm, layer=l, progress=False)
                  for l in range(minilm.num_layers + 1)]
     hidden = np.stack([t.embeddings for t in per_layer])
-    mask = per_layer[0].embeddings_mask & ~per_layer[0].special_mask
+    mask = per_layer[0].tokens_mask & ~per_layer[0].special_mask
     assert r.num_tokens == int(mask.sum()) and r.num_texts == len(texts)
     for c in centerings:
         direct = layer_similarities(hidden, mask, per_layer[0].input_ids, key=jax.random.key(3), centering=c,

@@ -83,6 +83,26 @@ def test_bertscore_multiple_references_idf_dict_and_baseline(minilm, minilm_dir,
         np.testing.assert_allclose(g, w.numpy(), atol=1e-4, rtol=0)
 
 
+def test_bertscore_of_a_sentence_encoder_defaults_to_its_default_layer(minilm, tiny_checkpoint_dir):
+    """``bertscore(cands, refs, model=<all-MiniLM-L6-v2>)`` -- the README's encoder -- runs: a
+    sentence-transformers checkpoint without a bert_score-tuned layer gets the library's default
+    layer (6 of 6), with the numbers of ``num_layers=6``; a plain encoder without a tuned layer is
+    refused before any encoding, naming ``num_layers``."""
+    from jaxmetrics.data import load_shakespeare
+    from jaxmetrics.models import load_model
+
+    lines = load_shakespeare("heldout", limit=8, min_words=8)
+    cands, refs = lines[:4], lines[4:]
+    got = bertscore(cands, refs, model=minilm)
+    want = bertscore(cands, refs, model=minilm, num_layers=6)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, atol=1e-6, rtol=0)
+    assert not np.allclose(got.f1, bertscore(cands, refs, model=minilm, num_layers=3).f1, atol=1e-3)
+    tiny = load_model(tiny_checkpoint_dir("bert"))
+    with pytest.raises(ValueError, match="^num_layers: bert_score has no default layer .*pass num_layers"):
+        bertscore(cands, refs, model=tiny)
+
+
 def test_bertscore_default_layers_and_bad_options(minilm, minilm_dir, tmp_path):
     from jaxmetrics.similarity.compat import _default_layer
 
@@ -92,8 +112,6 @@ def test_bertscore_default_layers_and_bad_options(minilm, minilm_dir, tmp_path):
     assert _default_layer("microsoft/deberta-xlarge-mnli") == 40
     assert _default_layer("all-MiniLM-L6-v2") is None
     c, r = CANDS[:2], REFS[:2]
-    with pytest.raises(ValueError, match="^num_layers"):  # no tuned layer for MiniLM
-        bertscore(c, r, model=minilm)
     with pytest.raises(ValueError, match="^model_type"):
         bertscore(c, r)
     with pytest.raises(ValueError, match="^lang"):

@@ -122,7 +122,8 @@ def test_sweep_default_centering_is_each_metrics_own(minilm):
 
 def test_cli_bert_score_compat_is_bert_score(minilm_dir, tmp_path, capsys):
     """``jaxmetrics similarity --bert-score-compat`` gives bert_score.score's numbers on its defaults
-    (MiniLM has no tuned layer in bert_score, so the layer is given, as bert_score needs it too)."""
+    (MiniLM has no tuned layer in bert_score, so bert_score is given the layer; jaxmetrics defaults a
+    sentence-transformers encoder to its default layer, 6 here)."""
     bert_score = pytest.importorskip("bert_score")
     from jaxmetrics.cli import main
 
@@ -144,9 +145,13 @@ def test_cli_bert_score_compat_is_bert_score(minilm_dir, tmp_path, capsys):
     for key, w in zip(("precision", "recall", "f1"), want):
         np.testing.assert_allclose([float(x[key]) for x in rows], w.numpy(), atol=1e-4, rtol=0)
 
-    # no tuned layer for MiniLM: refused as bert_score refuses it; options bert_score lacks: refused
-    assert main(argv) == 2
-    assert "layer: bert_score has no default layer" in capsys.readouterr().err
+    # no tuned layer for MiniLM in bert_score, but it is a sentence-transformers encoder: the
+    # library's default layer (its last, 6) -- the same numbers as --layer 6
+    out6 = tmp_path / "default.csv"
+    assert main(argv + ["--batch-size", "5", "--csv", str(out6)]) == 0
+    assert "bertscore (layer 6, centering none, bert_score compat)" in capsys.readouterr().out
+    assert out6.read_text() == out.read_text()
+    # options bert_score lacks: refused
     for extra in (["--centering", "batch"], ["--centering", "none"], ["--max-length", "128"],
                   ["--special-tokens", "drop"], ["--temperature", "0.1"], ["--metric", "twmd"]):
         assert main(argv + ["--layer", "6"] + extra) == 2
@@ -154,16 +159,21 @@ def test_cli_bert_score_compat_is_bert_score(minilm_dir, tmp_path, capsys):
         assert err.startswith(f"jaxmetrics similarity: error: {extra[0]}:"), err
 
 
-def test_compat_library_follows_bert_score_defaults(minilm):
+def test_compat_library_follows_bert_score_defaults(minilm, tiny_checkpoint_dir):
+    from jaxmetrics.models import load_model
     from jaxmetrics.similarity.compat import bert_score_layer, bert_score_max_length
 
     assert bert_score_max_length(minilm) == minilm.tokenizer.model_max_length == 512
     assert bert_score_layer(None, "roberta-base") == 10
+    assert bert_score_layer(minilm) == 6     # a sentence-transformers encoder: the default layer
     refs, cands = _short_pairs(3)
     kw = dict(references=refs, candidates=cands, model=minilm)
     compat = dict(metric="bertscore", bert_score_compat=True)
+    assert compute_similarity(settings=SimilaritySettings(**compat), **kw).layer == 6
+    # a plain encoder with no tuned layer: refused as bert_score refuses it, naming the argument
+    tiny = load_model(tiny_checkpoint_dir("bert"))
     with pytest.raises(ValueError, match="^layer: bert_score has no default layer"):
-        compute_similarity(settings=SimilaritySettings(**compat), **kw)
+        compute_similarity(settings=SimilaritySettings(**compat), **{**kw, "model": tiny})
     with pytest.raises(ValueError, match="^centering: bert_score_compat"):
         SimilaritySettings(centering="batch", layer=6, **compat)
     with pytest.raises(ValueError, match="^special_tokens: bert_score_compat"):

@@ -86,7 +86,7 @@ def test_pipeline_equals_manual_composition(minilm):
     assert got.layer == 6 and got.temperature == 0.10
     c = token_embeddings(CANDS, model=minilm, layer=6, progress=False)
     r = token_embeddings(REFS, model=minilm, layer=6, progress=False)
-    cm, rm = c.embeddings_mask & ~c.special_mask, r.embeddings_mask & ~r.special_mask
+    cm, rm = c.tokens_mask & ~c.special_mask, r.tokens_mask & ~r.special_mask
     xc = center_embeddings(c.embeddings, cm, centering="batch", center_batch_size=2)
     yc = center_embeddings(r.embeddings, rm, centering="batch", center_batch_size=2)
     want = similarity_scores(candidates=xc, references=yc, candidates_mask=cm, references_mask=rm,
@@ -108,7 +108,7 @@ def test_pipeline_chunks_in_length_order_equal_input_order_composition(minilm, c
                                                          center_batch_size=2, pair_chunk=2))
     c = token_embeddings(cands, model=minilm, layer=6, progress=False)
     r = token_embeddings(refs, model=minilm, layer=6, progress=False)
-    cm, rm = c.embeddings_mask & ~c.special_mask, r.embeddings_mask & ~r.special_mask
+    cm, rm = c.tokens_mask & ~c.special_mask, r.tokens_mask & ~r.special_mask
     xc = center_embeddings(c.embeddings, cm, centering=centering, center_batch_size=2)
     yc = center_embeddings(r.embeddings, rm, centering=centering, center_batch_size=2)
     want = bertscore_scores(candidates=xc, references=yc, candidates_mask=cm, references_mask=rm)
