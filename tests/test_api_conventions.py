@@ -710,7 +710,7 @@ def _command_choices():
 
 def _library_lists(choices) -> list[tuple[str, ...]]:
     """The library constants behind the commands' choices (without the options' own additions)."""
-    from jaxmetrics.commands._options import LibraryChoices
+    from jaxmetrics.commands._util import LibraryChoices
 
     out = []
     for _, _, c in choices:
@@ -768,7 +768,7 @@ def test_commands_write_json_through_the_one_writer():
 def test_command_choices_come_from_the_library():
     """Every option with choices reads a library constant (:class:`LibraryChoices`, resolved when
     first needed); no command spells out a list of names the library defines."""
-    from jaxmetrics.commands._options import LibraryChoices
+    from jaxmetrics.commands._util import LibraryChoices
 
     choices = _command_choices()
     literal = [f"jaxmetrics {cmd} {opt}" for cmd, opt, c in choices if not isinstance(c, LibraryChoices)]

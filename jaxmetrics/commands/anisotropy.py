@@ -5,11 +5,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from jaxmetrics.commands._util import (add_length_and_batch_options, add_model_option, add_progress_options,
-                                       check_length_and_batch, check_outputs, progress_enabled, read_input,
-                                       write_json)
+from jaxmetrics.commands._util import (add_dtype_option, add_length_and_batch_options, add_model_option,
+                                       add_progress_options, CENTERINGS, check_length_and_batch, check_outputs,
+                                       progress_enabled, read_input, write_json)
 from jaxmetrics._files import check_input_file
-from jaxmetrics.commands._options import CENTERINGS, add_dtype_option
 
 
 

@@ -8,10 +8,9 @@ import argparse
 import os
 import sys
 
-from jaxmetrics.commands._util import (MODEL_FORMS, add_empty_option, add_pooling_option, add_progress_options,
-                                       check_outputs, is_features, option_error, progress_enabled, read_input,
-                                       write_json)
-from jaxmetrics.commands._options import LibraryChoices, SCORES, add_dtype_option
+from jaxmetrics.commands._util import (add_dtype_option, add_empty_option, add_pooling_option,
+                                       add_progress_options, check_outputs, is_features, LibraryChoices,
+                                       MODEL_FORMS, option_error, progress_enabled, read_input, SCORES, write_json)
 
 #: ``--metric``: the similarities of :func:`jaxmetrics.similarity.compute_similarity`, and MAUVE
 METRICS = LibraryChoices("jaxmetrics.similarity.settings", "SIMILARITY_METRICS", after=("mauve",))

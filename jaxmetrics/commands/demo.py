@@ -11,7 +11,7 @@ import argparse
 import os
 import sys
 
-from jaxmetrics.commands._options import add_dtype_option
+from jaxmetrics.commands._util import add_dtype_option
 
 
 def add_arguments(ap: argparse.ArgumentParser) -> None:

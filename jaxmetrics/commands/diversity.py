@@ -9,8 +9,8 @@ import csv
 import sys
 
 from jaxmetrics._files import check_input_file
-from jaxmetrics.commands._options import LibraryChoices, add_confidence_options, check_confidence_options
-from jaxmetrics.commands._util import check_outputs, write_json
+from jaxmetrics.commands._util import (add_confidence_options, check_confidence_options, check_outputs,
+                                       LibraryChoices, write_json)
 
 #: ``--metrics``: the names of :data:`jaxmetrics.diversity.intervals.CORPUS_METRICS`
 METRICS = LibraryChoices("jaxmetrics.diversity.intervals", "CORPUS_METRICS")

@@ -4,9 +4,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from jaxmetrics.commands._util import add_progress_options, check_outputs, progress_enabled, write_json
+from jaxmetrics.commands._util import (add_dtype_option, add_progress_options, check_outputs, LibraryChoices,
+                                       progress_enabled, write_json)
 from jaxmetrics._files import check_input_file
-from jaxmetrics.commands._options import LibraryChoices, add_dtype_option
 
 
 def register(subparsers) -> None:

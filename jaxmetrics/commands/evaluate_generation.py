@@ -6,9 +6,9 @@ import argparse
 import re
 import sys
 
-from jaxmetrics.commands._util import add_model_option, add_pooling_option, add_progress_options, progress_enabled
+from jaxmetrics.commands._util import (add_dtype_option, add_model_option, add_pooling_option,
+                                       add_progress_options, LibraryChoices, progress_enabled)
 from jaxmetrics._files import check_input_file
-from jaxmetrics.commands._options import LibraryChoices, add_dtype_option
 from jaxmetrics.commands.mauve import add_estimator_options
 
 #: The library's argument names in error messages, and the options they come from: those of

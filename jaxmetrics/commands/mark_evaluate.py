@@ -3,10 +3,9 @@ from __future__ import annotations
 
 import argparse
 
-from jaxmetrics.commands._util import (add_empty_option, add_model_option, add_progress_options, progress_enabled,
-                                       read_input, write_json)
+from jaxmetrics.commands._util import (add_dtype_option, add_empty_option, add_model_option, add_progress_options,
+                                       LibraryChoices, progress_enabled, read_input, write_json)
 from jaxmetrics._files import check_input_file
-from jaxmetrics.commands._options import LibraryChoices, add_dtype_option
 
 
 def register(subparsers) -> None:

@@ -10,12 +10,11 @@ import argparse
 import importlib
 import sys
 
-from jaxmetrics.commands._util import (add_empty_option, add_model_option, add_pooling_option, add_progress_options,
-                                       check_outputs, is_features, option_error, progress_enabled,
-                                       read_input, write_json)
+from jaxmetrics.commands._util import (add_confidence_options, add_dtype_option, add_empty_option,
+                                       add_model_option, add_pooling_option, add_progress_options,
+                                       check_confidence_options, check_outputs, is_features, LibraryChoices,
+                                       option_error, progress_enabled, read_input, write_json)
 from jaxmetrics._files import check_input_file, text_line_numbers
-from jaxmetrics.commands._options import (LibraryChoices, add_confidence_options, add_dtype_option,
-                                          check_confidence_options)
 
 #: mauve-text's seed.
 DEFAULT_SEEDS = (25,)

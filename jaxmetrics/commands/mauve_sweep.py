@@ -6,10 +6,9 @@ import argparse
 import os
 import sys
 
-from jaxmetrics.commands._util import (add_progress_options, check_outputs, is_features, load_features, progress_enabled,
-                                       read_input, write_json)
+from jaxmetrics.commands._util import (add_progress_options, check_outputs, is_features, LibraryChoices,
+                                       load_features, progress_enabled, read_input, write_json)
 from jaxmetrics._files import check_input_file
-from jaxmetrics.commands._options import LibraryChoices
 from jaxmetrics.commands.mauve import (ESTIMATORS, add_mauve_options, check_estimator_options, check_estimator_sizes,
                                        check_mauve_options, check_sizes, featurize_with,
                                        models_module, settings)

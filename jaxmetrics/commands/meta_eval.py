@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 
 from jaxmetrics._files import check_input_file
-from jaxmetrics.commands._options import LibraryChoices, add_dtype_option
-from jaxmetrics.commands._util import add_progress_options, check_outputs, progress_enabled, write_json
+from jaxmetrics.commands._util import (add_dtype_option, add_progress_options, check_outputs, LibraryChoices,
+                                       progress_enabled, write_json)
 
 _METRICS = LibraryChoices("jaxmetrics.meta.items", "ITEM_METRICS")
 _CORRELATIONS = LibraryChoices("jaxmetrics.meta.evaluate", "CORRELATIONS")

@@ -4,11 +4,12 @@ from __future__ import annotations
 import argparse
 import csv
 
-from jaxmetrics.commands._util import (add_empty_option, add_model_option, add_progress_options, check_outputs,
-                                       line_list, option_error, progress_enabled, read_input, write_json)
+from jaxmetrics.commands._util import (add_confidence_options, add_dtype_option, add_empty_option,
+                                       add_model_option, add_progress_options, CENTERINGS,
+                                       check_confidence_options, check_outputs, LibraryChoices, line_list,
+                                       option_error, progress_enabled, read_input, SCORES, SIMILARITY_METRICS,
+                                       SPECIAL_TOKENS, write_json)
 from jaxmetrics._files import check_input_file
-from jaxmetrics.commands._options import (CENTERINGS, SCORES, SIMILARITY_METRICS, SPECIAL_TOKENS, LibraryChoices,
-                                          add_confidence_options, add_dtype_option, check_confidence_options)
 
 #: ``--centering-batches``' values: :data:`jaxmetrics.similarity.chunks.CENTERING_BATCHES`
 CENTERING_BATCHES = LibraryChoices("jaxmetrics.similarity.chunks", "CENTERING_BATCHES")

@@ -14,11 +14,10 @@ import argparse
 import re
 import sys
 
-from jaxmetrics.commands._util import (add_model_option, add_progress_options, check_outputs, progress_enabled,
-                                       write_json)
+from jaxmetrics.commands._util import (add_dtype_option, add_model_option, add_progress_options, CENTERINGS,
+                                       check_outputs, LibraryChoices, progress_enabled, RANKINGS, SCORES,
+                                       SPECIAL_TOKENS, write_json)
 from jaxmetrics._files import check_input_file
-from jaxmetrics.commands._options import (CENTERINGS, LibraryChoices, RANKINGS, SCORES, SPECIAL_TOKENS,
-                                          add_dtype_option)
 from jaxmetrics.commands.similarity import CENTERING_BATCHES, CENTERING_BATCHES_HELP
 
 # Kept here (not imported from jaxmetrics.similarity) so that building the parser stays cheap.

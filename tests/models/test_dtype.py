@@ -22,7 +22,7 @@ from jaxmetrics.cli import main
 from jaxmetrics.data import demo_model_dir, load_shakespeare
 from jaxmetrics.models import load_model, resolve_model, sentence_embeddings
 from jaxmetrics.models.loader import MODEL_DTYPES, check_dtype
-from jaxmetrics.commands._options import DTYPE_CHOICES
+from jaxmetrics.commands._util import DTYPE_CHOICES
 
 VECTOR_COS_BOUND = 1e-3
 F1_BOUND = 5e-3

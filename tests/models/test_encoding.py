@@ -115,7 +115,7 @@ def test_bad_input_names_the_argument(minilm):
 def test_cli_pooling_option_is_the_pooling_table():
     """--pooling offers 'auto' and exactly the engine's named poolings (read from the pooling table
     when first needed, so that building the parser imports no model code)."""
-    from jaxmetrics.commands._options import POOLING_CHOICES
+    from jaxmetrics.commands._util import POOLING_CHOICES
 
     assert POOLING_CHOICES == ("auto", *POOLINGS)
 
