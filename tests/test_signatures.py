@@ -543,10 +543,10 @@ def test_compare_command_signature_and_holm_fields(tmp_path, tiny_checkpoint_dir
     for pair in base["pairs"]:
         i, j = "abc".index(pair["a"]), "abc".index(pair["b"])
         assert pair["adjusted_p_value"] == pytest.approx(adjusted[i, j], rel=1e-6)
-    mauve = run("--metric", "mauve", "--num-resamples", "20", name="mauve")
+    mauve = run("--metric", "mauve", "--num-resamples", "40", name="mauve")
     fields = parse_signature(mauve["signature"])
     assert fields["metric"] == "compare-mauve" and fields["key"] == "0-0" and fields["correction"] == "holm"
-    assert fields["method"] == "randomization" and fields["num_resamples"] == "20" and fields["pooling"] == "mean"
+    assert fields["method"] == "randomization" and fields["num_resamples"] == "40" and fields["pooling"] == "mean"
 
 
 def test_keyed_kernels_and_model_scores_are_signed(pq, gpt2, bert):

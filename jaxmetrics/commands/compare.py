@@ -158,11 +158,11 @@ def _read_systems(args: argparse.Namespace, names: list[str]):
     """The references and every system's candidates as :class:`~jaxmetrics.commands._util.Inputs`,
     read by the commands' one reader (texts, or features for mauve) under --empty."""
     mauve = args.metric == "mauve"
-    refs = read_input(args.references, "references", command="compare", empty=args.empty,
+    refs = read_input(args.references, "--references", command="compare", empty=args.empty,
                       kind="set" if mauve else "reference", features=mauve)
     systems = {}
     for name, f in zip(names, args.candidates):
-        cands = read_input(f, "candidates", command="compare", empty=args.empty, kind="set" if mauve else "pair",
+        cands = read_input(f, "--candidates", command="compare", empty=args.empty, kind="set" if mauve else "pair",
                            features=mauve)
         if not mauve and cands.rows != refs.rows:
             raise ValueError(f"--candidates: {f!r} has {cands.rows} texts, the references {refs.rows} "

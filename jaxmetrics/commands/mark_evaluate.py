@@ -59,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
     check_int(args.batch_size, "--batch-size", minimum=1)
     texts = {}
     for name in ("references", "candidates"):
-        texts[name] = read_input(getattr(args, name), name, command="mark-evaluate", empty=args.empty,
+        texts[name] = read_input(getattr(args, name), f"--{name}", command="mark-evaluate", empty=args.empty,
                                  what="Mark-Evaluate").texts
     if not args.token_level:   # one sample per text: the k-th neighbour must exist in each set
         for name, t in texts.items():

@@ -472,7 +472,7 @@ def run(args: argparse.Namespace) -> int:
     if not features:
         models_module()   # text files need the model code
     p_src, q_src = (read_input(path, name, command="mauve", empty=args.empty, features=True)
-                    for path, name in ((args.references, "references"), (args.candidates, "candidates")))
+                    for path, name in ((args.references, "--references"), (args.candidates, "--candidates")))
     if features:
         p_in, q_in = p_src.features, q_src.features
         if p_in.shape[1] != q_in.shape[1]:

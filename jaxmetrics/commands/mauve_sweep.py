@@ -186,8 +186,8 @@ def run(args: argparse.Namespace) -> int:
         cands = {m: load_features(path, "--candidates") for m, path in zip(names, args.candidates)}
     else:
         models_module()   # text files need the model code
-        refs = read_input(args.references, "references", command="mauve-sweep", empty=args.empty).texts
-        cands = {m: read_input(path, "candidates", command="mauve-sweep", empty=args.empty).texts
+        refs = read_input(args.references, "--references", command="mauve-sweep", empty=args.empty).texts
+        cands = {m: read_input(path, "--candidates", command="mauve-sweep", empty=args.empty).texts
                  for m, path in zip(names, args.candidates)}
     _check_sizes(args, values, len(refs), {m: len(c) for m, c in cands.items()})
     from jaxmetrics.mauve import mauve_length_sweep, mauve_sweep, paired_mauve_difference, rank_agreement

@@ -37,7 +37,7 @@ def register(subparsers) -> None:
     p.add_argument("--columns", default=None,
                    help="numeric fields of the file holding precomputed metric scores, comma-separated (default: none)")
     p.add_argument("--model", default=None, help="encoder for --metrics: a local Hugging Face checkpoint folder "
-                                                 "or a hub id (required when a metric is scored)")
+                                                 "or a hub id (required when a metric is scored; default: none, for --columns only)")
     add_dtype_option(p)
     p.add_argument("--layer", type=int, default=None, help="hidden_states index (default: each metric's own)")
     p.add_argument("--correlations", default="pearson,spearman,kendall",

@@ -188,8 +188,8 @@ def run(args: argparse.Namespace) -> int:
     check_confidence_options(args)
     settings = _settings(args)
     num_aligned = _check_alignments(args)
-    refs = read_input(args.references, "references", command="similarity", kind="reference").texts
-    cands_in = read_input(args.candidates, "candidates", command="similarity", empty=args.empty, kind="pair")
+    refs = read_input(args.references, "--references", command="similarity", kind="reference").texts
+    cands_in = read_input(args.candidates, "--candidates", command="similarity", empty=args.empty, kind="pair")
     cands = cands_in.texts
     if args.confidence is not None and len(cands) < 2:
         raise ValueError(f"--confidence: needs at least 2 pairs to resample, got {len(cands)}")

@@ -245,12 +245,14 @@ def _encode_runs(st: _Setup, texts: dict[Any, list[str]], *, features: FeatureSe
     truncated: dict[int, int] = {}
     human_tok: list[_Vectors] = []
     kw = dict(batch_size=feature_batch_size, mesh=mesh, progress=progress, truncated=truncated)
+    # each encoder pass names its texts in the progress log ("encode human", "encode pure seed 2")
+    labels = {HUMAN: "human", **{(d.name, s): f"{d.name} seed {s}" if d.stochastic else d.name for d, s in st.plan}}
 
     def tokens(key) -> _Vectors:
         if key == HUMAN and human_tok:
             return human_tok[0]
         tok = _encode(texts[key], sim, layers=sim_layers, pooling="mean" if shared else None, tokens=True,
-                      max_length=sim_len, **kw)
+                      max_length=sim_len, desc=f"encode {labels[key]}", **kw)
         if key == HUMAN:
             human_tok.append(tok)
         return tok
@@ -268,7 +270,7 @@ def _encode_runs(st: _Setup, texts: dict[Any, list[str]], *, features: FeatureSe
                 f = tok.features(sim_layers.index(last[0]), normalize=True)
             else:
                 f = _encode(texts[key], enc, layers=last, pooling=pooling, tokens=False,
-                            max_length=featurize_max_length, **kw).features(0, normalize=pooling == "mean")
+                            max_length=featurize_max_length, desc=f"featurize {labels[key]}", **kw).features(0, normalize=pooling == "mean")
             store.save_array(rk, st.feature_key, f)
         if need_sim:
             t1 = time.perf_counter()

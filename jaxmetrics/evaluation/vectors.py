@@ -45,7 +45,7 @@ class _Vectors:
 
 
 def _encode(texts: list[str], model: Any, *, layers: tuple, pooling: str | None, tokens: bool, max_length,
-            batch_size: int, mesh, progress: bool, truncated: dict) -> _Vectors:
+            batch_size: int, mesh, progress: bool, truncated: dict, desc: str = "encode") -> _Vectors:
     from jaxmetrics.models import encode
 
     rows = np.asarray([i for i, t in enumerate(texts) if t.strip()], np.int64)
@@ -54,7 +54,7 @@ def _encode(texts: list[str], model: Any, *, layers: tuple, pooling: str | None,
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         e = encode([texts[i] for i in rows], model=model, layers=layers, pooling=pooling, tokens=tokens,
-                   max_length=max_length, batch_size=batch_size, progress=progress, mesh=mesh)
+                   max_length=max_length, batch_size=batch_size, progress=progress, mesh=mesh, desc=desc)
     _count_truncations(caught, truncated)
     return _Vectors(e, rows, len(texts), model.hidden_size)
 

@@ -18,7 +18,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxmetrics.confidence import holm_adjust
+from jaxmetrics.confidence import holm_adjust, resampling_signature
 from jaxmetrics.meta.statistics import significance_clusters, williams_test
 from jaxmetrics.results import Result, static_field
 
@@ -59,6 +59,10 @@ class MetaEvaluation(Result):
       tests: the paired test of each correlation: ``'permutation'`` or ``'paired-bootstrap'`` (static).
       num_items: items (pairs, segments) ``n``; num_systems: systems (0 without ``systems=``) (static).
       confidence, alpha, num_resamples, threshold: the settings (static).
+      signature: what the numbers depend on (static; :mod:`jaxmetrics.results`):
+        ``metric:meta-evaluation``, the ``key``, ``method:percentile`` (the intervals; the tests
+        are in ``tests``), ``num_resamples``, ``confidence``, ``alpha``, ``threshold``, the
+        correlations and the metrics' names.
     """
 
     value: np.ndarray
@@ -85,6 +89,7 @@ class MetaEvaluation(Result):
     alpha: float = static_field()
     num_resamples: int = static_field()
     threshold: float = static_field(default=0.0)
+    signature: str = static_field(default="", repr=False)
 
     def _index(self, level: str | None, correlation: str) -> tuple[int, int]:
         level = self.default_level() if level is None else level
@@ -393,7 +398,10 @@ def meta_evaluate(scores: Any, human: Any, *, groups: Any = None, systems: Any =
         levels.append("system")
         per.append(_one_level(xs, hs, np.zeros(Y, np.int64), 1, Ws, randomization_draws(k_sperm, B, Y, paired=True),
                               *args))
-    return _assemble(per, group, levels, labels, corrs, gnames, x, h, sid, snames, n, conf, a, B, float(threshold))
+    out = _assemble(per, group, levels, labels, corrs, gnames, x, h, sid, snames, n, conf, a, B, float(threshold))
+    return out.replace(signature=resampling_signature(
+        "meta-evaluation", key=key, method="percentile", num_resamples=B, confidence=conf, alpha=a,
+        threshold=float(threshold), correlations=list(corrs), metrics=list(labels)))
 
 
 def _assemble(per, group, levels, labels, corrs, gnames, x, h, sid, snames, n, conf, alpha, B, threshold):

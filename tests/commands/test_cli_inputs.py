@@ -121,7 +121,7 @@ def test_compare_keeps_the_pairing_of_a_system_with_an_empty_generation(pairs, m
     assert main(["compare", "--references", rf, "--candidates", full, cf, "--model", minilm_dir,
                  "--num-resamples", "50", "--json", str(out), "--quiet"]) == 0
     err = capsys.readouterr().err
-    assert "jaxmetrics compare: candidates: 2 empty texts" in err and "lines 5, 9" in err
+    assert "jaxmetrics compare: --candidates: 2 empty texts" in err and "lines 5, 9" in err
     doc = json.loads(out.read_text())
     rows = {s["name"]: s for s in doc["systems"]}
     assert rows["cands"]["empty_candidate_lines"] == [5, 9] and rows["full"]["empty_candidate_lines"] == []

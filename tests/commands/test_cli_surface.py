@@ -264,13 +264,14 @@ def test_cli_errors_name_the_flag_and_empty_texts_name_the_fix(tmp_path, capsys)
         assert cli.main(list(argv)) == 2
         return capsys.readouterr().err.strip()
 
-    e = err("similarity", "--references", refs, "--candidates", holey, "--model", model)
-    assert e == (f"jaxmetrics similarity: error: --candidates: 1 empty or whitespace-only text(s) in {holey!r} "
-                 "(lines 2); remove those lines from both files (line i of each file is pair i)")
+    e = err("similarity", "--references", refs, "--candidates", holey, "--model", model, "--empty", "error")
+    assert e == (f"jaxmetrics similarity: error: --candidates: {holey!r} has 1 empty (blank or whitespace-only) "
+                 "text at line 2; give --empty zero to score each such pair P = R = F1 = 0, as bert_score does")
     e = err("mark-evaluate", "--references", holey, "--candidates", refs, "--model", model, "--k", "1")
-    assert e.startswith("jaxmetrics mark-evaluate: error: --references: 1 empty") and e.endswith("pass --drop-empty")
+    assert e.startswith("jaxmetrics mark-evaluate: error: --references: ") and "at line 2" in e, e
+    assert e.endswith("or give --empty drop to leave it out (the count is printed)"), e
     e = err("featurize", holey, "--model", model, "--out", str(tmp_path / "f.npy"))
-    assert e.startswith("jaxmetrics featurize: error: texts: 1 empty") and e.endswith("pass --drop-empty")
+    assert e.startswith("jaxmetrics featurize: error: texts: ") and "at line 2" in e and e.endswith("pass --drop-empty")
     e = err("similarity", "--references", refs, "--candidates", short, "--model", model)
     assert e.startswith("jaxmetrics similarity: error: --references: 3 texts do not pair with 2"), e
     e = err("mauve", "--references", str(tmp_path / "missing.txt"), "--candidates", refs)
