@@ -36,7 +36,7 @@ def test_objects_are_normalised_hashable_and_equal_by_value():
     (lambda: MauveScoring(seeds=5), TypeError, r"^seeds: expected a sequence of seeds.*tuple\(range\(25, 25 \+ m\)\)"),
     (lambda: MauveScoring(seeds=(-1,)), ValueError, "^seeds: must be >= 0"),
     (lambda: MauveScoring(scaling=0), ValueError, "^scaling: "),
-    (lambda: MauveScoring(num_points=0), ValueError, "^num_points: must be >= 1"),
+    (lambda: MauveScoring(num_points=0), ValueError, "^num_points: must be at least 3, got 0"),
     (lambda: MauveScoring(scoring="x"), ValueError, "^scoring: expected one of"),
     (lambda: MauveScoring(estimator="knn", num_buckets=4), ValueError, "^num_buckets: applies to estimator="),
     (lambda: SimilarityScoring(temperature=-1.0), ValueError, "^temperature: "),
