@@ -35,16 +35,20 @@ import numpy as np
 BATCHINGS = ("consecutive", "hashed")
 
 
-def _bundled_pairs(num_pairs: int, path: Path) -> Path:
-    """Write ``num_pairs`` of the bundled STS-style pairs as a scored-pairs file at ``path``."""
+def _bundled_pairs(num_pairs: int):
+    """``num_pairs`` of the bundled STS-style pairs as :class:`~jaxmetrics.similarity.ScoredPairs`
+    (built in memory, as :func:`~jaxmetrics.similarity.read_scored_pairs` reads a file)."""
     from jaxmetrics.data import synthetic_scored_pairs
+    from jaxmetrics.similarity import ScoredPairs
 
     rows = synthetic_scored_pairs(num_pairs)
     if len(rows) < num_pairs:
         raise SystemExit(f"--synthetic: only {len(rows)} bundled pairs, asked for {num_pairs}")
-    path.write_text("sentence1\tsentence2\tscore\tgroup\n" + "".join(f"{a}\t{b}\t{s}\t{g}\n" for a, b, s, g in rows),
-                    encoding="utf-8")
-    return path
+    names = tuple(dict.fromkeys(g for *_, g in rows))
+    return ScoredPairs(human=np.asarray([r[2] for r in rows], np.float64),
+                       groups=np.asarray([names.index(r[3]) for r in rows], np.int32),
+                       references=tuple(r[0] for r in rows), candidates=tuple(r[1] for r in rows),
+                       group_names=names)
 
 
 def _sweep(pairs, order, batching, args, lm):
@@ -80,16 +84,13 @@ def main(argv=None) -> str:
     from jaxmetrics.results import model_id
     from jaxmetrics.similarity import read_scored_pairs
 
-    source = args.pairs
-    if source is None:
-        import tempfile
-
-        source = str(_bundled_pairs(args.synthetic, Path(tempfile.mkdtemp()) / "bundled_pairs.tsv"))
+    if args.pairs is None:
+        pairs = _bundled_pairs(args.synthetic)
         label = (f"the bundled STS-style pairs (`synthetic_scored_pairs({args.synthetic})`: real held-out "
                  "Shakespeare sentences against partly word-replaced copies, scored by the fraction of words kept)")
     else:
+        pairs = read_scored_pairs(args.pairs)
         label = f"`{args.pairs}`"
-    pairs = read_scored_pairs(source)
     model = args.model or str(demo_encoder_dir())
     lm = load_model(model)
     n = len(pairs.human)

@@ -552,6 +552,8 @@ EXCLUDED_MODULES = {
     "jaxmetrics.models": _TEXTS,
     "jaxmetrics.evaluation": _TEXTS,
     "jaxmetrics.compilation": "configures JAX's persistent compilation cache",
+    "jaxmetrics.meta": "meta-evaluation over host tables of scores with string labels (metrics, groups, "
+                       "systems); its resampling core runs vmapped inside and is tested in tests/meta",
 }
 
 FAMILIES = ("mauve", "similarity", "lm", "mark_evaluate", "diversity", "state", "numerics", "sharding",

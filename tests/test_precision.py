@@ -44,11 +44,11 @@ def _static_offenders(files) -> list[str]:
             elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
                 owner = node.func.value
                 owner_name = owner.id if isinstance(owner, ast.Name) else getattr(owner, "attr", "")
-                name = node.func.attr
-                product = name in _PRODUCTS and owner_name in {"jnp", "numpy", "lax", "jax"}
-                layer = name in _LAYERS and owner_name == "nnx"
+                func = node.func.attr
+                product = func in _PRODUCTS and owner_name in {"jnp", "numpy", "lax", "jax"}
+                layer = func in _LAYERS and owner_name == "nnx"
                 if (product or layer) and not any(k.arg == "precision" for k in node.keywords):
-                    bad.append(f"{where}: {owner_name}.{name}(...) without precision=")
+                    bad.append(f"{where}: {owner_name}.{func}(...) without precision=")
     return bad
 
 

@@ -28,6 +28,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxmetrics._ops import PRECISION
+
 __all__ = ["LevelData", "level_data", "level_permutation", "level_values", "stratified_weights"]
 
 #: rows of an item-pair block of the τ computations
@@ -195,7 +197,7 @@ def _pair_forms(d: LevelData, W, threshold, *, G: int, tau_b: bool, tau_like: bo
                 valid = (jnp.abs(hraw[r][:, None] - hraw[None, :]) > threshold) * same
                 mats.append(valid * jnp.where(sx == sh, 1.0, -1.0))
         F = jnp.concatenate(mats)                                     # [K * ROW_BLOCK, n]
-        prod = (F @ Wp.T).reshape(len(mats), ROW_BLOCK, B) * Wp[:, r].T[None]
+        prod = jnp.matmul(F, Wp.T, precision=PRECISION).reshape(len(mats), ROW_BLOCK, B) * Wp[:, r].T[None]
         return jax.vmap(lambda p: jax.ops.segment_sum(p, gid[r], num_segments=G))(prod)   # [K, G, B]
 
     def total(xm):
