@@ -458,7 +458,7 @@ _PRIMITIVE_OWNERS = {
     "k-NN selection": ("mark_evaluate/hyperspheres.py",),
     "soft assignment": ("mauve/quantize/quantizers.py",),
     "max_length cap": ("models/",),
-    "resampling": ("confidence.py",),
+    "resampling": ("confidence/",),
     "frontier grid": ("mauve/frontier/histograms.py",),
     "LM batch planning": ("models/batching.py",),
 }
