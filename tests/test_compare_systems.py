@@ -159,7 +159,7 @@ def _repeat(s: str) -> str:
 
 @pytest.fixture(scope="module")
 def real_scores(minilm):
-    """BERTScore F1 of 1000 Shakespeare references against: two candidates each with one random
+    """BERTScore F1 of 500 Shakespeare references against: two candidates each with one random
     word dropped (two draws: the same system twice), and the degraded version."""
     from jaxmetrics import compute_similarity
     from jaxmetrics.data import load_shakespeare
@@ -167,7 +167,7 @@ def real_scores(minilm):
     sents = []
     for speech in load_shakespeare("train"):
         sents += [s for s in re.split(r"(?<=[.!?])\s+", speech) if 8 <= len(s.split()) <= 30]
-    refs = sents[:1000]
+    refs = sents[:500]
     rng = np.random.default_rng(0)
 
     def drop_one(s):
@@ -192,13 +192,13 @@ def _rejections(pairs_of_systems, method):
 
 @pytest.mark.parametrize("method", [pytest.param("bootstrap", marks=pytest.mark.slow), "randomization"])
 def test_error_rates_on_real_text(real_scores, method):
-    """Type I and power of the paired tests on real BERTScore F1 (200 draws at n = 500). The
+    """Type I and power of the paired tests on real BERTScore F1 (200 draws of n = 250 of the 500). The
     bootstrap's run is ``slow`` (``make test-all``); its other behaviour is tested above."""
     rng = np.random.default_rng(1)
-    n, reps = 500, 200
+    n, reps = 250, 200
     same, worse = [], []
     for _ in range(reps):
-        rows = rng.choice(1000, n, replace=False)
+        rows = rng.choice(500, n, replace=False)
         a, b = real_scores["a"][rows], real_scores["b"][rows]
         degraded = np.where(rng.random(n) < 0.3, real_scores["degraded"][rows], b)
         same.append((a, b))

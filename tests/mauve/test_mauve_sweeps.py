@@ -26,6 +26,7 @@ from jaxmetrics.mauve import (
 from jaxmetrics.mauve.quantize.clustering import kmeans
 from jaxmetrics.mauve.analysis import sweep_stages as SW
 from jaxmetrics.mauve.engine import masked_kmeans_counts, project_features
+from realtext_family import realtext_family  # noqa: F401 (fixture)
 
 N = 100
 SEEDS = (3, 4)
@@ -109,19 +110,13 @@ def test_masked_kmeans_on_all_rows_is_the_unmasked_kmeans():
         np.testing.assert_allclose(np.asarray(masked.centroids)[:k], np.asarray(plain.centroids), rtol=1e-6, atol=1e-7)
 
 
-def test_sample_size_sweep_at_all_rows_equals_compute_mauve_on_real_features(minilm):
+def test_sample_size_sweep_at_all_rows_equals_compute_mauve_on_real_features(realtext_family):
     """One engine, one number: at n = all rows, seed s of an over="n" sweep is compute_mauve(seed=s)
-    (1,000 MiniLM sentence embeddings of held-out and training Shakespeare speeches per side),
-    also when smaller subsets share the compiled batch."""
-    from jaxmetrics.data import load_shakespeare
+    (1,000 MiniLM sentence embeddings of Shakespeare sentences per side, the shared real-text
+    family), also when smaller subsets share the compiled batch."""
     from jaxmetrics.mauve import compute_mauve
-    from jaxmetrics.models import sentence_embeddings
 
-    def embed(split):
-        texts = load_shakespeare(split, min_words=8, limit=1000)
-        return np.asarray(sentence_embeddings(texts, model=minilm, max_length=64, batch_size=64, progress=False))
-
-    human, other = embed("heldout"), embed("train")
+    human, other = realtext_family(1000, members=("human", "repeated"))["human"]
     seeds = (25, 26)
     res = mauve_sweep(references=human, candidates={"train": other}, over="n", values=(500, 1000), seeds=seeds)
     for s, seed in enumerate(seeds):
