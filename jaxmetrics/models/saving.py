@@ -1,10 +1,10 @@
 """Write a model back as a Hugging Face checkpoint: ``config.json``, ``model.safetensors`` (transformers'
 tensor names and layout) and the tokenizer files, so that :func:`~jaxmetrics.models.load_model` and
-``transformers.GPT2LMHeadModel.from_pretrained`` both read it and compute the same logits.
+transformers (``GPT2LMHeadModel`` / ``LlamaForCausalLM.from_pretrained``) both read it and compute the same logits.
 
-:func:`to_hf_state_dict` is the inverse of :func:`jaxmetrics.models.gpt2.convert_gpt2`; GPT-2 is the
-architecture written (a Llama-family decoder is refused by name: its converter transposes and
-renames, and its inverse is not written yet).
+:func:`to_hf_state_dict` is the inverse of the loaders' converters: of
+:func:`jaxmetrics.models.gpt2.convert_gpt2` for GPT-2 and of :func:`jaxmetrics.models.llama.convert_llama`
+for the Llama family (Llama, Mistral, Qwen2); encoders (BERT, RoBERTa) are refused by name.
 """
 from __future__ import annotations
 
@@ -31,24 +31,9 @@ class SavedCheckpoint(Result):
     files: tuple[str, ...] = static_field()
 
 
-def to_hf_state_dict(module: Any, config: Any) -> dict[str, np.ndarray]:
-    """transformers' GPT-2 state dict (``{name: float32 array}``) of a :class:`~jaxmetrics.models.gpt2.GPT2`.
-
-    The inverse of :func:`~jaxmetrics.models.gpt2.convert_gpt2`: the nnx path ``h/0/attn/c_attn/kernel``
-    becomes ``transformer.h.0.attn.c_attn.weight``. GPT-2's ``Conv1D`` stores weights ``[in, out]``,
-    the layout of ``nnx.Linear``, so nothing is transposed. The LM head is tied to ``wte`` and not
-    stored (as transformers' ``save_pretrained`` does).
-
-    Raises:
-      ValueError: ``model`` is not a GPT-2, or its parameters are not the ``4 + 12 * n_layer``
-        tensors of ``config``.
-    """
+def _gpt2_state_dict(module: Any, config: Any) -> dict[str, np.ndarray]:
     from flax import nnx
 
-    from jaxmetrics.models.gpt2 import GPT2
-
-    if not isinstance(module, GPT2):
-        raise ValueError(f"model: saving writes GPT-2 checkpoints only, got a {type(module).__name__}")
     sd: dict[str, np.ndarray] = {}
     names = {"kernel": "weight", "bias": "bias", "scale": "weight", "embedding": "weight"}
     for path, var in nnx.to_flat_state(nnx.state(module, nnx.Param)):
@@ -61,6 +46,48 @@ def to_hf_state_dict(module: Any, config: Any) -> dict[str, np.ndarray]:
     return sd
 
 
+def _llama_state_dict(module: Any) -> dict[str, np.ndarray]:
+    from flax import nnx
+
+    sd: dict[str, np.ndarray] = {}
+    for path, var in nnx.to_flat_state(nnx.state(module, nnx.Param)):
+        parts = [str(p) for p in path]
+        arr = np.asarray(var[...], np.float32)
+        if parts == ["unembed", "kernel"]:          # the untied head: nn.Linear [V, D]
+            sd["lm_head.weight"] = np.ascontiguousarray(arr.T)
+            continue
+        if parts[-1] == "kernel":                   # nnx [in, out] -> nn.Linear [out, in]
+            parts[-1], arr = "weight", arr.T
+        elif parts[-1] == "embedding":
+            parts[-1] = "weight"
+        sd["model." + ".".join(parts)] = np.ascontiguousarray(arr)
+    return sd
+
+
+def to_hf_state_dict(module: Any, config: Any) -> dict[str, np.ndarray]:
+    """transformers' state dict (``{name: float32 array}``) of a GPT-2 or Llama-family module.
+
+    The inverse of the loaders' converters. GPT-2: the nnx path ``h/0/attn/c_attn/kernel`` becomes
+    ``transformer.h.0.attn.c_attn.weight``; GPT-2's ``Conv1D`` stores weights ``[in, out]``, the
+    layout of ``nnx.Linear``, so nothing is transposed, and the LM head is tied to ``wte`` and not
+    stored (as transformers' ``save_pretrained`` does). Llama / Mistral / Qwen2: ``layers/0/self_attn/
+    q_proj/kernel`` becomes ``model.layers.0.self_attn.q_proj.weight``, transposed to ``nn.Linear``'s
+    ``[out, in]``; an untied head is ``lm_head.weight``.
+
+    Raises:
+      ValueError: ``model`` is neither a GPT-2 nor a Llama-family decoder, or a GPT-2's parameters
+        are not the ``4 + 12 * n_layer`` tensors of ``config``.
+    """
+    from jaxmetrics.models.gpt2 import GPT2
+    from jaxmetrics.models.llama import Llama
+
+    if isinstance(module, GPT2):
+        return _gpt2_state_dict(module, config)
+    if isinstance(module, Llama):
+        return _llama_state_dict(module)
+    raise ValueError(f"model: saving writes GPT-2 and Llama-family checkpoints only, got a {type(module).__name__}")
+
+
 def save_pretrained(model: Any, out_dir: str | os.PathLike, *, tokenizer: Any = None,
                     config: Any = None) -> SavedCheckpoint:
     """Write ``model`` as a Hugging Face checkpoint directory.
@@ -71,11 +98,11 @@ def save_pretrained(model: Any, out_dir: str | os.PathLike, *, tokenizer: Any = 
     so a reader never sees half a file.
 
     Args:
-      model: a :class:`~jaxmetrics.models.LoadedModel` of a GPT-2 (its tokenizer and config are used
-        unless given), or a bare :class:`~jaxmetrics.models.gpt2.GPT2` module with ``config=``.
+      model: a :class:`~jaxmetrics.models.LoadedModel` of a GPT-2 or a Llama-family decoder (its
+        tokenizer and config are used unless given), or a bare module with ``config=``.
       out_dir: the directory to write (created if missing; files of the same names are replaced).
       tokenizer: the tokenizer to save (default: the loaded model's).
-      config: the transformers ``GPT2Config`` (default: the loaded model's).
+      config: the transformers config (default: the loaded model's).
 
     Returns:
       :class:`SavedCheckpoint`.

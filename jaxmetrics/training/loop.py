@@ -205,8 +205,8 @@ def _setup(model: Any, settings: FinetuneSettings, train_texts: Any, dev_texts: 
     if passages.windows.shape[0] < s.batch_size:
         raise ValueError(f"train_texts: {passages.windows.shape[0]} passages of {s.prompt_len + s.gen_len} tokens, "
                          f"fewer than batch_size={s.batch_size}")
-    graphdef, state = nnx.split(start.model)
-    copy = dataclasses.replace(start, model=nnx.merge(graphdef, state), _jitted=None, _reductions={},
+    # a deep copy of the module is trained (the caller's model, the KL's reference, is never updated)
+    copy = dataclasses.replace(start, model=nnx.clone(start.model), _jitted=None, _reductions={},
                                _weights_sha256=start.weights_sha256)
     run = _Run(lm=copy, settings=s, windows=passages.windows)
     if s.is_policy_gradient or s.eval_every:

@@ -36,14 +36,23 @@ def _same(a, b):
 
 
 def test_mle_lowers_the_loss_and_writes_a_checkpoint_load_model_takes(gpt2_dir, texts, tmp_path):
-    res = finetune(model=gpt2_dir, objective="mle", train_texts=texts, out_dir=tmp_path / "run", steps=4,
+    import jax
+    from flax import nnx
+
+    start = load_model(gpt2_dir)
+    ids = np.array([[5, 6, 7, 8]])
+    before = np.asarray(start.forward(ids, np.ones_like(ids)).logits)
+    weights = [np.asarray(x) for x in jax.tree.leaves(nnx.state(start.model, nnx.Param))]
+    res = finetune(model=start, objective="mle", train_texts=texts, out_dir=tmp_path / "run", steps=4,
                    progress=False, **TOY)
     assert res.loss.shape == (4,) and res.reward_mean is None and res.kl is None
     assert res.loss[-1] < res.loss[0]
     assert "metric:finetune" in res.signature and "objective:mle" in res.signature
-    tuned, start = load_model(res.checkpoint), load_model(gpt2_dir)
-    ids = np.array([[5, 6, 7, 8]])
-    assert not np.allclose(tuned.forward(ids, np.ones_like(ids)).logits, start.forward(ids, np.ones_like(ids)).logits)
+    tuned = load_model(res.checkpoint)
+    assert not np.allclose(tuned.forward(ids, np.ones_like(ids)).logits, before)
+    np.testing.assert_array_equal(load_model(gpt2_dir).forward(ids, np.ones_like(ids)).logits, before)
+    after = [np.asarray(x) for x in jax.tree.leaves(nnx.state(start.model, nnx.Param))]
+    assert all(np.array_equal(a, b) for a, b in zip(weights, after))      # the caller's model is not modified
     json.dumps(res.to_dict())
 
 
