@@ -23,7 +23,7 @@ from jaxmetrics.training.data import text_passages
 from jaxmetrics.training.objectives import advantages
 from jaxmetrics.training.rewards import mauve_influence_rewards, twmd_rewards
 from jaxmetrics.training.settings import FinetuneSettings
-from jaxmetrics.training.steps import batch_indices, build_update, make_optimizer, step_key
+from jaxmetrics.training.steps import batch_indices, build_update, step_key
 
 __all__ = ["FinetuneResult", "finetune"]
 
@@ -293,8 +293,7 @@ def _loop(run: _Run, start: Any, identity: dict, out_dir: Any, progress: bool) -
     from jaxmetrics.progress import progress_bar
 
     s = run.settings
-    tx = make_optimizer(s)
-    update, params = build_update(run.lm.model, s, tx)
+    update, params, tx = build_update(run.lm.model, s)
     state = {"params": params, "opt_state": tx.init(params), "ref": nnx.state(start.model, nnx.Param)}
     curves: dict = {"loss": [], "kl": [], "reward_mean": [], "eval_steps": [], "dev_mauve": []}
     saved = state_io.read_state(out_dir, params=state["params"], opt_state=state["opt_state"])

@@ -42,11 +42,11 @@ def mauve_influence_rewards(*, references: Any, candidates: Any, seed: int, num_
     Examples:
       >>> import numpy as np
       >>> rng = np.random.default_rng(0)
-      >>> refs = rng.normal(size=(60, 4)).astype("float32")
-      >>> gens = rng.normal(size=(20, 4)).astype("float32")
-      >>> gens[:5] += 5.0                                   # five generations unlike the references
+      >>> refs = rng.normal(size=(100, 8)).astype("float32")
+      >>> gens = rng.normal(size=(40, 8)).astype("float32")
+      >>> gens[:8] = 0.1 * gens[:8] + 3.0 * np.eye(8, dtype="float32")[0]   # a tight mode the references lack
       >>> r = mauve_influence_rewards(references=refs, candidates=gens, seed=0)
-      >>> bool(r[:5].mean() < r[5:].mean())
+      >>> bool(r[:8].max() < r[8:].min())
       True
     """
     from jaxmetrics.mauve import mauve_attribution

@@ -50,21 +50,21 @@ def _logits(graphdef, params, rest, ids):
     return m(ids[:, :-1], jnp.ones(ids[:, :-1].shape, bool)).logits
 
 
-def build_update(module: nnx.Module, settings: FinetuneSettings, tx: optax.GradientTransformation) -> tuple[Callable, Any]:
-    """The jit-compiled update of ``module``'s family for ``settings.objective``, and ``module``'s
-    parameters (an ``nnx.State``).
+#: compiled updates by (graph, the settings the program depends on): a resumed or repeated run in
+#: one process reuses the program instead of compiling it again (a few most recent are kept)
+_UPDATES: dict = {}
+_KEEP = 8
 
-    The update takes ``(params, opt_state, ref_params, batch)`` with ``batch`` a dict: ``ids``
-    ``[B, T]`` int32 token rows (passages for MLE / token OT: every next token is a target;
-    prompt + sampled continuation for the policy gradient: the last ``gen_len`` tokens are the
-    targets) and, for the policy gradient, ``advantage`` ``[B]``. It returns the new parameters and
-    optimizer state, the loss and the mean ``KL(p_theta || p_start)`` at the targets (0 for MLE and
-    token OT, which do not compute it).
-    """
-    graphdef, params, rest = nnx.split(module, nnx.Param, ...)
+
+def _update_key(graphdef: Any, s: FinetuneSettings) -> tuple:
+    return (graphdef, s.objective, s.gen_len, s.mle_weight, s.kl_coef, s.learning_rate, s.weight_decay,
+            s.max_grad_norm, s.grad_accum)
+
+
+def _compile_update(graphdef: Any, settings: FinetuneSettings, tx: optax.GradientTransformation) -> Callable:
     objective, gen_len = settings.objective, settings.gen_len
 
-    def loss_fn(p, ref_params, batch):
+    def loss_fn(p, ref_params, rest, batch):
         ids = batch["ids"]
         logits = _logits(graphdef, p, rest, ids)
         targets = ids[:, 1:]
@@ -81,9 +81,32 @@ def build_update(module: nnx.Module, settings: FinetuneSettings, tx: optax.Gradi
         return policy_gradient(logits, tokens, mask, batch["advantage"]) + settings.kl_coef * kl, kl
 
     @jax.jit
-    def update(p, opt_state, ref_params, batch):
-        (loss, kl), grads = jax.value_and_grad(loss_fn, has_aux=True)(p, ref_params, batch)
+    def update(p, opt_state, ref_params, rest, batch):
+        (loss, kl), grads = jax.value_and_grad(loss_fn, has_aux=True)(p, ref_params, rest, batch)
         updates, opt_state = tx.update(grads, opt_state, p)
         return optax.apply_updates(p, updates), opt_state, loss, kl
 
-    return update, params
+    return update
+
+
+def build_update(module: nnx.Module, settings: FinetuneSettings) -> tuple[Callable, Any, optax.GradientTransformation]:
+    """The jit-compiled update of ``module``'s family for ``settings.objective``, ``module``'s
+    parameters (an ``nnx.State``) and the optimizer (:func:`make_optimizer`) whose state it updates.
+
+    The update takes ``(params, opt_state, ref_params, batch)`` with ``batch`` a dict: ``ids``
+    ``[B, T]`` int32 token rows (passages for MLE / token OT: every next token is a target;
+    prompt + sampled continuation for the policy gradient: the last ``gen_len`` tokens are the
+    targets) and, for the policy gradient, ``advantage`` ``[B]``. It returns the new parameters and
+    optimizer state, the loss and the mean ``KL(p_theta || p_start)`` at the targets (0 for MLE and
+    token OT, which do not compute it). The compiled program is shared by the runs of one process
+    with the same model graph and the same settings it depends on.
+    """
+    graphdef, params, rest = nnx.split(module, nnx.Param, ...)
+    key = _update_key(graphdef, settings)
+    if key not in _UPDATES:
+        if len(_UPDATES) >= _KEEP:
+            _UPDATES.pop(next(iter(_UPDATES)))
+        tx = make_optimizer(settings)
+        _UPDATES[key] = (_compile_update(graphdef, settings, tx), tx)
+    update, tx = _UPDATES[key]
+    return (lambda p, opt_state, ref_params, batch: update(p, opt_state, ref_params, rest, batch)), params, tx

@@ -54,6 +54,10 @@ def test_mle_lowers_the_loss_and_writes_a_checkpoint_load_model_takes(gpt2_dir, 
     after = [np.asarray(x) for x in jax.tree.leaves(nnx.state(start.model, nnx.Param))]
     assert all(np.array_equal(a, b) for a, b in zip(weights, after))      # the caller's model is not modified
     json.dumps(res.to_dict())
+    # the same out_dir with other settings: refused, naming out_dir and what differs
+    with pytest.raises(ValueError, match="^out_dir: .* other settings .*learning_rate"):
+        finetune(model=start, objective="mle", train_texts=texts, out_dir=tmp_path / "run", steps=4,
+                 progress=False, **dict(TOY, learning_rate=0.5))
 
 
 _KILLED = """
@@ -63,7 +67,7 @@ from jaxmetrics.training import finetune, loop
 real = loop._train_one_step
 def step_then_die(run, update, state, step):
     out = real(run, update, state, step)
-    if step == 5:                               # after step 5; the last state written is step 4's
+    if step == 3:                               # after step 3; the last state written is step 2's
         os.kill(os.getpid(), signal.SIGKILL)
     return out
 loop._train_one_step = step_then_die
@@ -73,7 +77,7 @@ finetune(model=sys.argv[1], out_dir=sys.argv[2], train_texts=load_shakespeare("t
 
 
 def test_a_run_killed_with_sigkill_resumes_to_identical_parameters(gpt2_dir, texts, tmp_path):
-    kw = dict(TOY, objective="mle", steps=7, checkpoint_every=2)
+    kw = dict(TOY, objective="mle", steps=5, checkpoint_every=2)
     out = tmp_path / "killed"
     env = dict(os.environ, PYTHONPATH=str(ROOT), JAX_PLATFORMS="cpu")
     proc = subprocess.run([sys.executable, "-c", _KILLED, gpt2_dir, str(out), json.dumps(kw)], env=env,
@@ -81,14 +85,25 @@ def test_a_run_killed_with_sigkill_resumes_to_identical_parameters(gpt2_dir, tex
     assert proc.returncode == -signal.SIGKILL, proc.stderr[-2000:]
     assert not (out / "model.safetensors").exists()
     resumed = finetune(model=gpt2_dir, train_texts=texts, out_dir=out, progress=False, **kw)
-    assert resumed.resumed_from == 4
+    assert resumed.resumed_from == 2
     whole = finetune(model=gpt2_dir, train_texts=texts, out_dir=tmp_path / "whole", progress=False, **kw)
     assert whole.resumed_from == 0
     assert _same(out, tmp_path / "whole")
     np.testing.assert_array_equal(resumed.loss, whole.loss)
 
 
-def test_policy_gradient_resumes_identically_and_its_kl_starts_at_zero(tiny_checkpoint_dir, texts, tmp_path):
+def test_mauve_policy_gradient_trains_with_a_kl_that_starts_at_zero(tiny_checkpoint_dir, texts, tmp_path):
+    gpt2, bert = tiny_checkpoint_dir("gpt2"), tiny_checkpoint_dir("bert")
+    res = finetune(model=gpt2, objective="mauve-pg", train_texts=texts, featurizer=bert, out_dir=tmp_path / "pg",
+                   steps=2, progress=False, **TOY)
+    assert res.kl[0] == 0.0 and res.kl[1] > 0.0          # step 1 starts at the starting model
+    assert np.all(np.isfinite(res.reward_mean)) and np.all(np.isfinite(res.loss))
+    assert res.eval_steps.size == 0
+    assert "objective:mauve_pg" in res.signature and "featurizer:" in res.signature
+
+
+@pytest.mark.slow
+def test_policy_gradient_resumes_identically(tiny_checkpoint_dir, texts, tmp_path):
     gpt2, bert = tiny_checkpoint_dir("gpt2"), tiny_checkpoint_dir("bert")
     settings = FinetuneSettings(objective="mauve-pg", steps=2, eval_every=2, **TOY)
     common = dict(model=gpt2, train_texts=texts, dev_texts=texts[::-1], featurizer=bert, progress=False)
@@ -96,11 +111,12 @@ def test_policy_gradient_resumes_identically_and_its_kl_starts_at_zero(tiny_chec
     longer = finetune(out_dir=tmp_path / "a", settings=settings, steps=3, **common)   # continues the run
     whole = finetune(out_dir=tmp_path / "b", settings=settings, steps=3, **common)
     assert longer.resumed_from == 2 and _same(tmp_path / "a", tmp_path / "b")
-    assert whole.kl[0] == 0.0 and whole.kl[1] > 0.0
-    assert np.all(np.isfinite(whole.reward_mean)) and np.all(np.isfinite(whole.loss))
     assert whole.eval_steps.tolist() == [2] and 0.0 < whole.dev_mauve[0] <= 1.0
+    np.testing.assert_array_equal(longer.reward_mean, whole.reward_mean)
+    np.testing.assert_array_equal(longer.dev_mauve, whole.dev_mauve)
 
 
+@pytest.mark.slow
 def test_token_ot_and_twmd_pg_train(tiny_checkpoint_dir, texts, tmp_path):
     gpt2, bert = tiny_checkpoint_dir("gpt2"), tiny_checkpoint_dir("bert")
     ot = finetune(model=gpt2, objective="token_ot", train_texts=texts, out_dir=tmp_path / "ot", steps=3,
@@ -110,14 +126,6 @@ def test_token_ot_and_twmd_pg_train(tiny_checkpoint_dir, texts, tmp_path):
                   featurizer=bert, progress=False, **TOY)
     assert tw.reward_mean.shape == (2,) and np.all(np.isfinite(tw.reward_mean))
     assert load_model(tw.checkpoint).is_causal
-
-
-def test_other_settings_in_out_dir_are_refused(gpt2_dir, texts, tmp_path):
-    finetune(model=gpt2_dir, objective="mle", train_texts=texts, out_dir=tmp_path / "r", steps=1, progress=False,
-             **TOY)
-    with pytest.raises(ValueError, match="^out_dir: .* other settings .*learning_rate"):
-        finetune(model=gpt2_dir, objective="mle", train_texts=texts, out_dir=tmp_path / "r", steps=1,
-                 progress=False, **dict(TOY, learning_rate=0.5))
 
 
 def test_bad_settings_are_refused_by_name_before_loading(no_model, tmp_path):
@@ -135,18 +143,23 @@ def test_bad_settings_are_refused_by_name_before_loading(no_model, tmp_path):
 def test_cli_checks_options_first_and_writes_a_checkpoint(gpt2_dir, no_model, tmp_path, capsys, monkeypatch):
     from jaxmetrics.cli import main
 
-    for argv, flag in ((["--steps", "0"], "--steps:"), (["--objective", "rl"], "--objective"),
-                       (["--eval-every", "2"], "--eval-every:"), (["--kl-coef", "-1"], "--kl-coef:")):
+    for argv, flag in ((["--steps", "0"], "--steps:"), (["--eval-every", "2"], "--eval-every:"),
+                       (["--kl-coef", "-1"], "--kl-coef:"), (["--batch-size", "1", "--objective", "twmd-pg"],
+                                                            "--batch-size:")):
         args = ["finetune", "--model", "m", "--objective", "mle", "--out", str(tmp_path / "o"), *argv]
         assert main(args) == 2
         assert flag in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["finetune", "--model", "m", "--objective", "rl", "--out", str(tmp_path / "o")])
+    assert "--objective" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
     monkeypatch.undo()                      # now load models for real
     train = tmp_path / "train.txt"
     train.write_text("\n".join(load_shakespeare("train", limit=150)) + "\n")
     out = tmp_path / "cli"
     rc = main(["finetune", "--model", gpt2_dir, "--objective", "mle", "--out", str(out), "--steps", "2",
                "--batch-size", "8", "--prompt-len", "4", "--gen-len", "8", "--train-file", str(train), "--quiet",
-               "--json", str(tmp_path / "r.json")])
+               "--learning-rate", "0.01", "--json", str(tmp_path / "r.json")])
     assert rc == 0, capsys.readouterr().err
     assert load_model(out).is_causal
     assert json.loads((tmp_path / "r.json").read_text())["signature"].startswith("metric:finetune")
