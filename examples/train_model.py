@@ -84,7 +84,7 @@ def main(argv=None) -> None:
     from flax import nnx
     from safetensors.numpy import save_file
 
-    from jaxmetrics.models import to_hf_state_dict
+    from jaxmetrics.models.saving import to_hf_state_dict
     from jaxmetrics.models.gpt2 import GPT2
 
     out = pathlib.Path(args.out)

@@ -21,7 +21,7 @@ from jaxmetrics.models.pooling import DEFAULT_MAX_LENGTH, POOLINGS, resolve_laye
 from jaxmetrics.models.io import read_texts
 from jaxmetrics.models.loader import LoadedModel, load_model
 from jaxmetrics.models.protocol import CausalLM, resolve_model
-from jaxmetrics.models.saving import SavedCheckpoint, save_pretrained, to_hf_state_dict
+from jaxmetrics.models.saving import SavedCheckpoint, save_pretrained
 from jaxmetrics.models.registry import ARCHITECTURES, Architecture, known_model_types, register_architecture
 
 __all__ = [
@@ -60,7 +60,6 @@ __all__ = [
     "run_encoder",
     "save_pretrained",
     "sentence_embeddings",
-    "to_hf_state_dict",
     "token_embeddings",
     "tokenize",
 ]

@@ -88,8 +88,8 @@ def to_hf_state_dict(module: Any, config: Any) -> dict[str, np.ndarray]:
     raise ValueError(f"model: saving writes GPT-2 and Llama-family checkpoints only, got a {type(module).__name__}")
 
 
-def save_pretrained(model: Any, out_dir: str | os.PathLike, *, tokenizer: Any = None,
-                    config: Any = None) -> SavedCheckpoint:
+def save_pretrained(model: Any, out_dir: str | os.PathLike, *, tokenizer: Any = None, config: Any = None,
+                    dtype: Any = None) -> SavedCheckpoint:
     """Write ``model`` as a Hugging Face checkpoint directory.
 
     Writes ``config.json`` (``config.save_pretrained``), ``model.safetensors`` (:func:`to_hf_state_dict`,
@@ -103,6 +103,8 @@ def save_pretrained(model: Any, out_dir: str | os.PathLike, *, tokenizer: Any = 
       out_dir: the directory to write (created if missing; files of the same names are replaced).
       tokenizer: the tokenizer to save (default: the loaded model's).
       config: the transformers config (default: the loaded model's).
+      dtype: the loaded model's compute dtype, checked as every ``model=`` is
+        (:func:`~jaxmetrics.models.resolve_model`; ``None``: its own). The weights are written in float32.
 
     Returns:
       :class:`SavedCheckpoint`.
@@ -123,6 +125,14 @@ def save_pretrained(model: Any, out_dir: str | os.PathLike, *, tokenizer: Any = 
 
     from jaxmetrics.models.loader import LoadedModel
 
+    if isinstance(model, LoadedModel):
+        from jaxmetrics.models.protocol import resolve_model
+
+        model = resolve_model(model, dtype=dtype)
+    elif dtype is not None:
+        from jaxmetrics.models.loader import check_dtype
+
+        check_dtype(dtype)
     module = model.model if isinstance(model, LoadedModel) else model
     if isinstance(model, LoadedModel):
         tokenizer = model.tokenizer if tokenizer is None else tokenizer

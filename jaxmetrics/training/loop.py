@@ -281,7 +281,7 @@ def finetune(*, model: Any, objective: str | None = None, train_texts: Sequence[
     if not isinstance(out_dir, (str, os.PathLike)):
         raise TypeError(f"out_dir: expected a directory path, got {type(out_dir).__name__}")
     run, start = _setup(model, s, train_texts, dev_texts, featurizer, dtype)
-    identity = {**s.run_identity(), "model": model_id(start),
+    identity = {**s._run_identity(), "model": model_id(start),
                 "featurizer": model_id(run.featurizer) if run.featurizer is not None else None,
                 "train_texts": _texts_hash(train_texts), "dev_texts": _texts_hash(dev_texts)}
     state_io.check_run_identity(out_dir, identity)

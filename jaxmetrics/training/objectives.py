@@ -133,7 +133,7 @@ def advantages(rewards: jax.Array, *, baseline: str = "leave_one_out") -> jax.Ar
     return r
 
 
-def token_kl(logits: jax.Array, ref_logits: jax.Array, tokens_mask: jax.Array) -> jax.Array:
+def token_kl(logits: jax.Array, ref_logits: jax.Array, logits_mask: jax.Array) -> jax.Array:
     """Mean exact ``KL(p_theta || p_start)`` over the vocabulary at the real positions.
 
     ``KL_t = sum_v p_theta(v | x_<t) (log p_theta(v | x_<t) - log p_start(v | x_<t))``; the result is
@@ -142,7 +142,7 @@ def token_kl(logits: jax.Array, ref_logits: jax.Array, tokens_mask: jax.Array) -
     Args:
       logits: ``[B, T, V]`` the trained model's logits.
       ref_logits: ``[B, T, V]`` the starting model's logits at the same positions.
-      tokens_mask: ``[B, T]`` bool.
+      logits_mask: ``[B, T]`` bool.
 
     Returns:
       scalar float32 (>= 0, 0 when the two models agree).
@@ -150,7 +150,7 @@ def token_kl(logits: jax.Array, ref_logits: jax.Array, tokens_mask: jax.Array) -
     lp = jax.nn.log_softmax(logits.astype(jnp.float32), axis=-1)
     lq = jax.nn.log_softmax(jax.lax.stop_gradient(ref_logits).astype(jnp.float32), axis=-1)
     kl = jnp.sum(jnp.exp(lp) * (lp - lq), axis=-1)
-    return _masked_mean(kl, tokens_mask)
+    return _masked_mean(kl, logits_mask)
 
 
 def policy_gradient(logits: jax.Array, tokens: jax.Array, tokens_mask: jax.Array, advantage: jax.Array, *,

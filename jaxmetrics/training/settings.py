@@ -101,6 +101,6 @@ class FinetuneSettings(Settings):
         out.pop("checkpoint_every")
         return out
 
-    def run_identity(self) -> dict[str, Any]:
+    def _run_identity(self) -> dict[str, Any]:
         """The fields a resumable ``out_dir`` must agree on (:data:`_SPEED_ONLY` left out)."""
         return {k: v for k, v in self.to_dict().items() if k not in _SPEED_ONLY}

@@ -2,7 +2,8 @@
 import numpy as np
 import pytest
 
-from jaxmetrics.models import load_model, save_pretrained, to_hf_state_dict
+from jaxmetrics.models import load_model, save_pretrained
+from jaxmetrics.models.saving import to_hf_state_dict
 
 
 def _perturbed(lm):
