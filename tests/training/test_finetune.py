@@ -96,7 +96,7 @@ def test_mauve_policy_gradient_trains_with_a_kl_that_starts_at_zero(tiny_checkpo
     gpt2, bert = tiny_checkpoint_dir("gpt2"), tiny_checkpoint_dir("bert")
     res = finetune(model=gpt2, objective="mauve-pg", train_texts=texts, featurizer=bert, out_dir=tmp_path / "pg",
                    steps=2, progress=False, **TOY)
-    assert res.kl[0] == 0.0 and res.kl[1] > 0.0          # step 1 starts at the starting model
+    assert abs(res.kl[0]) < 1e-7 < res.kl[1]             # step 1 starts at the starting model (to rounding)
     assert np.all(np.isfinite(res.reward_mean)) and np.all(np.isfinite(res.loss))
     assert res.eval_steps.size == 0
     assert "objective:mauve_pg" in res.signature and "featurizer:" in res.signature
