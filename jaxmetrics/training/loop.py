@@ -244,8 +244,10 @@ def finetune(*, model: Any, objective: str | None = None, train_texts: Sequence[
       with the KV cache (:func:`~jaxmetrics.lm.generate`, ``temperature``, no early stop) and the
       REINFORCE surrogate of :func:`~jaxmetrics.training.objectives.policy_gradient` is minimised with
       the rewards of :mod:`jaxmetrics.training.rewards` (MAUVE influence against human continuations
-      of the training texts featurized once; TWMD F1 against each prompt's own human continuation),
-      a leave-one-out baseline, and ``kl_coef`` times the exact KL to the starting model.
+      of the training texts featurized once, ``num_reward_references`` of them; an empty generation,
+      which cannot be featurized, gets the batch's lowest reward; TWMD F1 against each prompt's own
+      human continuation, an empty generation scoring 0), a leave-one-out baseline, and ``kl_coef``
+      times the exact KL to the starting model.
 
     Every ``eval_every`` steps the model continues ``num_dev_prompts`` passages of ``dev_texts`` and
     their MAUVE against the human continuations is recorded (``featurizer``'s features, a fresh
