@@ -60,26 +60,6 @@ def gpt2_config(vocab_size: int, args):
     )
 
 
-def to_hf_state_dict(model, cfg) -> dict[str, np.ndarray]:
-    """The inverse of ``jaxmetrics.models.gpt2.convert_gpt2``: nnx paths -> transformers names.
-
-    GPT-2's ``Conv1D`` stores weights ``[in, out]``, the layout of ``nnx.Linear``, so no
-    transposes. The LM head is tied to ``wte`` and not stored (as ``save_pretrained`` does).
-    """
-    from flax import nnx
-
-    sd: dict[str, np.ndarray] = {}
-    names = {"kernel": "weight", "bias": "bias", "scale": "weight", "embedding": "weight"}
-    for path, var in nnx.to_flat_state(nnx.state(model, nnx.Param)):
-        parts = [str(p) for p in path]
-        parts[-1] = names[parts[-1]]
-        sd["transformer." + ".".join(parts)] = np.ascontiguousarray(np.asarray(var[...], np.float32))
-    expected = 4 + 12 * cfg.n_layer
-    if len(sd) != expected:
-        raise RuntimeError(f"expected {expected} tensors, got {len(sd)}")
-    return sd
-
-
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", default=str(DEMO_DATA / "data" / "train.txt"))
@@ -104,6 +84,7 @@ def main(argv=None) -> None:
     from flax import nnx
     from safetensors.numpy import save_file
 
+    from jaxmetrics.models.saving import to_hf_state_dict
     from jaxmetrics.models.gpt2 import GPT2
 
     out = pathlib.Path(args.out)

@@ -53,6 +53,7 @@ import numpy as np
 from jaxmetrics.evaluation.plot import CurveLegend
 from jaxmetrics.results import Result, static_field
 from jaxmetrics.results import make_signature, model_id
+from jaxmetrics.training.data import TextPassages, text_passages
 
 __all__ = ["DemoConfig", "DemoResult", "HeldoutPassages", "SIZES", "SlidingWindowPPL", "TABLE_COLUMNS",
            "format_table", "heldout_passages", "run_demo"]
@@ -117,16 +118,9 @@ SIZES = {
 }
 
 
-class HeldoutPassages(Result):
-    """Passages of the held-out Shakespeare token stream (:func:`heldout_passages`).
-
-    Attributes:
-      windows: ``[n, prompt_len + gen_len]`` int32: the chosen passages, in stream order.
-      stream: ``[N]`` int32: the whole held-out stream (speeches joined by newlines).
-    """
-
-    windows: np.ndarray
-    stream: np.ndarray
+#: passages of the held-out Shakespeare token stream (:func:`heldout_passages`): ``windows`` ``[n,
+#: prompt_len + gen_len]`` and the whole ``stream``
+HeldoutPassages = TextPassages
 
 
 class SlidingWindowPPL(Result):
@@ -189,30 +183,8 @@ def heldout_passages(tokenizer, cfg: DemoConfig) -> HeldoutPassages:
     """
     from jaxmetrics.data import load_shakespeare
 
-    lines = load_shakespeare("heldout")
-    nl = tokenizer.backend_tokenizer.encode("\n").ids
-    enc = tokenizer.backend_tokenizer.encode_batch(lines)
-    starts, stream = [], []
-    for e in enc:
-        starts.append(len(stream))
-        stream.extend(e.ids)
-        stream.extend(nl)
-    stream = np.asarray(stream, np.int32)
-    T = cfg.prompt_len + cfg.gen_len
-    rng = np.random.default_rng(cfg.seed)
-    cand = np.asarray([s for s in starts if s + T <= len(stream)])
-    chosen: list[int] = []
-    taken = np.zeros(len(stream) + T, bool)
-    for s in rng.permutation(cand):
-        if not taken[s:s + T].any():
-            taken[s:s + T] = True
-            chosen.append(int(s))
-            if len(chosen) == cfg.num_prompts:
-                break
-    if len(chosen) < cfg.num_prompts:
-        raise ValueError(f"num_prompts: only {len(chosen)} non-overlapping passages of {T} tokens exist")
-    chosen.sort()
-    return HeldoutPassages(windows=np.stack([stream[s:s + T] for s in chosen]), stream=stream)
+    return text_passages(tokenizer, load_shakespeare("heldout"), prompt_len=cfg.prompt_len, gen_len=cfg.gen_len,
+                         num_passages=cfg.num_prompts, seed=cfg.seed, name="num_prompts")
 
 
 # ---------------------------------------------------------------------------------- table

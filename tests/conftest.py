@@ -142,6 +142,7 @@ HEAVY_FILES = frozenset({
     "test_mauve_buckets.py", "test_drmm.py", "test_mauve_cli.py", "test_mauve_sweep_cli_estimators.py",
     "test_lm_perplexity.py", "test_text_perplexity.py", "test_mark_evaluate_state.py", "test_llama.py",
     "test_precision.py",
+    "test_finetune.py",   # tests/training: fine-tuning runs compile a training step and a sampler (about 45 s)
 })
 
 

@@ -55,7 +55,7 @@ from jaxmetrics.settings import Settings
 
 FAMILIES = ("mauve", "lm", "similarity", "mark_evaluate", "diversity", "models", "meta")
 PACKAGES = ("jaxmetrics",) + tuple(f"jaxmetrics.{f}" for f in FAMILIES) + (
-    "jaxmetrics.state", "jaxmetrics.sharding", "jaxmetrics.evaluation", "jaxmetrics.demo")
+    "jaxmetrics.state", "jaxmetrics.sharding", "jaxmetrics.evaluation", "jaxmetrics.demo", "jaxmetrics.training")
 
 # The compatibility functions keep their anchors' signatures (rule 1 exceptions).
 COMPAT = {"compute_mauve", "bertscore"}

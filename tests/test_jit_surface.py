@@ -44,6 +44,7 @@ from jaxmetrics.mauve.quantize import quantizers as MQU
 from jaxmetrics import numerics as N
 from jaxmetrics import similarity as S
 from jaxmetrics import state as ST
+from jaxmetrics import training as TR
 
 
 # ----------------------------------------------------------------------------- inputs
@@ -149,6 +150,11 @@ def data() -> dict[str, Any]:
     d["moments"] = (gm, ST.GaussianMoments.from_features(d["Q"]))
     pb = ST.PairBuffer.empty(32, 4)
     d["pair_buffers"] = (pb, pb)
+    # training objectives (own generator: the draws above stay as they were)
+    trng = np.random.default_rng(7)
+    d["emb"] = f32(trng.normal(size=(6, 4)))                # [V, D] output embeddings of the 6-token logits
+    d["ref_logits"] = f32(trng.normal(size=(2, 3, 6)))
+    d["adv2"] = f32([0.7, -0.4])
     return d
 
 
@@ -376,6 +382,14 @@ CASES: list[Case] = [
     Case("state.SumState.merge", lambda s: s[0].merge(s[1]), ("ppl_states",)),
     Case("state.merge_all", lambda s: ST.merge_all(list(s)), ("ppl_states",)),
     Case("state.merge_stacked", ST.merge_stacked, ("ppl_stacked",)),
+    # --- training objectives (training/objectives.py: the losses of a jitted training step)
+    Case("training.mle", TR.mle, ("logits", "targets", "tmask"), grad=(0, lambda r: r)),
+    Case("training.token_ot", lambda z, t, m, e: TR.token_ot(z, t, m, e, mle_weight=0.3),
+         ("logits", "targets", "tmask", "emb"), grad=(0, lambda r: r), mixed=True),
+    Case("training.token_kl", TR.token_kl, ("logits", "ref_logits", "tmask"), grad=(0, lambda r: r)),
+    Case("training.policy_gradient", lambda z, t, m, a, r: TR.policy_gradient(z, t, m, a, ref_logits=r, kl_coef=0.1),
+         ("logits", "targets", "tmask", "adv2", "ref_logits"), grad=(0, lambda r: r)),
+    Case("training.advantages", TR.advantages, ("baseline",), grad=(0, _wsum)),
 ]
 
 
@@ -544,6 +558,11 @@ EXCLUDED: dict[str, str] = {
     "sharding.shard": _PLACE,
     "sharding.spans_processes": _PLACE,
     "sharding.to_host": _PLACE,
+    # training: the host loop and what it calls (the objectives are cases above)
+    "training.finetune": _DRIVER,
+    "training.mauve_influence_rewards": _HOST,
+    "training.twmd_rewards": _TEXTS,
+    "training.text_passages": _TEXTS,
 }
 
 # The text and model layers: by design (docs/architecture.md) the only layers that touch
@@ -556,7 +575,7 @@ EXCLUDED_MODULES = {
                        "systems); its resampling core runs vmapped inside and is tested in tests/meta",
 }
 
-FAMILIES = ("mauve", "similarity", "lm", "mark_evaluate", "diversity", "state", "numerics", "sharding",
+FAMILIES = ("mauve", "similarity", "lm", "mark_evaluate", "diversity", "state", "numerics", "sharding", "training",
             "confidence")
 # Public methods of exported classes that are array-level: state updates / merges / computes and
 # fitted quantizers' assignments. (``empty`` takes settings; a ``Result``'s helpers are not kernels.)

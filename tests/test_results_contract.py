@@ -76,7 +76,7 @@ def test_the_library_tables_share_the_one_to_csv():
 
 PACKAGES = ("jaxmetrics", "jaxmetrics.confidence", "jaxmetrics.mauve", "jaxmetrics.lm", "jaxmetrics.similarity",
             "jaxmetrics.mark_evaluate", "jaxmetrics.diversity", "jaxmetrics.models", "jaxmetrics.evaluation",
-            "jaxmetrics.demo", "jaxmetrics.sharding", "jaxmetrics.state")
+            "jaxmetrics.demo", "jaxmetrics.sharding", "jaxmetrics.state", "jaxmetrics.training")
 
 _PART = "part of a signed result (its signature covers it): "
 _KERNEL = ("array kernel: deterministic in its arrays, every setting an argument of the call, no key; "
@@ -144,7 +144,8 @@ EXEMPT = {
     "PromptDataset": _DATA + "prompts and references read from a file",
     "ScoredPairs": _DATA + "sentence pairs and human scores read from a file",
     "ReportFiles": _DATA + "the paths a report was written to",
-    "HeldoutPassages": _DATA + "the demo's held-out text",
+    "TextPassages": _DATA + "texts cut into prompt / continuation token passages (the demo's held-out text)",
+    "SavedCheckpoint": _DATA + "the files a checkpoint was written to",
     "PaddedRows": _DATA + "rows padded for a mesh",
 }
 

@@ -1,7 +1,8 @@
 """Text and models: Flax NNX GPT-2 / BERT / RoBERTa / Llama-family models loaded from Hugging Face
 safetensors checkpoints, the causal-LM protocol, and the one encoding engine (:func:`encode`:
 tokenize, plan batches, one forward pass for any set of layers, named pooling, feature cache)
-behind every text-consuming metric; :func:`featurize`, :func:`sentence_embeddings` and
+behind every text-consuming metric, and :func:`save_pretrained` to write a (fine-tuned) GPT-2 back
+as a Hugging Face checkpoint; :func:`featurize`, :func:`sentence_embeddings` and
 :func:`token_embeddings` are its named views.
 
 This is the only layer of jaxmetrics that touches strings, files or the network. Every
@@ -20,6 +21,7 @@ from jaxmetrics.models.pooling import DEFAULT_MAX_LENGTH, POOLINGS, resolve_laye
 from jaxmetrics.models.io import read_texts
 from jaxmetrics.models.loader import LoadedModel, load_model
 from jaxmetrics.models.protocol import CausalLM, resolve_model
+from jaxmetrics.models.saving import SavedCheckpoint, save_pretrained
 from jaxmetrics.models.registry import ARCHITECTURES, Architecture, known_model_types, register_architecture
 
 __all__ = [
@@ -36,6 +38,7 @@ __all__ = [
     "PACK_ROWS",
     "POOLINGS",
     "TokenEmbeddings",
+    "SavedCheckpoint",
     "Tokenized",
     "bucket_length",
     "check_batch_size",
@@ -55,6 +58,7 @@ __all__ = [
     "resolve_model",
     "resolve_pooling",
     "run_encoder",
+    "save_pretrained",
     "sentence_embeddings",
     "token_embeddings",
     "tokenize",

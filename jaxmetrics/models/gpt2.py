@@ -122,6 +122,10 @@ class GPT2(nnx.Module):
         """Float32 logits ``[..., V]`` of final hidden states: the tied head ``h @ wte.T``."""
         return tied_lm_head(hidden, self.wte.embedding[...])
 
+    def output_embeddings(self):
+        """The ``[V, D]`` rows of the LM head (tied: the token embeddings ``wte``), one per token."""
+        return self.wte.embedding[...]
+
     def init_cache(self, batch_size: int, max_len: int):
         """Zero key/value cache: one ``(k, v)`` pair of ``[B, S, H, Dh]`` per block."""
         d = self.wte.embedding.shape[1]

@@ -236,6 +236,9 @@ def test_batch_size_defaults_give_their_reason():
         m = re.search(r"\(default:? (\d+)([,:]) ", text)
         assert m, (name, text)                                      # a number, then its reason
         assert action.default in (None, int(m.group(1))), (name, text)
+        if name == "finetune":   # a training hyperparameter: the fine-tuned parameters depend on it
+            assert "the parameters depend on it" in text, (name, text)
+            continue
         assert "speed and memory only" in text or "do not depend on it" in text, (name, text)
         seen[name] = int(m.group(1))
     assert {"featurize", "mauve", "perplexity", "similarity", "evaluate-generation"} <= set(seen)
