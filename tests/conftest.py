@@ -15,7 +15,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # jaxmetrics keeps compiled programs in the user's cache folder by default; the suite never
 # writes there (tests/test_compilation_cache.py turns the default on in its own processes).
-os.environ["JAXMETRICS_COMPILATION_CACHE"] = os.environ.get("JM_TEST_CACHE", "off")
+os.environ["JAXMETRICS_COMPILATION_CACHE"] = "off"
 
 # The suite is compile-bound: thousands of small XLA programs, each run a few times on tiny
 # inputs. XLA's CPU backend spends most of that compile time in LLVM's optimizer, so the tests
