@@ -69,7 +69,6 @@ def pytest_runtest_makereport(item, call):
 # same list is the `heavy` tier that `make test-fast` leaves out (below).
 HEAVY_FIRST = (
     "test_soft_mauve.py",            # (75)
-    "test_doctests.py",              # (250)
     "test_jit_surface.py",           # (135)
     "test_notebooks_mauve.py",       # (160)
     "test_sharding.py",              # (120)

@@ -51,10 +51,12 @@ def check(namespace: dict, printed: str, notices: list[str]) -> None:
     encoder with its default layer; fit_to_mauve raises the fresh MAUVE; a MAUVE in (0, 1], finite
     perplexity on the defaults (the model's 128-token context as window and stride) and with
     stride 64 (about twice the windows), an inf top-k perplexity exactly when tokens were filtered,
-    P/R/F means, Mark-Evaluate scores in [0, 1], the generation report's rows."""
+    P/R/F means, Mark-Evaluate scores in [0, 1], fine-tuning curves from a KL of 0 and a checkpoint
+that loads, the generation report's rows."""
     assert not [m for m in notices if "sequence length is longer" in m], notices
     model_lines = [ln for ln in printed.splitlines() if ln.startswith("LoadedModel(")]
-    assert [ln.split(",")[0] for ln in model_lines] == ["LoadedModel(kind='gpt2'", "LoadedModel(kind='bert'"]
+    assert [ln.split(",")[0] for ln in model_lines] == ["LoadedModel(kind='gpt2'", "LoadedModel(kind='bert'",
+                                                         "LoadedModel(kind='gpt2'"]   # the fine-tuned checkpoint
     assert "num_layers=6, params=22.6M, dtype=float32)" in model_lines[1]
     half = len(namespace["human"]) // 2
     assert namespace["F"].shape == (half,) and np.all((namespace["F"] > 0) & (namespace["F"] <= 1))
@@ -71,6 +73,9 @@ def check(namespace: dict, printed: str, notices: list[str]) -> None:
     assert (scores.perplexity == float("inf")) == (scores.num_filtered > 0)
     assert 0.0 <= namespace["me"].petersen <= 1.0
     assert namespace["grad_q"].shape == namespace["q"].shape
+    ft = namespace["ft"]
+    assert ft.loss.shape == ft.reward_mean.shape == ft.kl.shape == (2,) and np.all(np.isfinite(ft.loss))
+    assert abs(float(ft.kl[0])) < 1e-6 and "params=1.3M" in model_lines[2]
     assert "PRF(precision=" in printed
     report = namespace["report"]
     assert list(report.rows) == ["human", "greedy", "top_p=0.9", "typical_p=0.95"]

@@ -1,34 +1,22 @@
-"""Every public docstring example runs: docstrings carry runnable examples."""
-import doctest
-import importlib
-import pkgutil
+"""Every public docstring example runs: docstrings carry runnable examples.
 
+CI runs them once, from the built wheel (tests/run_doctests.py through tests/test_wheel.py); here
+they run in the development install, one test per module (``slow``: ``make test-all``), and
+``make test`` checks that the runner finds the modules and their examples."""
 import pytest
 
-import jaxmetrics
-
-# Modules whose import needs the optional notebook/plot machinery or that hold only CLI glue
-# still get collected; a module without examples simply contributes no test.
-_SKIP_PREFIXES = ("jaxmetrics.commands.", "jaxmetrics.demo")
+import run_doctests
 
 
-def _modules():
-    names = ["jaxmetrics"]
-    for info in pkgutil.walk_packages(jaxmetrics.__path__, "jaxmetrics."):
-        if not info.name.startswith(_SKIP_PREFIXES):
-            names.append(info.name)
-    return sorted(names)
+def test_the_runner_finds_every_module_with_examples():
+    names = run_doctests.modules()
+    assert "jaxmetrics.mauve.pipeline.compute" in names and not any(n.startswith("jaxmetrics.commands.") for n in names)
+    name, failed, tried, _ = run_doctests.run_module("jaxmetrics.results")
+    assert (name, failed) == ("jaxmetrics.results", 0) and tried > 0
 
 
-@pytest.mark.parametrize("name", _modules())
+@pytest.mark.slow
+@pytest.mark.parametrize("name", run_doctests.modules())
 def test_docstring_examples(name):
-    mod = importlib.import_module(name)
-    finder = doctest.DocTestFinder(exclude_empty=True)
-    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
-    tests = [t for t in finder.find(mod, name) if t.examples]
-    for t in tests:
-        if t.name.split(".")[-1].startswith("_"):
-            continue
-        runner.run(t)
-    result = runner.summarize(verbose=False)
-    assert result.failed == 0, f"{result.failed} docstring example(s) failed in {name}"
+    name, failed, _, report = run_doctests.run_module(name)
+    assert failed == 0, f"{failed} docstring example(s) failed in {name}:\n{report}"

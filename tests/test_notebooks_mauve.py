@@ -1,4 +1,4 @@
-"""The MAUVE notebooks (and the confidence / attribution one) run headless at small sizes (nbclient)."""
+"""The MAUVE notebooks (and the confidence / attribution and training ones) run headless at small sizes (nbclient)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -17,6 +17,7 @@ NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
         ("mauve_as_a_loss.ipynb", {"JM_NB_N": "150", "JM_NB_STEPS": "40"}),
         ("metric_gradients.ipynb", {"JM_NB_N": "120"}),
         ("confidence_and_attribution.ipynb", {"JM_NB_N": "120"}),
+        ("training_with_mauve.ipynb", {"JM_NB_N": "48", "JM_NB_STEPS": "2"}),
     ],
 )
 def test_notebook_runs(name, env, monkeypatch):

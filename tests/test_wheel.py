@@ -122,3 +122,15 @@ def test_wheel_runs_the_readme_python_snippets(installed):
     proc = _run([bin_dir / "python", ROOT / "tests" / "readme_snippets.py", ROOT / "README.md"], cwd=snippets,
                 env=_env())
     assert "README python blocks ran and printed what they claim" in proc.stdout, proc.stdout[-2000:]
+
+
+def test_wheel_runs_every_docstring_example(installed):
+    """Every public docstring example of the installed package (tests/run_doctests.py, two
+    processes, XLA's default optimization as users run them; the one run of them in CI)."""
+    bin_dir, work = installed
+    env = _env()   # at XLA's default optimization, as a user runs the examples
+    env["XLA_FLAGS"] = env.get("XLA_FLAGS", "").replace("--xla_backend_optimization_level=0", "").strip()
+    proc = subprocess.run([str(bin_dir / "python"), str(ROOT / "tests" / "run_doctests.py"), "--jobs", "2"],
+                          cwd=work, env=env, capture_output=True, text=True, timeout=1800)
+    assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-3000:]
+    assert " 0 failed in 0 modules" in proc.stdout, proc.stdout[-2000:]
