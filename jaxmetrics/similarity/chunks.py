@@ -186,6 +186,10 @@ class PairLayout:
       width: the longest selected text, which caps the chunks' padded lengths (``None``: the
         longest of ``take``; a caller scoring a corpus a part at a time gives the corpus's, so the
         parts compile the same few lengths).
+      chunk_tokens: optional cap on ``rows * length`` of a chunk: chunks of long pairs then hold
+        fewer pairs (:meth:`rows_of`; one row count per length, so no more shapes), which bounds
+        the gathered ``[rows, length, D]`` arrays whatever the texts' lengths (``None``:
+        ``pair_chunk`` pairs at every length).
 
     Attributes:
       count: int ``[texts]`` selected tokens per text.
@@ -196,7 +200,7 @@ class PairLayout:
     """
 
     def __init__(self, offsets: np.ndarray, real: np.ndarray, take: np.ndarray, ci: np.ndarray,
-                 ri: np.ndarray, pair_chunk: int, width: int | None = None):
+                 ri: np.ndarray, pair_chunk: int, width: int | None = None, chunk_tokens: int | None = None):
         from jaxmetrics.models import bucket_length
 
         self.offsets, self.real, self.take, self.ci, self.ri = offsets, real, take, ci, ri
@@ -211,11 +215,22 @@ class PairLayout:
         # Centering means are fixed per pair, so the order does not change any score.
         order = np.argsort(-np.maximum(self.count[ci], self.count[ri]), kind="stable")
         self.rows = min(n, pair_chunk)
+        self.chunk_tokens = chunk_tokens
         self.chunks = []
-        for s in range(0, n, pair_chunk):
-            p = order[s:s + pair_chunk]
+        s = 0
+        while s < n:      # the first pair of a chunk is its longest: it sets the chunk's length
+            first = order[s]
+            size = self.rows_of(bucket_length(int(max(self.count[ci[first]], self.count[ri[first]])), width))
+            p = order[s:s + size]
             length = bucket_length(int(max(self.count[ci[p]].max(), self.count[ri[p]].max())), width)
             self.chunks.append((p, length))
+            s += size
+
+    def rows_of(self, length: int) -> int:
+        """Rows of a chunk padded to ``length`` (``rows``, or fewer under ``chunk_tokens``)."""
+        if self.chunk_tokens is None:
+            return self.rows
+        return max(1, min(self.rows, int(self.chunk_tokens) // int(length)))
 
     def side(self, side: str) -> np.ndarray:
         """The text of each pair on ``side`` (``"c"``: candidates, ``"r"``: references)."""
@@ -258,7 +273,7 @@ class PairLayout:
         ``[rows, length, D]``, with their mask (filler rows see one zero token) and weights
         (``None`` without ``weights [texts, T]``; filler rows weigh 1)."""
         u = self.side(side)[pairs]
-        rows = self.rows
+        rows = self.rows_of(length)
         valid = pad_rows(np.arange(length) < self.count[u][:, None], rows)
         at = pad_rows(self.offsets[u][:, None] + self.pos[u, :length], rows)
         e = flat[np.where(valid, at, 0)]               # one gather: [rows, length, D]

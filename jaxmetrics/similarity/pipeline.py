@@ -23,11 +23,16 @@ from jaxmetrics.similarity.grouped import group_ids
 from jaxmetrics.similarity.kernels import PRF
 from jaxmetrics.similarity.settings import SimilaritySettings, default_layer, settings_from_keywords
 
-__all__ = ["PAIR_CHUNK", "STREAM_PAIRS", "SimilarityResult", "batch_keys", "check_text_pairs", "compute_similarity",
+__all__ = ["PAIR_CHUNK", "PAIR_TOKENS", "STREAM_PAIRS", "SimilarityResult", "batch_keys", "check_text_pairs", "compute_similarity",
            "score_encoded", "score_texts"]
 
 #: pairs per kernel call when ``settings.pair_chunk`` is unset
 PAIR_CHUNK = 512
+
+#: most token positions per side of one kernel call (rows x padded length): chunks of long pairs
+#: hold fewer than ``pair_chunk`` pairs, so the gathered arrays stay bounded whatever the lengths
+#: (512 pairs up to 64 tokens; 204 at 160)
+PAIR_TOKENS = 512 * 64
 
 #: pairs tokenized-to-scored at a time by :func:`score_texts` (:func:`compute_similarity`,
 #: :func:`~jaxmetrics.similarity.bertscore`): only their texts' token vectors are held at once
@@ -397,7 +402,7 @@ def _encode_chunk(pairs: np.ndarray, *, table: Any, ci: np.ndarray, ri: np.ndarr
         w = np.zeros(real.shape, np.float32)
         w[real] = weights[rows]
     layout = PairLayout(enc.offsets, real, take_l, inv[:len(pairs)], inv[len(pairs):],
-                        settings.pair_chunk or PAIR_CHUNK, width=width)
+                        settings.pair_chunk or PAIR_CHUNK, width=width, chunk_tokens=PAIR_TOKENS)
     return enc.token_vectors[0], layout, w
 
 
@@ -599,7 +604,7 @@ def score_encoded(encoding: Any, *, candidates: np.ndarray, references: np.ndarr
     weights = _token_weights(encoding, take, ci, ri, settings=s, idf_weights=idf_weights, vocab_size=vocab_size)
 
     n = len(ci)
-    layout = PairLayout(encoding.offsets, real, take, ci, ri, s.pair_chunk or PAIR_CHUNK)
+    layout = PairLayout(encoding.offsets, real, take, ci, ri, s.pair_chunk or PAIR_CHUNK, chunk_tokens=PAIR_TOKENS)
     sums = layout.sums(flat) if s.centering in ("sentence", "corpus", "batch") else None
     keys = batch_keys(encoding, ci, ri, s)
     means = {side: layout.means(sums, side, s.centering, s.center_batch_size, group, keys) for side in ("c", "r")}
@@ -624,10 +629,10 @@ def _score_layout(flat: np.ndarray, layout: PairLayout, weights, means: dict, pa
         for side in ("c", "r"):
             e, m, w = layout.gather(flat, side, p, L, weights)
             mean = means[side]
-            args.append((e, m, w, None if mean is None else pad_rows(mean[p], layout.rows)))
+            args.append((e, m, w, None if mean is None else pad_rows(mean[p], layout.rows_of(L))))
         zero = (None, None)
         if s.bert_score_compat:
-            zero = tuple(pad_rows(flags[p], layout.rows) for flags in pad_zero)
+            zero = tuple(pad_rows(flags[p], layout.rows_of(L)) for flags in pad_zero)
         res = _chunk_scores(*args, zero, settings=s)
         at = p if target is None else target[p]
         for k, v in zip(("precision", "recall", "f1"), res):
