@@ -37,7 +37,8 @@ from jaxmetrics.models.pooling import DEFAULT_MAX_LENGTH, resolve_layers, resolv
 from jaxmetrics.models.protocol import resolve_model
 from jaxmetrics.results import Result, static_field
 
-__all__ = ["Encoding", "Tokenized", "check_batch_size", "check_max_length", "concat_encodings", "encode", "run_encoder", "tokenize"]
+__all__ = ["ENCODE_CHUNK", "Encoding", "PackedTokens", "Tokenized", "check_batch_size", "check_max_length",
+           "concat_encodings", "encode", "encode_packed", "run_encoder", "tokenize", "tokenize_packed"]
 
 
 class Tokenized(Result):
@@ -167,32 +168,91 @@ def check_batch_size(batch_size: Any, name: str = "batch_size") -> int:
     return int(batch_size)
 
 
+#: texts per tokenizer call and per stretch of planned forward passes: the engine holds the
+#: tokenizer's Python objects, the batch plan and the per-text arrays of this many texts at a time,
+#: never of the whole corpus (the token ids of all texts are kept packed, about 5 bytes a token)
+ENCODE_CHUNK = 4096
+
+
+class PackedTokens(Result):
+    """Token ids of ``N`` texts packed end to end (:func:`tokenize_packed`: what :func:`tokenize`
+    returns, without one array object per text).
+
+    Attributes:
+      ids: int32 ``[S]`` the texts' token ids one after the other: text ``i`` is
+        ``ids[offsets[i]:offsets[i + 1]]``.
+      special: bool ``[S]``, true on the tokenizer's special tokens.
+      offsets: int64 ``[N + 1]``.
+      num_truncated: texts that were longer than ``max_length``.
+    """
+
+    ids: np.ndarray
+    special: np.ndarray
+    offsets: np.ndarray
+    num_truncated: int = static_field(default=0)
+
+    @property
+    def lengths(self) -> np.ndarray:
+        return np.diff(self.offsets)
+
+    def seqs(self, items) -> tuple[list, list]:
+        """``(ids, special)``: lists of views of the texts ``items`` (an index range or array)."""
+        o = self.offsets
+        return ([self.ids[o[i]:o[i + 1]] for i in items], [self.special[o[i]:o[i + 1]] for i in items])
+
+
+def _table(ids: list, special: list, num_truncated: int = 0) -> PackedTokens:
+    lengths = np.array([len(x) for x in ids], np.int64)
+    offsets = np.zeros(len(ids) + 1, np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    cat = (lambda xs, dt: np.concatenate(xs).astype(dt, copy=False) if xs else np.zeros(0, dt))
+    return PackedTokens(cat(ids, np.int32), cat(special, bool), offsets, num_truncated=int(num_truncated))
+
+
+def tokenize_packed(texts: list[str], model: Any, *, max_length: int, name: str = "texts") -> PackedTokens:
+    """:func:`tokenize`, packed (:class:`PackedTokens`), calling the tokenizer on
+    :data:`ENCODE_CHUNK` texts at a time (its per-text Python objects never exist for the whole
+    corpus at once). One truncation warning; a text with no token raises naming ``name``."""
+    tok = model.tokenizer
+    parts, n_trunc, empty = [], 0, []
+    for s in range(0, len(texts), ENCODE_CHUNK):
+        part = texts[s:s + ENCODE_CHUNK]
+        enc = tok(part, truncation=True, max_length=max_length, return_special_tokens_mask=True,
+                  return_attention_mask=False, return_token_type_ids=False, verbose=False)
+        ids = [np.asarray(x, np.int32) for x in enc["input_ids"]]
+        special = [np.asarray(x, bool) for x in enc["special_tokens_mask"]]
+        del enc
+        at_limit = [i for i, x in enumerate(ids) if len(x) >= max_length]
+        if at_limit:
+            longer = tok([part[i] for i in at_limit], truncation=True, max_length=max_length + 1,
+                         return_attention_mask=False, return_token_type_ids=False, verbose=False)["input_ids"]
+            n_trunc += sum(len(x) > max_length for x in longer)
+        empty += [s + i for i, x in enumerate(ids) if len(x) == 0]
+        parts.append(_table(ids, special))
+    if n_trunc:
+        warn_at_caller(f"{name}: {n_trunc} text(s) longer than max_length={max_length} tokens were "
+                       f"truncated to their first {max_length} tokens")
+    if empty:
+        raise ValueError(f"{name}: {len(empty)} text(s) tokenize to no tokens (indices {empty[:10]})")
+    if not parts:
+        return _table([], [])
+    offsets = np.zeros(len(texts) + 1, np.int64)
+    np.cumsum(np.concatenate([p.lengths for p in parts]), out=offsets[1:])
+    return PackedTokens(np.concatenate([p.ids for p in parts]), np.concatenate([p.special for p in parts]),
+                       offsets, num_truncated=int(n_trunc))
+
+
 def tokenize(texts: list[str], model: Any, *, max_length: int, name: str = "texts") -> Tokenized:
     """Tokenize like mauve-text: ``tokenizer(text, truncation=True, max_length=max_length)``.
 
     The tokenizer's own special tokens are kept and truncation keeps the first tokens. Warns with
     the number of texts that were truncated. Returns a :class:`Tokenized` (int32 ids and bool
     special-token masks, one array per text, and the count). A text with no token raises
-    ``ValueError`` naming ``name``.
+    ``ValueError`` naming ``name``. The tokenizer is called on :data:`ENCODE_CHUNK` texts at a time.
     """
-    tok = model.tokenizer
-    enc = tok(texts, truncation=True, max_length=max_length, return_special_tokens_mask=True,
-              return_attention_mask=False, return_token_type_ids=False, verbose=False)
-    ids = [np.asarray(x, np.int32) for x in enc["input_ids"]]
-    special = [np.asarray(x, bool) for x in enc["special_tokens_mask"]]
-    at_limit = [i for i, x in enumerate(ids) if len(x) >= max_length]
-    n_trunc = 0
-    if at_limit:
-        longer = tok([texts[i] for i in at_limit], truncation=True, max_length=max_length + 1,
-                     return_attention_mask=False, return_token_type_ids=False, verbose=False)["input_ids"]
-        n_trunc = sum(len(x) > max_length for x in longer)
-        if n_trunc:
-            warn_at_caller(f"{name}: {n_trunc} text(s) longer than max_length={max_length} tokens were "
-                           f"truncated to their first {max_length} tokens")
-    empty = [i for i, x in enumerate(ids) if len(x) == 0]
-    if empty:
-        raise ValueError(f"{name}: {len(empty)} text(s) tokenize to no tokens (indices {empty[:10]})")
-    return Tokenized(ids, special, num_truncated=int(n_trunc))
+    t = tokenize_packed(texts, model, max_length=max_length, name=name)
+    ids, special = t.seqs(range(len(t.offsets) - 1))
+    return Tokenized(ids, special, num_truncated=t.num_truncated)
 
 
 # ----------------------------------------------------------------------------- the forward pass
@@ -241,7 +301,7 @@ def _pool_segment(h: np.ndarray, pooling: str) -> np.ndarray:
 
 def run_encoder(ids: list[np.ndarray], model: Any, *, layers: tuple, pooling: str | None, tokens: bool,
                 batch_size: int, max_length: int, on_batch: Callable, progress: bool = False,
-                desc: str = "encode", mesh=None) -> None:
+                desc: str = "encode", mesh=None, bar=None) -> None:
     """Run the forward passes of the engine over tokenized texts (the loop behind :func:`encode`).
 
     ``ids``: one int32 array per text (already truncated); ``model``: a
@@ -255,6 +315,9 @@ def run_encoder(ids: list[np.ndarray], model: Any, *, layers: tuple, pooling: st
     them (XLA partitions the forward pass; rows are independent, so results equal the one-device
     ones to float rounding). One batch is in flight: the next one is laid out and dispatched
     before the previous one's result is fetched, so host work overlaps the forward pass.
+    ``bar``: an open progress reporter (:func:`~jaxmetrics.progress.progress_bar`) to advance
+    instead of opening one, for a caller that runs the encoder over its texts a stretch at a time
+    (the caller closes it).
     """
     from jaxmetrics.progress import progress_bar
 
@@ -271,7 +334,9 @@ def run_encoder(ids: list[np.ndarray], model: Any, *, layers: tuple, pooling: st
     pack_fn = None
     if any(b.kind == "packed" for b in jobs):
         pack_fn = model.reduction(("encode-packed", layers), _packed_fn(layers, last), mask_dtype=jnp.int32)
-    bar = progress_bar(len(ids), desc=desc, unit="text", enabled=progress and len(jobs) >= 2)
+    own = bar is None
+    if own:
+        bar = progress_bar(len(ids), desc=desc, unit="text", enabled=progress and len(jobs) >= 2)
 
     def dispatch(batch):
         arr = batching.layout_batch(batch, ids, model.pad_token_id)
@@ -313,7 +378,8 @@ def run_encoder(ids: list[np.ndarray], model: Any, *, layers: tuple, pooling: st
         if pending is not None:
             collect(*pending)
     finally:
-        bar.close()
+        if own:
+            bar.close()
 
 
 # ----------------------------------------------------------------------------- the engine
@@ -387,6 +453,60 @@ def encode(texts: Sequence[str] | None = None, *, model: Any, token_ids: Sequenc
       >>> bool(np.allclose(e.pooled[1, 1], e.token_vectors[1, 5:8].mean(0), atol=1e-5))
       True
     """
+    texts, lm, pooling, layers, max_length, batch_size = _check_encode(
+        texts, token_ids, model, layers, pooling, tokens, max_length, batch_size, cache_dir, dtype)
+    run = _run_engine(texts, token_ids, lm, layers=layers, pooling=pooling, tokens=tokens, max_length=max_length,
+                      batch_size=batch_size, cache_dir=cache_dir, progress=progress, mesh=mesh, desc=desc)
+    pooled, flat, table, todo, n = run
+    return _assemble(flat, pooled, table, todo, n, lm.pad_token_id, layers=layers, pooling=pooling,
+                     max_length=max_length)
+
+
+def _assemble(flat, pooled, table: PackedTokens, todo, n: int, pad_id: int, *, layers: tuple, pooling,
+              max_length: int) -> Encoding:
+    """The :class:`Encoding` of ``n`` texts whose ``todo`` ones have the token ids of ``table``
+    (the others: none, they came from the feature cache): offsets and ``[n, longest]`` masks."""
+    lengths = np.zeros(n, np.int64)
+    lengths[todo] = table.lengths
+    offsets = np.zeros(n + 1, np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    L = max(int(lengths.max()), 1) if n else 1
+    tokens_mask = np.arange(L)[None, :] < lengths[:, None]
+    special_mask = np.zeros((n, L), bool)
+    token_ids_arr = np.full((n, L), pad_id, np.int32)
+    special_mask[tokens_mask] = table.special       # row-major order of the real positions = text order
+    token_ids_arr[tokens_mask] = table.ids
+    return Encoding(flat, pooled, offsets, tokens_mask, special_mask, token_ids_arr, layers=layers,
+                    pooling=pooling, max_length=max_length, num_truncated=table.num_truncated)
+
+
+def encode_packed(table: PackedTokens, items, model: Any, *, layers: tuple, max_length: int, batch_size: int,
+                  bar=None, desc: str = "token embeddings") -> Encoding:
+    """Token vectors of the texts ``items`` of a packed tokenization (:class:`PackedTokens`, the
+    engine's :func:`encode` with ``tokens=True`` for already tokenized texts that keep their
+    special-token masks): the step by which the similarity pipeline encodes one chunk of pairs at
+    a time. ``bar``: an open progress reporter to advance (:func:`run_encoder`)."""
+    ids, special = table.seqs(items)
+    sub = _table(ids, special)
+    n, k, d = len(ids), len(layers), model.hidden_size
+    off = sub.offsets
+    flat = np.empty((k, int(off[-1]), d), np.float32)
+
+    def on_batch(rows, _pooled, hidden):
+        for t, layers_h in zip(rows, hidden):
+            for j, h in enumerate(layers_h):
+                flat[j, off[t]:off[t + 1]] = h
+
+    if n:
+        run_encoder(ids, model, layers=layers, pooling=None, tokens=True, batch_size=batch_size,
+                    max_length=max_length, on_batch=on_batch, progress=False, desc=desc, bar=bar)
+    return _assemble(flat, None, sub, np.arange(n), n, model.pad_token_id, layers=layers, pooling=None,
+                     max_length=max_length)
+
+
+def _check_encode(texts, token_ids, model, layers, pooling, tokens, max_length, batch_size, cache_dir, dtype):
+    """The checks of :func:`encode` (before any work): ``(texts, model, pooling, layers,
+    max_length, batch_size)`` checked and resolved."""
     if (texts is None) == (token_ids is None):
         raise ValueError("texts: give exactly one of texts and token_ids")
     if texts is not None:
@@ -400,17 +520,39 @@ def encode(texts: Sequence[str] | None = None, *, model: Any, token_ids: Sequenc
     batch_size = check_batch_size(batch_size)
     if cache_dir is not None and tokens:
         raise ValueError("cache_dir: the feature cache stores pooled vectors only; use tokens=False")
-    n_trunc = 0
+    return texts, lm, pooling, layers, max_length, batch_size
+
+
+def _pooled_vectors(texts: Sequence[str] | None = None, *, model: Any, token_ids=None, layers: Any = -1,
+                    pooling: str, max_length: int | None = None, batch_size: int = 16, cache_dir=None,
+                    progress: bool = True, mesh=None, desc: str = "encode", dtype: Any = None) -> np.ndarray:
+    """float32 ``[K, N, D]``: :func:`encode`'s ``pooled`` without the rest of the
+    :class:`Encoding` (no ``[N, longest]`` id and mask arrays): what the featurizers return, so
+    their memory beyond the features is that of one :data:`ENCODE_CHUNK` stretch of texts."""
+    texts, lm, pooling, layers, max_length, batch_size = _check_encode(
+        texts, token_ids, model, layers, pooling, False, max_length, batch_size, cache_dir, dtype)
+    return _run_engine(texts, token_ids, lm, layers=layers, pooling=pooling, tokens=False, max_length=max_length,
+                       batch_size=batch_size, cache_dir=cache_dir, progress=progress, mesh=mesh, desc=desc)[0]
+
+
+def _run_engine(texts, token_ids, lm, *, layers: tuple, pooling: str | None, tokens: bool, max_length: int,
+                batch_size: int, cache_dir, progress: bool, mesh, desc: str):
+    """The work of :func:`encode` on checked arguments: ``(pooled, token vectors, table, todo, N)``
+    with ``table`` the packed token ids (:class:`PackedTokens`) of the texts ``todo`` that were run
+    (all but the ones found in the feature cache).
+
+    Tokenization is done first for all texts (its errors come before any forward pass); the
+    forward passes then run :data:`ENCODE_CHUNK` texts at a time, each stretch planned on its own
+    (:func:`run_encoder`), and write straight into the outputs."""
+    from jaxmetrics.progress import progress_bar
+
     if texts is not None:
-        keys = texts
+        keys, n = texts, len(texts)
     else:
-        ids = [s[:max_length] for s in _check_token_ids(token_ids, lm)]
-        special = [np.zeros(len(s), bool) for s in ids]
-        keys = None
-    n = len(texts) if texts is not None else len(ids)
+        seqs = [x[:max_length] for x in _check_token_ids(token_ids, lm)]
+        keys, n = None, len(seqs)
     k, d = len(layers), lm.hidden_size
     pooled = None if pooling is None else np.zeros((k, n, d), np.float32)
-
     cache, todo = None, list(range(n))
     if cache_dir is not None and keys is not None:
         cache = FeatureCache(cache_dir, _cache_key(lm, pooling, layers, max_length))
@@ -418,48 +560,43 @@ def encode(texts: Sequence[str] | None = None, *, model: Any, token_ids: Sequenc
         for i, row in found.items():
             pooled[:, i] = np.asarray(row).reshape(k, d)
         todo = [i for i in range(n) if i not in found]
-    if texts is not None:
-        sub = [texts[i] for i in todo]
-        tok = tokenize(sub, lm, max_length=max_length) if sub else Tokenized([], [])
-        ids_sub, special_sub, n_trunc = tok.ids, tok.special, tok.num_truncated
-        if cache is None:
-            ids, special = ids_sub, special_sub
-        else:  # only the texts missing from the cache are tokenized and run
-            ids = [np.zeros(0, np.int32)] * n
-            special = [np.zeros(0, bool)] * n
-            for j, i in enumerate(todo):
-                ids[i], special[i] = ids_sub[j], special_sub[j]
-    lengths = np.array([len(x) for x in ids], np.int64)
+    if texts is not None:   # only the texts missing from the cache are tokenized and run
+        table = tokenize_packed([texts[i] for i in todo], lm, max_length=max_length)
+    else:
+        table = _table([seqs[i] for i in todo], [np.zeros(len(seqs[i]), bool) for i in todo])
+        del seqs
+    lengths = np.zeros(n, np.int64)
+    lengths[todo] = table.lengths
     offsets = np.zeros(n + 1, np.int64)
     np.cumsum(lengths, out=offsets[1:])
-    L = max(int(lengths.max()), 1) if n else 1
-    tokens_mask = np.arange(L)[None, :] < lengths[:, None]
-    special_mask = np.zeros((n, L), bool)
-    token_ids_arr = np.full((n, L), lm.pad_token_id, np.int32)
-    for i, (x, s) in enumerate(zip(ids, special)):
-        special_mask[i, :len(x)] = s
-        token_ids_arr[i, :len(x)] = x
     flat = np.empty((k, int(offsets[-1]), d), np.float32) if tokens else None
     flat_layers = [] if flat is None else [flat[j] for j in range(k)]
 
-    run_ids = [ids[i] for i in todo]
+    def on_batch_from(start):
+        def on_batch(items, rows_pooled, rows_hidden):
+            targets = [todo[start + j] for j in items]
+            if rows_pooled is not None:
+                pooled[:, targets] = np.swapaxes(rows_pooled, 0, 1)
+                if cache is not None:
+                    cache.put([keys[t] for t in targets], rows_pooled.reshape(len(targets), -1))
+            if rows_hidden is not None:
+                for t, layers_h in zip(targets, rows_hidden):
+                    for dst, h in zip(flat_layers, layers_h):
+                        dst[offsets[t]:offsets[t + 1]] = h
+        return on_batch
 
-    def on_batch(items, rows_pooled, rows_hidden):
-        targets = [todo[j] for j in items]
-        if rows_pooled is not None:
-            pooled[:, targets] = np.swapaxes(rows_pooled, 0, 1)
-            if cache is not None:
-                cache.put([keys[t] for t in targets], rows_pooled.reshape(len(targets), -1))
-        if rows_hidden is not None:
-            for t, layers_h in zip(targets, rows_hidden):
-                for dst, h in zip(flat_layers, layers_h):
-                    dst[offsets[t]:offsets[t + 1]] = h
-
-    if run_ids:
-        run_encoder(run_ids, lm, layers=layers, pooling=pooling, tokens=tokens, batch_size=batch_size,
-                    max_length=max_length, on_batch=on_batch, progress=progress, desc=desc, mesh=mesh)
-    return Encoding(flat, pooled, offsets, tokens_mask, special_mask, token_ids_arr, layers=layers,
-                    pooling=pooling, max_length=max_length, num_truncated=int(n_trunc))
+    many = len(todo) > ENCODE_CHUNK      # one bar over the stretches (else run_encoder's own)
+    bar = progress_bar(len(todo), desc=desc, unit="text", enabled=progress) if many else None
+    try:
+        for s in range(0, len(todo), ENCODE_CHUNK):
+            ids = table.seqs(range(s, min(s + ENCODE_CHUNK, len(todo))))[0]
+            run_encoder(ids, lm, layers=layers, pooling=pooling, tokens=tokens, batch_size=batch_size,
+                        max_length=max_length, on_batch=on_batch_from(s), progress=progress, desc=desc,
+                        mesh=mesh, bar=bar)
+    finally:
+        if bar is not None:
+            bar.close()
+    return pooled, flat, table, todo, n
 
 
 def concat_encodings(*encodings: Encoding) -> Encoding:

@@ -13,7 +13,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from jaxmetrics.models.encoding import encode
+from jaxmetrics.models.encoding import _pooled_vectors, encode
 from jaxmetrics.models.loader import LoadedModel
 from jaxmetrics.results import Result
 
@@ -65,6 +65,11 @@ def featurize(texts: Sequence[str], *, model: LoadedModel | str | os.PathLike, m
       dtype: compute dtype, ``'float32'`` or ``'bfloat16'``; ``None``: float32 for a path, a
         loaded model's own (see :func:`~jaxmetrics.models.encode`).
 
+    Memory: the texts stream through the engine (tokenized into packed ids, forward passes
+    :data:`~jaxmetrics.models.encoding.ENCODE_CHUNK` texts at a time) and only the features are
+    kept (all-MiniLM-L6-v2, ``max_length`` 256: peak growth 551 MiB at 30,000 texts, 620 MiB before
+    streaming; benchmarks/results/streaming_memory.md).
+
     Returns:
       float32 ``[N, D]`` features in input order.
 
@@ -75,8 +80,9 @@ def featurize(texts: Sequence[str], *, model: LoadedModel | str | os.PathLike, m
       >>> featurize(["Hello world.", "A second text."], model=lm, max_length=128, progress=False).shape
       (2, 384)
     """
-    return encode(texts, model=model, layers=layer, pooling="last", max_length=max_length, batch_size=batch_size,
-                  cache_dir=cache_dir, progress=progress, mesh=mesh, desc="featurize", dtype=dtype).pooled[0]
+    return _pooled_vectors(texts, model=model, layers=layer, pooling="last", max_length=max_length,
+                           batch_size=batch_size, cache_dir=cache_dir, progress=progress, mesh=mesh,
+                           desc="featurize", dtype=dtype)[0]
 
 
 def sentence_embeddings(texts: Sequence[str], *, model: LoadedModel | str | os.PathLike, max_length: int | None = None,
@@ -109,9 +115,9 @@ def sentence_embeddings(texts: Sequence[str], *, model: LoadedModel | str | os.P
       >>> e.shape, bool(abs(float((e[0] ** 2).sum()) - 1) < 1e-5)
       ((2, 384), True)
     """
-    e = encode(texts, model=model, layers=layer, pooling="mean", max_length=max_length, batch_size=batch_size,
-               cache_dir=cache_dir, progress=progress, mesh=mesh, desc="sentence embeddings",
-               dtype=dtype).pooled[0]
+    e = _pooled_vectors(texts, model=model, layers=layer, pooling="mean", max_length=max_length,
+                        batch_size=batch_size, cache_dir=cache_dir, progress=progress, mesh=mesh,
+                        desc="sentence embeddings", dtype=dtype)[0]
     if normalize:
         e = e / np.maximum(np.linalg.norm(e, axis=1, keepdims=True), 1e-12)
     return e
@@ -171,5 +177,5 @@ def featurize_tokens(token_ids: Sequence[Sequence[int]], *, model: LoadedModel |
       >>> featurize_tokens(ids, model=get_model_path(), max_length=128, progress=False).shape
       (2, 384)
     """
-    return encode(token_ids=token_ids, model=model, layers=layer, pooling="last", max_length=max_length,
-                  batch_size=batch_size, progress=progress, desc="featurize", dtype=dtype).pooled[0]
+    return _pooled_vectors(token_ids=token_ids, model=model, layers=layer, pooling="last", max_length=max_length,
+                           batch_size=batch_size, progress=progress, desc="featurize", dtype=dtype)[0]

@@ -32,7 +32,7 @@ from jaxmetrics._ops import l2_normalize
 from jaxmetrics.similarity.greedy import batch_bertscore
 from jaxmetrics.similarity.kernels import PRF, batch_similarity
 
-__all__ = ["CENTERING_BATCHES", "PairLayout", "center_chunk", "centering_batches", "pad_rows", "pair_keys",
+__all__ = ["CENTERING_BATCHES", "PairLayout", "batch_sums", "center_chunk", "centering_batches", "pad_rows", "pair_keys",
            "score_chunk", "select_tokens"]
 
 #: How ``centering="batch"`` forms its batches (``centering_batches=``): ``consecutive`` pairs in
@@ -127,15 +127,46 @@ def pair_keys(token_ids: np.ndarray, real: np.ndarray, ci: np.ndarray, ri: np.nd
       >>> k.dtype, bool(k[0] == k[2]), bool(k[0] != k[1])
       (dtype('uint64'), True, True)
     """
+    return _pair_keys(lambda t: token_ids[t][real[t]], ci, ri)
+
+
+def _pair_keys(ids_of, ci: np.ndarray, ri: np.ndarray) -> np.ndarray:
+    """:func:`pair_keys` with ``ids_of(t)`` the real token ids of text ``t`` (any storage)."""
     import hashlib
 
     texts = {}
     for t in np.unique(np.concatenate([ci, ri])).tolist():
-        texts[t] = hashlib.blake2b(np.asarray(token_ids[t][real[t]], "<i8").tobytes(), digest_size=16).digest()
+        texts[t] = hashlib.blake2b(np.asarray(ids_of(t), "<i8").tobytes(), digest_size=16).digest()
     out = np.empty(len(ci), np.uint64)
     for k, (c, r) in enumerate(zip(np.asarray(ci).tolist(), np.asarray(ri).tolist())):
         out[k] = int.from_bytes(hashlib.blake2b(texts[c] + texts[r], digest_size=8).digest(), "little")
     return out
+
+
+def batch_sums(sums: np.ndarray, counts: np.ndarray, batch: np.ndarray, start=None):
+    """float64 ``([B, D], [B])``: the vector sums and token counts of each centering batch, from
+    the per-pair rows ``sums [n, D]`` and ``counts [n]`` and the pairs' batch ids ``batch [n]``
+    (``0 .. B - 1``), each batch's rows added in their order (input order, as the pairs come).
+
+    ``start``: optional running totals ``(sums [B, D], counts [B])`` of earlier pairs (all
+    ``B`` batches), added before each batch's rows (so a batch split over several calls sums in
+    the same order as in one); the result is then the updated totals of all ``B`` batches.
+    """
+    order = np.argsort(batch, kind="stable")      # each batch's pairs, in input order
+    ids = batch[order]
+    bounds = np.flatnonzero(np.r_[True, np.diff(ids) != 0])
+    rows, cnt = sums[order].astype(np.float64), counts[order].astype(np.float64)
+    if start is not None:
+        rows[bounds] += start[0][ids[bounds]]
+        cnt[bounds] += start[1][ids[bounds]]
+    if start is None:
+        size = int(batch.max()) + 1 if batch.size else 0
+        out_s, out_c = np.zeros((size, sums.shape[1])), np.zeros(size)
+    else:
+        out_s, out_c = start[0].copy(), start[1].copy()
+    out_s[ids[bounds]] = np.add.reduceat(rows, bounds, axis=0)
+    out_c[ids[bounds]] = np.add.reduceat(cnt, bounds)
+    return out_s, out_c
 
 
 def pad_rows(a: np.ndarray, rows: int) -> np.ndarray:
@@ -152,6 +183,13 @@ class PairLayout:
       take: bool ``[texts, T]`` the tokens that take part (:func:`select_tokens`).
       ci, ri: int ``[N]`` the candidate and reference text of each pair.
       pair_chunk: pairs per chunk.
+      width: the longest selected text, which caps the chunks' padded lengths (``None``: the
+        longest of ``take``; a caller scoring a corpus a part at a time gives the corpus's, so the
+        parts compile the same few lengths).
+      chunk_tokens: optional cap on ``rows * length`` of a chunk: chunks of long pairs then hold
+        fewer pairs (:meth:`rows_of`; one row count per length, so no more shapes), which bounds
+        the gathered ``[rows, length, D]`` arrays whatever the texts' lengths (``None``:
+        ``pair_chunk`` pairs at every length).
 
     Attributes:
       count: int ``[texts]`` selected tokens per text.
@@ -162,24 +200,37 @@ class PairLayout:
     """
 
     def __init__(self, offsets: np.ndarray, real: np.ndarray, take: np.ndarray, ci: np.ndarray,
-                 ri: np.ndarray, pair_chunk: int):
+                 ri: np.ndarray, pair_chunk: int, width: int | None = None, chunk_tokens: int | None = None):
         from jaxmetrics.models import bucket_length
 
         self.offsets, self.real, self.take, self.ci, self.ri = offsets, real, take, ci, ri
         self.count = take.sum(axis=1)
         # positions of each text's selected tokens, first (a stable argsort keeps their order)
         self.pos = np.argsort(~take, axis=1, kind="stable").astype(np.int64)
-        width = int(self.count.max())
+        width = int(self.count.max()) if width is None else int(width)
+        if self.pos.shape[1] < width:   # chunks may be padded past these texts' own longest
+            self.pos = np.pad(self.pos, [(0, 0), (0, width - self.pos.shape[1])])
         n = len(ci)
         # Pairs are scored longest first, so each chunk is padded only to its own longest text.
         # Centering means are fixed per pair, so the order does not change any score.
         order = np.argsort(-np.maximum(self.count[ci], self.count[ri]), kind="stable")
         self.rows = min(n, pair_chunk)
+        self.chunk_tokens = chunk_tokens
         self.chunks = []
-        for s in range(0, n, pair_chunk):
-            p = order[s:s + pair_chunk]
+        s = 0
+        while s < n:      # the first pair of a chunk is its longest: it sets the chunk's length
+            first = order[s]
+            size = self.rows_of(bucket_length(int(max(self.count[ci[first]], self.count[ri[first]])), width))
+            p = order[s:s + size]
             length = bucket_length(int(max(self.count[ci[p]].max(), self.count[ri[p]].max())), width)
             self.chunks.append((p, length))
+            s += size
+
+    def rows_of(self, length: int) -> int:
+        """Rows of a chunk padded to ``length`` (``rows``, or fewer under ``chunk_tokens``)."""
+        if self.chunk_tokens is None:
+            return self.rows
+        return max(1, min(self.rows, int(self.chunk_tokens) // int(length)))
 
     def side(self, side: str) -> np.ndarray:
         """The text of each pair on ``side`` (``"c"``: candidates, ``"r"``: references)."""
@@ -213,10 +264,8 @@ class PairLayout:
         if centering != "sentence":
             batch = centering_batches(len(idx), center_batch_size if centering == "batch" else None, groups,
                                       keys if centering == "batch" else None)
-            order = np.argsort(batch, kind="stable")      # each batch's pairs, in input order
-            bounds = np.flatnonzero(np.r_[True, np.diff(batch[order]) != 0])
-            s = np.add.reduceat(s[order], bounds, axis=0)[batch]
-            c = np.add.reduceat(c[order], bounds)[batch]
+            s, c = batch_sums(s, c, batch)
+            s, c = s[batch], c[batch]
         return (s / np.maximum(c, 1.0)[:, None]).astype(np.float32)
 
     def gather(self, flat: np.ndarray, side: str, pairs: np.ndarray, length: int, weights=None):
@@ -224,7 +273,7 @@ class PairLayout:
         ``[rows, length, D]``, with their mask (filler rows see one zero token) and weights
         (``None`` without ``weights [texts, T]``; filler rows weigh 1)."""
         u = self.side(side)[pairs]
-        rows = self.rows
+        rows = self.rows_of(length)
         valid = pad_rows(np.arange(length) < self.count[u][:, None], rows)
         at = pad_rows(self.offsets[u][:, None] + self.pos[u, :length], rows)
         e = flat[np.where(valid, at, 0)]               # one gather: [rows, length, D]

@@ -16,17 +16,28 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxmetrics.results import Result, static_field
-from jaxmetrics.similarity.chunks import PairLayout, center_chunk, pad_rows, pair_keys, score_chunk, select_tokens
+from jaxmetrics.similarity.chunks import (PairLayout, _pair_keys, batch_sums, center_chunk, centering_batches, pad_rows,
+                                          pair_keys, score_chunk, select_tokens)
 from jaxmetrics.similarity.greedy import idf_table
 from jaxmetrics.similarity.grouped import group_ids
 from jaxmetrics.similarity.kernels import PRF
 from jaxmetrics.similarity.settings import SimilaritySettings, default_layer, settings_from_keywords
 
-__all__ = ["PAIR_CHUNK", "SimilarityResult", "batch_keys", "check_text_pairs", "compute_similarity",
+__all__ = ["PAIR_CHUNK", "PAIR_TOKENS", "STREAM_PAIRS", "SimilarityResult", "batch_keys", "check_text_pairs", "compute_similarity",
            "score_encoded", "score_texts"]
 
 #: pairs per kernel call when ``settings.pair_chunk`` is unset
 PAIR_CHUNK = 512
+
+#: most token positions per side of one kernel call (rows x padded length): chunks of long pairs
+#: hold fewer than ``pair_chunk`` pairs, so the gathered arrays stay bounded whatever the lengths
+#: (512 pairs up to 64 tokens; 204 at 160)
+PAIR_TOKENS = 512 * 64
+
+#: pairs tokenized-to-scored at a time by :func:`score_texts` (:func:`compute_similarity`,
+#: :func:`~jaxmetrics.similarity.bertscore`): only their texts' token vectors are held at once
+#: (about 0.1 GB for 1,024 pairs of real sentences with a 384-d encoder), whatever the corpus size
+STREAM_PAIRS = 1024
 
 
 class SimilarityResult(Result):
@@ -123,6 +134,11 @@ def compute_similarity(*, references: Sequence[str], candidates: Sequence[str], 
     (BERTScore rescaling), ``bert_score_compat`` and ``compat_batch_size``, ``centering_batches``
     (``"consecutive"`` or ``"hashed"``, above), ``batch_size`` (texts per forward pass, default 64)
     and ``pair_chunk`` (pairs per kernel call, default 512).
+
+    Memory: the pairs stream (:func:`score_texts`): :data:`STREAM_PAIRS` pairs at a time are
+    encoded, scored and dropped, so memory beyond the ``[N]`` scores is bounded by the chunk, not
+    the corpus (BERTScore with all-MiniLM-L6-v2: peak growth 1.0 GiB at 30,000 pairs, 4.0 GiB
+    before streaming; benchmarks/results/streaming_memory.md).
 
     Args:
       references: ``N`` non-empty strings (the ground truth).
@@ -235,18 +251,21 @@ def score_texts(*, references: list[str], candidates: list[str], model: Any, set
     loaded ``model`` (:func:`jaxmetrics.models.resolve_model`) and its
     :class:`~jaxmetrics.similarity.SimilaritySettings`. ``idf_weights``: a ``{token id: weight}``
     mapping (``bert_score``'s precomputed ``idf_dict``) instead of ``settings.idf``. Shared by
-    :func:`compute_similarity` and :func:`~jaxmetrics.similarity.bertscore`: every distinct text is
-    encoded once (:func:`jaxmetrics.models.encode`), then :func:`score_encoded` scores the pairs.
+    :func:`compute_similarity` and :func:`~jaxmetrics.similarity.bertscore`. The pairs stream: every
+    distinct text is tokenized once up front (the ids of the corpus, packed), then
+    :data:`STREAM_PAIRS` pairs at a time are encoded (their distinct texts) and scored as
+    :func:`score_encoded` scores them, and only their scores are kept, so memory beyond the
+    outputs does not grow with the number of pairs (batch centering takes whole batches per
+    chunk; corpus centering over a group larger than a chunk sums its means in a first pass of
+    the encoder, then scores in a second).
     A pair whose candidate is empty (blank or whitespace-only) is left out of the encoding and
     the scoring and gets ``P = R = F1 = 0``, rescaled by ``settings.baseline`` as bert_score
     does; the result's ``empty_candidates`` lists these pairs (the caller warns:
     :func:`warn_empty_candidates`)."""
     keep = np.asarray([i for i, t in enumerate(candidates) if t.strip()], np.int64)
     if keep.size == len(candidates):
-        tokens, ci, ri = _encode_pairs(references=references, candidates=candidates, model=model,
-                                       settings=settings, progress=progress)
-        return score_encoded(tokens, candidates=ci, references=ri, settings=settings, groups=groups,
-                             idf_weights=idf_weights, vocab_size=model.model_vocab_size, model=model)
+        return _score_streamed(references=references, candidates=candidates, model=model, settings=settings,
+                               groups=groups, idf_weights=idf_weights, progress=progress)
     if keep.size == 0:
         raise ValueError(f"candidates: all {len(candidates)} texts are empty; nothing to score")
     sub = score_texts(references=[references[i] for i in keep], candidates=[candidates[i] for i in keep],
@@ -268,22 +287,13 @@ def _encode_pairs(*, references: list[str], candidates: list[str], model: Any, s
     """``(encoding, ci, ri)``: every distinct text of the pairs encoded once by the engine
     (:func:`jaxmetrics.models.encode`, token vectors of ``settings.layer``: ``None`` the paper's
     :func:`default_layer`, or bert_score's with ``bert_score_compat``), and int ``[N]`` indices of
-    each pair's candidate and reference text in it. The one road from texts to token vectors of
-    :func:`score_texts` and :func:`~jaxmetrics.similarity.token_alignments`."""
-    from jaxmetrics.models import check_max_length, encode
-    from jaxmetrics.similarity.compat import bert_score_layer, bert_score_max_length
+    each pair's candidate and reference text in it: the whole corpus at once, for
+    :func:`~jaxmetrics.similarity.token_alignments` (whose output holds every pair's tokens anyway;
+    :func:`score_texts` streams instead)."""
+    from jaxmetrics.models import encode
 
-    cands, refs, lm = candidates, references, model
-    compat, layer, max_length = settings.bert_score_compat, settings.layer, settings.max_length
-    if layer is None:
-        layer = bert_score_layer(lm, name="layer") if compat else default_layer(lm.num_layers)
-    if max_length is None and compat:
-        max_length = bert_score_max_length(lm)
-    else:
-        max_length = check_max_length(lm, max_length, 512)
-    if compat:  # bert_score strips each sentence before tokenising
-        cands = [t.strip() for t in cands]
-        refs = [t.strip() for t in refs]
+    lm = model
+    layer, max_length, cands, refs = _pair_setup(candidates, references, lm, settings)
     uniq = list(dict.fromkeys(cands + refs))
     where = {t: i for i, t in enumerate(uniq)}
     # Token vectors stay unpadded ([sum of lengths, D]): a padded [texts, longest, D] host array
@@ -291,6 +301,259 @@ def _encode_pairs(*, references: list[str], candidates: list[str], model: Any, s
     tokens = encode(uniq, model=lm, layers=layer, tokens=True, max_length=max_length,
                     batch_size=settings.batch_size, progress=progress, desc="token embeddings")
     return tokens, np.array([where[t] for t in cands]), np.array([where[t] for t in refs])
+
+
+def _pair_setup(candidates: list[str], references: list[str], model: Any, settings: SimilaritySettings):
+    """``(layer, max_length, candidates, references)``: the layer (``settings.layer``; ``None``: the
+    paper's :func:`default_layer`, or bert_score's with ``bert_score_compat``), the truncation, and
+    the texts as they are tokenized (stripped with ``bert_score_compat``, as bert_score does)."""
+    from jaxmetrics.models import check_max_length
+    from jaxmetrics.similarity.compat import bert_score_layer, bert_score_max_length
+
+    compat, layer, max_length = settings.bert_score_compat, settings.layer, settings.max_length
+    if layer is None:
+        layer = bert_score_layer(model, name="layer") if compat else default_layer(model.num_layers)
+    if max_length is None and compat:
+        max_length = bert_score_max_length(model)
+    else:
+        max_length = check_max_length(model, max_length, 512)
+    if compat:  # bert_score strips each sentence before tokenising
+        candidates = [t.strip() for t in candidates]
+        references = [t.strip() for t in references]
+    return layer, max_length, candidates, references
+
+
+def _score_streamed(*, references: list[str], candidates: list[str], model: Any, settings: SimilaritySettings,
+                    groups: Any, idf_weights: Mapping | None, progress: bool) -> SimilarityResult:
+    """:func:`score_texts` of pairs without empty candidates, :data:`STREAM_PAIRS` pairs at a time.
+
+    Everything that is shared between pairs comes from the token ids alone and is settled before
+    any forward pass (so its errors come first): the selected tokens, the idf weights (over all
+    references), the bert_score padding flags, the centering batches (with their ``hashed``
+    keys). The chunks are then cut so that no score depends on how the corpus is cut:
+
+    * ``none | dimension | sentence``: pairs longest first (as :class:`PairLayout` orders them),
+      so each chunk's texts have similar lengths;
+    * ``batch`` / ``corpus``: whole centering batches per chunk, their pairs in input order, so a
+      batch's mean is summed from the same per-text sums in the same order as over the whole
+      corpus; a batch larger than a chunk (``corpus`` over a large group, a huge
+      ``center_batch_size``) is summed over a first pass of the encoder (chunks of its pairs in
+      input order, running totals), and the second pass scores with those means.
+
+    Each chunk's distinct texts are encoded (:func:`jaxmetrics.models.encoding.encode_packed`),
+    scored through :func:`_score_layout` (the kernel loop of :func:`score_encoded`) and dropped.
+    A text shared by pairs of different chunks is encoded once per chunk."""
+    from jaxmetrics.models import resolve_layers
+    from jaxmetrics.models.encoding import tokenize_packed
+    from jaxmetrics.progress import progress_bar
+
+    s, lm = settings, model
+    layer, max_length, cands, refs = _pair_setup(candidates, references, lm, s)
+    layers = resolve_layers(lm, layer, "layer")
+    uniq = list(dict.fromkeys(cands + refs))
+    where = {t: i for i, t in enumerate(uniq)}
+    ci = np.fromiter((where[t] for t in cands), np.int64, len(cands))
+    ri = np.fromiter((where[t] for t in refs), np.int64, len(refs))
+    del where, cands, refs
+    table = tokenize_packed(uniq, lm, max_length=max_length)
+    del uniq
+    group = None if groups is None else group_ids(groups, len(ci), "groups")[0]
+    take, count = _flat_selection(table, s.special_tokens, ci, ri)
+    weights = _flat_weights(table, take, ci, ri, settings=s, idf_weights=idf_weights,
+                            vocab_size=lm.model_vocab_size)
+    pad_zero = _compat_padding(table.lengths, ci, ri, s.compat_batch_size) if s.bert_score_compat else None
+    batch = _centering_batch_ids(table, ci, ri, s, group)
+    chunks, first_pass = _stream_chunks(ci, ri, count, batch, STREAM_PAIRS)
+
+    texts_of = lambda ps: sum(np.unique(np.concatenate([ci[p], ri[p]])).size for p in ps)
+    total = texts_of(chunks) + (texts_of(first_pass) if first_pass else 0)
+    bar = progress_bar(total, desc="token embeddings", unit="text", enabled=progress and total > s.batch_size)
+    encode_chunk = partial(_encode_chunk, table=table, ci=ci, ri=ri, take=take, weights=weights, model=lm,
+                           layers=layers, max_length=max_length, width=int(count.max()), settings=s, bar=bar)
+    out = {k: np.zeros(len(ci), np.float32) for k in ("precision", "recall", "f1")}
+    try:
+        table_means = None if first_pass is None else _first_pass_means(first_pass, encode_chunk, batch)
+        for p in chunks:
+            flat, layout, w = encode_chunk(p)
+            means = _chunk_means(flat, layout, s.centering, None if batch is None else batch[p], table_means)
+            flags = None if pad_zero is None else tuple(f[p] for f in pad_zero)
+            _score_layout(flat, layout, w, means, flags, s, out, target=p)
+            del flat, layout, w
+    finally:
+        bar.close()
+    _warn_opposite_signs(out["precision"], out["recall"], s)
+    return _result(out, s, layer=layers[0], max_length=max_length, model=lm, idf_weights=idf_weights)
+
+
+def _encode_chunk(pairs: np.ndarray, *, table: Any, ci: np.ndarray, ri: np.ndarray, take: np.ndarray,
+                  weights: np.ndarray | None, model: Any, layers: tuple, max_length: int, width: int,
+                  settings: SimilaritySettings, bar: Any):
+    """``(token vectors [S, D], PairLayout, weights [texts, T] or None)`` of one chunk of pairs:
+    its distinct texts encoded, the layout over them (chunk-local text indices; kernel lengths
+    capped at the corpus's longest selected text ``width``, as over the whole corpus), the
+    selected tokens and weights of the whole corpus's flat arrays laid out per text."""
+    from jaxmetrics.models.encoding import encode_packed
+
+    u, inv = np.unique(np.concatenate([ci[pairs], ri[pairs]]), return_inverse=True)
+    enc = encode_packed(table, u, model, layers=layers, max_length=max_length, batch_size=settings.batch_size,
+                        bar=bar)
+    lengths = table.lengths[u]
+    rows = np.repeat(table.offsets[u] - enc.offsets[:-1], lengths) + np.arange(int(lengths.sum()))
+    real = enc.tokens_mask
+    take_l = np.zeros(real.shape, bool)
+    take_l[real] = take[rows]
+    w = None
+    if weights is not None:
+        w = np.zeros(real.shape, np.float32)
+        w[real] = weights[rows]
+    layout = PairLayout(enc.offsets, real, take_l, inv[:len(pairs)], inv[len(pairs):],
+                        settings.pair_chunk or PAIR_CHUNK, width=width, chunk_tokens=PAIR_TOKENS)
+    return enc.token_vectors[0], layout, w
+
+
+def _chunk_means(flat: np.ndarray, layout: PairLayout, centering: str, batch: np.ndarray | None,
+                 table_means: dict | None) -> dict:
+    """Per-pair centering means ``{"c": [n, D], "r": [n, D]}`` (``None`` entries for ``none`` /
+    ``dimension``) of one chunk: ``sentence`` from its texts, ``batch`` / ``corpus`` from the
+    chunk's whole batches (``batch``: the pairs' global batch ids, input order within each) or
+    from ``table_means`` (``{side: [B, D]}`` of a first pass)."""
+    if centering not in ("sentence", "corpus", "batch"):
+        return {"c": None, "r": None}
+    if table_means is not None:
+        return {side: table_means[side][batch] for side in ("c", "r")}
+    sums = layout.sums(flat)
+    if centering == "sentence":
+        return {side: layout.means(sums, side, "sentence", 0) for side in ("c", "r")}
+    local = np.unique(batch, return_inverse=True)[1].reshape(-1)
+    out = {}
+    for side in ("c", "r"):
+        idx = layout.side(side)
+        bs, bc = batch_sums(sums[idx], layout.count[idx], local)
+        out[side] = (bs[local] / np.maximum(bc[local], 1.0)[:, None]).astype(np.float32)
+    return out
+
+
+def _first_pass_means(chunks: list, encode_chunk: Any, batch: np.ndarray) -> dict:
+    """``{side: float32 [B, D]}``: each centering batch's token-weighted mean per side, summed over
+    a pass of the encoder through ``chunks`` (the pairs in batch order, input order within each
+    batch), running totals carried from chunk to chunk (the order of a sum over all pairs)."""
+    num = int(batch.max()) + 1
+    totals = {}
+    for p in chunks:
+        flat, layout, _ = encode_chunk(p)
+        sums = layout.sums(flat)
+        for side in ("c", "r"):
+            idx = layout.side(side)
+            start = totals.get(side)
+            if start is None:
+                start = (np.zeros((num, sums.shape[1])), np.zeros(num))
+            totals[side] = batch_sums(sums[idx], layout.count[idx], batch[p], start=start)
+        del flat, layout, sums
+    return {side: (t[0] / np.maximum(t[1], 1.0)[:, None]).astype(np.float32) for side, t in totals.items()}
+
+
+def _stream_chunks(ci: np.ndarray, ri: np.ndarray, count: np.ndarray, batch: np.ndarray | None, size: int):
+    """``(chunks, first_pass)``: the pair indices of each chunk that is encoded and scored, and
+    ``None`` or the chunks of a first pass that sums the centering means (a batch larger than
+    ``size``). See :func:`_score_streamed`."""
+    n = len(ci)
+    first = None
+    if batch is not None:
+        order = np.argsort(batch, kind="stable")        # batch by batch, input order within
+        sizes = np.bincount(batch)
+        if sizes.max() <= size:                          # whole batches per chunk
+            ends, bounds = np.cumsum(sizes).tolist(), [0]
+            for b, e in enumerate(ends):
+                if e - bounds[-1] > size:
+                    bounds.append(ends[b - 1])
+            bounds.append(n)
+            return [order[a:b] for a, b in zip(bounds[:-1], bounds[1:])], None
+        first = [order[i:i + size] for i in range(0, n, size)]
+    order = np.argsort(-np.maximum(count[ci], count[ri]), kind="stable")
+    return [order[i:i + size] for i in range(0, n, size)], first
+
+
+def _flat_selection(table: Any, special_tokens: str, ci: np.ndarray, ri: np.ndarray):
+    """``(take [S], count [texts])``: :func:`~jaxmetrics.similarity.chunks.select_tokens` over the
+    packed token ids of a tokenization (one flag per token), and the selected tokens per text;
+    the same ``ValueError`` for a text left with none."""
+    special, offsets, lengths = table.special, table.offsets, table.lengths
+    if special_tokens == "drop":
+        take = ~special
+    elif special_tokens == "cls":
+        pos = np.arange(special.size) - np.repeat(offsets[:-1], lengths)
+        take = ~(special & (pos > 0))
+    else:
+        take = np.ones(special.size, bool)
+    count = np.add.reduceat(take.astype(np.int64), offsets[:-1]) if take.size else np.zeros(0, np.int64)
+    empty = np.flatnonzero(count[np.concatenate([ci, ri])] == 0)
+    if empty.size:
+        k = int(empty[0])
+        side, idx = ("candidates", k) if k < len(ci) else ("references", k - len(ci))
+        raise ValueError(f"{side}: text {idx} has no tokens left after dropping special tokens")
+    return take, count
+
+
+def _flat_weights(table: Any, take: np.ndarray, ci: np.ndarray, ri: np.ndarray, *, settings: SimilaritySettings,
+                  idf_weights: Mapping | None, vocab_size: int | None) -> np.ndarray | None:
+    """float32 ``[S]``: :func:`_token_weights` over the packed token ids (one weight per token;
+    ``None``: uniform), with the same zero-weight ``ValueError``."""
+    ids, compat = table.ids, settings.bert_score_compat
+    if idf_weights is not None:
+        w = _lookup_idf(idf_weights, ids[None], np.ones((1, ids.size), bool))[0]
+    elif settings.idf:
+        w = _reference_idf(table, ri, max(vocab_size or 0, int(ids.max()) + 1))[ids]
+    elif compat:
+        w = (~table.special).astype(np.float32)
+    else:
+        return None
+    if not compat:
+        w = np.where(take, w, 0.0).astype(np.float32)
+        zero = np.flatnonzero(np.add.reduceat(w, table.offsets[:-1])[np.concatenate([ci, ri])] <= 0)
+        if zero.size:
+            k = int(zero[0])
+            side, idx = ("candidates", k) if k < len(ci) else ("references", k - len(ci))
+            raise ValueError(f"{side}: text {idx} has zero total idf weight (all its tokens occur in "
+                             f"every reference); use idf=False")
+    return w
+
+
+def _reference_idf(table: Any, ri: np.ndarray, vocab_size: int) -> np.ndarray:
+    """:func:`~jaxmetrics.similarity.idf_table` over the references of the pairs (each pair's
+    reference one document, as there), from the packed token ids of the distinct texts."""
+    n_texts = len(table.offsets) - 1
+    mult = np.bincount(ri, minlength=n_texts)
+    doc = np.repeat(np.arange(n_texts), table.lengths)
+    sel = mult[doc] > 0
+    key = np.unique(doc[sel] * np.int64(vocab_size) + table.ids[sel].astype(np.int64))
+    df = np.bincount(key % vocab_size, weights=mult[key // vocab_size], minlength=vocab_size)
+    return np.log((len(ri) + 1.0) / (df + 1.0)).astype(np.float32)
+
+
+def _compat_padding(lengths: np.ndarray, ci: np.ndarray, ri: np.ndarray, batch_size: int) -> tuple:
+    """bool ``([N], [N])``: bert_score pads each batch of ``batch_size`` pairs (input order) to its
+    longest sentence per side; a pair has padding iff it is shorter than that."""
+    clen, rlen = lengths[ci], lengths[ri]
+    batch = np.arange(len(ci)) // batch_size
+    starts = np.arange(0, len(ci), batch_size)
+    return (clen < np.maximum.reduceat(clen, starts)[batch], rlen < np.maximum.reduceat(rlen, starts)[batch])
+
+
+def _centering_batch_ids(table: Any, ci: np.ndarray, ri: np.ndarray, settings: SimilaritySettings,
+                         group: np.ndarray | None) -> np.ndarray | None:
+    """int ``[N]``: each pair's centering batch (:func:`~jaxmetrics.similarity.chunks.centering_batches`)
+    for ``batch`` (with the ``hashed`` keys of its token ids when asked) and ``corpus`` (one
+    batch per group) centering; ``None`` for the others."""
+    s = settings
+    if s.centering == "batch":
+        keys = None
+        if s.centering_batches == "hashed":
+            o, ids = table.offsets, table.ids
+            keys = _pair_keys(lambda t: ids[o[t]:o[t + 1]], ci, ri)
+        return centering_batches(len(ci), s.center_batch_size, group, keys)
+    if s.centering == "corpus":
+        return centering_batches(len(ci), None, group)
+    return None
 
 
 def score_encoded(encoding: Any, *, candidates: np.ndarray, references: np.ndarray,
@@ -346,39 +609,49 @@ def score_encoded(encoding: Any, *, candidates: np.ndarray, references: np.ndarr
     weights = _token_weights(encoding, take, ci, ri, settings=s, idf_weights=idf_weights, vocab_size=vocab_size)
 
     n = len(ci)
-    layout = PairLayout(encoding.offsets, real, take, ci, ri, s.pair_chunk or PAIR_CHUNK)
+    layout = PairLayout(encoding.offsets, real, take, ci, ri, s.pair_chunk or PAIR_CHUNK, chunk_tokens=PAIR_TOKENS)
     sums = layout.sums(flat) if s.centering in ("sentence", "corpus", "batch") else None
     keys = batch_keys(encoding, ci, ri, s)
     means = {side: layout.means(sums, side, s.centering, s.center_batch_size, group, keys) for side in ("c", "r")}
 
-    cz_all = rz_all = None
-    if s.bert_score_compat:
-        # bert_score pads each batch of `compat_batch_size` pairs (in input order) to its
-        # longest sentence per side: padding exists for a pair iff it is shorter than that.
-        clen, rlen = real[ci].sum(1), real[ri].sum(1)
-        batch = np.arange(n) // s.compat_batch_size
-        starts = np.arange(0, n, s.compat_batch_size)
-        cz_all = clen < np.maximum.reduceat(clen, starts)[batch]
-        rz_all = rlen < np.maximum.reduceat(rlen, starts)[batch]
-
+    pad_zero = _compat_padding(real.sum(1), ci, ri, s.compat_batch_size) if s.bert_score_compat else None
     out = {k: np.zeros(n, np.float32) for k in ("precision", "recall", "f1")}
+    _score_layout(flat, layout, weights, means, pad_zero, s, out)
+    _warn_opposite_signs(out["precision"], out["recall"], s)
+    return _result(out, s, layer=int(layer), max_length=encoding.max_length, model=model, idf_weights=idf_weights)
+
+
+def _score_layout(flat: np.ndarray, layout: PairLayout, weights, means: dict, pad_zero: tuple,
+                  settings: SimilaritySettings, out: dict, target: np.ndarray | None = None) -> None:
+    """Score the pairs of ``layout`` chunk by chunk (:func:`_chunk_scores`) into ``out``
+    (``precision`` / ``recall`` / ``f1`` arrays) at ``target[pair]`` (``None``: at ``pair``).
+    ``means``: per-pair centering means of each side (``{"c": .., "r": ..}``, ``None`` entries
+    without), ``pad_zero``: the per-pair bert_score padding flags of the two sides (``None``
+    without ``bert_score_compat``)."""
+    s = settings
     for p, L in layout.chunks:
         args = []
         for side in ("c", "r"):
             e, m, w = layout.gather(flat, side, p, L, weights)
             mean = means[side]
-            args.append((e, m, w, None if mean is None else pad_rows(mean[p], layout.rows)))
-        pad_zero = (None, None)
+            args.append((e, m, w, None if mean is None else pad_rows(mean[p], layout.rows_of(L))))
+        zero = (None, None)
         if s.bert_score_compat:
-            pad_zero = (pad_rows(cz_all[p], layout.rows), pad_rows(rz_all[p], layout.rows))
-        res = _chunk_scores(*args, pad_zero, settings=s)
+            zero = tuple(pad_rows(flags[p], layout.rows_of(L)) for flags in pad_zero)
+        res = _chunk_scores(*args, zero, settings=s)
+        at = p if target is None else target[p]
         for k, v in zip(("precision", "recall", "f1"), res):
-            out[k][p] = np.asarray(v)[:len(p)]
-    _warn_opposite_signs(out["precision"], out["recall"], s)
+            out[k][at] = np.asarray(v)[:len(p)]
+
+
+def _result(out: dict, settings: SimilaritySettings, *, layer: int, max_length: int, model: Any,
+            idf_weights: Mapping | None) -> SimilarityResult:
+    """The :class:`SimilarityResult` of the per-pair scores ``out`` and its signature."""
     from jaxmetrics.results import make_signature
 
+    s = settings
     fields = s.signature_fields()
-    fields.update(layer=int(layer), max_length=encoding.max_length, dtype=getattr(model, "dtype", None))
+    fields.update(layer=int(layer), max_length=max_length, dtype=getattr(model, "dtype", None))
     if idf_weights is not None:
         fields["idf"] = "dict"
     return SimilarityResult(out["precision"], out["recall"], out["f1"], metric=s.metric,
