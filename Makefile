@@ -72,7 +72,7 @@ bench: $(STAMP)
 
 # The headline paths at accelerator scale (MAUVE n = 100k per side, BERTScore 100k pairs, GPT-2
 # featurization of 100k texts, perplexity over 10M tokens) on the default JAX device: times, achieved
-# FLOP/s and the fraction of the device's matmul peak. For a GPU or TPU, not the CPU (`make test`
+# FLOP/s and the fraction of the device's matmul peak. For a GPU or TPU, not the CPU (`make test-all`
 # runs its --tiny version: tests/test_bench_accelerator.py).
 bench-accelerator: $(STAMP)
 	env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(BIN)/python benchmarks/accelerator.py

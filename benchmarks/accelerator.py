@@ -66,7 +66,7 @@ still run, and the script exits with status 1.
 On a GPU or TPU the virtual environment needs JAX's plugin for it (e.g. ``pip install
 'jax[cuda12]'``); without one JAX runs on the CPU, which the table's device line shows.
 
-``--tiny`` (a CPU smoke run, in ``make test``): MAUVE n = 200 per side, 50 pairs, 50 texts,
+``--tiny`` (a CPU smoke run, in ``make test-all``): MAUVE n = 200 per side, 50 pairs, 50 texts,
 10,000 tokens, a GPT-2 of 2 layers, 128 wide, 256 positions, and a 1024 x 1024 peak product.
 
 Usage:

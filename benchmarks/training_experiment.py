@@ -125,9 +125,10 @@ def evaluate_model(name: str, model_dir, data: dict, cfg: dict, work: Path) -> d
         row["features"] = np.asarray(sentence_embeddings(full, model=data["encoder"], progress=False)).tolist()
         out["rows"][role] = row
     out["heldout_ppl"] = float(perplexity(data["test_stream"], model=lm).perplexity)
+    from _report import save_json   # the machine goes with the cached evaluation too
+
     cache.parent.mkdir(parents=True, exist_ok=True)
-    cache.write_text(json.dumps(out))
-    return out
+    return save_json(out, cache)
 
 
 def _data(cfg):

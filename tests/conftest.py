@@ -70,7 +70,6 @@ def pytest_runtest_makereport(item, call):
 HEAVY_FIRST = (
     "test_soft_mauve.py",            # (75)
     "test_jit_surface.py",           # (135)
-    "test_notebooks_mauve.py",       # (160)
     "test_sharding.py",              # (120)
     "test_evaluate_generation.py",   # (120)
     "test_similarity_kernels.py",    # (105)

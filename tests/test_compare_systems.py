@@ -190,10 +190,11 @@ def _rejections(pairs_of_systems, method):
     return np.mean([float(run(a, b, k)) < 0.05 for (a, b), k in zip(pairs_of_systems, keys)])
 
 
-@pytest.mark.parametrize("method", [pytest.param("bootstrap", marks=pytest.mark.slow), "randomization"])
+@pytest.mark.slow
+@pytest.mark.parametrize("method", ["bootstrap", "randomization"])
 def test_error_rates_on_real_text(real_scores, method):
-    """Type I and power of the paired tests on real BERTScore F1 (200 draws of n = 250 of the 500). The
-    bootstrap's run is ``slow`` (``make test-all``); its other behaviour is tested above."""
+    """Type I and power of the paired tests on real BERTScore F1 (200 draws of n = 250 of the 500):
+    ``slow`` (``make test-all``); the tests' other behaviour is tested above."""
     rng = np.random.default_rng(1)
     n, reps = 250, 200
     same, worse = [], []

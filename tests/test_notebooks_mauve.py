@@ -1,34 +1,23 @@
-"""The MAUVE notebooks (and the confidence / attribution and training ones) run headless at small sizes (nbclient)."""
+"""The MAUVE, confidence / attribution and training notebooks run headless at small sizes
+(nbclient; tests/run_notebooks.py). CI runs them once, from the built wheel (tests/test_wheel.py);
+here they run in the development install (``slow``: ``make test-all``), and ``make test`` checks
+that every notebook of the folder is sized and run."""
 from __future__ import annotations
-
-from pathlib import Path
 
 import pytest
 
-nbformat = pytest.importorskip("nbformat")
-nbclient = pytest.importorskip("nbclient")
-
-NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
+import run_notebooks
 
 
-@pytest.mark.parametrize(
-    "name, env",
-    [
-        ("mauve_as_a_loss.ipynb", {"JM_NB_N": "150", "JM_NB_STEPS": "40"}),
-        ("metric_gradients.ipynb", {"JM_NB_N": "120"}),
-        ("confidence_and_attribution.ipynb", {"JM_NB_N": "120"}),
-        ("training_with_mauve.ipynb", {"JM_NB_N": "48", "JM_NB_STEPS": "2"}),
-    ],
-)
-def test_notebook_runs(name, env, monkeypatch):
-    for k, v in env.items():
-        monkeypatch.setenv(k, v)  # the kernel inherits the environment; the first cell reads it
-    monkeypatch.setenv("MPLBACKEND", "Agg")
-    nb = nbformat.read(NOTEBOOKS / name, as_version=4)
-    client = nbclient.NotebookClient(nb, timeout=600, kernel_name="python3",
-                                     resources={"metadata": {"path": str(NOTEBOOKS)}})
-    client.execute()  # raises CellExecutionError on any failing cell (the notebooks assert their claims)
-    errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []) if o.get("output_type") == "error"]
-    assert not errors
-    printed = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
-    assert env["JM_NB_N"] in printed  # the size really came from the environment
+def test_every_notebook_is_run_at_a_small_size():
+    named = {name for name, _ in run_notebooks.SIZES}
+    on_disk = {p.name for p in run_notebooks.NOTEBOOKS.glob("*.ipynb")} - {"quickstart.ipynb"}   # its own test
+    assert named == on_disk, (named, on_disk)
+    assert all("JM_NB_N" in env for _, env in run_notebooks.SIZES)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name, env", run_notebooks.SIZES)
+def test_notebook_runs(name, env):
+    pytest.importorskip("nbclient")
+    run_notebooks.run_notebook(name, env)

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 
+import run_notebooks
 import test_demo
 from test_readme import check_cli_block_outputs, run_bash_block, runnable_bash_blocks
 
@@ -134,3 +135,12 @@ def test_wheel_runs_every_docstring_example(installed):
                           cwd=work, env=env, capture_output=True, text=True, timeout=1800)
     assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-3000:]
     assert " 0 failed in 0 modules" in proc.stdout, proc.stdout[-2000:]
+
+
+def test_wheel_runs_the_notebooks(installed):
+    """The notebooks at small sizes (tests/run_notebooks.py) with the wheel's Python as their kernel,
+    after installing the notebook runner there (the one run of them in CI)."""
+    bin_dir, work = installed
+    _run([bin_dir / "python", "-m", "pip", "install", "-q", "nbclient>=0.10", "nbformat>=5", "ipykernel>=6"], cwd=work)
+    proc = _run([bin_dir / "python", ROOT / "tests" / "run_notebooks.py"], cwd=work, env=_env(), timeout=3000)
+    assert f"{len(run_notebooks.SIZES)} notebooks ran" in proc.stdout, proc.stdout[-2000:]

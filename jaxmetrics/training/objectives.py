@@ -19,7 +19,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from jaxmetrics._ops import l2_normalize
+from jaxmetrics._ops import PRECISION, l2_normalize
 from jaxmetrics.lm.kernels import token_log_probs, token_nll
 
 __all__ = ["BASELINES", "DEFAULT_MLE_WEIGHT", "advantages", "mle", "policy_gradient", "token_kl", "token_ot"]
@@ -91,7 +91,7 @@ def token_ot(logits: jax.Array, targets: jax.Array, targets_mask: jax.Array, emb
     z = logits.astype(jnp.float32)
     e = jax.lax.stop_gradient(l2_normalize(jnp.asarray(embeddings, jnp.float32)))
     p = jax.nn.softmax(z, axis=-1)
-    expected = jnp.einsum("btv,vd->btd", p, e)
+    expected = jnp.einsum("btv,vd->btd", p, e, precision=PRECISION)
     tgt = jnp.where(jnp.asarray(targets_mask), targets, 0)
     cost = 1.0 - jnp.sum(expected * e[tgt], axis=-1)
     ot = _masked_mean(cost, targets_mask)
