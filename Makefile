@@ -52,8 +52,8 @@ test-all: $(STAMP)
 	$(BIN)/python -m pytest -q $(XDIST) -m ''
 
 # The built wheel in a fresh virtual environment outside the repository: the demo (with every check
-# of tests/test_demo.py), the README's python blocks and its command lines (slow; CI runs it after
-# `make test`, which does not run the demo or the README's python blocks again; also in test-all).
+# of tests/test_demo.py), every docstring example, the README's python blocks and command lines, the
+# notebooks (slow; CI runs it after `make test`, which only checks their runners; also in test-all).
 test-wheel: $(STAMP)
 	$(BIN)/python -m pytest -q -m slow tests/test_wheel.py
 
