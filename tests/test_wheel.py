@@ -94,8 +94,8 @@ def test_wheel_runs_the_demo(installed):
     bin_dir, work = installed
     env = _env()   # at XLA's default optimization, as a user runs it (see test_demo._run)
     env["XLA_FLAGS"] = env.get("XLA_FLAGS", "").replace("--xla_backend_optimization_level=0", "").strip()
-    proc = _run([bin_dir / "jaxmetrics", "demo", "--small", "--out", "demo_output"], cwd=work, env=env)
-    out = work / "demo_output"
+    out = work / "demo_output"    # absolute: the report records its files' paths as given
+    proc = _run([bin_dir / "jaxmetrics", "demo", "--small", "--out", out], cwd=work, env=env)
     res = json.loads((out / "results.json").read_text())
     test_demo.check_outputs(out, res, num_prompts=500)
     test_demo.check_greedy_far(res)
