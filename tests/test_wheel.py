@@ -129,6 +129,9 @@ def test_wheel_runs_every_docstring_example(installed):
     """Every public docstring example of the installed package (tests/run_doctests.py, two
     processes, XLA's default optimization as users run them; the one run of them in CI)."""
     bin_dir, work = installed
+    # examples that build a tiny random checkpoint write it with transformers' PyTorch classes
+    # (jaxmetrics.testing.tiny_checkpoint): the test extra's PyTorch, pinned as pyproject.toml pins it
+    _run([bin_dir / "python", "-m", "pip", "install", "-q", "torch==2.13.0"], cwd=work)
     env = _env()   # at XLA's default optimization, as a user runs the examples
     env["XLA_FLAGS"] = env.get("XLA_FLAGS", "").replace("--xla_backend_optimization_level=0", "").strip()
     proc = subprocess.run([str(bin_dir / "python"), str(ROOT / "tests" / "run_doctests.py"), "--jobs", "2"],
