@@ -509,13 +509,18 @@ def _flat_weights(table: Any, take: np.ndarray, ci: np.ndarray, ri: np.ndarray, 
         return None
     if not compat:
         w = np.where(take, w, 0.0).astype(np.float32)
-        zero = np.flatnonzero(np.add.reduceat(w, table.offsets[:-1])[np.concatenate([ci, ri])] <= 0)
-        if zero.size:
-            k = int(zero[0])
-            side, idx = ("candidates", k) if k < len(ci) else ("references", k - len(ci))
-            raise ValueError(f"{side}: text {idx} has zero total idf weight (all its tokens occur in "
-                             f"every reference); use idf=False")
+        _refuse_zero_idf(np.add.reduceat(w, table.offsets[:-1])[np.concatenate([ci, ri])], len(ci))
     return w
+
+
+def _refuse_zero_idf(totals: np.ndarray, num_candidates: int) -> None:
+    """Refuse the first text (candidates first, then references) whose idf weights sum to zero."""
+    zero = np.flatnonzero(totals <= 0)
+    if zero.size:
+        k = int(zero[0])
+        side, idx = ("candidates", k) if k < num_candidates else ("references", k - num_candidates)
+        raise ValueError(f"{side}: text {idx} has zero total idf weight (all its tokens occur in "
+                         f"every reference); use idf=False")
 
 
 def _reference_idf(table: Any, ri: np.ndarray, vocab_size: int) -> np.ndarray:
@@ -690,12 +695,7 @@ def _token_weights(encoding: Any, take: np.ndarray, ci: np.ndarray, ri: np.ndarr
         weights = (real & ~special).astype(np.float32)
     if weights is not None and not compat:
         weights = np.where(take, weights, 0.0).astype(np.float32)
-        zero = np.flatnonzero((weights[np.concatenate([ci, ri])].sum(axis=1) <= 0))
-        if zero.size:
-            k = int(zero[0])
-            side, idx = ("candidates", k) if k < len(ci) else ("references", k - len(ci))
-            raise ValueError(f"{side}: text {idx} has zero total idf weight (all its tokens occur in "
-                             f"every reference); use idf=False")
+        _refuse_zero_idf(weights[np.concatenate([ci, ri])].sum(axis=1), len(ci))
     return weights
 
 
