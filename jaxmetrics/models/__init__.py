@@ -13,15 +13,14 @@ from jaxmetrics.models._base import ModelOutput
 from jaxmetrics.models.batching import (
     PACK_LENGTH, PACK_ROWS, Batch, BatchArrays, bucket_length, layout_batch, pack_rows, plan_batches,
 )
-from jaxmetrics.models.encoding import (
-    Encoding, Tokenized, check_batch_size, check_max_length, concat_encodings, encode, run_encoder, tokenize,
-)
+from jaxmetrics.models.encoding import Encoding, concat_encodings, encode, run_encoder
 from jaxmetrics.models.featurizers import TokenEmbeddings, featurize, featurize_tokens, sentence_embeddings, token_embeddings
 from jaxmetrics.models.pooling import DEFAULT_MAX_LENGTH, POOLINGS, resolve_layers, resolve_pooling
 from jaxmetrics.models.io import read_texts
 from jaxmetrics.models.loader import LoadedModel, load_model
 from jaxmetrics.models.protocol import CausalLM, resolve_model
 from jaxmetrics.models.saving import SavedCheckpoint, save_pretrained
+from jaxmetrics.models.tokens import Tokenized, check_batch_size, check_max_length, tokenize
 from jaxmetrics.models.registry import ARCHITECTURES, Architecture, known_model_types, register_architecture
 
 __all__ = [

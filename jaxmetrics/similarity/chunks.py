@@ -23,7 +23,7 @@ Because the sweep runs these same steps with the centering given as data (means 
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, Mapping
 
 import jax.numpy as jnp
 import numpy as np
@@ -32,8 +32,12 @@ from jaxmetrics._ops import l2_normalize
 from jaxmetrics.similarity.greedy import batch_bertscore
 from jaxmetrics.similarity.kernels import PRF, batch_similarity
 
-__all__ = ["CENTERING_BATCHES", "PairLayout", "batch_sums", "center_chunk", "centering_batches", "pad_rows", "pair_keys",
-           "score_chunk", "select_tokens"]
+if TYPE_CHECKING:
+    from jaxmetrics.similarity.settings import SimilaritySettings
+
+__all__ = ["CENTERING_BATCHES", "PairLayout", "batch_sums", "center_chunk", "centering_batch_ids", "centering_batches",
+           "chunk_means", "compat_padding", "first_pass_means", "lookup_idf", "packed_selection", "packed_weights",
+           "pad_rows", "pair_keys", "reference_idf", "refuse_zero_idf", "score_chunk", "select_tokens", "stream_chunks"]
 
 #: How ``centering="batch"`` forms its batches (``centering_batches=``): ``consecutive`` pairs in
 #: input order (the paper's; scores depend on the order of the pairs) or ``hashed``: pairs sorted
@@ -322,3 +326,173 @@ def score_chunk(candidates, references, candidates_mask, references_mask, *, met
                             references_mask=references_mask, metric=metric, temperature=temperature,
                             num_iterations=num_iterations, candidates_weights=candidates_weights,
                             references_weights=references_weights, normalize_tokens=False)
+
+
+# ----------------------------------------------------------------------------- plans over packed token ids
+# (what the streamed pipeline settles from the token ids alone, before any forward pass)
+
+def chunk_means(flat: np.ndarray, layout: PairLayout, centering: str, batch: np.ndarray | None,
+                table_means: dict | None) -> dict:
+    """Per-pair centering means ``{"c": [n, D], "r": [n, D]}`` (``None`` entries for ``none`` /
+    ``dimension``) of one chunk: ``sentence`` from its texts, ``batch`` / ``corpus`` from the
+    chunk's whole batches (``batch``: the pairs' global batch ids, input order within each) or
+    from ``table_means`` (``{side: [B, D]}`` of a first pass)."""
+    if centering not in ("sentence", "corpus", "batch"):
+        return {"c": None, "r": None}
+    if table_means is not None:
+        return {side: table_means[side][batch] for side in ("c", "r")}
+    sums = layout.sums(flat)
+    if centering == "sentence":
+        return {side: layout.means(sums, side, "sentence", 0) for side in ("c", "r")}
+    local = np.unique(batch, return_inverse=True)[1].reshape(-1)
+    out = {}
+    for side in ("c", "r"):
+        idx = layout.side(side)
+        bs, bc = batch_sums(sums[idx], layout.count[idx], local)
+        out[side] = (bs[local] / np.maximum(bc[local], 1.0)[:, None]).astype(np.float32)
+    return out
+
+
+def first_pass_means(chunks: list, encode_chunk: Any, batch: np.ndarray) -> dict:
+    """``{side: float32 [B, D]}``: each centering batch's token-weighted mean per side, summed over
+    a pass of the encoder through ``chunks`` (the pairs in batch order, input order within each
+    batch), running totals carried from chunk to chunk (the order of a sum over all pairs)."""
+    num = int(batch.max()) + 1
+    totals = {}
+    for p in chunks:
+        flat, layout, _ = encode_chunk(p)
+        sums = layout.sums(flat)
+        for side in ("c", "r"):
+            idx = layout.side(side)
+            start = totals.get(side)
+            if start is None:
+                start = (np.zeros((num, sums.shape[1])), np.zeros(num))
+            totals[side] = batch_sums(sums[idx], layout.count[idx], batch[p], start=start)
+        del flat, layout, sums
+    return {side: (t[0] / np.maximum(t[1], 1.0)[:, None]).astype(np.float32) for side, t in totals.items()}
+
+
+def stream_chunks(ci: np.ndarray, ri: np.ndarray, count: np.ndarray, batch: np.ndarray | None, size: int):
+    """``(chunks, first_pass)``: the pair indices of each chunk that is encoded and scored, and
+    ``None`` or the chunks of a first pass that sums the centering means (a batch larger than
+    ``size``). See :func:`~jaxmetrics.similarity.pipeline.score_texts`."""
+    n = len(ci)
+    first = None
+    if batch is not None:
+        order = np.argsort(batch, kind="stable")        # batch by batch, input order within
+        sizes = np.bincount(batch)
+        if sizes.max() <= size:                          # whole batches per chunk
+            ends, bounds = np.cumsum(sizes).tolist(), [0]
+            for b, e in enumerate(ends):
+                if e - bounds[-1] > size:
+                    bounds.append(ends[b - 1])
+            bounds.append(n)
+            return [order[a:b] for a, b in zip(bounds[:-1], bounds[1:])], None
+        first = [order[i:i + size] for i in range(0, n, size)]
+    order = np.argsort(-np.maximum(count[ci], count[ri]), kind="stable")
+    return [order[i:i + size] for i in range(0, n, size)], first
+
+
+def packed_selection(table: Any, special_tokens: str, ci: np.ndarray, ri: np.ndarray):
+    """``(take [S], count [texts])``: :func:`~jaxmetrics.similarity.chunks.select_tokens` over the
+    packed token ids of a tokenization (one flag per token), and the selected tokens per text;
+    the same ``ValueError`` for a text left with none."""
+    special, offsets, lengths = table.special, table.offsets, table.lengths
+    if special_tokens == "drop":
+        take = ~special
+    elif special_tokens == "cls":
+        pos = np.arange(special.size) - np.repeat(offsets[:-1], lengths)
+        take = ~(special & (pos > 0))
+    else:
+        take = np.ones(special.size, bool)
+    count = np.add.reduceat(take.astype(np.int64), offsets[:-1]) if take.size else np.zeros(0, np.int64)
+    empty = np.flatnonzero(count[np.concatenate([ci, ri])] == 0)
+    if empty.size:
+        k = int(empty[0])
+        side, idx = ("candidates", k) if k < len(ci) else ("references", k - len(ci))
+        raise ValueError(f"{side}: text {idx} has no tokens left after dropping special tokens")
+    return take, count
+
+
+def packed_weights(table: Any, take: np.ndarray, ci: np.ndarray, ri: np.ndarray, *, settings: SimilaritySettings,
+                   idf_weights: Mapping | None, vocab_size: int | None) -> np.ndarray | None:
+    """float32 ``[S]``: :func:`~jaxmetrics.similarity.pipeline.score_encoded`'s token weights over the packed token ids (one weight per token;
+    ``None``: uniform), with the same zero-weight ``ValueError``."""
+    ids, compat = table.ids, settings.bert_score_compat
+    if idf_weights is not None:
+        w = lookup_idf(idf_weights, ids[None], np.ones((1, ids.size), bool))[0]
+    elif settings.idf:
+        w = reference_idf(table, ri, max(vocab_size or 0, int(ids.max()) + 1))[ids]
+    elif compat:
+        w = (~table.special).astype(np.float32)
+    else:
+        return None
+    if not compat:
+        w = np.where(take, w, 0.0).astype(np.float32)
+        refuse_zero_idf(np.add.reduceat(w, table.offsets[:-1])[np.concatenate([ci, ri])], len(ci))
+    return w
+
+
+def refuse_zero_idf(totals: np.ndarray, num_candidates: int) -> None:
+    """Refuse the first text (candidates first, then references) whose idf weights sum to zero."""
+    zero = np.flatnonzero(totals <= 0)
+    if zero.size:
+        k = int(zero[0])
+        side, idx = ("candidates", k) if k < num_candidates else ("references", k - num_candidates)
+        raise ValueError(f"{side}: text {idx} has zero total idf weight (all its tokens occur in "
+                         f"every reference); use idf=False")
+
+
+def reference_idf(table: Any, ri: np.ndarray, vocab_size: int) -> np.ndarray:
+    """:func:`~jaxmetrics.similarity.idf_table` over the references of the pairs (each pair's
+    reference one document, as there), from the packed token ids of the distinct texts."""
+    n_texts = len(table.offsets) - 1
+    mult = np.bincount(ri, minlength=n_texts)
+    doc = np.repeat(np.arange(n_texts), table.lengths)
+    sel = mult[doc] > 0
+    key = np.unique(doc[sel] * np.int64(vocab_size) + table.ids[sel].astype(np.int64))
+    df = np.bincount(key % vocab_size, weights=mult[key // vocab_size], minlength=vocab_size)
+    return np.log((len(ri) + 1.0) / (df + 1.0)).astype(np.float32)
+
+
+def compat_padding(lengths: np.ndarray, ci: np.ndarray, ri: np.ndarray, batch_size: int) -> tuple:
+    """bool ``([N], [N])``: bert_score pads each batch of ``batch_size`` pairs (input order) to its
+    longest sentence per side; a pair has padding iff it is shorter than that."""
+    clen, rlen = lengths[ci], lengths[ri]
+    batch = np.arange(len(ci)) // batch_size
+    starts = np.arange(0, len(ci), batch_size)
+    return (clen < np.maximum.reduceat(clen, starts)[batch], rlen < np.maximum.reduceat(rlen, starts)[batch])
+
+
+def centering_batch_ids(table: Any, ci: np.ndarray, ri: np.ndarray, settings: SimilaritySettings,
+                        group: np.ndarray | None) -> np.ndarray | None:
+    """int ``[N]``: each pair's centering batch (:func:`~jaxmetrics.similarity.chunks.centering_batches`)
+    for ``batch`` (with the ``hashed`` keys of its token ids when asked) and ``corpus`` (one
+    batch per group) centering; ``None`` for the others."""
+    s = settings
+    if s.centering == "batch":
+        keys = None
+        if s.centering_batches == "hashed":
+            o, ids = table.offsets, table.ids
+            keys = _pair_keys(lambda t: ids[o[t]:o[t + 1]], ci, ri)
+        return centering_batches(len(ci), s.center_batch_size, group, keys)
+    if s.centering == "corpus":
+        return centering_batches(len(ci), None, group)
+    return None
+
+
+def lookup_idf(idf: Mapping, ids: np.ndarray, real: np.ndarray) -> np.ndarray:
+    """Weights ``idf[id]`` of every real token (0 on padding); a ``defaultdict`` supplies
+    its default for ids it does not hold, a plain mapping must hold every id."""
+    weights = np.zeros(ids.shape, np.float32)
+    uniq, inv = np.unique(ids[real], return_inverse=True)
+    vals = np.empty(uniq.shape, np.float64)
+    for k, t in enumerate(uniq.tolist()):
+        try:
+            vals[k] = float(idf[t])
+        except KeyError:
+            raise ValueError(f"idf: token id {t} is not in the idf dict") from None
+    if not np.all(np.isfinite(vals)) or np.any(vals < 0):
+        raise ValueError("idf: weights must be finite and non-negative")
+    weights[real] = vals[inv.reshape(-1)]
+    return weights

@@ -16,8 +16,11 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxmetrics.results import Result, static_field
-from jaxmetrics.similarity.chunks import (PairLayout, _pair_keys, batch_sums, center_chunk, centering_batches, pad_rows,
-                                          pair_keys, score_chunk, select_tokens)
+from jaxmetrics.similarity.chunks import (
+    PairLayout, center_chunk, centering_batch_ids, centering_batches, chunk_means, compat_padding, first_pass_means,
+    lookup_idf, packed_selection, packed_weights, pad_rows, pair_keys, refuse_zero_idf, score_chunk, select_tokens,
+    stream_chunks,
+)
 from jaxmetrics.similarity.greedy import idf_table
 from jaxmetrics.similarity.grouped import group_ids
 from jaxmetrics.similarity.kernels import PRF
@@ -238,7 +241,7 @@ def warn_empty_candidates(indices: Sequence[int], n: int, name: str) -> None:
     """The one ``UserWarning`` about empty candidates scored 0 (``indices`` among ``n``, ``name``
     the argument), issued by every function that scores them (nothing when there are none)."""
     if len(indices):
-        from jaxmetrics.models.encoding import warn_at_caller
+        from jaxmetrics.models.tokens import warn_at_caller
 
         shown = ", ".join(map(str, list(indices)[:10])) + (" ..." if len(indices) > 10 else "")
         warn_at_caller(f"{name}: {len(indices)} of {n} texts are empty (pairs {shown}): scored P = R = F1 = 0, "
@@ -344,7 +347,7 @@ def _score_streamed(*, references: list[str], candidates: list[str], model: Any,
     scored through :func:`_score_layout` (the kernel loop of :func:`score_encoded`) and dropped.
     A text shared by pairs of different chunks is encoded once per chunk."""
     from jaxmetrics.models import resolve_layers
-    from jaxmetrics.models.encoding import tokenize_packed
+    from jaxmetrics.models.tokens import tokenize_packed
     from jaxmetrics.progress import progress_bar
 
     s, lm = settings, model
@@ -358,12 +361,12 @@ def _score_streamed(*, references: list[str], candidates: list[str], model: Any,
     table = tokenize_packed(uniq, lm, max_length=max_length)
     del uniq
     group = None if groups is None else group_ids(groups, len(ci), "groups")[0]
-    take, count = _flat_selection(table, s.special_tokens, ci, ri)
-    weights = _flat_weights(table, take, ci, ri, settings=s, idf_weights=idf_weights,
+    take, count = packed_selection(table, s.special_tokens, ci, ri)
+    weights = packed_weights(table, take, ci, ri, settings=s, idf_weights=idf_weights,
                             vocab_size=lm.model_vocab_size)
-    pad_zero = _compat_padding(table.lengths, ci, ri, s.compat_batch_size) if s.bert_score_compat else None
-    batch = _centering_batch_ids(table, ci, ri, s, group)
-    chunks, first_pass = _stream_chunks(ci, ri, count, batch, STREAM_PAIRS)
+    pad_zero = compat_padding(table.lengths, ci, ri, s.compat_batch_size) if s.bert_score_compat else None
+    batch = centering_batch_ids(table, ci, ri, s, group)
+    chunks, first_pass = stream_chunks(ci, ri, count, batch, STREAM_PAIRS)
 
     texts_of = lambda ps: sum(np.unique(np.concatenate([ci[p], ri[p]])).size for p in ps)
     total = texts_of(chunks) + (texts_of(first_pass) if first_pass else 0)
@@ -372,10 +375,10 @@ def _score_streamed(*, references: list[str], candidates: list[str], model: Any,
                            layers=layers, max_length=max_length, width=int(count.max()), settings=s, bar=bar)
     out = {k: np.zeros(len(ci), np.float32) for k in ("precision", "recall", "f1")}
     try:
-        table_means = None if first_pass is None else _first_pass_means(first_pass, encode_chunk, batch)
+        table_means = None if first_pass is None else first_pass_means(first_pass, encode_chunk, batch)
         for p in chunks:
             flat, layout, w = encode_chunk(p)
-            means = _chunk_means(flat, layout, s.centering, None if batch is None else batch[p], table_means)
+            means = chunk_means(flat, layout, s.centering, None if batch is None else batch[p], table_means)
             flags = None if pad_zero is None else tuple(f[p] for f in pad_zero)
             _score_layout(flat, layout, w, means, flags, s, out, target=p)
             del flat, layout, w
@@ -409,156 +412,6 @@ def _encode_chunk(pairs: np.ndarray, *, table: Any, ci: np.ndarray, ri: np.ndarr
     layout = PairLayout(enc.offsets, real, take_l, inv[:len(pairs)], inv[len(pairs):],
                         settings.pair_chunk or PAIR_CHUNK, width=width, chunk_tokens=PAIR_TOKENS)
     return enc.token_vectors[0], layout, w
-
-
-def _chunk_means(flat: np.ndarray, layout: PairLayout, centering: str, batch: np.ndarray | None,
-                 table_means: dict | None) -> dict:
-    """Per-pair centering means ``{"c": [n, D], "r": [n, D]}`` (``None`` entries for ``none`` /
-    ``dimension``) of one chunk: ``sentence`` from its texts, ``batch`` / ``corpus`` from the
-    chunk's whole batches (``batch``: the pairs' global batch ids, input order within each) or
-    from ``table_means`` (``{side: [B, D]}`` of a first pass)."""
-    if centering not in ("sentence", "corpus", "batch"):
-        return {"c": None, "r": None}
-    if table_means is not None:
-        return {side: table_means[side][batch] for side in ("c", "r")}
-    sums = layout.sums(flat)
-    if centering == "sentence":
-        return {side: layout.means(sums, side, "sentence", 0) for side in ("c", "r")}
-    local = np.unique(batch, return_inverse=True)[1].reshape(-1)
-    out = {}
-    for side in ("c", "r"):
-        idx = layout.side(side)
-        bs, bc = batch_sums(sums[idx], layout.count[idx], local)
-        out[side] = (bs[local] / np.maximum(bc[local], 1.0)[:, None]).astype(np.float32)
-    return out
-
-
-def _first_pass_means(chunks: list, encode_chunk: Any, batch: np.ndarray) -> dict:
-    """``{side: float32 [B, D]}``: each centering batch's token-weighted mean per side, summed over
-    a pass of the encoder through ``chunks`` (the pairs in batch order, input order within each
-    batch), running totals carried from chunk to chunk (the order of a sum over all pairs)."""
-    num = int(batch.max()) + 1
-    totals = {}
-    for p in chunks:
-        flat, layout, _ = encode_chunk(p)
-        sums = layout.sums(flat)
-        for side in ("c", "r"):
-            idx = layout.side(side)
-            start = totals.get(side)
-            if start is None:
-                start = (np.zeros((num, sums.shape[1])), np.zeros(num))
-            totals[side] = batch_sums(sums[idx], layout.count[idx], batch[p], start=start)
-        del flat, layout, sums
-    return {side: (t[0] / np.maximum(t[1], 1.0)[:, None]).astype(np.float32) for side, t in totals.items()}
-
-
-def _stream_chunks(ci: np.ndarray, ri: np.ndarray, count: np.ndarray, batch: np.ndarray | None, size: int):
-    """``(chunks, first_pass)``: the pair indices of each chunk that is encoded and scored, and
-    ``None`` or the chunks of a first pass that sums the centering means (a batch larger than
-    ``size``). See :func:`_score_streamed`."""
-    n = len(ci)
-    first = None
-    if batch is not None:
-        order = np.argsort(batch, kind="stable")        # batch by batch, input order within
-        sizes = np.bincount(batch)
-        if sizes.max() <= size:                          # whole batches per chunk
-            ends, bounds = np.cumsum(sizes).tolist(), [0]
-            for b, e in enumerate(ends):
-                if e - bounds[-1] > size:
-                    bounds.append(ends[b - 1])
-            bounds.append(n)
-            return [order[a:b] for a, b in zip(bounds[:-1], bounds[1:])], None
-        first = [order[i:i + size] for i in range(0, n, size)]
-    order = np.argsort(-np.maximum(count[ci], count[ri]), kind="stable")
-    return [order[i:i + size] for i in range(0, n, size)], first
-
-
-def _flat_selection(table: Any, special_tokens: str, ci: np.ndarray, ri: np.ndarray):
-    """``(take [S], count [texts])``: :func:`~jaxmetrics.similarity.chunks.select_tokens` over the
-    packed token ids of a tokenization (one flag per token), and the selected tokens per text;
-    the same ``ValueError`` for a text left with none."""
-    special, offsets, lengths = table.special, table.offsets, table.lengths
-    if special_tokens == "drop":
-        take = ~special
-    elif special_tokens == "cls":
-        pos = np.arange(special.size) - np.repeat(offsets[:-1], lengths)
-        take = ~(special & (pos > 0))
-    else:
-        take = np.ones(special.size, bool)
-    count = np.add.reduceat(take.astype(np.int64), offsets[:-1]) if take.size else np.zeros(0, np.int64)
-    empty = np.flatnonzero(count[np.concatenate([ci, ri])] == 0)
-    if empty.size:
-        k = int(empty[0])
-        side, idx = ("candidates", k) if k < len(ci) else ("references", k - len(ci))
-        raise ValueError(f"{side}: text {idx} has no tokens left after dropping special tokens")
-    return take, count
-
-
-def _flat_weights(table: Any, take: np.ndarray, ci: np.ndarray, ri: np.ndarray, *, settings: SimilaritySettings,
-                  idf_weights: Mapping | None, vocab_size: int | None) -> np.ndarray | None:
-    """float32 ``[S]``: :func:`_token_weights` over the packed token ids (one weight per token;
-    ``None``: uniform), with the same zero-weight ``ValueError``."""
-    ids, compat = table.ids, settings.bert_score_compat
-    if idf_weights is not None:
-        w = _lookup_idf(idf_weights, ids[None], np.ones((1, ids.size), bool))[0]
-    elif settings.idf:
-        w = _reference_idf(table, ri, max(vocab_size or 0, int(ids.max()) + 1))[ids]
-    elif compat:
-        w = (~table.special).astype(np.float32)
-    else:
-        return None
-    if not compat:
-        w = np.where(take, w, 0.0).astype(np.float32)
-        _refuse_zero_idf(np.add.reduceat(w, table.offsets[:-1])[np.concatenate([ci, ri])], len(ci))
-    return w
-
-
-def _refuse_zero_idf(totals: np.ndarray, num_candidates: int) -> None:
-    """Refuse the first text (candidates first, then references) whose idf weights sum to zero."""
-    zero = np.flatnonzero(totals <= 0)
-    if zero.size:
-        k = int(zero[0])
-        side, idx = ("candidates", k) if k < num_candidates else ("references", k - num_candidates)
-        raise ValueError(f"{side}: text {idx} has zero total idf weight (all its tokens occur in "
-                         f"every reference); use idf=False")
-
-
-def _reference_idf(table: Any, ri: np.ndarray, vocab_size: int) -> np.ndarray:
-    """:func:`~jaxmetrics.similarity.idf_table` over the references of the pairs (each pair's
-    reference one document, as there), from the packed token ids of the distinct texts."""
-    n_texts = len(table.offsets) - 1
-    mult = np.bincount(ri, minlength=n_texts)
-    doc = np.repeat(np.arange(n_texts), table.lengths)
-    sel = mult[doc] > 0
-    key = np.unique(doc[sel] * np.int64(vocab_size) + table.ids[sel].astype(np.int64))
-    df = np.bincount(key % vocab_size, weights=mult[key // vocab_size], minlength=vocab_size)
-    return np.log((len(ri) + 1.0) / (df + 1.0)).astype(np.float32)
-
-
-def _compat_padding(lengths: np.ndarray, ci: np.ndarray, ri: np.ndarray, batch_size: int) -> tuple:
-    """bool ``([N], [N])``: bert_score pads each batch of ``batch_size`` pairs (input order) to its
-    longest sentence per side; a pair has padding iff it is shorter than that."""
-    clen, rlen = lengths[ci], lengths[ri]
-    batch = np.arange(len(ci)) // batch_size
-    starts = np.arange(0, len(ci), batch_size)
-    return (clen < np.maximum.reduceat(clen, starts)[batch], rlen < np.maximum.reduceat(rlen, starts)[batch])
-
-
-def _centering_batch_ids(table: Any, ci: np.ndarray, ri: np.ndarray, settings: SimilaritySettings,
-                         group: np.ndarray | None) -> np.ndarray | None:
-    """int ``[N]``: each pair's centering batch (:func:`~jaxmetrics.similarity.chunks.centering_batches`)
-    for ``batch`` (with the ``hashed`` keys of its token ids when asked) and ``corpus`` (one
-    batch per group) centering; ``None`` for the others."""
-    s = settings
-    if s.centering == "batch":
-        keys = None
-        if s.centering_batches == "hashed":
-            o, ids = table.offsets, table.ids
-            keys = _pair_keys(lambda t: ids[o[t]:o[t + 1]], ci, ri)
-        return centering_batches(len(ci), s.center_batch_size, group, keys)
-    if s.centering == "corpus":
-        return centering_batches(len(ci), None, group)
-    return None
 
 
 def score_encoded(encoding: Any, *, candidates: np.ndarray, references: np.ndarray,
@@ -619,7 +472,7 @@ def score_encoded(encoding: Any, *, candidates: np.ndarray, references: np.ndarr
     keys = batch_keys(encoding, ci, ri, s)
     means = {side: layout.means(sums, side, s.centering, s.center_batch_size, group, keys) for side in ("c", "r")}
 
-    pad_zero = _compat_padding(real.sum(1), ci, ri, s.compat_batch_size) if s.bert_score_compat else None
+    pad_zero = compat_padding(real.sum(1), ci, ri, s.compat_batch_size) if s.bert_score_compat else None
     out = {k: np.zeros(n, np.float32) for k in ("precision", "recall", "f1")}
     _score_layout(flat, layout, weights, means, pad_zero, s, out)
     _warn_opposite_signs(out["precision"], out["recall"], s)
@@ -687,7 +540,7 @@ def _token_weights(encoding: Any, take: np.ndarray, ci: np.ndarray, ri: np.ndarr
     compat = settings.bert_score_compat
     weights = None
     if idf_weights is not None:
-        weights = _lookup_idf(idf_weights, ids, real)
+        weights = lookup_idf(idf_weights, ids, real)
     elif settings.idf:
         table = idf_table(ids[ri], real[ri], max(vocab_size or 0, int(ids.max()) + 1))
         weights = table[ids]
@@ -695,14 +548,14 @@ def _token_weights(encoding: Any, take: np.ndarray, ci: np.ndarray, ri: np.ndarr
         weights = (real & ~special).astype(np.float32)
     if weights is not None and not compat:
         weights = np.where(take, weights, 0.0).astype(np.float32)
-        _refuse_zero_idf(weights[np.concatenate([ci, ri])].sum(axis=1), len(ci))
+        refuse_zero_idf(weights[np.concatenate([ci, ri])].sum(axis=1), len(ci))
     return weights
 
 
 def _warn_opposite_signs(precision: np.ndarray, recall: np.ndarray, settings: SimilaritySettings) -> None:
     """A ``UserWarning`` counting the pairs with ``P·R <= 0`` (P and R before baseline
     rescaling): their ``F = 2PR/(P+R)`` is not between P and R and can leave ``[-1, 1]``."""
-    from jaxmetrics.models.encoding import warn_at_caller
+    from jaxmetrics.models.tokens import warn_at_caller
 
     metric, centering, baseline = settings.metric, settings.centering, settings.baseline
     p, r = precision.astype(np.float64), recall.astype(np.float64)
@@ -742,20 +595,3 @@ def _chunk_program(xe, xm, xw, xmean, ye, ym, yw, ymean, cz, rz, baseline, tempe
                        candidates_weights=xw, references_weights=yw, bert_score_compat=bert_score_compat,
                        candidates_pad_zero=cz,
                        references_pad_zero=rz, baseline=baseline)
-
-
-def _lookup_idf(idf: Mapping, ids: np.ndarray, real: np.ndarray) -> np.ndarray:
-    """Weights ``idf[id]`` of every real token (0 on padding); a ``defaultdict`` supplies
-    its default for ids it does not hold, a plain mapping must hold every id."""
-    weights = np.zeros(ids.shape, np.float32)
-    uniq, inv = np.unique(ids[real], return_inverse=True)
-    vals = np.empty(uniq.shape, np.float64)
-    for k, t in enumerate(uniq.tolist()):
-        try:
-            vals[k] = float(idf[t])
-        except KeyError:
-            raise ValueError(f"idf: token id {t} is not in the idf dict") from None
-    if not np.all(np.isfinite(vals)) or np.any(vals < 0):
-        raise ValueError("idf: weights must be finite and non-negative")
-    weights[real] = vals[inv.reshape(-1)]
-    return weights

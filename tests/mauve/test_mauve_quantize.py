@@ -27,7 +27,7 @@ from jaxmetrics.mauve.quantize.clustering import kmeans
 from jaxmetrics.mauve.quantize.pca import fit_pca, pca_transform
 from jaxmetrics.mauve.quantize.quantizers import soft_bin_counts
 from jaxmetrics._ops import l2_normalize
-from jaxmetrics.models.encoding import check_max_length
+from jaxmetrics.models.tokens import check_max_length
 from jaxmetrics.mauve.pipeline import compute as C
 from jaxmetrics.mauve.frontier import histograms as H
 import importlib

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import jaxmetrics.models.encoding as engine
+import jaxmetrics.models.tokens as tokens
 from jaxmetrics.models import encode, featurize, sentence_embeddings, tokenize
 
 MAX_LEN = 32
@@ -78,6 +79,6 @@ def test_tokenize_in_chunks_equals_one_call_and_warns_once(texts, minilm, monkey
     for a, b in zip(got.ids + got.special, want.ids + want.special):
         np.testing.assert_array_equal(a, b)
     with pytest.warns(UserWarning, match="truncated"):
-        packed = engine.tokenize_packed(texts, minilm, max_length=8)
+        packed = tokens.tokenize_packed(texts, minilm, max_length=8)
     assert packed.offsets[-1] == sum(len(x) for x in want.ids)
     np.testing.assert_array_equal(packed.ids, np.concatenate(want.ids))
