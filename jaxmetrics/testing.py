@@ -108,7 +108,15 @@ def tiny_checkpoint(kind: str, directory: str | os.PathLike, *, seed: int = 0, n
     else:
         raise ValueError(f"kind: expected 'gpt2', 'bert' or 'roberta', got {kind!r}")
     model.eval()
-    model.save_pretrained(str(d))
+    from transformers.utils import logging as hf_logging
+
+    shown = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()       # its "Writing model shards" bar is noise in tests and examples
+    try:
+        model.save_pretrained(str(d))
+    finally:
+        if shown:
+            hf_logging.enable_progress_bar()
     tok.save_pretrained(str(d))
     return (str(d), model) if return_torch else str(d)
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import math
 import os
 from typing import Any, Sequence
@@ -72,18 +71,9 @@ class MetaItems(Result):
 def _records(name: str, text: str) -> list[tuple[int, dict]]:
     ext = os.path.splitext(name)[1].lower()
     if ext in (".jsonl", ".json"):
-        out = []
-        for lineno, line in enumerate(text.split("\n"), start=1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise ValueError(f"{name}:{lineno}: not a JSON object ({e.msg})") from None
-            if not isinstance(rec, dict):
-                raise ValueError(f"{name}:{lineno}: expected a JSON object per line")
-            out.append((lineno, rec))
-        return out
+        from jaxmetrics.models.io import read_json_lines
+
+        return read_json_lines(text.split("\n"), path=name, name="path")
     if ext not in (".csv", ".tsv"):
         raise ValueError(f"{name}: expected a .csv, .tsv or .jsonl file")
     reader = csv.DictReader(io.StringIO(text), delimiter="\t" if ext == ".tsv" else ",")

@@ -4,6 +4,9 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Sequence
+
+__all__ = ["read_json_lines", "read_texts"]
 
 
 def read_texts(path: str | os.PathLike, *, field: str = "text", name: str = "path") -> list[str]:
@@ -48,6 +51,25 @@ def read_texts(path: str | os.PathLike, *, field: str = "text", name: str = "pat
     if p.suffix.lower() not in (".jsonl", ".ndjson"):
         return lines
     texts = []
+    for i, obj in read_json_lines(lines, path=path, name=name):
+        if field not in obj:
+            raise ValueError(f"{name}: line {i} of {os.fspath(path)!r} has no {field!r} field")
+        if not isinstance(obj[field], str):
+            raise ValueError(f"{name}: line {i} of {os.fspath(path)!r}: {field!r} is not a string")
+        texts.append(obj[field])
+    return texts
+
+
+def read_json_lines(lines: Sequence[str], *, path: str | os.PathLike, name: str = "path") -> list[tuple[int, dict]]:
+    """``[(line number, object)]``: the JSON object of each non-blank line of a JSON Lines file
+    (``lines`` its lines; ``path`` and ``name`` for the messages). A line that is not valid JSON or
+    not an object raises ``ValueError`` naming ``name``, the line and the file.
+
+    Examples:
+      >>> read_json_lines(['{"a": 1}', '', '{"a": 2}'], path="x.jsonl")
+      [(1, {'a': 1}), (3, {'a': 2})]
+    """
+    out = []
     for i, ln in enumerate(lines, 1):
         if not ln.strip():
             continue
@@ -55,9 +77,7 @@ def read_texts(path: str | os.PathLike, *, field: str = "text", name: str = "pat
             obj = json.loads(ln)
         except json.JSONDecodeError as e:
             raise ValueError(f"{name}: line {i} of {os.fspath(path)!r} is not valid JSON ({e.msg})") from None
-        if not isinstance(obj, dict) or field not in obj:
-            raise ValueError(f"{name}: line {i} of {os.fspath(path)!r} has no {field!r} field")
-        if not isinstance(obj[field], str):
-            raise ValueError(f"{name}: line {i} of {os.fspath(path)!r}: {field!r} is not a string")
-        texts.append(obj[field])
-    return texts
+        if not isinstance(obj, dict):
+            raise ValueError(f"{name}: line {i} of {os.fspath(path)!r} is not a JSON object")
+        out.append((i, obj))
+    return out
