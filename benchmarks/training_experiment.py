@@ -67,7 +67,10 @@ def train(arm: str, seed: int, cfg: dict, work: Path, progress: bool):
     from jaxmetrics.training import finetune
 
     out = work / "models" / f"{arm}-seed{seed}"
-    res = finetune(model=demo_model_dir(), objective=arm, out_dir=out, steps=cfg["steps"], seed=seed,
+    extra = {}
+    if arm == "mauve_pg" and cfg.get("reward_num_buckets", "auto") != "auto":
+        extra["reward_num_buckets"] = cfg["reward_num_buckets"]
+    res = finetune(model=demo_model_dir(), objective=arm, out_dir=out, steps=cfg["steps"], seed=seed, **extra,
                    batch_size=cfg["batch_size"], learning_rate=cfg["learning_rate"], kl_coef=cfg["kl_coef"],
                    prompt_len=PROMPT_LEN,
                    gen_len=GEN_LEN, progress=progress)
@@ -275,13 +278,14 @@ def main(argv=None) -> int:
     ap.add_argument("--steps", type=int, help="optimizer updates per arm (default: 150)")
     ap.add_argument("--learning-rate", type=float, help="AdamW rate of every arm (default: 1e-4)")
     ap.add_argument("--kl-coef", type=float, help="the policy-gradient arms' KL weight (default: 0.05)")
+    ap.add_argument("--reward-num-buckets", type=int, help="MAUVE-PG's reward codebook size (default: auto)")
     args = ap.parse_args(argv)
     from _report import save_json, save_table  # benchmarks/ is on sys.path when a script runs
 
     from jaxmetrics.data import demo_model_dir
 
     cfg = dict(TINY if args.tiny else FULL)
-    for key in ("steps", "learning_rate", "kl_coef"):
+    for key in ("steps", "learning_rate", "kl_coef", "reward_num_buckets"):
         if getattr(args, key) is not None:
             cfg[key] = getattr(args, key)
     work = Path(args.work)
@@ -300,7 +304,8 @@ def main(argv=None) -> int:
             f"{time.perf_counter() - t0:.0f} s for this invocation (the checkpoints and evaluations it found under "
             f"`--work` were reused). Budget per arm: {cfg['steps']} steps × {cfg['batch_size']} "
             f"passages/prompts, learning rate {cfg['learning_rate']}, KL weight {cfg['kl_coef']} (policy "
-            f"gradient); training seeds {cfg['seeds']}; dev "
+            f"gradient), MAUVE-PG reward codebook {cfg.get('reward_num_buckets', 'auto')} bins; training seeds "
+            f"{cfg['seeds']}; dev "
             f"{cfg['dev']} / test {cfg['test']} held-out passages ({PROMPT_LEN}-token prompts, {GEN_LEN} new "
             f"tokens); MAUVE over k-means seeds {cfg['mauve_seeds']} (MiniLM features).\n\n"
             "Columns (test passages, mean ± s.d. over training seeds): `mauve` under MiniLM, the rewards' "

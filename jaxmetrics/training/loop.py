@@ -133,7 +133,8 @@ def _rewards(run: _Run, gen: np.ndarray, idx: np.ndarray, step: int, micro: int)
     if real.sum() >= 2:
         feats = _features([t for t, r in zip(texts, real) if r], run.featurizer)
         rewards[real] = mauve_influence_rewards(references=run.reference_features, candidates=feats,
-                                                seed=_draw_seed(s.seed, step, micro))
+                                                seed=_draw_seed(s.seed, step, micro),
+                                                num_buckets=s.reward_num_buckets)
         rewards[~real] = rewards[real].min()
     return rewards
 

@@ -46,6 +46,9 @@ class FinetuneSettings(Settings):
       mle_weight: the weight of MLE in the token-OT mixture.
       num_reward_references: human continuations of the training texts featurized once as MAUVE's
         reference set (``mauve_pg``).
+      reward_num_buckets: k-means bins of the codebook each ``mauve_pg`` step fits for its rewards:
+        ``'auto'`` is MAUVE's own rule, ``max(2, round(min(batch_size, num_reward_references) / 10))``
+        (3 bins for 32 prompts); an integer ``>= 2`` fixes it.
       eval_every: dev MAUVE every this many steps (0: never; needs dev texts).
       num_dev_prompts: dev passages generated and scored at each evaluation.
       checkpoint_every: training state written every this many steps (and at the end).
@@ -66,6 +69,7 @@ class FinetuneSettings(Settings):
     baseline: str = "leave_one_out"
     mle_weight: float = DEFAULT_MLE_WEIGHT
     num_reward_references: int = 256
+    reward_num_buckets: int | str = "auto"
     eval_every: int = 0
     num_dev_prompts: int = 64
     checkpoint_every: int = 10
@@ -85,6 +89,11 @@ class FinetuneSettings(Settings):
         V.check_positive(self.temperature, "temperature")
         V.check_positive(self.kl_coef, "kl_coef", allow_zero=True)
         V.check_choice(self.baseline, "baseline", BASELINES)
+        if self.reward_num_buckets != "auto":
+            if isinstance(self.reward_num_buckets, str):
+                raise ValueError("reward_num_buckets: expected 'auto' or an integer >= 2, "
+                                 f"got {self.reward_num_buckets!r}")
+            V.check_int(self.reward_num_buckets, "reward_num_buckets", minimum=2)
         if V.check_positive(self.mle_weight, "mle_weight", allow_zero=True) > 1.0:
             raise ValueError(f"mle_weight: expected a number in [0, 1], got {self.mle_weight!r}")
         if self.objective in POLICY_GRADIENT_OBJECTIVES and self.baseline == "leave_one_out" and self.batch_size < 2:

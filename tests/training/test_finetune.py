@@ -12,7 +12,7 @@ import pytest
 
 from jaxmetrics.data import load_shakespeare
 from jaxmetrics.models import load_model
-from jaxmetrics.training import FinetuneSettings, finetune
+from jaxmetrics.training import FinetuneSettings, finetune, mauve_influence_rewards
 
 ROOT = Path(__file__).resolve().parents[2]
 TOY = dict(batch_size=8, prompt_len=4, gen_len=8, learning_rate=1e-2, seed=7, num_reward_references=32,
@@ -92,10 +92,20 @@ def test_a_run_killed_with_sigkill_resumes_to_identical_parameters(gpt2_dir, tex
     np.testing.assert_array_equal(resumed.loss, whole.loss)
 
 
-def test_mauve_policy_gradient_trains_with_a_kl_that_starts_at_zero(tiny_checkpoint_dir, texts, tmp_path):
+def test_mauve_policy_gradient_trains_with_a_kl_that_starts_at_zero(tiny_checkpoint_dir, texts, tmp_path, monkeypatch):
+    import jaxmetrics.training.loop as loop
+
     gpt2, bert = tiny_checkpoint_dir("gpt2"), tiny_checkpoint_dir("bert")
+    seen = []                                    # the reward's codebook size is the setting's
+
+    def recording(**kw):
+        seen.append(kw["num_buckets"])
+        return mauve_influence_rewards(**kw)
+
+    monkeypatch.setattr(loop, "mauve_influence_rewards", recording)
     res = finetune(model=gpt2, objective="mauve-pg", train_texts=texts, featurizer=bert, out_dir=tmp_path / "pg",
-                   steps=2, progress=False, **TOY)
+                   steps=2, progress=False, reward_num_buckets=3, **TOY)
+    assert seen == [3, 3] and "reward_num_buckets:3" in res.signature
     assert abs(res.kl[0]) < 1e-7 < res.kl[1]             # step 1 starts at the starting model (to rounding)
     assert np.all(np.isfinite(res.reward_mean)) and np.all(np.isfinite(res.loss))
     assert res.eval_steps.size == 0
@@ -130,7 +140,8 @@ def test_token_ot_and_twmd_pg_train(tiny_checkpoint_dir, texts, tmp_path):
 
 def test_bad_settings_are_refused_by_name_before_loading(no_model, tmp_path):
     for kw, name in ((dict(steps=0), "steps"), (dict(objective="rl"), "objective"), (dict(kl_coef=-1.0), "kl_coef"),
-                     (dict(mle_weight=2.0), "mle_weight")):
+                     (dict(mle_weight=2.0), "mle_weight"), (dict(reward_num_buckets=1), "reward_num_buckets"),
+                     (dict(reward_num_buckets="many"), "reward_num_buckets")):
         with pytest.raises(ValueError, match=f"^{name}:"):
             finetune(model="m", out_dir=tmp_path / "x", **{"objective": "mle", **kw})
     with pytest.raises(TypeError, match="^lr:"):
@@ -145,13 +156,18 @@ def test_cli_checks_options_first_and_writes_a_checkpoint(gpt2_dir, no_model, tm
 
     for argv, flag in ((["--steps", "0"], "--steps:"), (["--eval-every", "2"], "--eval-every:"),
                        (["--kl-coef", "-1"], "--kl-coef:"), (["--batch-size", "1", "--objective", "twmd-pg"],
-                                                            "--batch-size:")):
+                                                            "--batch-size:"),
+                       (["--reward-num-buckets", "1"], "--reward-num-buckets:")):
         args = ["finetune", "--model", "m", "--objective", "mle", "--out", str(tmp_path / "o"), *argv]
         assert main(args) == 2
         assert flag in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["finetune", "--model", "m", "--objective", "rl", "--out", str(tmp_path / "o")])
     assert "--objective" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["finetune", "--model", "m", "--objective", "mle", "--out", str(tmp_path / "o"),
+              "--reward-num-buckets", "x"])
+    assert "--reward-num-buckets" in capsys.readouterr().err
     assert not (tmp_path / "o").exists()
     monkeypatch.undo()                      # now load models for real
     train = tmp_path / "train.txt"

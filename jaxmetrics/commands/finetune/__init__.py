@@ -16,7 +16,8 @@ _OPTIONS = {"out_dir": "--out", "train_texts": "--train-file", "dev_texts": "--d
             "batch_size": "--batch-size", "learning_rate": "--learning-rate", "kl_coef": "--kl-coef",
             "eval_every": "--eval-every", "grad_accum": "--grad-accum", "prompt_len": "--prompt-len",
             "gen_len": "--gen-len", "checkpoint_every": "--checkpoint-every", "steps": "--steps", "seed": "--seed",
-            "objective": "--objective", "model": "--model", "dtype": "--dtype", "temperature": "--temperature"}
+            "objective": "--objective", "model": "--model", "dtype": "--dtype", "temperature": "--temperature",
+            "reward_num_buckets": "--reward-num-buckets"}
 
 
 def register(subparsers) -> None:
@@ -45,6 +46,9 @@ def register(subparsers) -> None:
     p.add_argument("--grad-accum", type=int, default=1, help="micro-batches averaged into one update")
     p.add_argument("--learning-rate", type=float, default=1e-4, help="AdamW's (constant) learning rate")
     p.add_argument("--kl-coef", type=float, default=0.05, help="weight of KL(model || starting model) (policy gradient)")
+    p.add_argument("--reward-num-buckets", type=_buckets, default="auto",
+                   help="k-means bins of each MAUVE-PG step's reward codebook: auto (MAUVE's rule over the batch "
+                        "and the references: 3 for 32 prompts) or an integer >= 2 (default: auto)")
     p.add_argument("--prompt-len", type=int, default=10, help="prompt tokens of each passage")
     p.add_argument("--gen-len", type=int, default=40, help="continuation tokens of each passage (sampled for the policy gradient)")
     p.add_argument("--temperature", type=float, default=1.0, help="sampling temperature (policy gradient)")
@@ -59,6 +63,16 @@ def register(subparsers) -> None:
     p.set_defaults(func=run)
 
 
+def _buckets(value: str) -> int | str:
+    """``--reward-num-buckets``: ``auto`` or an integer (its bounds are the settings' check)."""
+    if value == "auto":
+        return value
+    try:
+        return int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected 'auto' or an integer, got {value!r}") from None
+
+
 def _settings(args: argparse.Namespace):
     from jaxmetrics.training import FinetuneSettings
 
@@ -66,7 +80,8 @@ def _settings(args: argparse.Namespace):
         return FinetuneSettings(objective=args.objective, steps=args.steps, seed=args.seed, batch_size=args.batch_size,
                                 grad_accum=args.grad_accum, learning_rate=args.learning_rate, kl_coef=args.kl_coef,
                                 prompt_len=args.prompt_len, gen_len=args.gen_len, temperature=args.temperature,
-                                eval_every=args.eval_every, checkpoint_every=args.checkpoint_every)
+                                eval_every=args.eval_every, checkpoint_every=args.checkpoint_every,
+                                reward_num_buckets=args.reward_num_buckets)
     except (TypeError, ValueError) as e:
         raise option_error(e, _OPTIONS) from None
 
