@@ -141,6 +141,9 @@ HEAVY_FILES = frozenset({
     "test_lm_perplexity.py", "test_text_perplexity.py", "test_mark_evaluate_state.py", "test_llama.py",
     "test_precision.py",
     "test_finetune.py",   # tests/training: fine-tuning runs compile a training step and a sampler (about 45 s)
+    # tests/meta's two integration-sized files (the fast tier's slowest after the files above, 2026-12-06:
+    # the meta-eval command's columns 13 s, the diversity test's resampled meta-evaluation 8 s)
+    "test_meta_eval_cli.py", "test_meta_surfaces.py",
 })
 
 
