@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from jaxmetrics import _validation as V
+from jaxmetrics.mauve.sizes import check_num_buckets
 from jaxmetrics.settings import Settings
 from jaxmetrics.training.objectives import BASELINES, DEFAULT_MLE_WEIGHT
 
@@ -89,11 +90,10 @@ class FinetuneSettings(Settings):
         V.check_positive(self.temperature, "temperature")
         V.check_positive(self.kl_coef, "kl_coef", allow_zero=True)
         V.check_choice(self.baseline, "baseline", BASELINES)
-        if self.reward_num_buckets != "auto":
+        if self.reward_num_buckets != "auto":    # MAUVE's own bucket check, naming this field
             if isinstance(self.reward_num_buckets, str):
-                raise ValueError("reward_num_buckets: expected 'auto' or an integer >= 2, "
-                                 f"got {self.reward_num_buckets!r}")
-            V.check_int(self.reward_num_buckets, "reward_num_buckets", minimum=2)
+                raise ValueError(f"reward_num_buckets: expected 'auto' or an integer, got {self.reward_num_buckets!r}")
+            check_num_buckets(self.reward_num_buckets, "reward_num_buckets")
         if V.check_positive(self.mle_weight, "mle_weight", allow_zero=True) > 1.0:
             raise ValueError(f"mle_weight: expected a number in [0, 1], got {self.mle_weight!r}")
         if self.objective in POLICY_GRADIENT_OBJECTIVES and self.baseline == "leave_one_out" and self.batch_size < 2:
