@@ -130,6 +130,40 @@ def test_kmeans_tiled_nearest_equals_untiled_definition():
         np.testing.assert_allclose(np.asarray(nearest), full.min(1), rtol=1e-6, atol=1e-6)
 
 
+def test_kmeans_bounds_skip_only_rows_whose_centroid_stays(monkeypatch):
+    """The Lloyd loop's bound-skipping search (Hamerly-style bounds per centroid group) equals
+    plain Lloyd: from the same initial centroids, dense assignment by the full distance matrix
+    every step (numpy, float64) gives the same centroids and the same number of steps, while
+    the bounded loop searches only a part of the rows. Small tiles and groups that do not divide
+    ``k`` exercise the packing and the padding."""
+    monkeypatch.setattr(KM, "_TILE_ROWS", 64)
+    monkeypatch.setattr(KM, "_GROUPS", 4)
+    rng = np.random.default_rng(11)
+    centers = rng.normal(size=(8, 6)) * 3.0
+    x = np.concatenate([c + rng.normal(size=(50, 6)) for c in centers]).astype(np.float32)
+    k = 10
+    init = x[rng.choice(len(x), k, replace=False)]
+
+    c, prev, obj, steps = init.astype(np.float64), None, np.inf, 0
+    xd = x.astype(np.float64)
+    while steps < 100 and obj != prev:
+        dist = ((xd[:, None, :] - c[None]) ** 2).sum(-1)
+        labels = dist.argmin(1)
+        prev, obj = obj, dist.min(1).sum()
+        counts = np.bincount(labels, minlength=k)
+        assert np.all(counts > 0)  # no empty cluster: the split's random draw plays no part
+        c = np.stack([xd[labels == j].mean(0) for j in range(k)])
+        steps += 1
+
+    xj = jnp.asarray(x)
+    out_c, out_obj, out_steps, searched = jax.jit(KM._lloyd)(
+        xj, jnp.sum(xj * xj, -1), jnp.asarray(init), jax.random.key(0), jnp.asarray(100))
+    assert int(out_steps) == steps > 3
+    np.testing.assert_allclose(np.asarray(out_c), c, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(float(out_obj), obj, rtol=1e-5)
+    assert int(searched) < 0.8 * len(x) * steps  # the bounds did skip rows
+
+
 def test_kmeans_jit_equals_eager_and_deterministic():
     rng = np.random.default_rng(5)
     x = jnp.asarray(rng.normal(size=(40, 4)), jnp.float32)
