@@ -41,7 +41,7 @@ def _passages(words: list[str], n: int, seed: int, length: int = 30) -> list[str
 
 def _real_feats(n: int, cache: str) -> tuple[np.ndarray, np.ndarray]:
     """MiniLM features ``[n, 384]`` of training-play passages (P) and held-out passages, every
-    second one word-shuffled (Q); featurized once per size and kept in ``cache``."""
+    second one word-shuffled (Q); featurized once and kept in ``cache``."""
     path = os.path.join(cache, f"mauve_real_{n}.npz")
     if os.path.isfile(path):
         z = np.load(path)
@@ -116,8 +116,8 @@ def run(sizes: list[int], dim: int, delta: float, skip_reference: bool, features
 
     rows = []
     for n in sizes:
-        if features == "real":
-            p, q = _real_feats(n, cache)
+        if features == "real":  # the first n passages of the largest size's (one featurization)
+            p, q = (a[:n] for a in _real_feats(max(sizes), cache))
         else:
             p, q = _feats(n, dim, 0.0, 1), _feats(n, dim, delta, 2)
         t0 = time.perf_counter()

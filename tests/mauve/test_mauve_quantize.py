@@ -136,7 +136,7 @@ def test_kmeans_bounds_skip_only_rows_whose_centroid_stays(monkeypatch):
     every step (numpy, float64) gives the same centroids and the same number of steps, while
     the bounded loop searches only a part of the rows. Small tiles and groups that do not divide
     ``k`` exercise the packing and the padding."""
-    monkeypatch.setattr(KM, "_TILE_ROWS", 64)
+    monkeypatch.setattr(KM, "_SEARCH_ROWS", 64)
     monkeypatch.setattr(KM, "_GROUPS", 4)
     rng = np.random.default_rng(11)
     centers = rng.normal(size=(8, 6)) * 3.0

@@ -180,33 +180,45 @@ _SKIP_RTOL = 1e-5
 #: (each decays by its own group's largest move, not the largest of all ``k``): ``[n, 64]``
 #: float32 per restart
 _GROUPS = 64
+#: rows per tile of the bounded search (best of 256-2048 at d = 162 and 661, k = 1,000)
+_SEARCH_ROWS = 1024
 
 
 def _search_flagged(x, x_sq, c, c_sq, flag, labels, lower, tile: int, groups: int):
-    """Nearest and second-nearest centroid of the rows with ``flag`` set, ``tile`` rows at a time.
+    """Nearest centroid and, per group of centroid slots, the nearest other centroid of the rows
+    with ``flag`` set, ``tile`` rows at a time.
 
     The flagged rows are packed to the front (``jnp.nonzero`` with a static size) and only
     ``ceil(count / tile)`` tiles of the ``[tile, k]`` distance block are computed (a loop of traced
-    length); the other rows keep ``labels`` and ``lower``. Returns the updated labels, lower bounds
-    ``[n, groups]`` (a searched row's distance to the nearest centroid of each group of slots, its
-    own centroid left out) and the number of rows searched."""
+    length); the other rows keep ``labels`` and ``lower``. The block is reduced as ``[tile, groups,
+    k / groups]`` in one pass (per-group min and argmin; the row's nearest is the first group's
+    first minimum, the same first-index-on-ties argmin as the whole row), then only the own
+    group's ``k / groups`` values are read again for its second minimum. Returns the updated labels,
+    lower bounds ``[n, groups]`` (a searched row's distance to the nearest centroid of each group,
+    its own centroid left out) and the number of rows searched."""
     n = x.shape[0]
+    k = c.shape[0]
+    pad = (-k) % groups
+    size = (k + pad) // groups
+    c = jnp.pad(c, ((0, pad), (0, 0)))
+    c_sq = jnp.pad(c_sq, (0, pad), constant_values=jnp.inf)  # padded slots: never the nearest
     num_tiles = -(-n // tile)
     rows_all = jnp.nonzero(flag, size=num_tiles * tile, fill_value=n)[0]
     count = jnp.sum(flag, dtype=jnp.int32)
-    col = jnp.arange(c.shape[0])[None, :]
+    slot = jnp.arange(size)[None, :]
 
     def one_tile(t, state):
         labels, lower = state
         rows = jax.lax.dynamic_slice(rows_all, (t * tile,), (tile,))
         safe = jnp.minimum(rows, n - 1)  # padding slots read row n - 1; their writes are dropped
-        d = squared_distances(x[safe], c, x_sq=x_sq[safe], y_sq=c_sq)
-        lab = jnp.argmin(d, axis=-1).astype(jnp.int32)
-        others = jnp.where(col == lab[:, None], jnp.inf, d)
-        pad = (-others.shape[1]) % groups
-        others = jnp.pad(others, ((0, 0), (0, pad)), constant_values=jnp.inf)
-        second = jnp.min(others.reshape(tile, groups, -1), axis=-1)
-        labels = labels.at[rows].set(lab, mode="drop")
+        d = squared_distances(x[safe], c, x_sq=x_sq[safe], y_sq=c_sq).reshape(tile, groups, size)
+        group_min, group_arg = jnp.min(d, axis=-1), jnp.argmin(d, axis=-1)
+        g = jnp.argmin(group_min, axis=-1)
+        within = jnp.take_along_axis(group_arg, g[:, None], axis=-1)[:, 0]
+        own = jnp.take_along_axis(d, g[:, None, None], axis=1)[:, 0, :]
+        own_second = jnp.min(jnp.where(slot == within[:, None], jnp.inf, own), axis=-1)
+        second = group_min.at[jnp.arange(tile), g].set(own_second)
+        labels = labels.at[rows].set((g * size + within).astype(jnp.int32), mode="drop")
         lower = lower.at[rows].set(jnp.sqrt(second), mode="drop")
         return labels, lower
 
@@ -236,7 +248,7 @@ def _lloyd(x: jax.Array, x_sq: jax.Array, init: jax.Array, key: jax.Array, max_i
     n = x.shape[0]
     k = init.shape[0]
     train = None if weights is None else weights > 0
-    tile = min(_TILE_ROWS, n)
+    tile = min(_SEARCH_ROWS, n)
     dtype = x.dtype
     groups = min(k, _GROUPS)
 
