@@ -191,9 +191,9 @@ def _search_flagged(x, x_sq, c, c_sq, flag, labels, lower, tile: int, groups: in
     The flagged rows are packed to the front (``jnp.nonzero`` with a static size) and only
     ``ceil(count / tile)`` tiles of the ``[tile, k]`` distance block are computed (a loop of traced
     length); the other rows keep ``labels`` and ``lower``. The block is reduced as ``[tile, groups,
-    k / groups]`` in one pass (per-group min and argmin; the row's nearest is the first group's
-    first minimum, the same first-index-on-ties argmin as the whole row), then only the own
-    group's ``k / groups`` values are read again for its second minimum. Returns the updated labels,
+    k / groups]``: a min per group in one pass, then only the nearest group's ``k / groups`` values
+    are read again for the argmin and the second minimum (the first group's first minimum: the
+    same first-index-on-ties argmin as over the whole row). Returns the updated labels,
     lower bounds ``[n, groups]`` (a searched row's distance to the nearest centroid of each group,
     its own centroid left out) and the number of rows searched."""
     n = x.shape[0]
@@ -212,10 +212,10 @@ def _search_flagged(x, x_sq, c, c_sq, flag, labels, lower, tile: int, groups: in
         rows = jax.lax.dynamic_slice(rows_all, (t * tile,), (tile,))
         safe = jnp.minimum(rows, n - 1)  # padding slots read row n - 1; their writes are dropped
         d = squared_distances(x[safe], c, x_sq=x_sq[safe], y_sq=c_sq).reshape(tile, groups, size)
-        group_min, group_arg = jnp.min(d, axis=-1), jnp.argmin(d, axis=-1)
+        group_min = jnp.min(d, axis=-1)  # a plain min reduces at the matmul's pace; an argmin does not
         g = jnp.argmin(group_min, axis=-1)
-        within = jnp.take_along_axis(group_arg, g[:, None], axis=-1)[:, 0]
         own = jnp.take_along_axis(d, g[:, None, None], axis=1)[:, 0, :]
+        within = jnp.argmin(own, axis=-1)
         own_second = jnp.min(jnp.where(slot == within[:, None], jnp.inf, own), axis=-1)
         second = group_min.at[jnp.arange(tile), g].set(own_second)
         labels = labels.at[rows].set((g * size + within).astype(jnp.int32), mode="drop")
