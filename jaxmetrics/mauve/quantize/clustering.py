@@ -226,6 +226,22 @@ def _search_flagged(x, x_sq, c, c_sq, flag, labels, lower, tile: int, groups: in
     return labels, lower, count
 
 
+def _assigned_sq_distances(x: jax.Array, c: jax.Array, labels: jax.Array, tile: int = _TILE_ROWS) -> jax.Array:
+    """``||x_i - c_{labels_i}||²`` ``[n]`` from the differences (exact near 0), ``tile`` rows at a
+    time: the gathered centroids take ``[tile, D]`` memory, never ``[n, D]``. The last tile is
+    shifted back to end at row ``n`` (its overlap is computed twice, to the same values)."""
+    n = x.shape[0]
+    tile = min(tile, n)
+
+    def one_tile(t, out):
+        start = jnp.minimum(t * tile, n - tile)
+        xb = jax.lax.dynamic_slice_in_dim(x, start, tile)
+        lb = jax.lax.dynamic_slice_in_dim(labels, start, tile)
+        return jax.lax.dynamic_update_slice_in_dim(out, jnp.sum((xb - c[lb]) ** 2, axis=-1), start, 0)
+
+    return jax.lax.fori_loop(0, -(-n // tile), one_tile, jnp.zeros((n,), x.dtype))
+
+
 def _lloyd(x: jax.Array, x_sq: jax.Array, init: jax.Array, key: jax.Array, max_iter: jax.Array,
            weights: jax.Array | None = None, active: jax.Array | None = None):
     """One restart of Lloyd's algorithm from ``init``; returns (centroids, objective, iterations,
@@ -266,12 +282,12 @@ def _lloyd(x: jax.Array, x_sq: jax.Array, init: jax.Array, key: jax.Array, max_i
         c_sq = jnp.sum(c * c, axis=-1)
         if active is not None:  # an inactive slot is at distance +inf from every row and centroid
             c_sq = jnp.where(active, c_sq, jnp.inf)
-        exact = jnp.sum((x - c[labels]) ** 2, axis=-1)
+        exact = _assigned_sq_distances(x, c, labels)
         bound = jnp.maximum(jnp.min(lower, axis=-1), 0.0)  # a decayed bound may pass below 0
         keep = exact * (1.0 + _SKIP_RTOL) + _SKIP_RTOL * (x_sq + c_sq[labels]) < bound * bound
         flag = ~keep if train is None else ~keep & train
         labels, lower, count = _search_flagged(x, x_sq, c, c_sq, flag, labels, lower, tile, groups)
-        nearest = jnp.sum((x - c[labels]) ** 2, axis=-1)
+        nearest = _assigned_sq_distances(x, c, labels)
         # segment_sum is a scatter-add: cheap on CPU (and deterministic there) where a one-hot
         # matmul would double the cost of the step.
         if weights is None:
