@@ -272,6 +272,8 @@ def _lloyd(x: jax.Array, x_sq: jax.Array, init: jax.Array, key: jax.Array, max_i
     tile = min(_SEARCH_ROWS, n)
     dtype = x.dtype
     groups = min(k, _GROUPS)
+    # float32 and wider: _SKIP_RTOL; bfloat16 / float16 rows: 100 ulps (a row is then rarely skipped)
+    rtol = max(_SKIP_RTOL, 100.0 * float(jnp.finfo(dtype).eps))
 
     def cond(state):
         _, obj, prev_obj, it, *_ = state
@@ -284,7 +286,7 @@ def _lloyd(x: jax.Array, x_sq: jax.Array, init: jax.Array, key: jax.Array, max_i
             c_sq = jnp.where(active, c_sq, jnp.inf)
         exact = _assigned_sq_distances(x, c, labels)
         bound = jnp.maximum(jnp.min(lower, axis=-1), 0.0)  # a decayed bound may pass below 0
-        keep = exact * (1.0 + _SKIP_RTOL) + _SKIP_RTOL * (x_sq + c_sq[labels]) < bound * bound
+        keep = exact * (1.0 + rtol) + rtol * (x_sq + c_sq[labels]) < bound * bound
         flag = ~keep if train is None else ~keep & train
         labels, lower, count = _search_flagged(x, x_sq, c, c_sq, flag, labels, lower, tile, groups)
         nearest = _assigned_sq_distances(x, c, labels)
@@ -311,7 +313,8 @@ def _lloyd(x: jax.Array, x_sq: jax.Array, init: jax.Array, key: jax.Array, max_i
         return new_c, new_obj, obj, it + 1, key, labels, lower - group_moved, searched + count
 
     state = (init, jnp.asarray(jnp.inf, dtype), jnp.asarray(-1.0, dtype), jnp.asarray(0, jnp.int32), key,
-             jnp.zeros((n,), jnp.int32), jnp.zeros((n, groups), dtype), jnp.asarray(0, jnp.int32))
+             jnp.zeros((n,), jnp.int32), jnp.zeros((n, groups), jnp.promote_types(dtype, jnp.float32)),
+             jnp.asarray(0, jnp.int32))  # bounds in float32 at least, as the tiles' distances
     c, obj, _, it, _, _, _, searched = jax.lax.while_loop(cond, body, state)
     return c, obj, it, searched
 
