@@ -138,6 +138,7 @@ def test_kmeans_bounds_skip_only_rows_whose_centroid_stays(monkeypatch):
     ``k`` exercise the packing and the padding."""
     monkeypatch.setattr(KM, "_SEARCH_ROWS", 64)
     monkeypatch.setattr(KM, "_GROUPS", 4)
+    monkeypatch.setattr(KM, "_BOUNDED_MIN_WORK", 0)  # bounds at this small size too
     rng = np.random.default_rng(11)
     centers = rng.normal(size=(8, 6)) * 3.0
     x = np.concatenate([c + rng.normal(size=(50, 6)) for c in centers]).astype(np.float32)

@@ -180,6 +180,10 @@ _SKIP_RTOL = 1e-5
 #: (each decays by its own group's largest move, not the largest of all ``k``): ``[n, 64]``
 #: float32 per restart
 _GROUPS = 64
+#: the bounds pay from about this many row-centroid pairs (``n * k``); below it the bookkeeping
+#: and the larger program cost more than the skipped products (MAUVE's tests and n <= 1,000 per
+#: side: ~25 % slower with bounds), and each step searches every row
+_BOUNDED_MIN_WORK = 1 << 22
 #: rows per tile of the bounded search (best of 256-2048 at d = 162 and 661, k = 1,000)
 _SEARCH_ROWS = 1024
 
@@ -272,6 +276,7 @@ def _lloyd(x: jax.Array, x_sq: jax.Array, init: jax.Array, key: jax.Array, max_i
     tile = min(_SEARCH_ROWS, n)
     dtype = x.dtype
     groups = min(k, _GROUPS)
+    bounded = n * k >= _BOUNDED_MIN_WORK  # static: the shapes decide
     # float32 and wider: _SKIP_RTOL; bfloat16 / float16 rows: 100 ulps (a row is then rarely skipped)
     rtol = max(_SKIP_RTOL, 100.0 * float(jnp.finfo(dtype).eps))
 
@@ -284,12 +289,16 @@ def _lloyd(x: jax.Array, x_sq: jax.Array, init: jax.Array, key: jax.Array, max_i
         c_sq = jnp.sum(c * c, axis=-1)
         if active is not None:  # an inactive slot is at distance +inf from every row and centroid
             c_sq = jnp.where(active, c_sq, jnp.inf)
-        exact = _assigned_sq_distances(x, c, labels)
-        bound = jnp.maximum(jnp.min(lower, axis=-1), 0.0)  # a decayed bound may pass below 0
-        keep = exact * (1.0 + rtol) + rtol * (x_sq + c_sq[labels]) < bound * bound
-        flag = ~keep if train is None else ~keep & train
-        labels, lower, count = _search_flagged(x, x_sq, c, c_sq, flag, labels, lower, tile, groups)
-        nearest = _assigned_sq_distances(x, c, labels)
+        if bounded:
+            exact = _assigned_sq_distances(x, c, labels)
+            bound = jnp.maximum(jnp.min(lower, axis=-1), 0.0)  # a decayed bound may pass below 0
+            keep = exact * (1.0 + rtol) + rtol * (x_sq + c_sq[labels]) < bound * bound
+            flag = ~keep if train is None else ~keep & train
+            labels, lower, count = _search_flagged(x, x_sq, c, c_sq, flag, labels, lower, tile, groups)
+            nearest = _assigned_sq_distances(x, c, labels)
+        else:  # a small problem: every row searched, by the tiled brute-force step
+            labels, nearest = _nearest_tiled(x, x_sq, c, active=active)
+            count = jnp.asarray(n, jnp.int32)
         # segment_sum is a scatter-add: cheap on CPU (and deterministic there) where a one-hot
         # matmul would double the cost of the step.
         if weights is None:
