@@ -255,7 +255,8 @@ def _lloyd(x: jax.Array, x_sq: jax.Array, init: jax.Array, key: jax.Array, max_i
     masked mode passes ``weights`` ``[n]`` (1: a training row, 0: ignored) and ``active`` ``[k]``
     (the centroid slots in use); without them (the static fast path) every row and slot counts.
 
-    Each assignment step is Lloyd's, exactly, but skips the ``[n, k]`` search for the rows whose
+    From ``_BOUNDED_MIN_WORK`` row-centroid pairs on, each assignment step is Lloyd's, exactly, but
+    skips the ``[n, k]`` search for the rows whose
     centroid provably stays the nearest (distance bounds in the manner of Hamerly, 2010, and of
     Yinyang k-means' centroid groups, Ding et al., 2015): a row keeps ``a`` when its exact
     distance to ``c_a`` is below ``l``, a lower bound on its distance to every other centroid: the
