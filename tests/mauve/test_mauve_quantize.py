@@ -165,6 +165,20 @@ def test_kmeans_bounds_skip_only_rows_whose_centroid_stays(monkeypatch):
     assert int(searched) < 0.8 * len(x) * steps  # the bounds did skip rows
 
 
+def test_kmeans_bounds_masked_mode_equals_the_rows_alone(monkeypatch):
+    """With the bounds on, the masked mode (valid rows, active slots: what the sweeps and the
+    bucketed sizes run) gives the labels and step counts of the valid rows clustered alone."""
+    monkeypatch.setattr(KM, "_BOUNDED_MIN_WORK", 0)
+    monkeypatch.setattr(KM, "_GROUPS", 4)
+    x = jnp.asarray(np.random.default_rng(12).normal(size=(360, 6)), jnp.float32)
+    alone = KM.kmeans.__wrapped__(x[:300], jax.random.key(1), num_clusters=30, num_redo=2)
+    masked = KM.kmeans.__wrapped__(x, jax.random.key(1), num_clusters=32, num_redo=2, num_active_clusters=30,
+                                   x_mask=jnp.arange(360) < 300)
+    np.testing.assert_array_equal(np.asarray(masked.labels)[:300], np.asarray(alone.labels))
+    np.testing.assert_array_equal(np.asarray(masked.num_iter), np.asarray(alone.num_iter))
+    assert int(np.max(np.asarray(alone.num_iter))) > 2
+
+
 def test_kmeans_jit_equals_eager_and_deterministic():
     rng = np.random.default_rng(5)
     x = jnp.asarray(rng.normal(size=(40, 4)), jnp.float32)
