@@ -307,9 +307,12 @@ def _lloyd(x: jax.Array, x_sq: jax.Array, init: jax.Array, key: jax.Array, max_i
             sums = jax.ops.segment_sum(x, labels, num_segments=k)
             counts = jax.ops.segment_sum(jnp.ones_like(x_sq), labels, num_segments=k)
         else:
+            # rows outside the training set go to an extra segment, dropped (the weights are 0 / 1):
+            # the same sums as x * weights, without an [n, D] product per step
             new_obj = jnp.sum(jnp.where(train, nearest, 0.0))
-            sums = jax.ops.segment_sum(x * weights[:, None], labels, num_segments=k)
-            counts = jax.ops.segment_sum(weights, labels, num_segments=k)
+            segments = jnp.where(train, labels, k)
+            sums = jax.ops.segment_sum(x, segments, num_segments=k + 1)[:k]
+            counts = jax.ops.segment_sum(weights, segments, num_segments=k + 1)[:k]
         means = sums / jnp.maximum(counts, 1.0)[:, None]
         key, sub = jax.random.split(key)
         empty = counts == 0 if active is None else (counts == 0) & active
@@ -397,13 +400,15 @@ def kmeans(
         n_valid = jnp.sum(mask.astype(jnp.int32))
         n_train = jnp.minimum(n_valid, max_points_per_centroid * k_act)
         by_position = jnp.argsort(~mask, stable=True)  # the valid rows in order, then the others
-        # the training rows first, in the order the fast path gathers them (faiss's subsample)
+        # the training rows: the first n_train of this order, as the fast path draws them (faiss's
+        # subsample). The rows stay where they are (a gathered copy would double the memory of
+        # x); a weight marks the training rows.
         order = jnp.where(n_valid > n_train, by_position[_permuted_slots(key_sub, n_valid, n)], by_position)
-        train = x[order]
-        weights = (jnp.arange(n) < n_train).astype(x.dtype)
+        train = x
+        weights = jnp.zeros((n,), x.dtype).at[order].set((jnp.arange(n) < n_train).astype(x.dtype))
 
         def init_rows(kinit):
-            return _permuted_slots(kinit, n_train, n)[:k]
+            return order[_permuted_slots(kinit, n_train, n)[:k]]
 
     train_sq = jnp.sum(train * train, axis=-1)
 
@@ -411,10 +416,21 @@ def kmeans(
         return _lloyd(train, train_sq, train[init_rows(kinit)], kloop, max_iter, weights, active)[:3]
 
     # restarts one after another (as faiss): vmapped, every restart would run as many Lloyd
-    # steps as the slowest one
-    cents, objs, iters = jax.lax.map(lambda ks: one_restart(*ks),
-                                     (jax.random.split(key_init, num_redo), jax.random.split(key_loop, num_redo)))
-    best = jnp.argmin(objs)  # first restart wins ties, as faiss's strict "<"
-    centroids = cents[best]
+    # steps as the slowest one. Only the best centroids so far are kept (memory of one restart,
+    # not num_redo); a later restart replaces them only with a strictly lower objective, so the
+    # first one wins ties, as faiss's strict "<".
+    kinits, kloops = jax.random.split(key_init, num_redo), jax.random.split(key_loop, num_redo)
+
+    def restart(r, carry):
+        best_c, best_obj, objs, iters = carry
+        c, obj, it = one_restart(kinits[r], kloops[r])
+        better = obj < best_obj
+        return (jnp.where(better, c, best_c), jnp.where(better, obj, best_obj), objs.at[r].set(obj),
+                iters.at[r].set(it))
+
+    dtype = x.dtype
+    centroids, objective, objs, iters = jax.lax.fori_loop(
+        0, num_redo, restart, (jnp.zeros((k, x.shape[1]), dtype), jnp.asarray(jnp.inf, dtype),
+                               jnp.zeros((num_redo,), dtype), jnp.zeros((num_redo,), jnp.int32)))
     labels = _nearest_tiled(x, jnp.sum(x * x, axis=-1), centroids, active=active)[0]
-    return KMeansResult(centroids=centroids, labels=labels, objective=objs[best], num_iter=iters, objectives=objs)
+    return KMeansResult(centroids=centroids, labels=labels, objective=objective, num_iter=iters, objectives=objs)
