@@ -41,11 +41,11 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxmetrics import _validation as V
-from jaxmetrics._ops import is_concrete, l2_normalize
+from jaxmetrics._ops import PRECISION, is_concrete, l2_normalize
 from jaxmetrics.mauve.quantize.clustering import kmeans
 from jaxmetrics.mauve.frontier.histograms import _mauve_core
 from jaxmetrics.mauve.frontier.results import HistogramDetails, MauveResult
-from jaxmetrics.mauve.quantize.pca import PCAProjection, _project, fit_pca
+from jaxmetrics.mauve.quantize.pca import PCAProjection, _project, fit_pca, pca_eigen_from_scatter, pca_from_eigen
 from jaxmetrics.mauve.sizes import bucket_size
 from jaxmetrics.results import Result
 
@@ -137,6 +137,112 @@ def _preprocess(x: jax.Array, mean: jax.Array, components: jax.Array, normalize:
     return _project(x, mean, components).astype(jnp.float32)
 
 
+#: Rows per block when host rows are projected (:func:`project_features`,
+#: :func:`project_bucketed`): the device holds one block of raw rows at a time and never a full
+#: normalised or centred copy, so the projection stage adds about ``z`` (``[N, m_pad]``) to the
+#: memory the caller's rows take. Up to this many rows, one block of ``bucket_size(N)`` rows.
+PROJECT_BLOCK_ROWS = 4096
+
+
+def _aligned_empty(shape: tuple[int, ...], dtype) -> np.ndarray:
+    """An uninitialised host array at a 64-byte boundary: ``jax.device_put(a, may_alias=True)``
+    then shares its memory on the CPU instead of copying it (numpy aligns to 16 bytes)."""
+    dtype = np.dtype(dtype)
+    size = int(np.prod(shape)) * dtype.itemsize
+    raw = np.empty(size + 64, np.uint8)
+    offset = -raw.ctypes.data % 64
+    return raw[offset:offset + size].view(dtype).reshape(shape)
+
+
+def _host_blocks(parts: Sequence[np.ndarray], block: int, total: int):
+    """``(device block [block, d], rows taken from parts, rows of [0, total) in it)`` over the
+    rows ``[0, total)`` of the host arrays ``parts`` stacked in order and followed by zero rows
+    (no stacked copy is made: a block spanning two parts, or the end, is assembled alone)."""
+    d = parts[0].shape[1]
+    offsets = np.cumsum([0] + [p.shape[0] for p in parts])
+    for start in range(0, total, block):
+        stop = min(start + block, total)
+        pieces = [p[max(start - o, 0):min(stop - o, p.shape[0])] for p, o in zip(parts, offsets[:-1])
+                  if o < stop and o + p.shape[0] > start]
+        data = sum(piece.shape[0] for piece in pieces)
+        if len(pieces) == 1 and data == block:
+            xb = pieces[0]
+        else:
+            xb = np.concatenate(pieces + [np.zeros((block - data, d), parts[0].dtype)])
+        yield jax.device_put(xb), np.int32(data), stop - start
+
+
+def _gather_rows(parts: Sequence[np.ndarray], index: np.ndarray) -> np.ndarray:
+    """``concatenate(parts)[index]`` without the concatenated copy."""
+    out = np.empty((index.size, parts[0].shape[1]), np.result_type(*parts))
+    offset = 0
+    for p in parts:
+        sel = (index >= offset) & (index < offset + p.shape[0])
+        out[sel] = p[index[sel] - offset]
+        offset += p.shape[0]
+    return out
+
+
+def _prepared(xb: jax.Array, count: jax.Array, normalize: bool, dtype) -> tuple[jax.Array, jax.Array]:
+    x = (l2_normalize(xb) if normalize else xb).astype(dtype)
+    return x, (jnp.arange(xb.shape[0]) < count)[:, None]
+
+
+@functools.partial(jax.jit, static_argnames=("normalize",), donate_argnums=0)
+def _add_block_sum(acc: jax.Array, xb: jax.Array, count: jax.Array, normalize: bool) -> jax.Array:
+    x, valid = _prepared(xb, count, normalize, acc.dtype)
+    return acc + jnp.sum(jnp.where(valid, x, 0.0), axis=0)
+
+
+@functools.partial(jax.jit, static_argnames=("normalize",), donate_argnums=0)
+def _add_block_scatter(acc: jax.Array, xb: jax.Array, count: jax.Array, mean: jax.Array,
+                       normalize: bool) -> jax.Array:
+    x, valid = _prepared(xb, count, normalize, acc.dtype)
+    xc = jnp.where(valid, x - mean, 0.0)
+    return acc + jnp.matmul(xc.T, xc, precision=PRECISION)
+
+
+_eigen_from_scatter = jax.jit(pca_eigen_from_scatter)
+
+
+def _project_host_rows(parts: Sequence[np.ndarray], *, key: jax.Array, explained_var: float, pca_max_data: int,
+                       normalize: bool, num_valid: int, rows: int) -> ProjectedFeatures:
+    """:func:`project_features` of host rows in row blocks, ``x`` the rows of ``parts`` stacked in
+    order: the PCA fitted on the data rows ``x[:num_valid]`` (``num_valid >= d``), then
+    ``z [rows, m_pad]``, the projection of ``x``'s rows followed by zero rows up to ``rows`` (the
+    padding of :func:`pad_rows`).
+
+    Two passes over the fitting rows (their mean, then the scatter of the centred rows; the
+    eigen-decomposition is :func:`~jaxmetrics.mauve.quantize.pca.pca_eigen_from_scatter`) and one
+    over all rows (the projection). Each block program is compiled for ``[block, d]``, so every
+    size above :data:`PROJECT_BLOCK_ROWS` rows shares them."""
+    d = parts[0].shape[1]
+    n = num_valid
+    block = min(PROJECT_BLOCK_ROWS, bucket_size(rows))
+    fit, num_fit = parts, n
+    if 0 < pca_max_data < n:  # fit_pca's subsample: the same rows from the same key
+        fit = [_gather_rows(parts, np.asarray(jax.random.choice(jax.random.fold_in(key, PCA_SALT), n,
+                                                                (int(pca_max_data),), replace=False)))]
+        num_fit = int(pca_max_data)
+    dtype = jnp.result_type(jax.dtypes.canonicalize_dtype(np.result_type(*parts)), jnp.float32)
+    total = jnp.zeros((d,), dtype)
+    # each block is waited for: dispatched ahead, every block's device copy would be alive at once
+    for xb, count, _ in _host_blocks(fit, block, num_fit):
+        total = _add_block_sum(total, xb, count, normalize).block_until_ready()
+    mean = total / num_fit
+    scatter = jnp.zeros((d, d), dtype)
+    for xb, count, _ in _host_blocks(fit, block, num_fit):
+        scatter = _add_block_scatter(scatter, xb, count, mean, normalize).block_until_ready()
+    pca = pca_from_eigen(*_eigen_from_scatter(scatter, mean, num_fit), explained_var=explained_var)
+    z = _aligned_empty((rows, pca.components.shape[1]), np.float32)
+    start = 0
+    for xb, _, out in _host_blocks(parts, block, rows):
+        z[start:start + out] = np.asarray(_preprocess(xb, pca.mean, pca.components, normalize))[:out]
+        start += out
+    # the device array takes over z's memory (no second copy); nothing writes to z after this
+    return ProjectedFeatures(pca=pca, z=jax.device_put(z, may_alias=True))
+
+
 def apply_projection(features: Any, pca: PCAProjection, *, normalize: bool = True) -> jax.Array:
     """Rows ``[n, d]`` -> ``z [n, m_pad]`` float32: L2-normalised (``normalize``), then
     ``(x - pca.mean) @ pca.components``. Traceable (under ``jit`` / ``grad`` only the shape is
@@ -168,7 +274,9 @@ def project_features(features: Any, *, key: jax.Array, explained_var: float = 0.
     fitted (on ``pca_max_data`` rows drawn with ``fold_in(key, 5)``, or all rows for -1; a
     subsample needs at least ``min(N, d + 1)`` rows, :func:`jaxmetrics._validation.check_pca_max_data`) and
     the rows are projected (float32). A concrete ``jax.Array`` input keeps its placement (rows
-    sharded over a mesh stay sharded). With ``num_valid``, only the first ``num_valid`` rows
+    sharded over a mesh stay sharded). Host rows (numpy, lists) with at least ``d`` data rows are
+    streamed to the device in blocks of :data:`PROJECT_BLOCK_ROWS` rows: memory beyond the
+    caller's rows is about ``z`` alone. With ``num_valid``, only the first ``num_valid`` rows
     are data and the rest padding (see :func:`pad_rows`): the PCA is fitted on the data rows
     only, and every row is projected.
 
@@ -182,7 +290,11 @@ def project_features(features: Any, *, key: jax.Array, explained_var: float = 0.
     V.check_key(key)
     x = V.check_features(features, "features")
     # before any work: a subsample too small to span the features (pca_max_data=1 made MAUVE 1)
-    V.check_pca_max_data(pca_max_data, num_rows=x.shape[0] if num_valid is None else num_valid, dim=x.shape[1])
+    num_rows = x.shape[0] if num_valid is None else V.check_int(num_valid, "num_valid", minimum=1, maximum=x.shape[0])
+    V.check_pca_max_data(pca_max_data, num_rows=num_rows, dim=x.shape[1])
+    if not isinstance(x, jax.Array) and num_rows >= x.shape[1]:  # host rows: streamed in blocks
+        return _project_host_rows((x,), key=key, explained_var=explained_var, pca_max_data=pca_max_data,
+                                  normalize=normalize, num_valid=num_rows, rows=x.shape[0])
     if isinstance(features, jax.Array) and is_concrete(features):
         x = jax.device_put(x, features.sharding)
     elif not isinstance(x, jax.Array):
@@ -199,6 +311,9 @@ def project_bucketed(features: Any, *, key: jax.Array, explained_var: float = 0.
                      normalize: bool = True) -> tuple[ProjectedFeatures, np.ndarray]:
     """:func:`project_features` of host rows ``[n, d]`` padded to ``bucket_size(n)`` rows.
 
+    ``features`` may also be a tuple of host arrays ``[n_i, d]``, their rows stacked in order
+    (MAUVE's ``[Q; P]``) without the stacked copy being made.
+
     Returns the projection (``z [bucket_size(n), m_pad]``; the PCA is fitted on the ``n`` data
     rows only) and ``z_mask [bucket_size(n)]``, true on the data rows, for k-means' masked mode.
     Nearby sample sizes share one compiled program (:func:`~jaxmetrics.mauve.sizes.bucket_size`).
@@ -206,14 +321,28 @@ def project_bucketed(features: Any, *, key: jax.Array, explained_var: float = 0.
     Examples:
       >>> import jax, numpy as np
       >>> from jaxmetrics.mauve.engine import project_bucketed
-      >>> proj, z_mask = project_bucketed(np.random.default_rng(0).normal(size=(51, 8)), key=jax.random.key(0))
+      >>> x = np.random.default_rng(0).normal(size=(51, 8))
+      >>> proj, z_mask = project_bucketed(x, key=jax.random.key(0))
       >>> proj.z.shape, int(z_mask.sum())
       ((52, 8), 51)
+      >>> parts, _ = project_bucketed((x[:20], x[20:]), key=jax.random.key(0))
+      >>> bool(np.array_equal(parts.z, proj.z))
+      True
     """
-    x = V.check_features(features, "features")
-    n = x.shape[0]
-    proj = project_features(pad_rows(x, bucket_size(n)), key=key, explained_var=explained_var,
-                            pca_max_data=pca_max_data, normalize=normalize, num_valid=n)
+    if isinstance(features, tuple) and features and all(isinstance(f, np.ndarray) and f.ndim == 2 for f in features):
+        parts = [V.check_features(f, f"features[{i}]", dim=features[0].shape[1]) for i, f in enumerate(features)]
+    else:
+        parts = [V.check_features(features, "features")]
+    n, d = sum(p.shape[0] for p in parts), parts[0].shape[1]
+    if isinstance(parts[0], np.ndarray) and n >= d:  # streamed: no padded (or stacked) copy of the rows
+        V.check_key(key)
+        V.check_pca_max_data(pca_max_data, num_rows=n, dim=d)
+        proj = _project_host_rows(parts, key=key, explained_var=explained_var, pca_max_data=pca_max_data,
+                                  normalize=normalize, num_valid=n, rows=bucket_size(n))
+    else:
+        x = parts[0] if len(parts) == 1 else np.concatenate(parts)
+        proj = project_features(pad_rows(x, bucket_size(n)), key=key, explained_var=explained_var,
+                                pca_max_data=pca_max_data, normalize=normalize, num_valid=n)
     return proj, np.arange(proj.z.shape[0]) < n
 
 

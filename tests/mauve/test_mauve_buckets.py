@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from jaxmetrics.mauve import KMeansQuantizer, compute_mauve, compute_mauve_seeds, mauve_from_counts, mauve_from_histograms
+from jaxmetrics.mauve import engine
 from jaxmetrics.mauve.engine import mauve_scores, pad_rows, split_counts
 from jaxmetrics.mauve.sizes import bucket_size
 
@@ -40,6 +41,49 @@ def test_pad_rows_appends_zero_rows():
     assert not out[3:].any()
     with pytest.raises(ValueError, match="^size: "):
         pad_rows(x, 2)
+
+
+@pytest.mark.parametrize("pca_max_data", [-1, 150])
+def test_host_rows_are_projected_in_blocks_as_one_dense_pca(monkeypatch, pca_max_data):
+    """Host rows go to the device in blocks (here 64 rows: 5 blocks, the last one partial), never
+    as one normalised copy. The result is mauve-text's PCA of the whole (or subsampled) set, done
+    densely in float64 here: the same kept components, explained variance, pairwise geometry of
+    ``z``, and padding rows that are the projection of a zero row."""
+    monkeypatch.setattr(engine, "PROJECT_BLOCK_ROWS", 64)
+    rng = np.random.default_rng(5)
+    n, d = 290, 20
+    basis = np.linalg.qr(rng.normal(size=(d, d)))[0]
+    x = ((rng.normal(size=(n, d)) * np.exp(-np.arange(d) / 4) + 0.4) @ basis).astype(np.float32)
+    key = jax.random.key(2)
+    proj, mask = engine.project_bucketed(x, key=key, explained_var=0.9, pca_max_data=pca_max_data)
+    assert proj.z.shape[0] == bucket_size(n) == 304 and mask.sum() == n and mask[:n].all()
+    xn = x.astype(np.float64) / np.linalg.norm(x.astype(np.float64), axis=1, keepdims=True)
+    fit = xn
+    if pca_max_data > 0:  # the subsample fit_pca draws with the same key
+        fit = xn[np.asarray(jax.random.choice(jax.random.fold_in(key, engine.PCA_SALT), n, (pca_max_data,),
+                                              replace=False))]
+    mean = fit.mean(0)
+    w, v = np.linalg.eigh((fit - mean).T @ (fit - mean) / (fit.shape[0] - 1))
+    w, v = w[::-1], v[:, ::-1]
+    m = int(np.argmax(np.cumsum(w / w.sum()) >= 0.9)) + 1
+    assert proj.pca.num_components == m
+    np.testing.assert_allclose(np.asarray(proj.pca.explained_variance_ratio), w / w.sum(), atol=1e-6)
+    np.testing.assert_allclose(np.asarray(proj.pca.mean), mean, atol=1e-6)
+    z_ref = (xn - mean) @ v[:, :m]
+    z = np.asarray(proj.z, np.float64)
+    assert np.all(z[:, m:] == 0)
+    np.testing.assert_allclose(z[:n, :m] @ z[:n, :m].T, z_ref @ z_ref.T, atol=1e-5)
+    # padding rows: the zero row's projection, -mean @ components (the k-means masks them)
+    np.testing.assert_allclose(z[n:], np.broadcast_to(-mean @ np.asarray(proj.pca.components, np.float64),
+                                                      (bucket_size(n) - n, z.shape[1])), atol=1e-6)
+    # the public entry point takes the same route: the same numbers as the bucketed call
+    same = engine.project_features(x, key=key, explained_var=0.9, pca_max_data=pca_max_data)
+    np.testing.assert_array_equal(np.asarray(same.z), np.asarray(proj.z)[:n])
+    # [Q; P] given as two arrays (a block spans both): the numbers of the stacked rows, no copy made
+    parts, _ = engine.project_bucketed((x[:100], x[100:]), key=key, explained_var=0.9, pca_max_data=pca_max_data)
+    np.testing.assert_array_equal(np.asarray(parts.z), np.asarray(proj.z))
+    with pytest.raises(ValueError, match=r"^features\[1\]: "):
+        engine.project_bucketed((x[:100], x[100:, :5]), key=key)
 
 
 def test_split_counts_counts_each_block_and_leading_axis():

@@ -137,6 +137,23 @@ def _prepare(sides, *, num_buckets, quantizer, quantized, model, max_length, bat
 # --------------------------------------------------------------------------- public API
 
 
+def _kmeans_labels_of_seeds(quant: KMeansQuantizer, q: np.ndarray, p: np.ndarray, seeds: Sequence[int]) -> np.ndarray:
+    """Labels ``[S, n_q + n_p]`` of the rows ``[Q; P]`` (host arrays) under ``quant`` for each seed:
+    :meth:`KMeansQuantizer.fit` with ``key(seed)`` (rows and clusters padded to bucketed sizes), the
+    projection fitted once (with ``seeds[0]``'s key) and streamed from ``q`` and ``p`` without a
+    stacked copy."""
+    n = q.shape[0] + p.shape[0]
+    if quant.num_bins > n:
+        raise ValueError(f"num_buckets: {quant.num_bins} bins for only {n} points")
+    proj, z_mask = project_bucketed((q, p), key=jax.random.key(seeds[0]), explained_var=quant.explained_var,
+                                    pca_max_data=quant.pca_max_data, normalize=quant.normalize)
+    keys = jnp.stack([jax.random.fold_in(jax.random.key(s), KMEANS_SALT) for s in seeds])
+    labels = kmeans_labels(proj.z, keys, num_clusters=bucket_size(quant.num_bins), num_redo=quant.num_redo,
+                           max_iter=quant.max_iter, max_points_per_centroid=quant.max_points_per_centroid,
+                           z_mask=z_mask, num_active_clusters=quant.num_bins)
+    return np.asarray(labels)[:, :n]
+
+
 def compute_mauve(
     p_features: Any = None,
     q_features: Any = None,
@@ -308,16 +325,18 @@ def compute_mauve(
         if quant is None:
             (est,) = _estimates(inputs, (seed,), estimator=estimator, frontier=frontier)
             return est
-        stacked = np.concatenate([q, p], axis=0)
         t1 = time.perf_counter()
-        rows = stacked
-        if mesh is not None:
-            from jaxmetrics.sharding import place_rows
+        if mesh is None and isinstance(quant, KMeansQuantizer):  # host rows: no stacked copy
+            labels, nb = _kmeans_labels_of_seeds(quant, q, p, (seed,))[0], quant.num_bins
+        else:
+            rows = np.concatenate([q, p], axis=0)
+            if mesh is not None:
+                from jaxmetrics.sharding import place_rows
 
-            rows = place_rows(stacked, mesh, name="p_features")
-        fit = fit_labels(quant, rows, key=jax.random.key(seed))
-        nb = int(fit.fitted.num_bins)
-        q_counts, p_counts = split_counts(fit.labels, (q.shape[0], p.shape[0]), nb)
+                rows = place_rows(rows, mesh, name="p_features")
+            fit = fit_labels(quant, rows, key=jax.random.key(seed))
+            labels, nb = fit.labels, int(fit.fitted.num_bins)
+        q_counts, p_counts = split_counts(labels, (q.shape[0], p.shape[0]), nb)
         t2 = time.perf_counter()
         scores = mauve_scores(p_counts, q_counts, divergence=frontier.divergence, **frontier._kwargs())
         out = _output(scores, inputs.pooling,
@@ -437,20 +456,11 @@ def compute_mauve_seeds(
                                 divergence_curve=np.stack([e.divergence_curve for e in ests]), details=details,
                                 seeds=seeds, pooling=inputs.pooling, signature=ests[0].signature,
                                 divergence=ests[0].divergence)
-    stacked = np.concatenate([q, p], axis=0)
     if isinstance(quant, KMeansQuantizer):  # one projection, the k-means of every seed in one call
-        if quant.num_bins > stacked.shape[0]:
-            raise ValueError(f"num_buckets: {quant.num_bins} bins for only {stacked.shape[0]} points")
-        # rows and clusters padded to bucketed sizes, as KMeansQuantizer.fit does
-        proj, z_mask = project_bucketed(stacked, key=jax.random.key(seeds[0]), explained_var=quant.explained_var,
-                                        pca_max_data=quant.pca_max_data, normalize=quant.normalize)
-        keys = jnp.stack([jax.random.fold_in(jax.random.key(s), KMEANS_SALT) for s in seeds])
-        labels = kmeans_labels(proj.z, keys, num_clusters=bucket_size(quant.num_bins), num_redo=quant.num_redo,
-                               max_iter=quant.max_iter, max_points_per_centroid=quant.max_points_per_centroid,
-                               z_mask=z_mask, num_active_clusters=quant.num_bins)
-        labels = np.asarray(labels)[:, :stacked.shape[0]]
+        labels = _kmeans_labels_of_seeds(quant, q, p, seeds)
         nb = quant.num_bins
     else:
+        stacked = np.concatenate([q, p], axis=0)
         per_seed = [fit_labels(quant, stacked, key=jax.random.key(s)) for s in seeds]
         labels = jnp.stack([r.labels for r in per_seed])
         nb = int(per_seed[-1].fitted.num_bins)

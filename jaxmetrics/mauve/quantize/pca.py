@@ -24,7 +24,8 @@ from jaxmetrics import _validation as V
 from jaxmetrics._ops import PRECISION
 from jaxmetrics.results import Result, static_field
 
-__all__ = ["PCAProjection", "num_components_for_variance", "fit_pca", "pca_transform"]
+__all__ = ["PCAProjection", "num_components_for_variance", "fit_pca", "pca_transform", "pca_eigen_from_scatter",
+           "pca_from_eigen"]
 
 
 class PCAProjection(Result):
@@ -56,16 +57,13 @@ def _pca_eigen(x: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array
     n, d = x.shape
     mean = jnp.mean(x, axis=0)
     xc = x - mean
-    denom = max(n - 1, 1)
     if n >= d:
-        w, v = jnp.linalg.eigh(jnp.matmul(xc.T, xc, precision=PRECISION) / denom)  # ascending
-        w, v = w[::-1], v[:, ::-1]
-    else:
-        w, u = jnp.linalg.eigh(jnp.matmul(xc, xc.T, precision=PRECISION) / denom)
-        w, u = w[::-1], u[:, ::-1]
-        v = jnp.matmul(xc.T, u, precision=PRECISION)
-        norm = jnp.sqrt(jnp.sum(v * v, axis=0, keepdims=True))
-        v = v / jnp.where(norm > 0, norm, 1.0)
+        return pca_eigen_from_scatter(jnp.matmul(xc.T, xc, precision=PRECISION), mean, n)
+    w, u = jnp.linalg.eigh(jnp.matmul(xc, xc.T, precision=PRECISION) / max(n - 1, 1))
+    w, u = w[::-1], u[:, ::-1]
+    v = jnp.matmul(xc.T, u, precision=PRECISION)
+    norm = jnp.sqrt(jnp.sum(v * v, axis=0, keepdims=True))
+    v = v / jnp.where(norm > 0, norm, 1.0)
     return _with_ratio(jnp.maximum(w, 0.0), v, mean)
 
 
@@ -83,8 +81,16 @@ def _pca_eigen_padded(x: jax.Array, n_valid: jax.Array) -> tuple[jax.Array, jax.
     nv = n_valid.astype(x.dtype)
     mean = jnp.sum(jnp.where(valid, x, 0.0), axis=0) / nv
     xc = jnp.where(valid, x - mean, 0.0)
-    cov = jnp.matmul(xc.T, xc, precision=PRECISION) / jnp.maximum(nv - 1.0, 1.0)
-    w, v = jnp.linalg.eigh(cov)
+    return pca_eigen_from_scatter(jnp.matmul(xc.T, xc, precision=PRECISION), mean, nv)
+
+
+def pca_eigen_from_scatter(scatter: jax.Array, mean: jax.Array, num_rows: Any):
+    """The eigen-decomposition of :func:`_pca_eigen` from the scatter ``X_c^T X_c [d, d]`` of
+    ``num_rows`` centred rows and their ``mean [d]`` (rows streamed in blocks, for instance):
+    ``(eigenvalues [d], directions [d, d], mean, ratios [d])``, eigenvalues of
+    ``scatter / (num_rows - 1)`` descending and clipped at 0. Traceable."""
+    denom = jnp.maximum(jnp.asarray(num_rows, scatter.dtype) - 1.0, 1.0)
+    w, v = jnp.linalg.eigh(scatter / denom)  # ascending
     return _with_ratio(jnp.maximum(w[::-1], 0.0), v[:, ::-1], mean)
 
 
@@ -176,6 +182,14 @@ def fit_pca(
         else:
             fit_rows = x
         w, v, mean, ratio = _pca_eigen(fit_rows)
+    return pca_from_eigen(w, v, mean, ratio, explained_var=explained_var, pad_to=pad_to)
+
+
+def pca_from_eigen(w: jax.Array, v: jax.Array, mean: jax.Array, ratio: jax.Array, *, explained_var: float,
+                   pad_to: int = 64) -> PCAProjection:
+    """The :class:`PCAProjection` of an eigen-decomposition (descending ``w [r]``, directions
+    ``v [d, r]``, ``mean [d]``, ``ratio [r]``): ``m*`` for ``explained_var`` (host-side) and the
+    components padded to ``m_pad`` columns, as :func:`fit_pca` keeps them."""
     r = w.shape[0]
     m = num_components_for_variance(np.asarray(w), explained_var)
     m_pad = min(r, -(-m // pad_to) * pad_to)
