@@ -210,6 +210,10 @@ CASES: list[Case] = [
                                                                 num_redo=2),
          ("z3", "problem_z", "rows", "rows_lt12", "rows_lt6", "keys2", "num_active")),
     Case("mauve.pca_transform", MPCA.pca_transform, ("pca", "P"), grad=(1, _wsum)),
+    # eigenvalues, mean and ratios (the directions are defined up to sign)
+    Case("mauve.pca_eigen_from_scatter",
+         lambda x: [MPCA.pca_eigen_from_scatter((x - x.mean(0)).T @ (x - x.mean(0)), x.mean(0), x.shape[0])[i]
+                    for i in (0, 2, 3)], ("P",), grad=(0, lambda r: _wsum(r[0]))),
     Case("mauve.apply_projection", lambda x, pca: MEN.apply_projection(x, pca), ("P", "pca"), grad=(0, _wsum)),
     Case("mauve.bin_counts", M.bin_counts, ("fitted", "Q")),
     Case("mauve.soft_assignment", lambda x, c: MQU.soft_assignment(x, c, jnp.float32(0.5)), ("Q", "P"),
@@ -452,6 +456,7 @@ EXCLUDED: dict[str, str] = {
                                   "tests/test_compare_systems.py (the error-rate repetitions)",
     # mauve
     "mauve.fit_pca": "data-dependent number of components (a static int): a host-side fitting step",
+    "mauve.pca_from_eigen": "m* from a concrete spectrum (a static int): the host-side step of fit_pca",
     "mauve.project_features": "fits the PCA (data-dependent number of components), host-side",
     "mauve.fit_labels": _DRIVER,
     "mauve.split_counts": "host-side NumPy counting (returns np.ndarray)",
