@@ -457,6 +457,7 @@ EXCLUDED: dict[str, str] = {
     # mauve
     "mauve.fit_pca": "data-dependent number of components (a static int): a host-side fitting step",
     "mauve.pca_from_eigen": "m* from a concrete spectrum (a static int): the host-side step of fit_pca",
+    "mauve.subsample_rows": "jax.random.choice of a static count: the PCA's host-side subsample draw",
     "mauve.project_features": "fits the PCA (data-dependent number of components), host-side",
     "mauve.fit_labels": _DRIVER,
     "mauve.split_counts": "host-side NumPy counting (returns np.ndarray)",

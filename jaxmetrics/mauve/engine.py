@@ -45,7 +45,8 @@ from jaxmetrics._ops import PRECISION, is_concrete, l2_normalize
 from jaxmetrics.mauve.quantize.clustering import kmeans
 from jaxmetrics.mauve.frontier.histograms import _mauve_core
 from jaxmetrics.mauve.frontier.results import HistogramDetails, MauveResult
-from jaxmetrics.mauve.quantize.pca import PCAProjection, _project, fit_pca, pca_eigen_from_scatter, pca_from_eigen
+from jaxmetrics.mauve.quantize.pca import (PCAProjection, _project, fit_pca, pca_eigen_from_scatter, pca_from_eigen,
+                                           subsample_rows)
 from jaxmetrics.mauve.sizes import bucket_size
 from jaxmetrics.results import Result
 
@@ -221,8 +222,7 @@ def _project_host_rows(parts: Sequence[np.ndarray], *, key: jax.Array, explained
     block = min(PROJECT_BLOCK_ROWS, bucket_size(rows))
     fit, num_fit = parts, n
     if 0 < pca_max_data < n:  # fit_pca's subsample: the same rows from the same key
-        fit = [_gather_rows(parts, np.asarray(jax.random.choice(jax.random.fold_in(key, PCA_SALT), n,
-                                                                (int(pca_max_data),), replace=False)))]
+        fit = [_gather_rows(parts, np.asarray(subsample_rows(jax.random.fold_in(key, PCA_SALT), n, pca_max_data)))]
         num_fit = int(pca_max_data)
     dtype = jnp.result_type(jax.dtypes.canonicalize_dtype(np.result_type(*parts)), jnp.float32)
     total = jnp.zeros((d,), dtype)

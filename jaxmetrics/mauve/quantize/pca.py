@@ -25,7 +25,7 @@ from jaxmetrics._ops import PRECISION
 from jaxmetrics.results import Result, static_field
 
 __all__ = ["PCAProjection", "num_components_for_variance", "fit_pca", "pca_transform", "pca_eigen_from_scatter",
-           "pca_from_eigen"]
+           "pca_from_eigen", "subsample_rows"]
 
 
 class PCAProjection(Result):
@@ -116,6 +116,12 @@ def _components(v: jax.Array, m: jax.Array, m_pad: int) -> jax.Array:
     return jnp.where(jnp.arange(m_pad) < m, cols, 0.0)
 
 
+def subsample_rows(key: jax.Array, num_rows: int, max_data: int) -> jax.Array:
+    """The ``max_data`` row indices (of ``num_rows``, drawn without replacement with ``key``) that
+    :func:`fit_pca` fits on when it subsamples (mauve-text's ``pca_max_data``)."""
+    return jax.random.choice(key, num_rows, (int(max_data),), replace=False)
+
+
 def fit_pca(
     x: Any,
     *,
@@ -177,7 +183,7 @@ def fit_pca(
             x = x[:num_valid]
             n = num_valid
         if 0 < max_data < n:
-            idx = jax.random.choice(key, n, (int(max_data),), replace=False)
+            idx = subsample_rows(key, n, max_data)
             fit_rows = x[idx]
         else:
             fit_rows = x
