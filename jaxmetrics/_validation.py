@@ -291,6 +291,24 @@ def min_resamples(confidence: float) -> int:
     return int(np.ceil(round((1.0 + confidence) / (1.0 - confidence), 9)))
 
 
+def check_confidence(confidence: Any, name: str = "confidence") -> float:
+    """Check an interval's nominal coverage: in ``[MIN_CONFIDENCE, 1)`` (the error names ``name``).
+
+    Examples:
+      >>> check_confidence(0.9)
+      0.9
+      >>> check_confidence(0.3, "--confidence")
+      Traceback (most recent call last):
+      ...
+      ValueError: --confidence: must be at least 0.5 (an interval of lower coverage misses the value more often than it covers it), got 0.3
+    """
+    conf = check_open_unit(confidence, name)
+    if conf < MIN_CONFIDENCE:
+        raise ValueError(f"{name}: must be at least {MIN_CONFIDENCE} (an interval of lower coverage misses the "
+                         f"value more often than it covers it), got {confidence!r}")
+    return conf
+
+
 def check_resampling(num_resamples: Any, confidence: Any, *, names: tuple[str, str] = ("num_resamples", "confidence"),
                      ) -> tuple[int, float]:
     """Check a resampling's ``num_resamples`` and ``confidence``: ``confidence`` in
@@ -306,10 +324,7 @@ def check_resampling(num_resamples: Any, confidence: Any, *, names: tuple[str, s
       ValueError: num_resamples: a 95% interval needs at least 39 resamples, got 20 (with fewer, its end points are the extreme resamples and it covers less than 95%)
     """
     b_name, c_name = names
-    conf = check_open_unit(confidence, c_name)
-    if conf < MIN_CONFIDENCE:
-        raise ValueError(f"{c_name}: must be at least {MIN_CONFIDENCE} (an interval of lower coverage misses the "
-                         f"value more often than it covers it), got {confidence!r}")
+    conf = check_confidence(confidence, c_name)
     b = check_int(num_resamples, b_name, minimum=2)
     need = min_resamples(conf)
     if b < need:

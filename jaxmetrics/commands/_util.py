@@ -33,7 +33,8 @@ from jaxmetrics._files import (PAIR_EMPTY_POLICIES, SET_EMPTY_POLICIES, check_fo
                                check_input_file, text_line_numbers)
 
 __all__ = ["add_confidence_options", "add_dtype_option", "add_empty_option", "add_model_option",
-           "add_pooling_option", "add_progress_options", "CENTERINGS", "check_confidence_options",
+           "add_pooling_option", "add_progress_options", "add_significance_options", "CENTERINGS",
+           "check_confidence_options", "check_significance_options",
            "check_output_file", "check_outputs", "check_plot_file", "DEFAULT_RESAMPLES", "DefaultsHelpFormatter",
            "DTYPE_CHOICES", "Inputs", "is_features", "LibraryChoices", "line_list", "load_features",
            "option_error", "POOLING_CHOICES", "progress_enabled", "RANKINGS", "read_input", "SCORES",
@@ -148,6 +149,38 @@ def check_confidence_options(args: argparse.Namespace) -> None:
     if hasattr(args, "seed") and args.seed is None:
         args.seed = 0
 
+
+def add_significance_options(parser: argparse.ArgumentParser, *, resamples: str, alpha: str,
+                             can_turn_off: bool = False) -> None:
+    """``--num-resamples B`` (default 1000; ``resamples`` says what is resampled; with
+    ``can_turn_off``, 0 turns the resampling off), ``--confidence`` (default 0.95), ``--alpha``
+    (default 0.05; ``alpha`` says what it decides) and ``--seed`` (default 0): the one set of
+    resampling options of the commands that compare systems, settings or metrics (``compare``,
+    ``meta-eval``, ``similarity-eval``, ``diversity-test``); :func:`check_significance_options`
+    checks them."""
+    off = "; 0 turns it off" if can_turn_off else ""
+    parser.add_argument("--num-resamples", type=int, default=DEFAULT_RESAMPLES, metavar="B",
+                        help=f"{resamples}, at least (1 + c) / (1 - c) for --confidence c (39 at 0.95){off} "
+                             f"(default {DEFAULT_RESAMPLES})")
+    parser.add_argument("--confidence", type=float, default=0.95, metavar="LEVEL",
+                        help="the intervals' nominal coverage, in [0.5, 1) (default 0.95)")
+    parser.add_argument("--alpha", type=float, default=0.05, help=f"{alpha} (default 0.05)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the resampling (default 0)")
+
+
+def check_significance_options(args: argparse.Namespace, *, can_turn_off: bool = False) -> None:
+    """The options of :func:`add_significance_options`, before any work, with the library's
+    bounds (``jaxmetrics._validation.check_resampling``, the rule of every interval function):
+    ``--confidence`` in [0.5, 1), at least ``(1 + c) / (1 - c)`` resamples (or 0 where
+    ``can_turn_off``), ``--alpha`` in (0, 1)."""
+    from jaxmetrics import _validation as V  # imports JAX: only when a command runs
+
+    names = ("--num-resamples", "--confidence")
+    if can_turn_off and args.num_resamples == 0:
+        V.check_confidence(args.confidence, "--confidence")
+    else:
+        V.check_resampling(args.num_resamples, args.confidence, names=names)
+    V.check_open_unit(args.alpha, "--alpha")
 
 
 class DefaultsHelpFormatter(argparse.HelpFormatter):

@@ -9,7 +9,8 @@ import os
 import sys
 
 from jaxmetrics.commands._util import (add_dtype_option, add_empty_option, add_pooling_option,
-                                       add_progress_options, check_outputs, is_features, LibraryChoices,
+                                       add_progress_options, add_significance_options, check_outputs,
+                                       check_significance_options, is_features, LibraryChoices,
                                        MODEL_FORMS, option_error, progress_enabled, read_input, SCORES, write_json)
 
 #: ``--metric``: the similarities of :func:`jaxmetrics.similarity.compute_similarity`, and MAUVE
@@ -30,7 +31,7 @@ def register(subparsers) -> None:
                     "systems' rows pooled and split again) or bootstrap; its inputs are texts or, as for "
                     "'jaxmetrics mauve', .npy features [n, d] (all files of one kind; features need no --model). "
                     "With more than two systems the pairwise p-values are Holm-adjusted (step-down, family-wise "
-                    "error at --level over all pairs); the JSON keeps the raw ones too. Prints the leaderboard and "
+                    "error at --alpha over all pairs); the JSON keeps the raw ones too. Prints the leaderboard and "
                     "every pair's difference with its interval and p-value; --json and --plot write them. Options "
                     "that do not apply to the --metric (--seeds and --pooling without mauve, --score with mauve) are "
                     "refused. "
@@ -60,15 +61,11 @@ def register(subparsers) -> None:
     p.set_defaults(pooling=None)   # given without mauve: refused (the similarities pool no vectors)
     p.add_argument("--seeds", type=int, nargs="+", default=None, metavar="S",
                    help="mauve only: k-means seeds of the shared quantizers, scores averaged over them (default 25)")
-    p.add_argument("--num-resamples", type=int, default=1000,
-                   help="bootstrap resamples / randomization draws, at least (1 + c) / (1 - c) for --confidence c "
-                        "(39 at 0.95) (default 1000)")
-    p.add_argument("--confidence", type=float, default=0.95,
-                   help="intervals' nominal coverage, in [0.5, 1) (default 0.95)")
-    p.add_argument("--level", type=float, default=0.05,
-                   help="a difference is significant when its p-value (Holm-adjusted with more than two systems) is "
-                        "below this (default 0.05)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the resampling (default 0)")
+    add_significance_options(p, resamples="bootstrap resamples / randomization draws",
+                             alpha="a difference is significant when its p-value (Holm-adjusted with more than "
+                                   "two systems) is below this")
+    p.add_argument("--level", dest="alpha", type=float, default=argparse.SUPPRESS,
+                   help=argparse.SUPPRESS)   # the earlier name of --alpha
     p.add_argument("--max-length", type=int, default=None,
                    help="truncation in tokens (default 512 for the similarities, 1024 for mauve, or the model's "
                         "positions when fewer)")
@@ -117,8 +114,7 @@ def _check_settings(args: argparse.Namespace) -> None:
     from jaxmetrics import _validation as V  # imports JAX: only when a command runs
 
     # the library's one check (the same bounds and message as compare_systems / compare_mauve)
-    V.check_resampling(args.num_resamples, args.confidence, names=("--num-resamples", "--confidence"))
-    V.check_open_unit(args.level, "--level")
+    check_significance_options(args)
     V.check_int(args.batch_size, "--batch-size", minimum=1)   # before the model is loaded, as every option
     if args.max_length is not None:
         V.check_int(args.max_length, "--max-length", minimum=1)
@@ -192,10 +188,10 @@ def run(args: argparse.Namespace) -> int:
         board, cmp, signature = _similarity_board(args, lm, refs, {n: s.texts for n, s in systems_in.items()})
         unit = f"{args.metric} {args.score}, mean over {len(refs)} pairs; {args.confidence:.0%} BCa intervals; paired"
     order = sorted(range(len(names)), key=lambda i: -float(cmp.scores[i]))
-    beats = {a: [d.worse for d in cmp.significant(args.level) if d.better == a] for a in names}
+    beats = {a: [d.worse for d in cmp.significant(args.alpha) if d.better == a] for a in names}
     pct = f"{args.confidence:.0%}"
     adjusted = "Holm-adjusted " if cmp.correction == "holm" else ""   # more than two systems: family-wise
-    lines = [f"{unit} {args.method} {adjusted}p < {args.level:g}",
+    lines = [f"{unit} {args.method} {adjusted}p < {args.alpha:g}",
              f"| rank | system | score | {pct} interval | significantly better than |",
              "|---:|---|---:|---|---|"]
     for rank, i in enumerate(order, 1):
@@ -213,7 +209,7 @@ def run(args: argparse.Namespace) -> int:
                "num_pairs": None if args.metric == "mauve" else refs_in.rows, "num_references": refs_in.rows,
                "method": args.method, "num_resamples": args.num_resamples, "confidence": args.confidence,
                "correction": cmp.correction, "significance": "Holm-adjusted p-values" if adjusted else "p-values",
-               "level": args.level, "seed": args.seed, "model": args.model, "dtype": None if features else args.dtype,
+               "alpha": args.alpha, "seed": args.seed, "model": args.model, "dtype": None if features else args.dtype,
                "inputs": "features" if features else "text", "empty": args.empty,
                "empty_reference_lines": refs_in.empty_lines,
                "systems": [{"name": names[i], "file": args.candidates[i], "rank": r,
@@ -243,14 +239,14 @@ def _pairs_table(args: argparse.Namespace, cmp, names: list[str], order: list[in
     lines = [f"\ndifferences (first minus second), {pct} {how}, {args.method} p-values"
              + (" (Holm-adjusted over the pairs: family-wise error at the level)" if holm else "") + ":",
              f"| first | second | difference | {pct} interval | p-value |" + (" Holm-adjusted |" if holm else "")
-             + f" {decide} < {args.level:g} |",
+             + f" {decide} < {args.alpha:g} |",
              "|---|---|---:|---|---:|" + ("---:|" if holm else "") + "---|"]
     for a, i in enumerate(order):
         for j in order[a + 1:]:
             p, q = float(cmp.p_value[i, j]), float(cmp.adjusted_p_value[i, j])
             lines.append(f"| {names[i]} | {names[j]} | {float(cmp.difference[i, j]):+.4f} | "
                          f"[{float(cmp.low[i, j]):+.4f}, {float(cmp.high[i, j]):+.4f}] | {p:.4f} |"
-                         + (f" {q:.4f} |" if holm else "") + f" {'yes' if q < args.level else 'no'} |")
+                         + (f" {q:.4f} |" if holm else "") + f" {'yes' if q < args.alpha else 'no'} |")
     return "\n".join(lines)
 
 
@@ -282,7 +278,7 @@ def _mauve_board(args, lm, refs_in, systems_in):
                         method=args.method, num_resamples=args.num_resamples, confidence=args.confidence)
     board = {n: {"value": float(cmp.scores[i]), "low": float(cmp.score_low[i]), "high": float(cmp.score_high[i])}
              for i, n in enumerate(cmp.names)}
-    signature = featurized_signature(extend_signature(cmp.signature, level=args.level), model=lm, pooling=pooling,
+    signature = featurized_signature(extend_signature(cmp.signature, alpha=args.alpha), model=lm, pooling=pooling,
                                      max_length=max_length)
     how = "features from .npy" if lm is None else f"{pooling} pooling"
     title = (f"MAUVE against {refs_in.rows} references under one quantizer per seed ({len(cmp.seeds)}, k = "
@@ -327,5 +323,5 @@ def _similarity_board(args, lm, refs, systems):
     compared = {k: v for k, v in parse_signature(cmp.signature).items()
                 if k in ("method", "num_resamples", "confidence", "correction")}
     signature = extend_signature(signature, comparison="compare-systems", interval="bca", score=args.score,
-                                 seed=args.seed, level=args.level, **compared)
+                                 seed=args.seed, alpha=args.alpha, **compared)
     return board, cmp, signature

@@ -4,8 +4,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from jaxmetrics.commands._util import (add_dtype_option, add_progress_options, check_outputs, LibraryChoices,
-                                       progress_enabled, write_json)
+from jaxmetrics.commands._util import (add_dtype_option, add_progress_options, add_significance_options,
+                                       check_outputs, check_significance_options, LibraryChoices, progress_enabled,
+                                       write_json)
 from jaxmetrics._files import check_input_file
 
 
@@ -34,10 +35,10 @@ def register(subparsers) -> None:
                         "labels (adds OCA); auto picks con for 0/1 labels (default: auto)")
     p.add_argument("--plot", default=None, metavar="PATH",
                    help="save a metric-vs-parameter plot (.png, .pdf, .svg, ...) (default: none)")
-    p.add_argument("--num-resamples", type=int, default=1000,
-                   help="meta-evaluation of the metrics (the sets resampled): Spearman intervals, pairwise "
-                        "permutation tests (Holm) and significance clusters; 0 turns it off (default 1000)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the resampling (default 0)")
+    add_significance_options(p, can_turn_off=True,
+                             resamples="meta-evaluation of the metrics (the sets resampled): bootstrap resamples "
+                                       "for the Spearman intervals and permutation draws for the pairwise tests",
+                             alpha="significance level of the clusters, on Holm-adjusted p-values")
     p.add_argument("--json", default=None, metavar="PATH",
                    help="also write the report as JSON: {rows: [{metric, spearman, pearson, oca, "
                         "error}], test, num_sets, signature, meta} (default: none)")
@@ -64,10 +65,7 @@ def run(args: argparse.Namespace) -> int:
 
     check_input_file(args.csv, "csv")
     check_outputs(args, (("plot", "--plot"), ("json", "--json")))
-    if args.num_resamples != 0:
-        from jaxmetrics._validation import check_int
-
-        check_int(args.num_resamples, "--num-resamples", minimum=2)
+    check_significance_options(args, can_turn_off=True)
     metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
     if not metrics:
         raise ValueError("--metrics: no metric names given")
@@ -85,7 +83,8 @@ def run(args: argparse.Namespace) -> int:
     values = compute_set_metrics(data.response_sets, metrics, model=model if needs_model else None,
                                  progress=progress_enabled(args))
     report = run_diversity_test(data.response_sets, data.label_values, metrics, test=args.test,
-                                values=values, seed=args.seed, num_resamples=args.num_resamples)
+                                values=values, seed=args.seed, num_resamples=args.num_resamples,
+                                 confidence=args.confidence, alpha=args.alpha)
     if needs_model:  # the values were computed here: the signature names the encoder
         from jaxmetrics.results import extend_signature
 

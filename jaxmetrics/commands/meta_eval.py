@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 
 from jaxmetrics._files import check_input_file
-from jaxmetrics.commands._util import (add_dtype_option, add_progress_options, check_outputs, LibraryChoices,
-                                       progress_enabled, write_json)
+from jaxmetrics.commands._util import (add_dtype_option, add_progress_options, add_significance_options,
+                                       check_outputs, check_significance_options, LibraryChoices, progress_enabled,
+                                       write_json)
 
 _METRICS = LibraryChoices("jaxmetrics.meta.items", "ITEM_METRICS")
 _CORRELATIONS = LibraryChoices("jaxmetrics.meta.evaluate", "CORRELATIONS")
@@ -45,15 +46,11 @@ def register(subparsers) -> None:
                         "pearson,spearman,kendall; kendall and tau_like cost O(resamples x items^2))")
     p.add_argument("--level", default=None, choices=_LEVELS, metavar="LEVEL",
                    help="print only this level's table, one of %(choices)s (default: every level present)")
-    p.add_argument("--num-resamples", type=int, default=1000,
-                   help="bootstrap resamples and permutation draws (default 1000)")
-    p.add_argument("--confidence", type=float, default=0.95, help="intervals' nominal coverage (default 0.95)")
-    p.add_argument("--alpha", type=float, default=0.05,
-                   help="significance level of the clusters, on Holm-adjusted p-values (default 0.05)")
+    add_significance_options(p, resamples="bootstrap resamples and permutation draws",
+                             alpha="significance level of the clusters, on Holm-adjusted p-values")
     p.add_argument("--threshold", type=float, default=0.0,
                    help="tau_like: pairs count when their human scores differ by more than this (default 0; "
                         "WMT DARR used 25 on a 0-100 scale)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the resampling (default 0)")
     p.add_argument("--json", default=None, help="write the full result as JSON here (default: none)")
     p.add_argument("--csv", default=None, help="write one row per level, correlation and metric here (default: none)")
     add_progress_options(p)
@@ -73,17 +70,13 @@ def _list(text: str | None, option: str, choices=None) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from jaxmetrics._validation import check_int, check_open_unit
-
     check_input_file(args.items, "items")
     check_outputs(args, (("json", "--json"), ("csv", "--csv")))
     columns = _list(args.columns, "--columns")
     metrics = _list(args.metrics, "--metrics", _METRICS) if args.metrics is not None else \
         ([] if columns else ["bertscore"])
     correlations = _list(args.correlations, "--correlations", _CORRELATIONS)
-    check_int(args.num_resamples, "--num-resamples", minimum=2)
-    check_open_unit(args.confidence, "--confidence")
-    check_open_unit(args.alpha, "--alpha")
+    check_significance_options(args)
     if not args.threshold >= 0:
         raise ValueError(f"--threshold: expected a number >= 0, got {args.threshold}")
     if metrics and args.model is None:

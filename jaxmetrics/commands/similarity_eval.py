@@ -14,8 +14,9 @@ import argparse
 import re
 import sys
 
-from jaxmetrics.commands._util import (add_dtype_option, add_model_option, add_progress_options, CENTERINGS,
-                                       check_outputs, LibraryChoices, progress_enabled, RANKINGS, SCORES,
+from jaxmetrics.commands._util import (add_dtype_option, add_model_option, add_progress_options,
+                                       add_significance_options, CENTERINGS, check_outputs,
+                                       check_significance_options, LibraryChoices, progress_enabled, RANKINGS, SCORES,
                                        SPECIAL_TOKENS, write_json)
 from jaxmetrics._files import check_input_file
 from jaxmetrics.commands.similarity import CENTERING_BATCHES, CENTERING_BATCHES_HELP
@@ -79,13 +80,10 @@ def register(subparsers) -> None:
     p.add_argument("--max-length", type=int, default=None,
                    help="truncation in tokens (default 512, or the model's positions when fewer)")
     p.add_argument("--pair-chunk", type=int, default=128, help="pairs per compiled kernel call (default 128)")
-    p.add_argument("--num-resamples", type=int, default=1000,
-                   help="meta-evaluation: bootstrap resamples (intervals) and permutation draws (tests between "
-                        "settings); 0 turns it off (default 1000)")
-    p.add_argument("--confidence", type=float, default=0.95, help="the intervals' nominal coverage (default 0.95)")
-    p.add_argument("--alpha", type=float, default=0.05,
-                   help="significance level of the clusters, on Holm-adjusted p-values (default 0.05)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the resampling (default 0)")
+    add_significance_options(p, can_turn_off=True,
+                             resamples="meta-evaluation: bootstrap resamples (intervals) and permutation draws "
+                                       "(tests between settings)",
+                             alpha="significance level of the clusters, on Holm-adjusted p-values")
     p.add_argument("--json", default=None,
                    help="write the signature, the rows, the best setting and the meta-evaluation as JSON here "
                         "(default: none)")
@@ -182,12 +180,7 @@ def run(args: argparse.Namespace) -> int:
     for name in ("center_batch_size", "batch_size", "max_length", "pair_chunk"):
         if getattr(args, name) is not None:
             check_int(getattr(args, name), "--" + name.replace("_", "-"), minimum=1)
-    from jaxmetrics._validation import check_open_unit
-
-    if args.num_resamples != 0:
-        check_int(args.num_resamples, "--num-resamples", minimum=2)
-    check_open_unit(args.confidence, "--confidence")
-    check_open_unit(args.alpha, "--alpha")
+    check_significance_options(args, can_turn_off=True)
 
     from jaxmetrics.similarity import SimilaritySettings, correlation_sweep, read_scored_pairs
     from jaxmetrics.similarity.grouped import check_group_sizes

@@ -13,7 +13,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from jaxmetrics._validation import check_choice
+from jaxmetrics._validation import check_choice, check_open_unit, check_resampling
 from jaxmetrics.diversity.correlation import content_test, decoding_test
 from jaxmetrics.diversity.set_metrics import SetMetricValues, compute_set_metrics, resolve_set_metric, set_metric_names
 from jaxmetrics.results import Result, static_field
@@ -122,7 +122,8 @@ def _meta_cells(meta, metric: str) -> list[str]:
 def run_diversity_test(response_sets: Sequence[Sequence[str]] | None, params: Any,
                        metrics: Sequence[str], *, test: str = "auto", model: Any = None,
                        values: SetMetricValues | None = None, dtype: Any = None, seed: int = 0,
-                       num_resamples: int = 0) -> DiversityTestReport:
+                       num_resamples: int = 0, confidence: float = 0.95, alpha: float = 0.05,
+                       ) -> DiversityTestReport:
     """Run decTest or conTest for each metric: one :class:`DiversityTestRow` per metric.
 
     ``test="auto"`` picks conTest when ``params`` are all 0/1, else decTest. A metric that is
@@ -144,7 +145,10 @@ def run_diversity_test(response_sets: Sequence[Sequence[str]] | None, params: An
       num_resamples: when >= 2, the report's ``meta`` is the meta-evaluation of the metrics with a
         defined correlation (:func:`jaxmetrics.meta.meta_evaluate`: Pearson and Spearman, the sets
         resampled, ``num_resamples`` bootstrap resamples and permutation draws): intervals,
-        pairwise tests, clusters; 0 (default): none.
+        pairwise tests, clusters; 0 (default): none. At least ``(1 + confidence) / (1 - confidence)``
+        when not 0.
+      confidence: the meta-evaluation's interval coverage, in ``[0.5, 1)``.
+      alpha: the significance level of its clusters, on Holm-adjusted p-values.
 
     Returns:
       :class:`DiversityTestReport`.
@@ -157,6 +161,9 @@ def run_diversity_test(response_sets: Sequence[Sequence[str]] | None, params: An
     """
     p = np.asarray(params, np.float64)
     check_choice(test, "test", DIVERSITY_TESTS)
+    if num_resamples != 0:  # before any metric is computed
+        check_resampling(num_resamples, confidence)
+        check_open_unit(alpha, "alpha")
     if test == "auto":
         test = "con" if np.all((p == 0) | (p == 1)) else "dec"
     metrics = set_metric_names(metrics)
@@ -192,6 +199,7 @@ def run_diversity_test(response_sets: Sequence[Sequence[str]] | None, params: An
         ok = [r.metric for r in rows if r.error is None]
         if ok:
             meta = meta_evaluate({m: values[m] for m in ok}, p, key=jax.random.key(int(seed)),
-                                 correlations=("pearson", "spearman"), num_resamples=num_resamples)
+                                 correlations=("pearson", "spearman"), num_resamples=num_resamples,
+                                 confidence=confidence, alpha=alpha)
     sig = make_signature("diversity-test", model=lm, test=test, metrics=tuple(metrics), **encoder)
     return DiversityTestReport(rows=tuple(rows), test=test, num_sets=int(len(p)), signature=sig, meta=meta)

@@ -343,8 +343,10 @@ def meta_evaluate(scores: Any, human: Any, *, groups: Any = None, systems: Any =
       key: a ``jax.random`` key (required).
       correlations: any of ``pearson``, ``spearman``, ``kendall`` (τ-b), ``tau_like``. Kendall and
         τ-like cost ``O(B n²)`` per metric (item pairs; within groups for the per-group values).
-      num_resamples: ``B >= 2`` bootstrap resamples and permutation draws.
-      confidence: the intervals' nominal coverage in ``(0, 1)``.
+      num_resamples: ``B`` bootstrap resamples and permutation draws, at least
+        ``(1 + confidence) / (1 - confidence)`` (39 at 0.95; fewer make the interval's end points
+        the extreme resamples: :func:`jaxmetrics._validation.check_resampling`).
+      confidence: the intervals' nominal coverage in ``[0.5, 1)``.
       alpha: significance level of the clusters, in ``(0, 1)``.
       threshold: ``tau_like`` counts the pairs whose human scores differ by more than this.
       batch_size: resamples per vmapped chunk (``None``: sized from the data).
@@ -363,13 +365,12 @@ def meta_evaluate(scores: Any, human: Any, *, groups: Any = None, systems: Any =
       >>> bool(out.low[0, 0, 0] < out.value[0, 0, 0] < out.high[0, 0, 0])
       True
     """
-    from jaxmetrics._validation import check_int, check_key, check_open_unit
+    from jaxmetrics._validation import check_key, check_open_unit, check_resampling
     from jaxmetrics.confidence import randomization_draws
     from jaxmetrics.meta.resampling import stratified_weights
 
     check_key(key)
-    B = check_int(num_resamples, "num_resamples", minimum=2)
-    conf = check_open_unit(confidence, "confidence")
+    B, conf = check_resampling(num_resamples, confidence)
     a = check_open_unit(alpha, "alpha")
     if not (isinstance(threshold, (int, float, np.number)) and np.isfinite(threshold) and threshold >= 0):
         raise ValueError(f"threshold: expected a finite number >= 0, got {threshold!r}")
