@@ -88,6 +88,8 @@ def test_kmeans_separated_clusters_and_objective():
     np.testing.assert_allclose(c[labels], np.stack([x[labels == l].mean(0) for l in labels]), atol=1e-5)
     assert abs(float(res.objective) - obj) < 1e-3 * obj
     assert float(res.objective) == float(np.min(np.asarray(res.objectives)))
+    # a small problem has no distance bounds: every step searches all 90 rows
+    np.testing.assert_array_equal(np.asarray(res.rows_searched), np.asarray(res.num_iter) * 90)
 
 
 def test_kmeans_empty_clusters_are_split():
@@ -177,6 +179,9 @@ def test_kmeans_bounds_masked_mode_equals_the_rows_alone(monkeypatch):
     np.testing.assert_array_equal(np.asarray(masked.labels)[:300], np.asarray(alone.labels))
     np.testing.assert_array_equal(np.asarray(masked.num_iter), np.asarray(alone.num_iter))
     assert int(np.max(np.asarray(alone.num_iter))) > 2
+    # the bounds' work is counted over the training rows only, and they skipped some
+    np.testing.assert_array_equal(np.asarray(masked.rows_searched), np.asarray(alone.rows_searched))
+    assert np.all(np.asarray(alone.rows_searched) < np.asarray(alone.num_iter) * 300)
 
 
 def test_kmeans_jit_equals_eager_and_deterministic():

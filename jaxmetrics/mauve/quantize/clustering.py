@@ -67,6 +67,10 @@ class KMeansResult(Result):
         training rows).
       num_iter: ``[num_redo]`` int32 Lloyd iterations run by each restart.
       objectives: ``[num_redo]`` final objective of each restart.
+      rows_searched: ``[num_redo]`` int32 rows whose nearest centroid each restart searched for,
+        summed over its Lloyd steps (``num_iter * N`` without the distance bounds; fewer with
+        them): the work done is ``2 * rows_searched * k * D`` flops of distance products
+        (exact while ``num_iter * N < 2**31``).
     """
 
     centroids: jax.Array
@@ -74,6 +78,7 @@ class KMeansResult(Result):
     objective: jax.Array
     num_iter: jax.Array
     objectives: jax.Array
+    rows_searched: jax.Array
 
 
 @jax.jit
@@ -374,7 +379,7 @@ def kmeans(
       >>> x = jnp.concatenate([jnp.zeros((5, 2)), jnp.ones((5, 2)) * 10]) + jnp.arange(10.0)[:, None] * 0.01
       >>> res = kmeans(x, jax.random.key(0), num_clusters=2, num_redo=3)
       >>> res  # doctest: +ELLIPSIS
-      KMeansResult(centroids=f32[2,2], labels=i32[10], objective=..., num_iter=i32[3], objectives=f32[3])
+      KMeansResult(centroids=f32[2,2], labels=i32[10], objective=..., num_iter=i32[3], objectives=f32[3], rows_searched=i32[3])
       >>> sorted(jnp.bincount(res.labels, length=2).tolist())
       [5, 5]
       >>> masked = kmeans(x, jax.random.key(0), num_clusters=3, num_active_clusters=2,
@@ -413,7 +418,7 @@ def kmeans(
     train_sq = jnp.sum(train * train, axis=-1)
 
     def one_restart(kinit, kloop):
-        return _lloyd(train, train_sq, train[init_rows(kinit)], kloop, max_iter, weights, active)[:3]
+        return _lloyd(train, train_sq, train[init_rows(kinit)], kloop, max_iter, weights, active)
 
     # restarts one after another (as faiss): vmapped, every restart would run as many Lloyd
     # steps as the slowest one. Only the best centroids so far are kept (memory of one restart,
@@ -422,15 +427,17 @@ def kmeans(
     kinits, kloops = jax.random.split(key_init, num_redo), jax.random.split(key_loop, num_redo)
 
     def restart(r, carry):
-        best_c, best_obj, objs, iters = carry
-        c, obj, it = one_restart(kinits[r], kloops[r])
+        best_c, best_obj, objs, iters, searched = carry
+        c, obj, it, rows = one_restart(kinits[r], kloops[r])
         better = obj < best_obj
         return (jnp.where(better, c, best_c), jnp.where(better, obj, best_obj), objs.at[r].set(obj),
-                iters.at[r].set(it))
+                iters.at[r].set(it), searched.at[r].set(rows))
 
     dtype = x.dtype
-    centroids, objective, objs, iters = jax.lax.fori_loop(
+    count = jnp.zeros((num_redo,), jnp.int32)
+    centroids, objective, objs, iters, searched = jax.lax.fori_loop(
         0, num_redo, restart, (jnp.zeros((k, x.shape[1]), dtype), jnp.asarray(jnp.inf, dtype),
-                               jnp.zeros((num_redo,), dtype), jnp.zeros((num_redo,), jnp.int32)))
+                               jnp.zeros((num_redo,), dtype), count, count))
     labels = _nearest_tiled(x, jnp.sum(x * x, axis=-1), centroids, active=active)[0]
-    return KMeansResult(centroids=centroids, labels=labels, objective=objective, num_iter=iters, objectives=objs)
+    return KMeansResult(centroids=centroids, labels=labels, objective=objective, num_iter=iters, objectives=objs,
+                        rows_searched=searched)
