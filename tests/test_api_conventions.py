@@ -21,7 +21,8 @@ methods of exported classes) and fails on:
 11. (a thin command line, docs rule 10) a ``matplotlib.use`` / ``pyplot.switch_backend`` outside the CLI layer,
    a ``json.dump`` / ``json.dumps`` in the CLI layer outside ``commands/_util.write_json``, and a
    command option whose choices are not a library constant (``LibraryChoices``) or a list of
-   names in the CLI layer that copies one.
+   names in the CLI layer that copies one, and a resampling option (``--num-resamples``,
+   ``--confidence``, ``--alpha``) declared outside the two helpers of ``commands/_util.py``.
 12. (one name per concept, settings objects, docs rule 11) a public function with more than 16 parameters, or
     with one of the retired names of a concept (``mauve_scaling_factor``, ``num_bins``, ``p_features``,
     ...) in its signature, the compatibility functions excepted; and a check of MAUVE's ``c`` or
@@ -779,6 +780,60 @@ def test_command_choices_come_from_the_library():
     bad = _choice_offenders(_library_files(), _library_lists(choices))
     assert not bad, "the command line copies a list of names the library defines (docs/conventions.md, " \
                     "rule 10):\n" + "\n".join(bad)
+
+
+#: the resampling options of the commands, declared only by the helpers of commands/_util.py
+#: (``add_confidence_options``: an interval of one set, off unless asked; ``add_significance_options``:
+#: comparisons of systems, settings or metrics)
+_RESAMPLING_OPTIONS = ("--num-resamples", "--confidence", "--alpha")
+_RESAMPLING_HELPERS = "commands/_util.py"
+
+
+def _resampling_option_offenders(files) -> list[str]:
+    """In the CLI layer outside the helpers' module: an ``add_argument`` of a resampling option."""
+    bad = []
+    for path in files:
+        if not _is_cli(path) or str(path.relative_to(_ROOT)) == _RESAMPLING_HELPERS:
+            continue
+        where = path.relative_to(_ROOT.parent)
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "add_argument":
+                for a in node.args:
+                    if isinstance(a, ast.Constant) and a.value in _RESAMPLING_OPTIONS:
+                        bad.append(f"{where}:{node.lineno}: {a.value}")
+    return bad
+
+
+def test_resampling_options_are_declared_once(tmp_path, monkeypatch):
+    """Every command's ``--num-resamples`` / ``--confidence`` / ``--alpha`` comes from one of the two
+    helpers of ``commands/_util.py`` (one set of names, defaults, help and checks), and every
+    command that resamples has the whole set of its helper: the real parser's defaults are those
+    of one helper or the other."""
+    bad = _resampling_option_offenders(_library_files())
+    assert not bad, "a command declares a resampling option by hand; use add_confidence_options or " \
+                    "add_significance_options (docs/conventions.md, rule 10):\n" + "\n".join(bad)
+    from jaxmetrics.cli import build_parser
+
+    sub = next(a for a in build_parser()._actions if a.__class__.__name__ == "_SubParsersAction")
+    families = {(None, None, None): "add_confidence_options", (1000, 0.95, 0.05): "add_significance_options"}
+    seen = set()
+    for name, parser in sorted(sub.choices.items()):
+        opts = {o: a for a in parser._actions for o in a.option_strings}
+        if "--num-resamples" not in opts:
+            continue
+        alpha = opts["--alpha"].default if "--alpha" in opts else None
+        key = (opts["--num-resamples"].default, opts["--confidence"].default, alpha)
+        assert key in families, (name, key)
+        seen.add(families[key])
+    assert seen == set(families.values())
+    # the check itself, on a fake tree
+    root = tmp_path / "jaxmetrics"
+    (root / "commands").mkdir(parents=True)
+    (root / "commands" / "_util.py").write_text("def add(p):\n    p.add_argument('--alpha')\n")
+    (root / "commands" / "x.py").write_text("def reg(p):\n    p.add_argument('--seed')\n"
+                                             "    p.add_argument('--alpha', type=float)\n")
+    monkeypatch.setattr(__import__(__name__), "_ROOT", root)
+    assert _resampling_option_offenders(sorted(root.rglob("*.py"))) == ["jaxmetrics/commands/x.py:3: --alpha"]
 
 
 # --------------------------------------------------------------------------- rule 12: one name per concept
