@@ -137,9 +137,14 @@ def test_no_pytorch_notice_where_pytorch_is_missing(tmp_path):
 
 def test_every_option_has_help_that_states_its_default():
     """Every option of every command has help text, and the help of an option that is neither a
-    flag nor required states its default (the formatter appends it, or the text says it)."""
+    flag nor required states its default (the formatter appends it, or the text says it). A
+    hidden option (``help=argparse.SUPPRESS``: an earlier name kept working) shows no help."""
+    import argparse
+
     missing = []
     for name, p, a in _options():
+        if a.help == argparse.SUPPRESS:
+            continue
         text = p.formatter_class(prog="x")._get_help_string(a) or ""
         is_flag = a.nargs == 0
         if not a.help:
