@@ -175,11 +175,10 @@ def check_significance_options(args: argparse.Namespace, *, can_turn_off: bool =
     ``can_turn_off``), ``--alpha`` in (0, 1)."""
     from jaxmetrics import _validation as V  # imports JAX: only when a command runs
 
-    names = ("--num-resamples", "--confidence")
     if can_turn_off and args.num_resamples == 0:
         V.check_confidence(args.confidence, "--confidence")
     else:
-        V.check_resampling(args.num_resamples, args.confidence, names=names)
+        V.check_resampling(args.num_resamples, args.confidence, names=("--num-resamples", "--confidence"))
     V.check_open_unit(args.alpha, "--alpha")
 
 

@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
                                  progress=progress_enabled(args))
     report = run_diversity_test(data.response_sets, data.label_values, metrics, test=args.test,
                                 values=values, seed=args.seed, num_resamples=args.num_resamples,
-                                 confidence=args.confidence, alpha=args.alpha)
+                                confidence=args.confidence, alpha=args.alpha)
     if needs_model:  # the values were computed here: the signature names the encoder
         from jaxmetrics.results import extend_signature
 

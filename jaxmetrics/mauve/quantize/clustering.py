@@ -434,10 +434,10 @@ def kmeans(
                 iters.at[r].set(it), searched.at[r].set(rows))
 
     dtype = x.dtype
-    count = jnp.zeros((num_redo,), jnp.int32)
+    per_restart = jnp.zeros((num_redo,), jnp.int32)   # iterations, rows searched
     centroids, objective, objs, iters, searched = jax.lax.fori_loop(
         0, num_redo, restart, (jnp.zeros((k, x.shape[1]), dtype), jnp.asarray(jnp.inf, dtype),
-                               jnp.zeros((num_redo,), dtype), count, count))
+                               jnp.zeros((num_redo,), dtype), per_restart, per_restart))
     labels = _nearest_tiled(x, jnp.sum(x * x, axis=-1), centroids, active=active)[0]
     return KMeansResult(centroids=centroids, labels=labels, objective=objective, num_iter=iters, objectives=objs,
                         rows_searched=searched)
