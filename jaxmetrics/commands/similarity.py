@@ -108,6 +108,10 @@ def register(subparsers) -> None:
                         "--bert-score-compat or --baseline (default: none)")
     p.add_argument("--alignments-pairs", type=int, default=None, metavar="N",
                    help="how many pairs, from the first, --alignments draws and writes (default 20)")
+    p.add_argument("--cache-dir", default=None, metavar="DIR",
+                   help="save each finished chunk of pairs' scores in DIR, so that a long run that is stopped "
+                        "resumes where it stopped when the same command is run again (the same scores as one "
+                        "uninterrupted run); not with --alignments (default: none)")
     add_empty_option(p, per_pair=True)
     add_progress_options(p)
     p.set_defaults(func=run)
@@ -178,9 +182,9 @@ def _write_alignments(al, folder: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import warnings
 
-    from jaxmetrics.similarity import compute_similarity, token_alignments
+    from jaxmetrics.similarity import token_alignments
+    from jaxmetrics.similarity.pipeline import check_text_pairs, score_texts
 
     check_input_file(args.references, "--references")
     check_input_file(args.candidates, "--candidates")
@@ -188,6 +192,13 @@ def run(args: argparse.Namespace) -> int:
     check_confidence_options(args)
     settings = _settings(args)
     num_aligned = _check_alignments(args)
+    if args.cache_dir is not None:
+        from jaxmetrics.models.cache import check_writable_dir
+
+        if num_aligned is not None:
+            raise ValueError("--cache-dir: --alignments encodes the whole corpus at once and caches nothing; "
+                             "drop one of them")
+        check_writable_dir(args.cache_dir, "--cache-dir")
     refs = read_input(args.references, "--references", command="similarity", kind="reference").texts
     cands_in = read_input(args.candidates, "--candidates", command="similarity", empty=args.empty, kind="pair")
     cands = cands_in.texts
@@ -196,11 +207,13 @@ def run(args: argparse.Namespace) -> int:
     if num_aligned is not None and cands_in.empty_lines:
         raise ValueError(f"--alignments: an empty candidate has no tokens to align ({args.candidates!r}, "
                          f"{line_list(cands_in.empty_lines)}); drop --alignments or fill those lines")
-    if num_aligned is None:
-        with warnings.catch_warnings():   # the empty candidates were reported by their lines above
-            warnings.filterwarnings("ignore", message=r"candidates: \d+ of \d+ texts are empty")
-            res = compute_similarity(references=refs, candidates=cands, model=args.model, settings=settings,
-                                     progress=progress_enabled(args), dtype=args.dtype)
+    if num_aligned is None:   # compute_similarity's steps, with the resumable cache of score_texts
+        from jaxmetrics.models import resolve_model
+
+        refs, cands = check_text_pairs(refs, cands, empty_candidates=True)
+        lm = resolve_model(args.model, purpose="similarity", dtype=args.dtype)
+        res = score_texts(references=refs, candidates=cands, model=lm, settings=settings,
+                          progress=progress_enabled(args), cache_dir=args.cache_dir)
     else:  # one encoding: the alignments' scores are compute_similarity's, signature included
         al = token_alignments(references=refs, candidates=cands, model=args.model, settings=settings,
                               indices=list(range(min(num_aligned, len(cands)))),

@@ -143,6 +143,10 @@ def compute_similarity(*, references: Sequence[str], candidates: Sequence[str], 
     the corpus (BERTScore with all-MiniLM-L6-v2: peak growth 1.0 GiB at 30,000 pairs, 4.0 GiB
     before streaming; benchmarks/results/streaming_memory.md).
 
+    Resume: a long run (a million pairs) that must survive an interruption goes through
+    :func:`score_texts` with ``cache_dir=`` (the CLI: ``jaxmetrics similarity --cache-dir``), which
+    saves each finished chunk's scores and, called again, encodes only the rest.
+
     Args:
       references: ``N`` non-empty strings (the ground truth).
       candidates: ``N`` strings, at least one of them non-empty (an empty one scores 0); pair i is
@@ -249,7 +253,8 @@ def warn_empty_candidates(indices: Sequence[int], n: int, name: str) -> None:
 
 
 def score_texts(*, references: list[str], candidates: list[str], model: Any, settings: SimilaritySettings,
-                groups: Any = None, idf_weights: Mapping | None = None, progress: bool = False) -> SimilarityResult:
+                groups: Any = None, idf_weights: Mapping | None = None, progress: bool = False,
+                cache_dir: Any = None) -> SimilarityResult:
     """:func:`compute_similarity` on checked inputs: non-empty text lists of equal length, a
     loaded ``model`` (:func:`jaxmetrics.models.resolve_model`) and its
     :class:`~jaxmetrics.similarity.SimilaritySettings`. ``idf_weights``: a ``{token id: weight}``
@@ -261,19 +266,36 @@ def score_texts(*, references: list[str], candidates: list[str], model: Any, set
     outputs does not grow with the number of pairs (batch centering takes whole batches per
     chunk; corpus centering over a group larger than a chunk sums its means in a first pass of
     the encoder, then scores in a second).
+
+    Resume: with ``cache_dir``, the scores of each streamed chunk are written there as it is done
+    (one file per chunk, written whole and then moved into place), under a key of everything the
+    scores depend on: the model's weights, the settings, the tokens of every text, the pairs, the
+    groups, the idf weights and the package version. A run that is stopped (an error, Ctrl-C,
+    ``kill -9``) and called again with the same arguments reads the finished chunks and encodes
+    only the rest; the scores are those of one uninterrupted run. A damaged chunk file is named in
+    a warning and recomputed. The model must come from files (its ``fingerprint`` is in the key).
+
     A pair whose candidate is empty (blank or whitespace-only) is left out of the encoding and
     the scoring and gets ``P = R = F1 = 0``, rescaled by ``settings.baseline`` as bert_score
     does; the result's ``empty_candidates`` lists these pairs (the caller warns:
     :func:`warn_empty_candidates`)."""
+    if cache_dir is not None:
+        from jaxmetrics.models.cache import check_writable_dir
+
+        check_writable_dir(cache_dir, "cache_dir")
+        if not getattr(model, "fingerprint", ""):
+            raise ValueError("cache_dir: the model has no fingerprint of its weights (it was not loaded from files), "
+                             "so cached scores could not be told apart from another model's; load it from its "
+                             "checkpoint folder, or leave cache_dir unset")
     keep = np.asarray([i for i, t in enumerate(candidates) if t.strip()], np.int64)
     if keep.size == len(candidates):
         return _score_streamed(references=references, candidates=candidates, model=model, settings=settings,
-                               groups=groups, idf_weights=idf_weights, progress=progress)
+                               groups=groups, idf_weights=idf_weights, progress=progress, cache_dir=cache_dir)
     if keep.size == 0:
         raise ValueError(f"candidates: all {len(candidates)} texts are empty; nothing to score")
     sub = score_texts(references=[references[i] for i in keep], candidates=[candidates[i] for i in keep],
                       model=model, settings=settings, idf_weights=idf_weights, progress=progress,
-                      groups=None if groups is None else np.asarray(groups)[keep])
+                      groups=None if groups is None else np.asarray(groups)[keep], cache_dir=cache_dir)
     n = len(candidates)
     base = (0.0, 0.0, 0.0) if settings.baseline is None else np.asarray(settings.baseline, np.float64)
     out = {}
@@ -327,7 +349,7 @@ def _pair_setup(candidates: list[str], references: list[str], model: Any, settin
 
 
 def _score_streamed(*, references: list[str], candidates: list[str], model: Any, settings: SimilaritySettings,
-                    groups: Any, idf_weights: Mapping | None, progress: bool) -> SimilarityResult:
+                    groups: Any, idf_weights: Mapping | None, progress: bool, cache_dir: Any) -> SimilarityResult:
     """:func:`score_texts` of pairs without empty candidates, :data:`STREAM_PAIRS` pairs at a time.
 
     Everything that is shared between pairs comes from the token ids alone and is settled before
@@ -345,7 +367,9 @@ def _score_streamed(*, references: list[str], candidates: list[str], model: Any,
 
     Each chunk's distinct texts are encoded (:func:`jaxmetrics.models.encoding.encode_packed`),
     scored through :func:`_score_layout` (the kernel loop of :func:`score_encoded`) and dropped.
-    A text shared by pairs of different chunks is encoded once per chunk."""
+    A text shared by pairs of different chunks is encoded once per chunk. With ``cache_dir`` each
+    chunk's scores (and a first pass's means) are saved as they are done and read back instead of
+    recomputed (:class:`_ChunkCache`)."""
     from jaxmetrics.models import resolve_layers
     from jaxmetrics.models.tokens import tokenize_packed
     from jaxmetrics.progress import progress_bar
@@ -368,6 +392,10 @@ def _score_streamed(*, references: list[str], candidates: list[str], model: Any,
     batch = centering_batch_ids(table, ci, ri, s, group)
     chunks, first_pass = stream_chunks(ci, ri, count, batch, STREAM_PAIRS)
 
+    cache = None if cache_dir is None else _ChunkCache(
+        cache_dir, model=lm, settings=s, layers=layers, max_length=max_length, table=table, ci=ci, ri=ri,
+        group=group, idf_weights=idf_weights)
+
     texts_of = lambda ps: sum(np.unique(np.concatenate([ci[p], ri[p]])).size for p in ps)
     total = texts_of(chunks) + (texts_of(first_pass) if first_pass else 0)
     bar = progress_bar(total, desc="token embeddings", unit="text", enabled=progress and total > s.batch_size)
@@ -375,17 +403,80 @@ def _score_streamed(*, references: list[str], candidates: list[str], model: Any,
                            layers=layers, max_length=max_length, width=int(count.max()), settings=s, bar=bar)
     out = {k: np.zeros(len(ci), np.float32) for k in ("precision", "recall", "f1")}
     try:
-        table_means = None if first_pass is None else first_pass_means(first_pass, encode_chunk, batch)
-        for p in chunks:
+        table_means = None if first_pass is None or cache is None else cache.load_means()
+        if first_pass is not None and table_means is None:
+            table_means = first_pass_means(first_pass, encode_chunk, batch)
+            if cache is not None:
+                cache.save_means(table_means)
+        elif first_pass is not None:
+            bar.update(texts_of(first_pass))
+        for i, p in enumerate(chunks):
+            if cache is not None and cache.load_chunk(i, p, out):
+                bar.update(texts_of([p]))
+                continue
             flat, layout, w = encode_chunk(p)
             means = chunk_means(flat, layout, s.centering, None if batch is None else batch[p], table_means)
             flags = None if pad_zero is None else tuple(f[p] for f in pad_zero)
             _score_layout(flat, layout, w, means, flags, s, out, target=p)
             del flat, layout, w
+            if cache is not None:
+                cache.save_chunk(i, p, out)
     finally:
         bar.close()
     _warn_opposite_signs(out["precision"], out["recall"], s)
     return _result(out, s, layer=layers[0], max_length=max_length, model=lm, idf_weights=idf_weights)
+
+
+class _ChunkCache:
+    """The finished chunks of one :func:`_score_streamed` call on disk (a
+    :class:`~jaxmetrics.evaluation.store.RunStore` under ``cache_dir``): ``similarity-<key>/`` holds
+    ``chunk-<i>.npz`` (the chunk's pair indices and their P, R, F1) and, with a first pass,
+    ``first-pass-means.npz``. ``<key>`` hashes everything the scores depend on (the model's
+    fingerprint and dtype, the settings, the layer, ``max_length``, every text's token ids, the
+    pairs, the groups, the idf weights, the chunk size and the package version), so a file is only
+    ever read back by the same computation; each chunk file is also checked against its pairs."""
+
+    def __init__(self, cache_dir: Any, *, model: Any, settings: SimilaritySettings, layers: tuple, max_length: int,
+                 table: Any, ci: np.ndarray, ri: np.ndarray, group: Any, idf_weights: Mapping | None):
+        from jaxmetrics import __version__
+        from jaxmetrics.evaluation.store import RunStore, stable_hash
+
+        idf = None if idf_weights is None else sorted((int(k), float(v)) for k, v in idf_weights.items())
+        key = stable_hash({
+            "model": model.fingerprint, "dtype": str(jnp.dtype(model.dtype)), "settings": settings.fingerprint(),
+            "layers": list(map(int, layers)), "max_length": int(max_length), "version": __version__,
+            "ids": stable_hash(table.ids, 16), "special": stable_hash(table.special, 16),
+            "offsets": stable_hash(table.offsets, 16), "ci": stable_hash(ci, 16), "ri": stable_hash(ri, 16),
+            "group": None if group is None else stable_hash(np.asarray(group), 16), "idf": idf,
+            "stream_pairs": STREAM_PAIRS}, 16)
+        self.store, self.run = RunStore(cache_dir), ("similarity-" + key,)
+
+    def load_chunk(self, i: int, pairs: np.ndarray, out: dict) -> bool:
+        """Fill ``out[name][pairs]`` from chunk ``i``'s file; ``False`` when there is none (or it is
+        damaged: then a warning names it)."""
+        def check(z):
+            if not np.array_equal(z["pairs"], pairs):
+                raise ValueError("its pairs are not this chunk's")
+            if any(np.shape(z[k]) != pairs.shape for k in out):
+                raise ValueError("its scores do not have one value per pair")
+        z = self.store.load_arrays(self.run, f"chunk-{i:06d}", check=check)
+        if z is None:
+            return False
+        for k in out:
+            out[k][pairs] = z[k]
+        return True
+
+    def save_chunk(self, i: int, pairs: np.ndarray, out: dict) -> None:
+        self.store.save_arrays(self.run, f"chunk-{i:06d}", {"pairs": pairs, **{k: v[pairs] for k, v in out.items()}})
+
+    def load_means(self) -> dict | None:
+        def check(z):
+            if set(z) != {"c", "r"} or any(v.ndim != 2 for v in z.values()):
+                raise ValueError("expected the [batches, D] means of both sides")
+        return self.store.load_arrays(self.run, "first-pass-means", check=check)
+
+    def save_means(self, means: dict) -> None:
+        self.store.save_arrays(self.run, "first-pass-means", means)
 
 
 def _encode_chunk(pairs: np.ndarray, *, table: Any, ci: np.ndarray, ri: np.ndarray, take: np.ndarray,
