@@ -279,13 +279,16 @@ def main(argv=None) -> int:
     ap.add_argument("--learning-rate", type=float, help="AdamW rate of every arm (default: 1e-4)")
     ap.add_argument("--kl-coef", type=float, help="the policy-gradient arms' KL weight (default: 0.05)")
     ap.add_argument("--reward-num-buckets", type=int, help="MAUVE-PG's reward codebook size (default: auto)")
+    ap.add_argument("--dev", type=int, help="held-out passages that tune the decoding (default: 250)")
+    ap.add_argument("--test", type=int, help="held-out passages every reported number comes from (default: 500; the "
+                                             "four held-out plays hold 1,157, dev included)")
     args = ap.parse_args(argv)
     from _report import save_json, save_table  # benchmarks/ is on sys.path when a script runs
 
     from jaxmetrics.data import demo_model_dir
 
     cfg = dict(TINY if args.tiny else FULL)
-    for key in ("steps", "learning_rate", "kl_coef", "reward_num_buckets"):
+    for key in ("steps", "learning_rate", "kl_coef", "reward_num_buckets", "dev", "test"):
         if getattr(args, key) is not None:
             cfg[key] = getattr(args, key)
     work = Path(args.work)

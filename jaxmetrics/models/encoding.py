@@ -22,6 +22,7 @@ A speed-up or precision option added here reaches every metric at once.
 from __future__ import annotations
 
 import os
+from collections import abc
 from typing import Any, Callable, Sequence
 
 import jax
@@ -34,7 +35,7 @@ from jaxmetrics.models.cache import FeatureCache
 from jaxmetrics.models.pooling import DEFAULT_MAX_LENGTH, resolve_layers, resolve_pooling
 from jaxmetrics.models.protocol import resolve_model
 from jaxmetrics.models.tokens import (
-    ENCODE_CHUNK, PackedTokens, check_batch_size, check_max_length, pack_token_lists, tokenize_packed,
+    PackedTokens, check_batch_size, check_max_length, pack_token_lists, tokenize_packed,
 )
 from jaxmetrics.results import Result, static_field
 
@@ -367,7 +368,7 @@ def _pooled_vectors(texts: Sequence[str] | None = None, *, model: Any, token_ids
                     progress: bool = True, mesh=None, desc: str = "encode", dtype: Any = None) -> np.ndarray:
     """float32 ``[K, N, D]``: :func:`encode`'s ``pooled`` without the rest of the
     :class:`Encoding` (no ``[N, longest]`` id and mask arrays): what the featurizers return, so
-    their memory beyond the features is that of one :data:`~jaxmetrics.models.tokens.ENCODE_CHUNK` stretch of texts."""
+    their memory beyond the features is the packed token ids and one batch in flight."""
     texts, lm, pooling, layers, max_length, batch_size = _check_encode(
         texts, token_ids, model, layers, pooling, False, max_length, batch_size, cache_dir, dtype)
     return _run_engine(texts, token_ids, lm, layers=layers, pooling=pooling, tokens=False, max_length=max_length,
@@ -381,8 +382,11 @@ def _run_engine(texts, token_ids, lm, *, layers: tuple, pooling: str | None, tok
     (all but the ones found in the feature cache).
 
     Tokenization is done first for all texts (its errors come before any forward pass); the
-    forward passes then run :data:`~jaxmetrics.models.tokens.ENCODE_CHUNK` texts at a time, each stretch planned on its own
-    (:func:`run_encoder`), and write straight into the outputs."""
+    forward passes are then planned once over every text (:func:`run_encoder`: one short last
+    pass per kind of batch in the whole run, so a large corpus compiles no more batch shapes than
+    its length buckets need) and write straight into the outputs. The texts' ids are read as
+    views of the packed table one batch at a time (:class:`_IdViews`), never as a list of N
+    arrays."""
     from jaxmetrics.progress import progress_bar
 
     if texts is not None:
@@ -424,18 +428,27 @@ def _run_engine(texts, token_ids, lm, *, layers: tuple, pooling: str | None, tok
                         dst[offsets[t]:offsets[t + 1]] = h
         return on_batch
 
-    many = len(todo) > ENCODE_CHUNK      # one bar over the stretches (else run_encoder's own)
-    bar = progress_bar(len(todo), desc=desc, unit="text", enabled=progress) if many else None
-    try:
-        for s in range(0, len(todo), ENCODE_CHUNK):
-            ids = table.seqs(range(s, min(s + ENCODE_CHUNK, len(todo))))[0]
-            run_encoder(ids, lm, layers=layers, pooling=pooling, tokens=tokens, batch_size=batch_size,
-                        max_length=max_length, on_batch=on_batch_from(s), progress=progress, desc=desc,
-                        mesh=mesh, bar=bar)
-    finally:
-        if bar is not None:
-            bar.close()
+    if todo:
+        run_encoder(_IdViews(table), lm, layers=layers, pooling=pooling, tokens=tokens, batch_size=batch_size,
+                    max_length=max_length, on_batch=on_batch_from(0), progress=progress, desc=desc, mesh=mesh)
     return pooled, flat, table, todo, n
+
+
+class _IdViews(abc.Sequence):
+    """The token ids of every text of a packed tokenization as a sequence of views, each made
+    when it is read (:func:`run_encoder` reads a batch's texts at a time), so no list of N arrays
+    is ever built."""
+
+    def __init__(self, table: PackedTokens):
+        self.ids, self.offsets = table.ids, table.offsets
+
+    def __len__(self) -> int:
+        return len(self.offsets) - 1
+
+    def __getitem__(self, i):
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        return self.ids[self.offsets[i]:self.offsets[i + 1]]
 
 
 def concat_encodings(*encodings: Encoding) -> Encoding:

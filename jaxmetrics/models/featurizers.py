@@ -65,8 +65,8 @@ def featurize(texts: Sequence[str], *, model: LoadedModel | str | os.PathLike, m
       dtype: compute dtype, ``'float32'`` or ``'bfloat16'``; ``None``: float32 for a path, a
         loaded model's own (see :func:`~jaxmetrics.models.encode`).
 
-    Memory: the texts stream through the engine (tokenized into packed ids, forward passes
-    :data:`~jaxmetrics.models.tokens.ENCODE_CHUNK` texts at a time) and only the features are
+    Memory: the texts stream through the engine (tokenized into packed ids, one plan of forward
+    passes over them all, each batch's ids read when it runs) and only the features are
     kept (all-MiniLM-L6-v2, ``max_length`` 256: peak growth 551 MiB at 30,000 texts, 620 MiB before
     streaming; benchmarks/results/streaming_memory.md).
 

@@ -95,9 +95,9 @@ def check_batch_size(batch_size: Any, name: str = "batch_size") -> int:
     return int(batch_size)
 
 
-#: texts per tokenizer call and per stretch of planned forward passes: the engine holds the
-#: tokenizer's Python objects, the batch plan and the per-text arrays of this many texts at a time,
-#: never of the whole corpus (the token ids of all texts are kept packed, about 5 bytes a token)
+#: texts per tokenizer call: the engine holds the tokenizer's Python objects of this many texts at
+#: a time, never of the whole corpus (the token ids of all texts are kept packed, about 5 bytes a
+#: token)
 ENCODE_CHUNK = 4096
 
 
