@@ -67,8 +67,8 @@ def featurize(texts: Sequence[str], *, model: LoadedModel | str | os.PathLike, m
 
     Memory: the texts stream through the engine (tokenized into packed ids, one plan of forward
     passes over them all, each batch's ids read when it runs) and only the features are
-    kept (all-MiniLM-L6-v2, ``max_length`` 256: peak growth 551 MiB at 30,000 texts, 620 MiB before
-    streaming; benchmarks/results/streaming_memory.md).
+    kept (all-MiniLM-L6-v2, ``max_length`` 256: peak growth 607 MiB at 100,000 texts, 146.5 MiB of it
+    the features, 1,114 MiB before streaming; benchmarks/results/streaming_memory.md).
 
     Returns:
       float32 ``[N, D]`` features in input order.

@@ -140,7 +140,7 @@ def compute_similarity(*, references: Sequence[str], candidates: Sequence[str], 
 
     Memory: the pairs stream (:func:`score_texts`): :data:`STREAM_PAIRS` pairs at a time are
     encoded, scored and dropped, so memory beyond the ``[N]`` scores is bounded by the chunk, not
-    the corpus (BERTScore with all-MiniLM-L6-v2: peak growth 1.0 GiB at 30,000 pairs, 4.0 GiB
+    the corpus (BERTScore with all-MiniLM-L6-v2: peak growth 1.1 GiB at 100,000 pairs, 10 GiB
     before streaming; benchmarks/results/streaming_memory.md).
 
     Resume: a long run (a million pairs) that must survive an interruption goes through
