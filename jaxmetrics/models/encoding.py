@@ -387,8 +387,6 @@ def _run_engine(texts, token_ids, lm, *, layers: tuple, pooling: str | None, tok
     its length buckets need) and write straight into the outputs. The texts' ids are read as
     views of the packed table one batch at a time (:class:`_IdViews`), never as a list of N
     arrays."""
-    from jaxmetrics.progress import progress_bar
-
     if texts is not None:
         keys, n = texts, len(texts)
     else:
