@@ -99,6 +99,16 @@ def save_json(record: dict, out: str | Path, *, indent: int = 1) -> dict:
     return record
 
 
+def save_lines(lines: list[str], out: str | Path) -> Path:
+    """Write ``lines`` one per line (UTF-8) to ``out`` (parents created): an input file that a
+    benchmark prepares for a command it runs, not a result (results go through
+    :func:`save_table` / :func:`save_json`, which record the machine)."""
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return out
+
+
 def causal_models(spec: str, tmp: str | Path) -> list[tuple[str, str, str]]:
     """``(key, label, directory)`` of the causal models named in ``spec`` (comma-separated:
     ``demo`` -- the bundled demo GPT-2, linked under a name containing "gpt2" because mauve-text

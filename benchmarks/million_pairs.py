@@ -31,7 +31,7 @@ import sys
 import time
 from pathlib import Path
 
-from _report import save_json, save_table
+from _report import save_json, save_lines, save_table
 
 HERE = Path(__file__).resolve().parent
 CHUNK_GLOB = "similarity-*/chunk-*.npz"
@@ -44,10 +44,9 @@ def _write_pairs(work: Path, n: int) -> None:
     if meta.is_file() and json.loads(meta.read_text())["pairs"] == n:
         return
     cands, refs = text_pairs(n)
-    work.mkdir(parents=True, exist_ok=True)
     for name, texts in (("candidates", cands), ("references", refs)):
-        (work / f"{name}.txt").write_text("\n".join(texts) + "\n", encoding="utf-8")
-    meta.write_text(json.dumps({"pairs": n, "words": sum(len(t.split()) for t in cands + refs)}))
+        save_lines(texts, work / f"{name}.txt")
+    save_json({"pairs": n, "words": sum(len(t.split()) for t in cands + refs)}, meta)
 
 
 def _chunks(work: Path) -> int:
@@ -117,10 +116,10 @@ def main(argv=None) -> None:
     work, model = Path(args.work), args.model or minilm_dir()
     _write_pairs(work, args.pairs)
     log = work / "segments.json"
-    segments = json.loads(log.read_text()) if log.is_file() else []
+    segments = json.loads(log.read_text())["segments"] if log.is_file() else []
     if not segments or segments[-1]["status"] != "complete":
         segments.append(_segment(work, model, args.layer, args.max_seconds, args.kill_after_chunks))
-        log.write_text(json.dumps(segments, indent=1) + "\n")
+        save_json({"segments": segments}, log)
     last = segments[-1]
     print(f"segment {len(segments)}: {last['status']} after {last['seconds']:.0f} s, chunks "
           f"{last['chunks_before']} -> {last['chunks_after']}, peak RSS {last['peak_rss_mib']:.0f} MiB", flush=True)

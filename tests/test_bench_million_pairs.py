@@ -19,7 +19,7 @@ def test_a_killed_run_resumes_and_agrees(tmp_path, tiny_checkpoint_dir):
     env = {**os.environ, "JAX_PLATFORMS": "cpu"}
     first = subprocess.run(cmd + ["--kill-after-chunks", "1"], capture_output=True, text=True, env=env, timeout=600)
     assert first.returncode == 0, first.stderr[-2000:]
-    (seg,) = json.loads((work / "segments.json").read_text())
+    (seg,) = json.loads((work / "segments.json").read_text())["segments"]
     assert seg["status"] == "killed (SIGKILL)" and 1 <= seg["chunks_after"] < 3, seg
     assert not out.with_suffix(".md").exists()
 
