@@ -1,9 +1,10 @@
-"""Validated pairs of padded token embeddings: the checks and the device sharding behind the
-validated entries :func:`~jaxmetrics.similarity.similarity_scores` and
-:func:`~jaxmetrics.similarity.bertscore_scores` (one path, :func:`score_checked_pairs`)."""
+"""The input checks of the family: validated pairs of padded token embeddings and the device sharding
+behind the validated entries :func:`~jaxmetrics.similarity.similarity_scores` and
+:func:`~jaxmetrics.similarity.bertscore_scores` (one path, :func:`score_checked_pairs`), and the
+text-pair checks of the text pipelines (:func:`check_text_pairs`, :func:`warn_empty_candidates`)."""
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -12,7 +13,7 @@ import numpy as np
 from jaxmetrics._validation import check_mask
 from jaxmetrics.sharding import host_readable, replicate_global, spans_processes
 
-__all__ = ["score_checked_pairs"]
+__all__ = ["check_text_pairs", "score_checked_pairs", "warn_empty_candidates"]
 
 
 def _check_embeddings(emb, mask, name: str):
@@ -108,3 +109,34 @@ def _shard_pairs(arrays, mesh):
 
     axis = DATA_AXIS if DATA_AXIS in mesh.axis_names else mesh.axis_names[0]
     return pad_and_shard(arrays, mesh, axis, edge=True).values
+
+
+def check_text_pairs(references: Any, candidates: Any, *, empty_candidates: bool = False) -> Any:
+    """``(references, candidates)`` as lists of non-empty strings that pair up (as many of each);
+    ``ValueError`` naming the argument otherwise. The text check of every pipeline of the family.
+    With ``empty_candidates`` an empty candidate is accepted (its pair scores 0: :func:`score_texts`),
+    as long as one candidate is not empty."""
+    from jaxmetrics._validation import check_texts
+
+    if empty_candidates:
+        cands = check_texts(candidates, "candidates", allow_empty=True)
+        if all(not t.strip() for t in cands):
+            raise ValueError(f"candidates: all {len(cands)} texts are empty (blank or whitespace-only); "
+                             "nothing to score")
+    else:
+        cands = check_texts(candidates, "candidates")
+    refs = check_texts(references, "references")
+    if len(cands) != len(refs):
+        raise ValueError(f"references: {len(refs)} texts do not pair with {len(cands)} candidates")
+    return refs, cands
+
+
+def warn_empty_candidates(indices: Sequence[int], n: int, name: str) -> None:
+    """The one ``UserWarning`` about empty candidates scored 0 (``indices`` among ``n``, ``name``
+    the argument), issued by every function that scores them (nothing when there are none)."""
+    if len(indices):
+        from jaxmetrics.models.tokens import warn_at_caller
+
+        shown = ", ".join(map(str, list(indices)[:10])) + (" ..." if len(indices) > 10 else "")
+        warn_at_caller(f"{name}: {len(indices)} of {n} texts are empty (pairs {shown}): scored P = R = F1 = 0, "
+                       "as bert_score does")

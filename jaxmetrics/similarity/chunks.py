@@ -35,7 +35,7 @@ from jaxmetrics.similarity.kernels import PRF, batch_similarity
 if TYPE_CHECKING:
     from jaxmetrics.similarity.settings import SimilaritySettings
 
-__all__ = ["CENTERING_BATCHES", "PairLayout", "batch_sums", "center_chunk", "centering_batch_ids", "centering_batches",
+__all__ = ["CENTERING_BATCHES", "ChunkCache", "PairLayout", "batch_sums", "center_chunk", "centering_batch_ids", "centering_batches",
            "chunk_means", "compat_padding", "first_pass_means", "lookup_idf", "packed_selection", "packed_weights",
            "pad_rows", "pair_keys", "reference_idf", "refuse_zero_idf", "score_chunk", "select_tokens", "stream_chunks"]
 
@@ -496,3 +496,56 @@ def lookup_idf(idf: Mapping, ids: np.ndarray, real: np.ndarray) -> np.ndarray:
         raise ValueError("idf: weights must be finite and non-negative")
     weights[real] = vals[inv.reshape(-1)]
     return weights
+
+
+class ChunkCache:
+    """The finished chunks of one :func:`~jaxmetrics.similarity.pipeline.score_texts` call on disk (a
+    :class:`~jaxmetrics.evaluation.store.RunStore` under ``cache_dir``): ``similarity-<key>/`` holds
+    ``chunk-<i>.npz`` (the chunk's pair indices and their P, R, F1) and, with a first pass,
+    ``first-pass-means.npz``. ``<key>`` hashes everything the scores depend on (the model's
+    fingerprint and dtype, the settings, the layer, ``max_length``, every text's token ids, the
+    pairs, the groups, the idf weights, the chunk size and the package version), so a file is only
+    ever read back by the same computation; each chunk file is also checked against its pairs."""
+
+    def __init__(self, cache_dir: Any, *, model: Any, settings: SimilaritySettings, layers: tuple, max_length: int,
+                 table: Any, ci: np.ndarray, ri: np.ndarray, group: Any, idf_weights: Mapping | None,
+                 stream_pairs: int):
+        from jaxmetrics import __version__
+        from jaxmetrics.evaluation.store import RunStore, stable_hash
+
+        idf = None if idf_weights is None else sorted((int(k), float(v)) for k, v in idf_weights.items())
+        key = stable_hash({
+            "model": model.fingerprint, "dtype": str(jnp.dtype(model.dtype)), "settings": settings.fingerprint(),
+            "layers": list(map(int, layers)), "max_length": int(max_length), "version": __version__,
+            "ids": stable_hash(table.ids, 16), "special": stable_hash(table.special, 16),
+            "offsets": stable_hash(table.offsets, 16), "ci": stable_hash(ci, 16), "ri": stable_hash(ri, 16),
+            "group": None if group is None else stable_hash(np.asarray(group), 16), "idf": idf,
+            "stream_pairs": int(stream_pairs)}, 16)
+        self.store, self.run = RunStore(cache_dir), ("similarity-" + key,)
+
+    def load_chunk(self, i: int, pairs: np.ndarray, out: dict) -> bool:
+        """Fill ``out[name][pairs]`` from chunk ``i``'s file; ``False`` when there is none (or it is
+        damaged: then a warning names it)."""
+        def check(z):
+            if not np.array_equal(z["pairs"], pairs):
+                raise ValueError("its pairs are not this chunk's")
+            if any(np.shape(z[k]) != pairs.shape for k in out):
+                raise ValueError("its scores do not have one value per pair")
+        z = self.store.load_arrays(self.run, f"chunk-{i:06d}", check=check)
+        if z is None:
+            return False
+        for k in out:
+            out[k][pairs] = z[k]
+        return True
+
+    def save_chunk(self, i: int, pairs: np.ndarray, out: dict) -> None:
+        self.store.save_arrays(self.run, f"chunk-{i:06d}", {"pairs": pairs, **{k: v[pairs] for k, v in out.items()}})
+
+    def load_means(self) -> dict | None:
+        def check(z):
+            if set(z) != {"c", "r"} or any(v.ndim != 2 for v in z.values()):
+                raise ValueError("expected the [batches, D] means of both sides")
+        return self.store.load_arrays(self.run, "first-pass-means", check=check)
+
+    def save_means(self, means: dict) -> None:
+        self.store.save_arrays(self.run, "first-pass-means", means)

@@ -16,8 +16,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxmetrics.results import Result, static_field
+from jaxmetrics.similarity.checks import check_text_pairs, warn_empty_candidates
 from jaxmetrics.similarity.chunks import (
-    PairLayout, center_chunk, centering_batch_ids, centering_batches, chunk_means, compat_padding, first_pass_means,
+    ChunkCache, PairLayout, center_chunk, centering_batch_ids, centering_batches, chunk_means, compat_padding, first_pass_means,
     lookup_idf, packed_selection, packed_weights, pad_rows, pair_keys, refuse_zero_idf, score_chunk, select_tokens,
     stream_chunks,
 )
@@ -221,37 +222,6 @@ def compute_similarity(*, references: Sequence[str], candidates: Sequence[str], 
     return res
 
 
-def check_text_pairs(references: Any, candidates: Any, *, empty_candidates: bool = False) -> Any:
-    """``(references, candidates)`` as lists of non-empty strings that pair up (as many of each);
-    ``ValueError`` naming the argument otherwise. The text check of every pipeline of the family.
-    With ``empty_candidates`` an empty candidate is accepted (its pair scores 0: :func:`score_texts`),
-    as long as one candidate is not empty."""
-    from jaxmetrics._validation import check_texts
-
-    if empty_candidates:
-        cands = check_texts(candidates, "candidates", allow_empty=True)
-        if all(not t.strip() for t in cands):
-            raise ValueError(f"candidates: all {len(cands)} texts are empty (blank or whitespace-only); "
-                             "nothing to score")
-    else:
-        cands = check_texts(candidates, "candidates")
-    refs = check_texts(references, "references")
-    if len(cands) != len(refs):
-        raise ValueError(f"references: {len(refs)} texts do not pair with {len(cands)} candidates")
-    return refs, cands
-
-
-def warn_empty_candidates(indices: Sequence[int], n: int, name: str) -> None:
-    """The one ``UserWarning`` about empty candidates scored 0 (``indices`` among ``n``, ``name``
-    the argument), issued by every function that scores them (nothing when there are none)."""
-    if len(indices):
-        from jaxmetrics.models.tokens import warn_at_caller
-
-        shown = ", ".join(map(str, list(indices)[:10])) + (" ..." if len(indices) > 10 else "")
-        warn_at_caller(f"{name}: {len(indices)} of {n} texts are empty (pairs {shown}): scored P = R = F1 = 0, "
-                       "as bert_score does")
-
-
 def score_texts(*, references: list[str], candidates: list[str], model: Any, settings: SimilaritySettings,
                 groups: Any = None, idf_weights: Mapping | None = None, progress: bool = False,
                 cache_dir: Any = None) -> SimilarityResult:
@@ -392,9 +362,9 @@ def _score_streamed(*, references: list[str], candidates: list[str], model: Any,
     batch = centering_batch_ids(table, ci, ri, s, group)
     chunks, first_pass = stream_chunks(ci, ri, count, batch, STREAM_PAIRS)
 
-    cache = None if cache_dir is None else _ChunkCache(
+    cache = None if cache_dir is None else ChunkCache(
         cache_dir, model=lm, settings=s, layers=layers, max_length=max_length, table=table, ci=ci, ri=ri,
-        group=group, idf_weights=idf_weights)
+        group=group, idf_weights=idf_weights, stream_pairs=STREAM_PAIRS)
 
     texts_of = lambda ps: sum(np.unique(np.concatenate([ci[p], ri[p]])).size for p in ps)
     total = texts_of(chunks) + (texts_of(first_pass) if first_pass else 0)
@@ -425,58 +395,6 @@ def _score_streamed(*, references: list[str], candidates: list[str], model: Any,
         bar.close()
     _warn_opposite_signs(out["precision"], out["recall"], s)
     return _result(out, s, layer=layers[0], max_length=max_length, model=lm, idf_weights=idf_weights)
-
-
-class _ChunkCache:
-    """The finished chunks of one :func:`_score_streamed` call on disk (a
-    :class:`~jaxmetrics.evaluation.store.RunStore` under ``cache_dir``): ``similarity-<key>/`` holds
-    ``chunk-<i>.npz`` (the chunk's pair indices and their P, R, F1) and, with a first pass,
-    ``first-pass-means.npz``. ``<key>`` hashes everything the scores depend on (the model's
-    fingerprint and dtype, the settings, the layer, ``max_length``, every text's token ids, the
-    pairs, the groups, the idf weights, the chunk size and the package version), so a file is only
-    ever read back by the same computation; each chunk file is also checked against its pairs."""
-
-    def __init__(self, cache_dir: Any, *, model: Any, settings: SimilaritySettings, layers: tuple, max_length: int,
-                 table: Any, ci: np.ndarray, ri: np.ndarray, group: Any, idf_weights: Mapping | None):
-        from jaxmetrics import __version__
-        from jaxmetrics.evaluation.store import RunStore, stable_hash
-
-        idf = None if idf_weights is None else sorted((int(k), float(v)) for k, v in idf_weights.items())
-        key = stable_hash({
-            "model": model.fingerprint, "dtype": str(jnp.dtype(model.dtype)), "settings": settings.fingerprint(),
-            "layers": list(map(int, layers)), "max_length": int(max_length), "version": __version__,
-            "ids": stable_hash(table.ids, 16), "special": stable_hash(table.special, 16),
-            "offsets": stable_hash(table.offsets, 16), "ci": stable_hash(ci, 16), "ri": stable_hash(ri, 16),
-            "group": None if group is None else stable_hash(np.asarray(group), 16), "idf": idf,
-            "stream_pairs": STREAM_PAIRS}, 16)
-        self.store, self.run = RunStore(cache_dir), ("similarity-" + key,)
-
-    def load_chunk(self, i: int, pairs: np.ndarray, out: dict) -> bool:
-        """Fill ``out[name][pairs]`` from chunk ``i``'s file; ``False`` when there is none (or it is
-        damaged: then a warning names it)."""
-        def check(z):
-            if not np.array_equal(z["pairs"], pairs):
-                raise ValueError("its pairs are not this chunk's")
-            if any(np.shape(z[k]) != pairs.shape for k in out):
-                raise ValueError("its scores do not have one value per pair")
-        z = self.store.load_arrays(self.run, f"chunk-{i:06d}", check=check)
-        if z is None:
-            return False
-        for k in out:
-            out[k][pairs] = z[k]
-        return True
-
-    def save_chunk(self, i: int, pairs: np.ndarray, out: dict) -> None:
-        self.store.save_arrays(self.run, f"chunk-{i:06d}", {"pairs": pairs, **{k: v[pairs] for k, v in out.items()}})
-
-    def load_means(self) -> dict | None:
-        def check(z):
-            if set(z) != {"c", "r"} or any(v.ndim != 2 for v in z.values()):
-                raise ValueError("expected the [batches, D] means of both sides")
-        return self.store.load_arrays(self.run, "first-pass-means", check=check)
-
-    def save_means(self, means: dict) -> None:
-        self.store.save_arrays(self.run, "first-pass-means", means)
 
 
 def _encode_chunk(pairs: np.ndarray, *, table: Any, ci: np.ndarray, ri: np.ndarray, take: np.ndarray,
