@@ -240,7 +240,8 @@ def bertscore(cands: Sequence[str], refs: Sequence[Any], model_type: str | None 
     """
     from jaxmetrics._validation import check_int, check_texts
     from jaxmetrics.models import resolve_model
-    from jaxmetrics.similarity.pipeline import score_texts, warn_empty_candidates
+    from jaxmetrics.similarity.checks import warn_empty_candidates
+    from jaxmetrics.similarity.pipeline import score_texts
     from jaxmetrics.similarity.settings import SimilaritySettings
 
     del verbose, device, nthreads, use_fast_tokenizer  # documented no-ops

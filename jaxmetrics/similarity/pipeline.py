@@ -339,7 +339,7 @@ def _score_streamed(*, references: list[str], candidates: list[str], model: Any,
     scored through :func:`_score_layout` (the kernel loop of :func:`score_encoded`) and dropped.
     A text shared by pairs of different chunks is encoded once per chunk. With ``cache_dir`` each
     chunk's scores (and a first pass's means) are saved as they are done and read back instead of
-    recomputed (:class:`_ChunkCache`)."""
+    recomputed (:class:`~jaxmetrics.similarity.chunks.ChunkCache`)."""
     from jaxmetrics.models import resolve_layers
     from jaxmetrics.models.tokens import tokenize_packed
     from jaxmetrics.progress import progress_bar

@@ -43,7 +43,7 @@ from jaxmetrics.similarity.centering import CENTERING_METHODS
 from jaxmetrics.similarity.chunks import PairLayout, center_chunk, pad_rows, pair_keys, score_chunk, select_tokens
 from jaxmetrics.similarity.grouped import check_group_sizes, group_ids, grouped_correlation
 from jaxmetrics.similarity.kernels import TEMPERED
-from jaxmetrics.similarity.pipeline import check_text_pairs
+from jaxmetrics.similarity.checks import check_text_pairs
 from jaxmetrics.similarity.settings import (SIMILARITY_METRICS, SimilaritySettings, default_centering, default_layer,
                                             default_temperature, settings_from_keywords)
 from jaxmetrics.similarity.grouped import ScoredPairs
