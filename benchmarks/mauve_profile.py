@@ -17,7 +17,8 @@ assignment of every row (``K`` padded clusters, ``m`` PCA dimensions). "As dense
 ``2 · N · K · m`` for every Lloyd step, as if each searched all ``N`` rows; it can exceed what a
 product reaches, and its ratio to the first is what the bounds save. The matrix-product rates
 are measured in the same process: XLA float32 on ``[2048, 2048]²`` and on the k-means' own shape
-(a 1,024-row search tile of ``[N, m]`` times ``[m, K]``), best of 5.
+(a 1,024-row search tile of ``[N, m]`` times ``[m, K]``), and numpy's (OpenBLAS sgemm, the product
+faiss calls) on that shape, best of 5.
 
 Usage:
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE .venv/bin/python benchmarks/mauve_profile.py \\
@@ -58,6 +59,16 @@ def matmul_rate(rows: int, inner: int, cols: int) -> float:
     b = jax.random.normal(jax.random.key(1), (inner, cols), jnp.float32)
     f = jax.jit(jnp.matmul)
     return 2 * rows * inner * cols / _best(lambda: f(a, b).block_until_ready()) / 1e9
+
+
+def sgemm_rate(rows: int, inner: int, cols: int) -> float:
+    """Best-of-5 numpy (OpenBLAS sgemm, what faiss calls) GFLOP/s of the same product."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((rows, inner), dtype=np.float32)
+    b = rng.standard_normal((inner, cols), dtype=np.float32)
+    return 2 * rows * inner * cols / _best(lambda: a @ b) / 1e9
 
 
 def worker(n: int, check: bool) -> dict:
@@ -103,7 +114,8 @@ def worker(n: int, check: bool) -> dict:
            "score_s": t3 - t2, "total_s": t3 - t0, "mauve": mauve, "peak_rss_mib": peak, "base_rss_mib": base,
            "kmeans_full_search_gflops": full_flops / run_s / 1e9, "kmeans_done_gflops": done_flops / run_s / 1e9,
            "xla_matmul_2048_gflops": matmul_rate(2048, 2048, 2048),
-           "xla_matmul_kmeans_shape_gflops": matmul_rate(1024, m, kk)}
+           "xla_matmul_kmeans_shape_gflops": matmul_rate(1024, m, kk),
+           "sgemm_kmeans_shape_gflops": sgemm_rate(1024, m, kk)}
     if check:
         ref = float(compute_mauve(p_features=p, q_features=q, num_buckets=k, seed=SEED).mauve)
         if abs(ref - mauve) > 1e-9:
@@ -115,19 +127,22 @@ def worker(n: int, check: bool) -> dict:
 def table(records: list[dict], env: str) -> str:
     head = ("| rows per side | k | PCA dims | Lloyd steps (5 restarts) | rows searched | PCA s | k-means s (compile) "
             "| score s | total s | peak RSS MiB | k-means GFLOP/s: searches done / as dense steps "
-            "| XLA product GFLOP/s: 2048² / k-means shape | fraction of the k-means-shape rate: done / dense | MAUVE |")
+            "| XLA product GFLOP/s: 2048² / k-means shape | sgemm GFLOP/s, k-means shape "
+            "| fraction of the k-means-shape rate: done / dense | MAUVE |")
     lines = ["# mauve_profile: MAUVE from features stage by stage", "", env, "", head,
              "|" + "---:|" * (head.count("|") - 1)]
     for r in sorted(records, key=lambda r: r["size"]):
         rate = r["xla_matmul_kmeans_shape_gflops"]
         done = r.get("kmeans_done_gflops")
         share = "–" if done is None else f"{r['searched_share']:.0%}"
+        sgemm = f"{r['sgemm_kmeans_shape_gflops']:.0f}" if "sgemm_kmeans_shape_gflops" in r else "–"
         lines.append(
             f"| {r['size']:,} | {r['k']:,} | {r['pca_dims']} | {' / '.join(map(str, r['lloyd_steps']))} | {share} "
             f"| {r['pca_s']:.1f} | {r['kmeans_s']:.1f} ({r['kmeans_compile_s']:.1f}) | {r['score_s']:.2f} "
             f"| {r['total_s']:.1f} | {r['peak_rss_mib']:,.0f} "
             f"| {'–' if done is None else f'{done:.0f}'} / {r['kmeans_full_search_gflops']:.0f} "
             f"| {r['xla_matmul_2048_gflops']:.0f} / {rate:.0f} "
+            f"| {sgemm} "
             f"| {'–' if done is None else f'{done / rate:.2f}'} / {r['kmeans_full_search_gflops'] / rate:.2f} "
             f"| {r['mauve']:.4f} |")
     lines += ["", "Rows searched: the share of the Lloyd steps' row searches the distance bounds left to do "
