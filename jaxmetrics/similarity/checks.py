@@ -13,7 +13,7 @@ import numpy as np
 from jaxmetrics._validation import check_mask
 from jaxmetrics.sharding import host_readable, replicate_global, spans_processes
 
-__all__ = ["check_text_pairs", "score_checked_pairs", "warn_empty_candidates"]
+__all__ = ["check_text_pairs", "score_checked_pairs", "warn_empty_candidates", "warn_opposite_signs"]
 
 
 def _check_embeddings(emb, mask, name: str):
@@ -140,3 +140,24 @@ def warn_empty_candidates(indices: Sequence[int], n: int, name: str) -> None:
         shown = ", ".join(map(str, list(indices)[:10])) + (" ..." if len(indices) > 10 else "")
         warn_at_caller(f"{name}: {len(indices)} of {n} texts are empty (pairs {shown}): scored P = R = F1 = 0, "
                        "as bert_score does")
+
+
+def warn_opposite_signs(precision: np.ndarray, recall: np.ndarray, settings: Any) -> None:
+    """A ``UserWarning`` counting the pairs with ``P·R <= 0`` (P and R before baseline
+    rescaling; ``settings``: the
+    :class:`~jaxmetrics.similarity.SimilaritySettings` they were scored with): their ``F = 2PR/(P+R)`` is not between P and R and can leave ``[-1, 1]``."""
+    from jaxmetrics.models.tokens import warn_at_caller
+
+    metric, centering, baseline = settings.metric, settings.centering, settings.baseline
+    p, r = precision.astype(np.float64), recall.astype(np.float64)
+    if baseline is not None:
+        b = np.asarray(baseline, np.float64)
+        p, r = p * (1.0 - b[0]) + b[0], r * (1.0 - b[1]) + b[1]
+    bad = int(np.sum(p * r <= 0))
+    if bad:
+        how = "without centering" if centering == "none" else f"under {centering} centering"
+        hint = ""
+        if metric == "bertscore" and centering != "none":
+            hint = " (BERTScore without centering: centering='none')"
+        warn_at_caller(f"{bad} of {p.size} pairs have precision and recall of opposite "
+                       f"signs (P·R <= 0) {how}; their F1 is outside [P, R]{hint}")

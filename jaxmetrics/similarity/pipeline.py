@@ -16,7 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxmetrics.results import Result, static_field
-from jaxmetrics.similarity.checks import check_text_pairs, warn_empty_candidates
+from jaxmetrics.similarity.checks import check_text_pairs, warn_empty_candidates, warn_opposite_signs
 from jaxmetrics.similarity.chunks import (
     ChunkCache, PairLayout, center_chunk, centering_batch_ids, centering_batches, chunk_means, compat_padding, first_pass_means,
     lookup_idf, packed_selection, packed_weights, pad_rows, pair_keys, refuse_zero_idf, score_chunk, select_tokens,
@@ -393,7 +393,7 @@ def _score_streamed(*, references: list[str], candidates: list[str], model: Any,
                 cache.save_chunk(i, p, out)
     finally:
         bar.close()
-    _warn_opposite_signs(out["precision"], out["recall"], s)
+    warn_opposite_signs(out["precision"], out["recall"], s)
     return _result(out, s, layer=layers[0], max_length=max_length, model=lm, idf_weights=idf_weights)
 
 
@@ -484,7 +484,7 @@ def score_encoded(encoding: Any, *, candidates: np.ndarray, references: np.ndarr
     pad_zero = compat_padding(real.sum(1), ci, ri, s.compat_batch_size) if s.bert_score_compat else None
     out = {k: np.zeros(n, np.float32) for k in ("precision", "recall", "f1")}
     _score_layout(flat, layout, weights, means, pad_zero, s, out)
-    _warn_opposite_signs(out["precision"], out["recall"], s)
+    warn_opposite_signs(out["precision"], out["recall"], s)
     return _result(out, s, layer=int(layer), max_length=encoding.max_length, model=model, idf_weights=idf_weights)
 
 
@@ -559,26 +559,6 @@ def _token_weights(encoding: Any, take: np.ndarray, ci: np.ndarray, ri: np.ndarr
         weights = np.where(take, weights, 0.0).astype(np.float32)
         refuse_zero_idf(weights[np.concatenate([ci, ri])].sum(axis=1), len(ci))
     return weights
-
-
-def _warn_opposite_signs(precision: np.ndarray, recall: np.ndarray, settings: SimilaritySettings) -> None:
-    """A ``UserWarning`` counting the pairs with ``P·R <= 0`` (P and R before baseline
-    rescaling): their ``F = 2PR/(P+R)`` is not between P and R and can leave ``[-1, 1]``."""
-    from jaxmetrics.models.tokens import warn_at_caller
-
-    metric, centering, baseline = settings.metric, settings.centering, settings.baseline
-    p, r = precision.astype(np.float64), recall.astype(np.float64)
-    if baseline is not None:
-        b = np.asarray(baseline, np.float64)
-        p, r = p * (1.0 - b[0]) + b[0], r * (1.0 - b[1]) + b[1]
-    bad = int(np.sum(p * r <= 0))
-    if bad:
-        how = "without centering" if centering == "none" else f"under {centering} centering"
-        hint = ""
-        if metric == "bertscore" and centering != "none":
-            hint = " (BERTScore without centering: centering='none')"
-        warn_at_caller(f"{bad} of {p.size} pairs have precision and recall of opposite "
-                       f"signs (P·R <= 0) {how}; their F1 is outside [P, R]{hint}")
 
 
 def _chunk_scores(candidates, references, pad_zero, *, settings: SimilaritySettings):
