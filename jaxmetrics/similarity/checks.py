@@ -144,8 +144,8 @@ def warn_empty_candidates(indices: Sequence[int], n: int, name: str) -> None:
 
 def warn_opposite_signs(precision: np.ndarray, recall: np.ndarray, settings: Any) -> None:
     """A ``UserWarning`` counting the pairs with ``P·R <= 0`` (P and R before baseline
-    rescaling; ``settings``: the
-    :class:`~jaxmetrics.similarity.SimilaritySettings` they were scored with): their ``F = 2PR/(P+R)`` is not between P and R and can leave ``[-1, 1]``."""
+    rescaling; ``settings``: the :class:`~jaxmetrics.similarity.SimilaritySettings` they were
+    scored with): their ``F = 2PR/(P+R)`` is not between P and R and can leave ``[-1, 1]``."""
     from jaxmetrics.models.tokens import warn_at_caller
 
     metric, centering, baseline = settings.metric, settings.centering, settings.baseline
