@@ -148,7 +148,10 @@ def _micro_batch(run: _Run, step: int, micro: int) -> tuple[dict, float | None]:
     gen = _sample(run, prompts, step_key(s.seed, step, micro))
     rewards = _rewards(run, gen, idx, step, micro)
     adv = np.asarray(advantages(rewards, baseline=s.baseline), np.float32)
-    return {"ids": np.concatenate([prompts, gen], axis=1), "advantage": adv}, float(np.mean(rewards))
+    batch = {"ids": np.concatenate([prompts, gen], axis=1), "advantage": adv}
+    if s.mle_coef:
+        batch["human"] = run.windows[idx]
+    return batch, float(np.mean(rewards))
 
 
 def _dev_mauve(run: _Run, step: int) -> float:
@@ -248,7 +251,8 @@ def finetune(*, model: Any, objective: str | None = None, train_texts: Sequence[
       of the training texts featurized once, ``num_reward_references`` of them; an empty generation,
       which cannot be featurized, gets the batch's lowest reward; TWMD F1 against each prompt's own
       human continuation, an empty generation scoring 0), a leave-one-out baseline, and ``kl_coef``
-      times the exact KL to the starting model.
+      times the exact KL to the starting model; ``mle_coef > 0`` adds that multiple of MLE on the
+      batch prompts' human passages.
 
     Every ``eval_every`` steps the model continues ``num_dev_prompts`` passages of ``dev_texts`` and
     their MAUVE against the human continuations is recorded (``featurizer``'s features, a fresh

@@ -45,6 +45,9 @@ class FinetuneSettings(Settings):
       kl_coef: ``beta`` of the ``KL(p_theta || p_start)`` penalty (policy gradient).
       baseline: the advantage baseline (:data:`~jaxmetrics.training.objectives.BASELINES`).
       mle_weight: the weight of MLE in the token-OT mixture.
+      mle_coef: ``lambda`` of an MLE term on the human passages of the batch's prompts, added to the
+        policy-gradient loss (the "pretraining mix" of RL fine-tuning: it keeps the model on the
+        training text while the reward moves its samples; 0: the reward and the KL alone).
       num_reward_references: human continuations of the training texts featurized once as MAUVE's
         reference set (``mauve_pg``).
       reward_num_buckets: k-means bins of the codebook each ``mauve_pg`` step fits for its rewards:
@@ -69,6 +72,7 @@ class FinetuneSettings(Settings):
     kl_coef: float = 0.05
     baseline: str = "leave_one_out"
     mle_weight: float = DEFAULT_MLE_WEIGHT
+    mle_coef: float = 0.0
     num_reward_references: int = 256
     reward_num_buckets: int | str = "auto"
     eval_every: int = 0
@@ -96,6 +100,9 @@ class FinetuneSettings(Settings):
             check_num_buckets(self.reward_num_buckets, "reward_num_buckets")
         if V.check_positive(self.mle_weight, "mle_weight", allow_zero=True) > 1.0:
             raise ValueError(f"mle_weight: expected a number in [0, 1], got {self.mle_weight!r}")
+        if V.check_positive(self.mle_coef, "mle_coef", allow_zero=True) and not self.is_policy_gradient:
+            raise ValueError(f"mle_coef: adds MLE to a policy-gradient objective (mauve_pg, twmd_pg), "
+                             f"not to {self.objective!r}")
         if self.objective in POLICY_GRADIENT_OBJECTIVES and self.baseline == "leave_one_out" and self.batch_size < 2:
             raise ValueError("batch_size: the leave-one-out baseline needs at least 2 prompts per batch")
 

@@ -57,7 +57,7 @@ _KEEP = 8
 
 
 def _update_key(graphdef: Any, s: FinetuneSettings) -> tuple:
-    return (graphdef, s.objective, s.gen_len, s.mle_weight, s.kl_coef, s.learning_rate, s.weight_decay,
+    return (graphdef, s.objective, s.gen_len, s.mle_weight, s.mle_coef, s.kl_coef, s.learning_rate, s.weight_decay,
             s.max_grad_norm, s.grad_accum)
 
 
@@ -78,7 +78,12 @@ def _compile_update(graphdef: Any, settings: FinetuneSettings, tx: optax.Gradien
         mask = jnp.ones(tokens.shape, bool)
         ref_logits = _logits(graphdef, ref_params, rest, ids)[:, -gen_len:]
         kl = token_kl(logits, ref_logits, mask)
-        return policy_gradient(logits, tokens, mask, batch["advantage"]) + settings.kl_coef * kl, kl
+        loss = policy_gradient(logits, tokens, mask, batch["advantage"]) + settings.kl_coef * kl
+        if settings.mle_coef:
+            human = batch["human"]
+            loss = loss + settings.mle_coef * mle(_logits(graphdef, p, rest, human), human[:, 1:],
+                                                  jnp.ones(human[:, 1:].shape, bool))
+        return loss, kl
 
     @jax.jit
     def update(p, opt_state, ref_params, rest, batch):
@@ -96,7 +101,8 @@ def build_update(module: nnx.Module, settings: FinetuneSettings) -> tuple[Callab
     The update takes ``(params, opt_state, ref_params, batch)`` with ``batch`` a dict: ``ids``
     ``[B, T]`` int32 token rows (passages for MLE / token OT: every next token is a target;
     prompt + sampled continuation for the policy gradient: the last ``gen_len`` tokens are the
-    targets) and, for the policy gradient, ``advantage`` ``[B]``. It returns the new parameters and
+    targets) and, for the policy gradient, ``advantage`` ``[B]`` and, when ``mle_coef > 0``,
+    ``human`` ``[B, T]`` (each prompt's human passage: the MLE term's targets). It returns the new parameters and
     optimizer state, the loss and the mean ``KL(p_theta || p_start)`` at the targets (0 for MLE and
     token OT, which do not compute it). The compiled program is shared by the runs of one process
     with the same model graph and the same settings it depends on.

@@ -104,12 +104,31 @@ def test_mauve_policy_gradient_trains_with_a_kl_that_starts_at_zero(tiny_checkpo
 
     monkeypatch.setattr(loop, "mauve_influence_rewards", recording)
     res = finetune(model=gpt2, objective="mauve-pg", train_texts=texts, featurizer=bert, out_dir=tmp_path / "pg",
-                   steps=2, progress=False, reward_num_buckets=3, **TOY)
-    assert seen == [3, 3] and "reward_num_buckets:3" in res.signature
+                   steps=2, progress=False, reward_num_buckets=3, mle_coef=0.5, **TOY)
+    assert seen == [3, 3] and "reward_num_buckets:3" in res.signature and "mle_coef:0.5" in res.signature
     assert abs(res.kl[0]) < 1e-7 < res.kl[1]             # step 1 starts at the starting model (to rounding)
     assert np.all(np.isfinite(res.reward_mean)) and np.all(np.isfinite(res.loss))
     assert res.eval_steps.size == 0
     assert "objective:mauve_pg" in res.signature and "featurizer:" in res.signature
+
+
+def test_mle_coef_adds_that_multiple_of_mle_on_the_human_passages(gpt2_dir):
+    from jaxmetrics.training.objectives import mle
+    from jaxmetrics.training.steps import build_update
+
+    lm = load_model(gpt2_dir)
+    rng = np.random.default_rng(0)
+    ids, human = (rng.integers(0, 50, (4, 12)).astype(np.int32) for _ in range(2))
+    batch = {"ids": ids, "advantage": np.array([0.3, -0.1, 0.2, -0.4], np.float32), "human": human}
+    settings = FinetuneSettings(objective="mauve_pg", prompt_len=4, gen_len=8, batch_size=4)
+    loss = {}
+    for coef in (0.0, 0.7):
+        update, params, tx = build_update(lm.model, settings.replace(mle_coef=coef))
+        loss[coef] = float(update(params, tx.init(params), params, batch)[2])
+    ones = np.ones((4, 11), bool)
+    by_hand = float(mle(lm.forward(human[:, :-1], ones).logits, human[:, 1:], ones))
+    assert by_hand > 1.0
+    np.testing.assert_allclose(loss[0.7] - loss[0.0], 0.7 * by_hand, rtol=1e-5)
 
 
 @pytest.mark.slow
@@ -141,7 +160,8 @@ def test_token_ot_and_twmd_pg_train(tiny_checkpoint_dir, texts, tmp_path):
 def test_bad_settings_are_refused_by_name_before_loading(no_model, tmp_path):
     for kw, name in ((dict(steps=0), "steps"), (dict(objective="rl"), "objective"), (dict(kl_coef=-1.0), "kl_coef"),
                      (dict(mle_weight=2.0), "mle_weight"), (dict(reward_num_buckets=1), "reward_num_buckets"),
-                     (dict(reward_num_buckets="many"), "reward_num_buckets")):
+                     (dict(reward_num_buckets="many"), "reward_num_buckets"), (dict(mle_coef=-0.5), "mle_coef"),
+                     (dict(mle_coef=0.5), "mle_coef")):
         with pytest.raises(ValueError, match=f"^{name}:"):
             finetune(model="m", out_dir=tmp_path / "x", **{"objective": "mle", **kw})
     with pytest.raises(TypeError, match="^lr:"):
@@ -157,7 +177,7 @@ def test_cli_checks_options_first_and_writes_a_checkpoint(gpt2_dir, no_model, tm
     for argv, flag in ((["--steps", "0"], "--steps:"), (["--eval-every", "2"], "--eval-every:"),
                        (["--kl-coef", "-1"], "--kl-coef:"), (["--batch-size", "1", "--objective", "twmd-pg"],
                                                             "--batch-size:"),
-                       (["--reward-num-buckets", "1"], "--reward-num-buckets:")):
+                       (["--reward-num-buckets", "1"], "--reward-num-buckets:"), (["--mle-coef", "1"], "--mle-coef:")):
         args = ["finetune", "--model", "m", "--objective", "mle", "--out", str(tmp_path / "o"), *argv]
         assert main(args) == 2
         assert flag in capsys.readouterr().err

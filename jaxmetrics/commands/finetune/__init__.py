@@ -17,7 +17,7 @@ _OPTIONS = {"out_dir": "--out", "train_texts": "--train-file", "dev_texts": "--d
             "eval_every": "--eval-every", "grad_accum": "--grad-accum", "prompt_len": "--prompt-len",
             "gen_len": "--gen-len", "checkpoint_every": "--checkpoint-every", "steps": "--steps", "seed": "--seed",
             "objective": "--objective", "model": "--model", "dtype": "--dtype", "temperature": "--temperature",
-            "reward_num_buckets": "--reward-num-buckets"}
+            "reward_num_buckets": "--reward-num-buckets", "mle_coef": "--mle-coef"}
 
 
 def register(subparsers) -> None:
@@ -46,6 +46,9 @@ def register(subparsers) -> None:
     p.add_argument("--grad-accum", type=int, default=1, help="micro-batches averaged into one update")
     p.add_argument("--learning-rate", type=float, default=1e-4, help="AdamW's (constant) learning rate")
     p.add_argument("--kl-coef", type=float, default=0.05, help="weight of KL(model || starting model) (policy gradient)")
+    p.add_argument("--mle-coef", type=float, default=0.0,
+                   help="weight of MLE on the batch prompts' human passages added to the policy-gradient loss "
+                        "(default: 0, the reward and the KL alone)")
     p.add_argument("--reward-num-buckets", type=_buckets, default="auto",
                    help="k-means bins of each MAUVE-PG step's reward codebook: auto (MAUVE's rule over the batch "
                         "and the references: 3 for 32 prompts) or an integer >= 2 (default: auto)")
@@ -79,7 +82,7 @@ def _settings(args: argparse.Namespace):
     try:
         return FinetuneSettings(objective=args.objective, steps=args.steps, seed=args.seed, batch_size=args.batch_size,
                                 grad_accum=args.grad_accum, learning_rate=args.learning_rate, kl_coef=args.kl_coef,
-                                prompt_len=args.prompt_len, gen_len=args.gen_len, temperature=args.temperature,
+                                mle_coef=args.mle_coef, prompt_len=args.prompt_len, gen_len=args.gen_len, temperature=args.temperature,
                                 eval_every=args.eval_every, checkpoint_every=args.checkpoint_every,
                                 reward_num_buckets=args.reward_num_buckets)
     except (TypeError, ValueError) as e:
