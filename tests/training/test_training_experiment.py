@@ -34,4 +34,7 @@ def test_tiny_experiment_writes_every_arm_and_the_targets(tmp_path):
                             "--work", str(tmp_path / "work"), "--out", str(tmp_path / "again.md")],
                            capture_output=True, text=True, timeout=3000)
     assert again.returncode == 0, again.stderr[-4000:]
-    assert (tmp_path / "again.md").read_text().split("\n", 3)[3] == md.split("\n", 3)[3]
+    def results(text):   # the tables and targets: the header's timing and the figure's name differ
+        return text[text.index("| model |"):text.index("Figure:")]
+
+    assert results((tmp_path / "again.md").read_text()) == results(md)
