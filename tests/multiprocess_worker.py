@@ -165,9 +165,12 @@ def main() -> None:
 
         lines = [ln for ln in load_shakespeare("heldout") if len(ln.split()) >= 20][:12]
         data = [{"prompt": " ".join(ln.split()[:4]), "continuation": " " + " ".join(ln.split()[4:])} for ln in lines]
-        kw = dict(model=lm, featurizer=lm, dataset=data, decodings=["greedy", "top_k=5"], seeds=[0, 1],
-                  max_new_tokens=6, mauve_seeds=2, batch_size=6, self_bleu_samples=4, mark_evaluate=False,
-                  progress=False)
+        from jaxmetrics.evaluation import GenerationSettings, MauveScoring, ScoringSettings
+
+        kw = dict(model=lm, featurizer=lm, dataset=data, batch_size=6, progress=False,
+                  generation=GenerationSettings(decodings=("greedy", "top_k=5"), seeds=(0, 1), max_new_tokens=6),
+                  scoring=ScoringSettings(mauve=MauveScoring(seeds=(25, 26)), self_bleu_samples=4,
+                                          mark_evaluate=False))
         res = {"two": jaxmetrics.evaluate_generation(**kw, mesh=mesh).rows}
         if pid == 0:
             res["one"] = jaxmetrics.evaluate_generation(**kw).rows

@@ -452,6 +452,11 @@ def split_counts(labels: Any, sizes: Sequence[int], num_bins: int) -> np.ndarray
       >>> split_counts(np.array([0, 1, 1, 2, 2, 2]), (2, 4), 3).tolist()
       [[1, 1, 0], [0, 1, 3]]
     """
+    if isinstance(labels, jax.Array) and not labels.is_fully_addressable:
+        # labels sharded over several processes' devices: every process counts the whole array
+        from jax.experimental import multihost_utils
+
+        labels = multihost_utils.process_allgather(labels, tiled=True)
     labels = np.asarray(labels)
     sizes = [int(s) for s in sizes]
     if sum(sizes) != labels.shape[-1]:
