@@ -102,8 +102,8 @@ def build_update(module: nnx.Module, settings: FinetuneSettings) -> tuple[Callab
     ``[B, T]`` int32 token rows (passages for MLE / token OT: every next token is a target;
     prompt + sampled continuation for the policy gradient: the last ``gen_len`` tokens are the
     targets) and, for the policy gradient, ``advantage`` ``[B]`` and, when ``mle_coef > 0``,
-    ``human`` ``[B, T]`` (each prompt's human passage: the MLE term's targets). It returns the new parameters and
-    optimizer state, the loss and the mean ``KL(p_theta || p_start)`` at the targets (0 for MLE and
+    ``human`` ``[B, T]`` (each prompt's human passage: the MLE term's targets). It returns the new
+    parameters and optimizer state, the loss and the mean ``KL(p_theta || p_start)`` at the targets (0 for MLE and
     token OT, which do not compute it). The compiled program is shared by the runs of one process
     with the same model graph and the same settings it depends on.
     """

@@ -82,7 +82,8 @@ def _settings(args: argparse.Namespace):
     try:
         return FinetuneSettings(objective=args.objective, steps=args.steps, seed=args.seed, batch_size=args.batch_size,
                                 grad_accum=args.grad_accum, learning_rate=args.learning_rate, kl_coef=args.kl_coef,
-                                mle_coef=args.mle_coef, prompt_len=args.prompt_len, gen_len=args.gen_len, temperature=args.temperature,
+                                mle_coef=args.mle_coef, prompt_len=args.prompt_len, gen_len=args.gen_len,
+                                temperature=args.temperature,
                                 eval_every=args.eval_every, checkpoint_every=args.checkpoint_every,
                                 reward_num_buckets=args.reward_num_buckets)
     except (TypeError, ValueError) as e:
