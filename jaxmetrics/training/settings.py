@@ -50,9 +50,16 @@ class FinetuneSettings(Settings):
         training text while the reward moves its samples; 0: the reward and the KL alone).
       num_reward_references: human continuations of the training texts featurized once as MAUVE's
         reference set (``mauve_pg``).
+      reward_pool: features of the most recent earlier generations (previous micro-batches and
+        steps) pooled with the batch's as MAUVE's model sample when the ``mauve_pg`` rewards are
+        computed, so the model's histogram is estimated from up to ``batch_size + reward_pool``
+        samples, not the batch alone (0: the batch alone, whose 32-sample rewards are mostly
+        noise, see :func:`~jaxmetrics.training.mauve_influence_rewards`). The pooled samples come
+        from up to ``reward_pool / batch_size`` updates ago; the pool is part of the resumable state.
       reward_num_buckets: k-means bins of the codebook each ``mauve_pg`` step fits for its rewards:
-        ``'auto'`` is MAUVE's own rule, ``max(2, round(min(batch_size, num_reward_references) / 10))``
-        (3 bins for 32 prompts); an integer ``>= 2`` fixes it.
+        ``'auto'`` is MAUVE's own rule on the model sample, ``max(2, round(min(n, num_reward_references) / 10))``
+        with ``n`` the batch's generations plus the pool's (26 bins for 32 + 224); an integer
+        ``>= 2`` fixes it.
       eval_every: dev MAUVE every this many steps (0: never; needs dev texts).
       num_dev_prompts: dev passages generated and scored at each evaluation.
       checkpoint_every: training state written every this many steps (and at the end).
@@ -74,6 +81,7 @@ class FinetuneSettings(Settings):
     mle_weight: float = DEFAULT_MLE_WEIGHT
     mle_coef: float = 0.0
     num_reward_references: int = 256
+    reward_pool: int = 224
     reward_num_buckets: int | str = "auto"
     eval_every: int = 0
     num_dev_prompts: int = 64
@@ -86,7 +94,7 @@ class FinetuneSettings(Settings):
         for name in ("steps", "batch_size", "grad_accum", "prompt_len", "gen_len", "num_reward_references",
                      "num_dev_prompts", "checkpoint_every"):
             V.check_int(getattr(self, name), name, minimum=1)
-        for name in ("seed", "eval_every"):
+        for name in ("seed", "eval_every", "reward_pool"):
             V.check_int(getattr(self, name), name, minimum=0)
         V.check_positive(self.learning_rate, "learning_rate")
         V.check_positive(self.weight_decay, "weight_decay", allow_zero=True)

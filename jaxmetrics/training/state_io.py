@@ -33,9 +33,12 @@ def _atomic_write(path: Path, data: bytes) -> None:
     os.replace(tmp, path)
 
 
-def write_state(out_dir: str | os.PathLike, *, params: Any, opt_state: Any, step: int, curves: dict) -> Path:
-    """Write the training state after ``step`` completed updates atomically; returns its path."""
-    arrays = {}
+def write_state(out_dir: str | os.PathLike, *, params: Any, opt_state: Any, step: int, curves: dict,
+                extra: dict[str, np.ndarray] | None = None) -> Path:
+    """Write the training state after ``step`` completed updates atomically; returns its path.
+
+    ``extra``: more named arrays of the state (the rewards' sample pool), read back by name."""
+    arrays = {f"x_{k}": np.asarray(v) for k, v in (extra or {}).items()}
     for prefix, tree in (("p", params), ("o", opt_state)):
         for i, leaf in enumerate(jax.tree.leaves(tree)):
             arrays[f"{prefix}{i}"] = np.asarray(leaf)
@@ -48,9 +51,10 @@ def write_state(out_dir: str | os.PathLike, *, params: Any, opt_state: Any, step
     return path
 
 
-def read_state(out_dir: str | os.PathLike, *, params: Any, opt_state: Any) -> tuple[Any, Any, int, dict] | None:
-    """The state saved in ``out_dir`` as ``(params, opt_state, step, curves)``, with the pytree
-    structures of the given templates, or ``None`` when there is none."""
+def read_state(out_dir: str | os.PathLike, *, params: Any, opt_state: Any) -> tuple[Any, Any, int, dict, dict] | None:
+    """The state saved in ``out_dir`` as ``(params, opt_state, step, curves, extra)``, with the pytree
+    structures of the given templates and ``write_state``'s ``extra`` arrays by name, or ``None``
+    when there is none."""
     path = Path(out_dir) / STATE_FILE
     if not path.is_file():
         return None
@@ -64,7 +68,8 @@ def read_state(out_dir: str | os.PathLike, *, params: Any, opt_state: Any) -> tu
             raise ValueError(f"out_dir: {path} does not match this model and optimizer; "
                              "choose another out_dir or delete it")
         trees.append(jax.tree.unflatten(treedef, [jax.numpy.asarray(n) for n in new]))
-    return trees[0], trees[1], int(loaded["step"]), json.loads(str(loaded["curves"]))
+    extra = {k[2:]: v for k, v in loaded.items() if k.startswith("x_")}
+    return trees[0], trees[1], int(loaded["step"]), json.loads(str(loaded["curves"])), extra
 
 
 def check_run_identity(out_dir: str | os.PathLike, identity: dict) -> bool:

@@ -96,16 +96,24 @@ def test_mauve_policy_gradient_trains_with_a_kl_that_starts_at_zero(tiny_checkpo
     import jaxmetrics.training.loop as loop
 
     gpt2, bert = tiny_checkpoint_dir("gpt2"), tiny_checkpoint_dir("bert")
-    seen = []                                    # the reward's codebook size is the setting's
+    seen, pools, cands = [], [], []   # the reward's codebook size is the setting's; the pool holds earlier samples
 
     def recording(**kw):
         seen.append(kw["num_buckets"])
+        pools.append(np.array(kw["pool"]))
+        cands.append(np.array(kw["candidates"]))
         return mauve_influence_rewards(**kw)
 
     monkeypatch.setattr(loop, "mauve_influence_rewards", recording)
     res = finetune(model=gpt2, objective="mauve-pg", train_texts=texts, featurizer=bert, out_dir=tmp_path / "pg",
-                   steps=2, progress=False, reward_num_buckets=3, mle_coef=0.5, **TOY)
-    assert seen == [3, 3] and "reward_num_buckets:3" in res.signature and "mle_coef:0.5" in res.signature
+                   steps=3, progress=False, reward_num_buckets=3, mle_coef=0.5, reward_pool=12, **TOY)
+    assert seen == [3, 3, 3] and "reward_num_buckets:3" in res.signature and "mle_coef:0.5" in res.signature
+    assert "reward_pool:12" in res.signature
+    # step 1 has no earlier samples; step 2 pools step 1's; step 3 the newest 12 (step 2's, then step 1's)
+    assert len(pools[0]) == 0 and len(cands[0]) > 0
+    np.testing.assert_array_equal(pools[1], cands[0])
+    np.testing.assert_array_equal(pools[2], np.concatenate([cands[1], cands[0]])[:12])
+    assert len(pools[2]) == 12
     assert abs(res.kl[0]) < 1e-7 < res.kl[1]             # step 1 starts at the starting model (to rounding)
     assert np.all(np.isfinite(res.reward_mean)) and np.all(np.isfinite(res.loss))
     assert res.eval_steps.size == 0
@@ -161,7 +169,7 @@ def test_bad_settings_are_refused_by_name_before_loading(no_model, tmp_path):
     for kw, name in ((dict(steps=0), "steps"), (dict(objective="rl"), "objective"), (dict(kl_coef=-1.0), "kl_coef"),
                      (dict(mle_weight=2.0), "mle_weight"), (dict(reward_num_buckets=1), "reward_num_buckets"),
                      (dict(reward_num_buckets="many"), "reward_num_buckets"), (dict(mle_coef=-0.5), "mle_coef"),
-                     (dict(mle_coef=0.5), "mle_coef")):
+                     (dict(mle_coef=0.5), "mle_coef"), (dict(reward_pool=-1), "reward_pool")):
         with pytest.raises(ValueError, match=f"^{name}:"):
             finetune(model="m", out_dir=tmp_path / "x", **{"objective": "mle", **kw})
     with pytest.raises(TypeError, match="^lr:"):
@@ -177,7 +185,8 @@ def test_cli_checks_options_first_and_writes_a_checkpoint(gpt2_dir, no_model, tm
     for argv, flag in ((["--steps", "0"], "--steps:"), (["--eval-every", "2"], "--eval-every:"),
                        (["--kl-coef", "-1"], "--kl-coef:"), (["--batch-size", "1", "--objective", "twmd-pg"],
                                                             "--batch-size:"),
-                       (["--reward-num-buckets", "1"], "--reward-num-buckets:"), (["--mle-coef", "1"], "--mle-coef:")):
+                       (["--reward-num-buckets", "1"], "--reward-num-buckets:"), (["--mle-coef", "1"], "--mle-coef:"),
+                       (["--reward-pool", "-8"], "--reward-pool:")):
         args = ["finetune", "--model", "m", "--objective", "mle", "--out", str(tmp_path / "o"), *argv]
         assert main(args) == 2
         assert flag in capsys.readouterr().err

@@ -26,6 +26,15 @@ def test_mauve_rewards_rank_off_distribution_generations_lowest(minilm):
     with pytest.raises(ValueError, match="^seed:"):
         mauve_influence_rewards(references=feats["h"], candidates=feats["g"], seed=-1)
 
+    # pooled: the model sample is [candidates; pool]; only the candidates get rewards, N times their influence
+    batch, pool = feats["g"][20:], feats["g"][:20]          # 4 lines of the plays and the 8 news lines
+    pooled = mauve_influence_rewards(references=feats["h"], candidates=batch, pool=pool, seed=3)
+    att = mauve_attribution(references=feats["h"], candidates=np.concatenate([batch, pool]), seeds=(3,))
+    np.testing.assert_allclose(pooled, 32 * np.asarray(att.q_influence)[:12], rtol=1e-6)
+    assert pooled.shape == (12,) and pooled[4:].max() < pooled[:4].min()
+    with pytest.raises(ValueError, match="^pool:"):
+        mauve_influence_rewards(references=feats["h"], candidates=batch, pool=pool[:, :5], seed=3)
+
 
 def test_twmd_rewards_are_compute_similarity_f1(minilm):
     from jaxmetrics.similarity import compute_similarity

@@ -17,7 +17,8 @@ _OPTIONS = {"out_dir": "--out", "train_texts": "--train-file", "dev_texts": "--d
             "eval_every": "--eval-every", "grad_accum": "--grad-accum", "prompt_len": "--prompt-len",
             "gen_len": "--gen-len", "checkpoint_every": "--checkpoint-every", "steps": "--steps", "seed": "--seed",
             "objective": "--objective", "model": "--model", "dtype": "--dtype", "temperature": "--temperature",
-            "reward_num_buckets": "--reward-num-buckets", "mle_coef": "--mle-coef"}
+            "reward_num_buckets": "--reward-num-buckets", "mle_coef": "--mle-coef",
+            "reward_pool": "--reward-pool"}
 
 
 def register(subparsers) -> None:
@@ -50,8 +51,12 @@ def register(subparsers) -> None:
                    help="weight of MLE on the batch prompts' human passages added to the policy-gradient loss "
                         "(default: 0, the reward and the KL alone)")
     p.add_argument("--reward-num-buckets", type=_buckets, default="auto",
-                   help="k-means bins of each MAUVE-PG step's reward codebook: auto (MAUVE's rule over the batch "
-                        "and the references: 3 for 32 prompts) or an integer >= 2 (default: auto)")
+                   help="k-means bins of each MAUVE-PG step's reward codebook: auto (MAUVE's rule over the batch, "
+                        "the pool and the references: 26 for 32 prompts and a pool of 224) or an integer >= 2 "
+                        "(default: auto)")
+    p.add_argument("--reward-pool", type=int, default=224,
+                   help="features of the latest earlier generations pooled with the batch's as MAUVE's model "
+                        "sample for the MAUVE-PG rewards (default: 224; 0: the batch alone)")
     p.add_argument("--prompt-len", type=int, default=10, help="prompt tokens of each passage")
     p.add_argument("--gen-len", type=int, default=40, help="continuation tokens of each passage (sampled for the policy gradient)")
     p.add_argument("--temperature", type=float, default=1.0, help="sampling temperature (policy gradient)")
@@ -85,7 +90,7 @@ def _settings(args: argparse.Namespace):
                                 mle_coef=args.mle_coef, prompt_len=args.prompt_len, gen_len=args.gen_len,
                                 temperature=args.temperature,
                                 eval_every=args.eval_every, checkpoint_every=args.checkpoint_every,
-                                reward_num_buckets=args.reward_num_buckets)
+                                reward_num_buckets=args.reward_num_buckets, reward_pool=args.reward_pool)
     except (TypeError, ValueError) as e:
         raise option_error(e, _OPTIONS) from None
 
