@@ -68,7 +68,7 @@ def train(arm: str, seed: int, cfg: dict, work: Path, progress: bool):
 
     out = work / "models" / f"{arm}-seed{seed}"
     extra = {}
-    if arm == "mauve_pg" and cfg.get("reward_num_buckets", "auto") != "auto":
+    if arm == "mauve_pg" and cfg.get("reward_num_buckets") is not None:
         extra["reward_num_buckets"] = cfg["reward_num_buckets"]
     if arm == "mauve_pg" and cfg.get("reward_pool") is not None:
         extra["reward_pool"] = cfg["reward_pool"]
@@ -282,7 +282,8 @@ def main(argv=None) -> int:
     ap.add_argument("--steps", type=int, help="optimizer updates per arm (default: 150)")
     ap.add_argument("--learning-rate", type=float, help="AdamW rate of every arm (default: 1e-4)")
     ap.add_argument("--kl-coef", type=float, help="the policy-gradient arms' KL weight (default: 0.05)")
-    ap.add_argument("--reward-num-buckets", type=int, help="MAUVE-PG's reward codebook size (default: auto)")
+    ap.add_argument("--reward-num-buckets", type=int, help="MAUVE-PG's reward codebook size (default: the "
+                                                           "library's, 8)")
     ap.add_argument("--reward-pool", type=int, help="MAUVE-PG's pool of earlier generations in its rewards' model "
                                                     "sample (default: the library's, 224)")
     ap.add_argument("--mle-coef", type=float, help="the policy-gradient arms' MLE term on their prompts' human "
@@ -294,7 +295,9 @@ def main(argv=None) -> int:
     from _report import save_json, save_table  # benchmarks/ is on sys.path when a script runs
 
     from jaxmetrics.data import demo_model_dir
+    from jaxmetrics.training import FinetuneSettings
 
+    defaults = FinetuneSettings()
     cfg = dict(TINY if args.tiny else FULL)
     for key in ("steps", "learning_rate", "kl_coef", "reward_num_buckets", "reward_pool", "mle_coef", "dev",
                 "test"):
@@ -317,7 +320,8 @@ def main(argv=None) -> int:
             f"`--work` were reused). Budget per arm: {cfg['steps']} steps × {cfg['batch_size']} "
             f"passages/prompts, learning rate {cfg['learning_rate']}, KL weight {cfg['kl_coef']} (policy "
             f"gradient), MLE term {cfg.get('mle_coef', 0.0)} (policy gradient), MAUVE-PG reward codebook "
-            f"{cfg.get('reward_num_buckets', 'auto')} bins, pool {cfg.get('reward_pool', 224)} earlier generations; "
+            f"{cfg.get('reward_num_buckets', defaults.reward_num_buckets)} bins, pool "
+            f"{cfg.get('reward_pool', defaults.reward_pool)} earlier generations; "
             f"training seeds "
             f"{cfg['seeds']}; dev "
             f"{cfg['dev']} / test {cfg['test']} held-out passages ({PROMPT_LEN}-token prompts, {GEN_LEN} new "

@@ -50,10 +50,10 @@ def register(subparsers) -> None:
     p.add_argument("--mle-coef", type=float, default=0.0,
                    help="weight of MLE on the batch prompts' human passages added to the policy-gradient loss "
                         "(default: 0, the reward and the KL alone)")
-    p.add_argument("--reward-num-buckets", type=_buckets, default="auto",
-                   help="k-means bins of each MAUVE-PG step's reward codebook: auto (MAUVE's rule over the batch, "
-                        "the pool and the references: 26 for 32 prompts and a pool of 224) or an integer >= 2 "
-                        "(default: auto)")
+    p.add_argument("--reward-num-buckets", type=_buckets, default=8,
+                   help="k-means bins of each MAUVE-PG step's reward codebook: an integer >= 2, or auto (MAUVE's "
+                        "rule over the batch, the pool and the references: 26 for 32 prompts and a pool of 224) "
+                        "(default: 8)")
     p.add_argument("--reward-pool", type=int, default=224,
                    help="features of the latest earlier generations pooled with the batch's as MAUVE's model "
                         "sample for the MAUVE-PG rewards (default: 224; 0: the batch alone)")
