@@ -198,7 +198,11 @@ def test_two_halves_of_the_same_text_score_high(heldout_halves, quantizer, atoms
     assert out.mauve >= 0.9, out.mauve
 
 
-SEEDS = (0, 1, 2, 3)
+# Eight k-means / lattice seeds per member: single seeds of either spread by about 0.01 (s.d.) near
+# the top of the family, where the shuffle levels lie 0.003-0.04 apart, so a mean over four seeds
+# reorders the upper members with the compiler's rounding (seeds 0-3 at XLA's -O0, as the suite
+# compiles: Spearman 0.75; at the default level: 0.96).
+SEEDS = tuple(range(8))
 
 
 @pytest.fixture(scope="module")
@@ -221,8 +225,10 @@ def test_ranks_graded_real_text_like_kmeans(family_kmeans, settings):
     """MAUVE paper, Table 5 / section 4: the lattice quantizer should order model texts like
     k-means. Graded real-text family (tests/realtext_family.py, 1000 sentences per side, MiniLM
     features): Spearman(MAUVE-Lattice, MAUVE-k-means) over its seven members >= 0.9, each score
-    the mean over seeds 0-3 (single k-means seeds agree with one another at 0.86-1.0 here).
-    Measured: 1.0 with the default (8-d, lambda = 0.1); the paper's 4-d net with lambda = 1 is a
+    the mean over seeds 0-7. Measured (as the suite compiles): k-means 0.960, 0.950, 0.948,
+    0.928, 0.887, 0.709, 0.107; the default lattice (8-d, lambda = 0.1) 0.977, 0.974, 0.970,
+    0.967, 0.967, 0.754, 0.311: Spearman 1.0, though 75 % and 100 % shuffling lie 0.0002 apart
+    (the lattice hardly resolves them; k-means does). The paper's 4-d net with lambda = 1 is a
     strict expected failure that records the gap."""
     from scipy.stats import spearmanr
 
